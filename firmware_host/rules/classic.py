@@ -1,0 +1,584 @@
+"""Ligretto, the card game, with every variant of RULES.md §1.
+
+Cards are small ints (colour * 16 + value) so that the hot path, "does this
+card fit any pile", is a list lookup. The round keeps two counters per card
+key: how many piles would take it (`_need`) and how many copies of it some
+player could still bring to the centre (`_avail`). `_fits` counts keys where
+both are positive, so the exact deadlock ("nobody can ever play again") is
+simply `_fits == 0`, kept up to date in O(1) per play.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from enum import IntEnum
+from typing import Literal, NamedTuple
+
+from .common import (
+    Ending,
+    Reason,
+    Refusal,
+    RoundResult,
+    RulesError,
+    Seat,
+    Taken,
+    too_late_or,
+)
+
+MIN_PLAYERS, MAX_PLAYERS = 2, 12
+STACK_SIZE = 10
+TURN_COUNT = 3
+STACK_PENALTY = 2
+_KEYS = 64
+_STARTER_NEED = 1 << 30  # a 1 (or a 10 when descending) always fits
+
+
+class Colour(IntEnum):
+    RED = 0
+    GREEN = 1
+    BLUE = 2
+    YELLOW = 3
+
+    @property
+    def letter(self) -> str:
+        return self.name[0]
+
+
+class Card(int):
+    """One card of a player's deck; the deck's back (its owner) is kept by the holder."""
+
+    __slots__ = ()
+
+    def __new__(cls, colour: Colour | int, value: int) -> Card:
+        if not 0 <= colour <= 3 or not 1 <= value <= 10:
+            raise RulesError(f"no such Ligretto card: colour {colour}, value {value}")
+        return super().__new__(cls, int(colour) * 16 + value)
+
+    @property
+    def colour(self) -> Colour:
+        return Colour(self >> 4)
+
+    @property
+    def value(self) -> int:
+        return self & 15
+
+    def __str__(self) -> str:
+        return f"{self.colour.letter}{self.value}"
+
+    def __repr__(self) -> str:
+        return f"Card.parse({str(self)!r})"
+
+    @classmethod
+    def parse(cls, text: str) -> Card:
+        """`R7`, `g10`, `Blue 3`: colour letter or name, then the value."""
+        t = text.strip().upper().replace(" ", "")
+        for colour in Colour:
+            for prefix in (colour.name, colour.letter):
+                if t.startswith(prefix) and t[len(prefix) :].isdigit():
+                    return Card(colour, int(t[len(prefix) :]))
+        raise RulesError(f"not a Ligretto card: {text!r} (write e.g. R7, G10, B1, Y3)")
+
+
+DECK: tuple[Card, ...] = tuple(Card(c, v) for c in Colour for v in range(1, 11))
+"""One player's 40 cards in a fixed order."""
+_BY_KEY: dict[int, Card] = {int(c): c for c in DECK}
+
+
+def card(colour: Colour | int, value: int) -> Card:
+    """The shared instance of a card, so the hot path never builds new ones."""
+    return _BY_KEY[int(colour) * 16 + value]
+
+
+def _turn_tops(hand: list[Card]) -> list[Card]:
+    """The cards that end on top of the discard pile, turn by turn, for a hand (top last)."""
+    return [hand[max(i - 2, 0)] for i in range(len(hand) - 1, -1, -TURN_COUNT)]
+
+
+def row_size(players: int) -> int:
+    return 5 if players == 2 else 4 if players == 3 else 3
+
+
+@dataclass(frozen=True, slots=True)
+class ClassicOptions:
+    recycle: Literal["shuffle", "turn_over"] = "shuffle"
+    pro_row: bool = False
+    descending: bool = False
+    alternate_colours: bool = False
+    stack_face_down: bool = False
+
+
+# ---------------------------------------------------------------- actions
+
+
+class PlayCard(NamedTuple):
+    """Play a visible card (row top, stack top or discard top) to the centre."""
+
+    seat: Seat
+    card: Card
+    ts: int = 0
+
+
+class TurnHand(NamedTuple):
+    """Turn up the next 3 hand cards; an empty hand first takes the discard pile back."""
+
+    seat: Seat
+    ts: int = 0
+
+
+class MoveToRow(NamedTuple):
+    """pro_row: lay the stack top or discard top onto row place `place`."""
+
+    seat: Seat
+    card: Card
+    place: int
+    ts: int = 0
+
+
+class VoteStuck(NamedTuple):
+    """pro_row: this seat agrees the round is stuck."""
+
+    seat: Seat
+    ts: int = 0
+
+
+ClassicAction = PlayCard | TurnHand | MoveToRow | VoteStuck
+
+
+# ---------------------------------------------------------------- state
+
+
+@dataclass(slots=True)
+class Deal:
+    """One seat's cards at the start of a round. Piles are listed bottom first."""
+
+    row: list[list[Card]]
+    stack: list[Card]
+    hand: list[Card]
+    discard: list[Card] = field(default_factory=list)
+
+    def cards(self) -> list[Card]:
+        return [c for place in self.row for c in place] + self.stack + self.hand + self.discard
+
+
+def deal_from(deck: Sequence[Card], players: int) -> Deal:
+    """Lay out a shuffled deck: row from the top, then the stack, the rest is the hand."""
+    n = row_size(players)
+    top_first = list(deck)
+    row = [[c] for c in top_first[:n]]
+    stack = list(reversed(top_first[n : n + STACK_SIZE]))
+    hand = list(reversed(top_first[n + STACK_SIZE :]))
+    return Deal(row=row, stack=stack, hand=hand)
+
+
+class SeatState:
+    __slots__ = ("centre", "discard", "hand", "row", "stack")
+
+    def __init__(self, deal: Deal) -> None:
+        self.row: list[list[Card]] = [list(p) for p in deal.row]
+        self.stack: list[Card] = list(deal.stack)
+        self.hand: list[Card] = list(deal.hand)
+        self.discard: list[Card] = list(deal.discard)
+        self.centre = 0
+
+
+def _tables(opts: ClassicOptions) -> tuple[list[tuple[int, ...]], list[tuple[int, ...]], set[int]]:
+    """For each pile top: the cards it takes; for each card: the tops that take it."""
+    accepts: list[tuple[int, ...]] = [() for _ in range(_KEYS)]
+    step = -1 if opts.descending else 1
+    last = 1 if opts.descending else 10
+    for top in DECK:
+        if top.value == last:
+            continue
+        v = top.value + step
+        if opts.alternate_colours:
+            accepts[top] = tuple(card(c, v) for c in Colour if c != top.colour)
+        else:
+            accepts[top] = (card(top.colour, v),)
+    preds: list[list[int]] = [[] for _ in range(_KEYS)]
+    for top in DECK:
+        for k in accepts[top]:
+            preds[k].append(top)
+    first = 10 if opts.descending else 1
+    starters = {card(c, first) for c in Colour}
+    return accepts, [tuple(p) for p in preds], starters
+
+
+class ClassicRound:
+    """One round of Ligretto. `apply` is the one way to change it."""
+
+    game = "classic"
+
+    def __init__(
+        self,
+        players: int,
+        options: ClassicOptions,
+        rng: random.Random,
+        deals: Sequence[Deal] | None = None,
+        piles: Sequence[Sequence[tuple[Seat, Card]]] = (),
+    ) -> None:
+        if not MIN_PLAYERS <= players <= MAX_PLAYERS:
+            raise RulesError(f"Ligretto takes {MIN_PLAYERS} to {MAX_PLAYERS} players, not {players}")
+        self.players = players
+        self.options = options
+        self._rng = rng
+        if deals is None:
+            deals = []
+            for _ in range(players):
+                deck = list(DECK)
+                rng.shuffle(deck)
+                deals.append(deal_from(deck, players))
+        if len(deals) != players:
+            raise RulesError(f"{len(deals)} deals for {players} players")
+        self.seats = [SeatState(d) for d in deals]
+        self.piles: list[list[tuple[Seat, Card]]] = []
+        self.result: RoundResult | None = None
+        self.stuck_votes: set[Seat] = set()
+        self._order_kept = options.recycle == "turn_over"
+        self._accepts, self._preds, self._starters = _tables(options)
+        self._need = [0] * _KEYS
+        self._avail = [0] * _KEYS
+        self._open: list[list[int]] = [[] for _ in range(_KEYS)]
+        self._taken: dict[int, Taken] = {}
+        for k in self._starters:
+            self._need[k] = _STARTER_NEED
+        for pile in piles:
+            self._preset_pile(list(pile))
+        for st in self.seats:
+            for k in self._accessible(st):
+                self._avail[k] += 1
+        self._fits = sum(1 for k in range(_KEYS) if self._need[k] > 0 and self._avail[k] > 0)
+        for seat, st in enumerate(self.seats):
+            if not st.stack:
+                self._finish(Ending.LIGRETTO, (seat,))
+                return
+        self._check_deadlock()
+
+    def _preset_pile(self, pile: list[tuple[Seat, Card]]) -> None:
+        """A scenario may start with piles already in the centre; each must be legal."""
+        if not pile:
+            raise RulesError("an empty centre pile")
+        if pile[0][1] not in self._starters:
+            raise RulesError(f"a centre pile cannot start with {pile[0][1]}")
+        for (_, below), (_, above) in zip(pile, pile[1:], strict=False):
+            if above not in self._accepts[below]:
+                raise RulesError(f"{above} cannot lie on {below} in a centre pile")
+        for seat, _ in pile:
+            if not 0 <= seat < self.players:
+                raise RulesError(f"centre card owned by seat {seat + 1}, which is not playing")
+            self.seats[seat].centre += 1
+        top = pile[-1][1]
+        idx = len(self.piles)
+        self.piles.append(pile)
+        if self._accepts[top]:
+            self._open[top].append(idx)
+            for k in self._accepts[top]:
+                self._need[k] += 1
+
+    # ------------------------------------------------------------ queries
+
+    @property
+    def is_over(self) -> bool:
+        return self.result is not None
+
+    def _accessible(self, st: SeatState) -> Iterator[Card]:
+        """Every card this seat could still bring to the centre without a stack card moving."""
+        for place in st.row:
+            if place:
+                yield place[-1]
+        if st.stack and not self.options.stack_face_down:
+            yield st.stack[-1]
+        yield from st.hand
+        yield from st.discard
+
+    def fits(self, card: int) -> bool:
+        """Would some centre pile take this card now? Uses only what is on the table."""
+        return self._need[card] > 0
+
+    def pile_tops(self) -> list[Card]:
+        """The top of every open pile (complete piles excluded)."""
+        return [p[-1][1] for p in self.piles if self._accepts[p[-1][1]]]
+
+    def visible(self, seat: Seat) -> list[Card]:
+        """The seat's cards it may play to the centre right now."""
+        st = self.seats[seat]
+        cards = [place[-1] for place in st.row if place]
+        if st.stack and not self.options.stack_face_down:
+            cards.append(st.stack[-1])
+        if st.discard:
+            cards.append(st.discard[-1])
+        return cards
+
+    def row_takes(self, row_top: Card, card: Card) -> bool:
+        """pro_row: a row card takes one lower in another colour."""
+        return card.value == row_top.value - 1 and card.colour != row_top.colour
+
+    def legal_actions(self, seat: Seat) -> Iterator[ClassicAction]:
+        if self.result is not None:
+            return
+        st = self.seats[seat]
+        for card in self.visible(seat):
+            if self._need[card] > 0:
+                yield PlayCard(seat, card)
+        if self.options.pro_row:
+            movers = [st.discard[-1]] if st.discard else []
+            if st.stack and not self.options.stack_face_down:
+                movers.append(st.stack[-1])
+            for i, place in enumerate(st.row):
+                for card in movers:
+                    if place and self.row_takes(place[-1], card):
+                        yield MoveToRow(seat, card, i)
+            if seat not in self.stuck_votes:
+                yield VoteStuck(seat)
+        if st.hand or st.discard:
+            yield TurnHand(seat)
+
+    def scores(self) -> tuple[int, ...]:
+        return tuple(st.centre - STACK_PENALTY * len(st.stack) for st in self.seats)
+
+    def cards_of(self, seat: Seat) -> list[Card]:
+        """Every card of this seat's deck that is in play, wherever it lies."""
+        st = self.seats[seat]
+        held = [c for place in st.row for c in place] + st.stack + st.hand + st.discard
+        return held + [c for pile in self.piles for owner, c in pile if owner == seat]
+
+    # ------------------------------------------------------------ changes
+
+    def apply(self, action: ClassicAction) -> Refusal | None:
+        """Take the action if the rules allow it; otherwise say why and change nothing."""
+        if self.result is not None:
+            return Refusal(Reason.ROUND_OVER)
+        if not 0 <= action.seat < self.players:
+            return Refusal(Reason.NO_SUCH_SEAT)
+        kind = type(action)
+        if kind is PlayCard:
+            return self._play(action)  # type: ignore[arg-type]
+        if kind is TurnHand:
+            return self._turn(action.seat)
+        if kind is MoveToRow:
+            return self._move_to_row(action)  # type: ignore[arg-type]
+        if kind is VoteStuck:
+            return self._vote(action.seat)
+        raise TypeError(f"not a Ligretto action: {action!r}")
+
+    def _play(self, action: PlayCard) -> Refusal | None:
+        seat, card, ts = action
+        st = self.seats[seat]
+        avail = self._avail
+        need = self._need
+        # Where is it? Row tops first, then the stack top, then the discard top.
+        source = -1
+        for i, place in enumerate(st.row):
+            if place and place[-1] == card:
+                source = i
+                break
+        else:
+            if st.stack and st.stack[-1] == card:
+                if self.options.stack_face_down:
+                    return Refusal(Reason.NOT_PLAYABLE, "the stack is face down")
+                source = -2
+            elif st.discard and st.discard[-1] == card:
+                source = -3
+            else:
+                return Refusal(Reason.NOT_PLAYABLE, f"{card} is not on top")
+        if need[card] <= 0:
+            return too_late_or(Reason.NO_FIT, self._taken.get(card), seat, ts)
+
+        # Take it from where it lies; the row refills from the stack.
+        self._avail_add(card, -1)
+        if source >= 0:
+            place = st.row[source]
+            place.pop()
+            if place:
+                self._avail_add(place[-1], 1)
+            elif st.stack:
+                moved = st.stack.pop()
+                place.append(moved)
+                if self.options.stack_face_down:
+                    self._avail_add(moved, 1)
+                elif st.stack:
+                    self._avail_add(st.stack[-1], 1)
+        elif source == -2:
+            st.stack.pop()
+            if st.stack:
+                self._avail_add(st.stack[-1], 1)
+        else:
+            st.discard.pop()
+
+        # Onto a pile: the oldest of the equivalent piles, or a new one.
+        if card in self._starters:
+            idx = len(self.piles)
+            self.piles.append([(seat, card)])
+        else:
+            for top in self._preds[card]:
+                bucket = self._open[top]
+                if bucket:
+                    idx = bucket.pop(0)
+                    break
+            else:  # pragma: no cover - need[card] > 0 guarantees a pile
+                raise AssertionError("need count out of step with piles")
+            taken = Taken(seat, ts)
+            for k in self._accepts[top]:
+                self._need_add(k, -1)
+                self._taken[k] = taken
+            self.piles[idx].append((seat, card))
+        if self._accepts[card]:
+            self._open[card].append(idx)
+            for k in self._accepts[card]:
+                self._need_add(k, 1)
+        st.centre += 1
+        self.stuck_votes.clear()
+
+        if not st.stack:
+            self._finish(Ending.LIGRETTO, (seat,))
+        elif self._fits == 0 or self._order_kept:
+            self._check_deadlock()
+        return None
+
+    def _turn(self, seat: Seat) -> Refusal | None:
+        st = self.seats[seat]
+        if not st.hand:
+            if not st.discard:
+                return Refusal(Reason.NO_CARDS)
+            st.hand = st.discard
+            st.discard = []
+            if self._order_kept:
+                st.hand.reverse()
+            else:
+                self._rng.shuffle(st.hand)
+        hand, discard = st.hand, st.discard
+        for _ in range(min(TURN_COUNT, len(hand))):
+            discard.append(hand.pop())
+        if self._order_kept and not hand:
+            self._check_deadlock()  # a pass through the hand ended: is everyone frozen?
+        return None
+
+    def _move_to_row(self, action: MoveToRow) -> Refusal | None:
+        seat, card, place_no, _ = action
+        if not self.options.pro_row:
+            return Refusal(Reason.NOT_IN_VARIANT, "the row is no buffer")
+        st = self.seats[seat]
+        if not 0 <= place_no < len(st.row):
+            return Refusal(Reason.ROW_FULL, f"no row place {place_no + 1}")
+        place = st.row[place_no]
+        from_stack = bool(st.stack) and st.stack[-1] == card and not self.options.stack_face_down
+        if not from_stack and not (st.discard and st.discard[-1] == card):
+            return Refusal(Reason.NOT_PLAYABLE, "only the stack or discard top moves")
+        if not place or not self.row_takes(place[-1], card):
+            return Refusal(Reason.ROW_FULL)
+        self._avail_add(place[-1], -1)
+        if from_stack:
+            st.stack.pop()
+            if st.stack:
+                self._avail_add(st.stack[-1], 1)
+        else:
+            st.discard.pop()
+        place.append(card)
+        self.stuck_votes.clear()
+        if not st.stack:
+            self._finish(Ending.LIGRETTO, (seat,))
+        else:
+            self._check_deadlock()
+        return None
+
+    def _vote(self, seat: Seat) -> Refusal | None:
+        if not self.options.pro_row:
+            return Refusal(Reason.NOT_IN_VARIANT, "the table finds deadlocks itself")
+        if seat in self.stuck_votes:
+            return Refusal(Reason.ALREADY_VOTED)
+        self.stuck_votes.add(seat)
+        if len(self.stuck_votes) == self.players:
+            self._finish(Ending.STUCK_VOTE, ())
+        return None
+
+    # ------------------------------------------------------------ bookkeeping
+
+    def _avail_add(self, k: int, d: int) -> None:
+        a = self._avail[k]
+        if self._need[k] > 0:
+            self._fits += (a + d > 0) - (a > 0)
+        self._avail[k] = a + d
+
+    def _need_add(self, k: int, d: int) -> None:
+        n = self._need[k]
+        if self._avail[k] > 0:
+            self._fits += (n + d > 0) - (n > 0)
+        self._need[k] = n + d
+
+    def reachable_hand_cards(self, seat: Seat) -> list[Card]:
+        """Hand and discard cards that can still reach the discard top with nothing else moving.
+
+        Shuffling makes every order possible, so every card counts. Turning the pile
+        over keeps the order, so only the cards that land on top of a 3-card turn
+        during one pass through the hand ever show.
+        """
+        st = self.seats[seat]
+        if self.options.recycle == "shuffle":
+            return st.hand + st.discard
+        tops = [st.discard[-1]] if st.discard else []
+        tops += _turn_tops(st.hand)
+        recycled = (st.discard + st.hand[::-1])[::-1]
+        tops += _turn_tops(recycled)
+        return tops
+
+    def can_progress(self, seat: Seat) -> bool:
+        """Could this seat ever play a card to the centre if nobody else moved?"""
+        st = self.seats[seat]
+        need = self._need
+        if any(place and need[place[-1]] > 0 for place in st.row):
+            return True
+        if st.stack and not self.options.stack_face_down and need[st.stack[-1]] > 0:
+            return True
+        return any(need[c] > 0 for c in self.reachable_hand_cards(seat))
+
+    def buffer_move_possible(self) -> bool:
+        """pro_row: could any stack or hand card still go onto a row card?"""
+        for seat, st in enumerate(self.seats):
+            tops = [place[-1] for place in st.row if place]
+            cards = self.reachable_hand_cards(seat)
+            if st.stack and not self.options.stack_face_down:
+                cards = [*cards, st.stack[-1]]
+            if any(self.row_takes(top, c) for top in tops for c in cards):
+                return True
+        return False
+
+    def _check_deadlock(self) -> None:
+        """End the round when nobody can ever play again (exact, RULES.md §1 Deadlock)."""
+        if self._fits > 0 and self.options.recycle == "shuffle":
+            return
+        if any(self.can_progress(seat) for seat in range(self.players)):
+            return
+        if self.options.pro_row and self.buffer_move_possible():
+            return
+        self._finish(Ending.DEADLOCK, ())
+
+    def _finish(self, ending: Ending, finishers: tuple[Seat, ...]) -> None:
+        self.result = RoundResult(ending, finishers, self.scores())
+
+    # ------------------------------------------------------------ output
+
+    def snapshot(self) -> dict[str, object]:
+        """Everything on the table, as plain data (scenario output, debugging)."""
+
+        def names(cards: Sequence[Card]) -> list[str]:
+            return [str(c) for c in cards]
+
+        return {
+            "piles": [
+                {"cards": names([c for _, c in p]), "owners": [s for s, _ in p],
+                 "complete": not self._accepts[p[-1][1]]}
+                for p in self.piles
+            ],
+            "seats": [
+                {
+                    "row": [names(place) for place in st.row],
+                    "stack": names(st.stack[::-1]),
+                    "hand": names(st.hand[::-1]),
+                    "discard": names(st.discard[::-1]),
+                    "centre": st.centre,
+                }
+                for st in self.seats
+            ],
+            "stuck_votes": sorted(self.stuck_votes),
+        }

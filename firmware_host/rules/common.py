@@ -1,0 +1,123 @@
+"""Values shared by every game: refusals, round results, option errors.
+
+The rules package is pure: no clocks, no I/O, no global random state. Time
+enters only as the `ts` (nanoseconds) carried by each action, which the
+arbiter took from the button edge.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+Seat = int
+"""A seat index, 0-based inside the engine (seat 1 on the table is 0 here)."""
+
+RECENT_NS = 1_000_000_000
+"""A spot taken less than this long before a refused action makes it "too late"."""
+
+
+class RulesError(ValueError):
+    """Set-up or options that no round can be built from (bad player count, bad deck)."""
+
+
+class Reason(StrEnum):
+    """Why an action was refused; the value is what a 128×64 seat display shows."""
+
+    TOO_LATE = "too late"
+    NO_FIT = "doesn't fit"
+    NOT_PLAYABLE = "card not playable"
+    NOT_HELD = "you don't hold that"
+    NO_CARDS = "no cards to turn"
+    ROW_FULL = "row place won't take it"
+    NOT_IN_VARIANT = "not in this game"
+    ROUND_OVER = "round is over"
+    NO_SUCH_SEAT = "no such seat"
+    PILE_LIMIT = "too many piles"
+    NO_PILE = "no such pile"
+    BAD_VALUE = "pick value top±1"
+    RESERVED = "token reserved"
+    BLOCKED = "token blocked"
+    NO_JOKERS = "no jokers left"
+    NOT_ADJACENT = "not next to token"
+    SQUARE_TAKEN = "square taken"
+    NO_SUCH_TOKEN = "no such token"
+    ALREADY_VOTED = "already voted"
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """An action the engine did not take; the state is unchanged.
+
+    `by_seat` and `delta_ns` say who took the spot and how much earlier, when
+    the refusal is a lost race.
+    """
+
+    reason: Reason
+    detail: str = ""
+    by_seat: Seat | None = None
+    delta_ns: int | None = None
+
+    def __str__(self) -> str:
+        text = str(self.reason)
+        if self.by_seat is not None and self.delta_ns is not None:
+            text += f" (seat {self.by_seat + 1} was {self.delta_ns / 1e6:.1f} ms earlier)"
+        elif self.detail:
+            text += f" ({self.detail})"
+        return text
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {"reason": self.reason.name.lower(), "text": str(self)}
+        if self.by_seat is not None:
+            out["by_seat"] = self.by_seat
+        if self.delta_ns is not None:
+            out["delta_ms"] = round(self.delta_ns / 1e6, 3)
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Taken:
+    """Who last took a spot and when, so a later claim can be told it was too late."""
+
+    seat: Seat
+    ts: int
+
+
+def too_late_or(reason: Reason, taken: Taken | None, seat: Seat, ts: int) -> Refusal:
+    """A lost race reads "too late"; anything else keeps its own reason."""
+    if taken is not None and taken.seat != seat and 0 <= ts - taken.ts <= RECENT_NS:
+        return Refusal(Reason.TOO_LATE, by_seat=taken.seat, delta_ns=ts - taken.ts)
+    return Refusal(reason)
+
+
+class Ending(StrEnum):
+    """How a round ended, in the players' words."""
+
+    LIGRETTO = "ligretto"  # a Ligretto stack ran out
+    DEADLOCK = "deadlock"  # nobody can ever play again
+    STUCK_VOTE = "stuck_vote"  # every seat agreed it is stuck (pro_row)
+    LAST_DIE = "last_die"
+    LIGRETTO_STOP = "ligretto_stop"  # Domino / Crazy: a player is out of cards
+    NO_PLACEMENT = "no_placement"  # Domino: nobody can place any card
+
+
+@dataclass(frozen=True, slots=True)
+class RoundResult:
+    ending: Ending
+    finishers: tuple[Seat, ...]
+    scores: tuple[int, ...]
+    detail: dict[str, object] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "ending": str(self.ending),
+            "finishers": list(self.finishers),
+            "scores": list(self.scores),
+            **({"detail": self.detail} if self.detail else {}),
+        }
+
+
+def winners(totals: tuple[int, ...] | list[int]) -> tuple[Seat, ...]:
+    """Every seat with the highest total: equal totals share the win."""
+    best = max(totals)
+    return tuple(seat for seat, total in enumerate(totals) if total == best)
