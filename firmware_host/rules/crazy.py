@@ -1,0 +1,282 @@
+"""Ligretto Crazy (RULES.md §4): values 1 to 5 in five styles, Crazy cards as jokers.
+
+The split of a colour's 36 cards into values and styles is data (`DeckSpec`,
+loaded from `data/crazy_deck.toml` by the catalogue), not code.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from enum import IntEnum
+from typing import NamedTuple
+
+from .common import Ending, Reason, Refusal, RoundResult, RulesError, Seat, Taken, too_late_or
+
+MIN_PLAYERS, MAX_PLAYERS = 2, 5
+HAND_SIZE = 3
+TOP, BOTTOM = 5, 1
+STYLES = ("pips", "tally", "digit", "word", "fingers")
+
+
+class CrazyColour(IntEnum):
+    RED = 0
+    YELLOW = 1
+    GREEN = 2
+    BLUE = 3
+    PURPLE = 4
+
+    @property
+    def letter(self) -> str:
+        return self.name[0]
+
+
+class CrazyCard(NamedTuple):
+    """`value` 0 is a Crazy card; `serial` tells apart equal cards of one colour."""
+
+    colour: CrazyColour
+    value: int
+    style: str
+    serial: int
+
+    @property
+    def crazy(self) -> bool:
+        return self.value == 0
+
+    def __str__(self) -> str:
+        if self.crazy:
+            return f"{self.colour.letter}*"
+        return f"{self.colour.letter}{self.value}{self.style[0]}"
+
+
+@dataclass(frozen=True, slots=True)
+class DeckSpec:
+    """How many cards of each value a colour has, and how many Crazy cards."""
+
+    counts: tuple[tuple[int, int], ...]  # (value, copies)
+    crazy: int
+    styles: tuple[str, ...] = STYLES
+
+    def cards(self, colour: CrazyColour) -> list[CrazyCard]:
+        """Styles are dealt round-robin so every value is spread evenly over them."""
+        out: list[CrazyCard] = []
+        for value, copies in self.counts:
+            for i in range(copies):
+                out.append(CrazyCard(colour, value, self.styles[i % len(self.styles)], len(out)))
+        for _ in range(self.crazy):
+            out.append(CrazyCard(colour, 0, "crazy", len(out)))
+        return out
+
+    def size(self) -> int:
+        return sum(n for _, n in self.counts) + self.crazy
+
+
+@dataclass(frozen=True, slots=True)
+class CrazyOptions:
+    target: int = 100
+    """The match ends after the round in which a total reaches this."""
+
+
+class PlayCrazy(NamedTuple):
+    """Play a hand card onto pile `pile` (a pile id), or start a pile when `pile` is None.
+
+    `value` is what a Crazy card stands for (top ± 1 on a pile; a new pile counts it as 1).
+    """
+
+    seat: Seat
+    card: CrazyCard
+    pile: int | None
+    value: int | None = None
+    ts: int = 0
+
+
+class DiscardCrazy(NamedTuple):
+    """Put a hand card face down on your own discard pile and draw again."""
+
+    seat: Seat
+    card: CrazyCard
+    ts: int = 0
+
+
+CrazyAction = PlayCrazy | DiscardCrazy
+
+
+@dataclass(slots=True)
+class CrazySetup:
+    """One seat at the start of a round: lists bottom first (the last is the top)."""
+
+    draw: list[CrazyCard]
+    hand: list[CrazyCard]
+    discard: list[CrazyCard]
+
+
+class CrazySeat:
+    __slots__ = ("discard", "draw", "hand", "score")
+
+    def __init__(self, setup: CrazySetup) -> None:
+        self.draw = list(setup.draw)
+        self.hand = list(setup.hand)
+        self.discard = list(setup.discard)
+        self.score: list[CrazyCard] = []
+
+    def refill(self) -> None:
+        while len(self.hand) < HAND_SIZE and self.draw:
+            self.hand.append(self.draw.pop())
+
+
+class Pile(NamedTuple):
+    id: int
+    cards: list[tuple[Seat, CrazyCard, int]]  # who played it, the card, the value it counts as
+
+    @property
+    def top(self) -> int:
+        return self.cards[-1][2]
+
+
+class CrazyRound:
+    game = "crazy"
+
+    def __init__(
+        self,
+        players: int,
+        options: CrazyOptions,
+        rng: random.Random,
+        spec: DeckSpec,
+        setups: Sequence[CrazySetup] | None = None,
+    ) -> None:
+        if not MIN_PLAYERS <= players <= MAX_PLAYERS:
+            raise RulesError(f"Ligretto Crazy takes {MIN_PLAYERS} to {MAX_PLAYERS} players, not {players}")
+        self.players = players
+        self.options = options
+        self.spec = spec
+        if setups is None:
+            setups = []
+            for seat in range(players):
+                deck = spec.cards(CrazyColour(seat))
+                rng.shuffle(deck)
+                setups.append(CrazySetup(draw=deck, hand=[], discard=[]))
+        if len(setups) != players:
+            raise RulesError(f"cards given for {len(setups)} seats, {players} are playing")
+        self.seats = [CrazySeat(s) for s in setups]
+        for st in self.seats:
+            st.refill()
+        self.piles: dict[int, Pile] = {}
+        self._next_pile = 0
+        self._taken: dict[int, Taken] = {}
+        self.result: RoundResult | None = None
+        for seat in range(players):
+            self._check_out(seat)
+
+    @property
+    def is_over(self) -> bool:
+        return self.result is not None
+
+    @property
+    def pile_limit(self) -> int:
+        return self.players
+
+    def placements(self, card: CrazyCard) -> Iterator[tuple[int | None, int | None]]:
+        """Every (pile, value) this card may go to now; pile None starts a new pile."""
+        if (card.crazy or card.value == BOTTOM) and len(self.piles) < self.pile_limit:
+            yield None, (BOTTOM if card.crazy else None)
+        for pid, pile in self.piles.items():
+            top = pile.top
+            if card.crazy:
+                for v in (top - 1, top + 1):
+                    if BOTTOM <= v <= TOP:
+                        yield pid, v
+            elif abs(card.value - top) == 1:
+                yield pid, None
+
+    def legal_actions(self, seat: Seat) -> Iterator[CrazyAction]:
+        if self.result is not None:
+            return
+        for card in self.seats[seat].hand:
+            for pid, value in self.placements(card):
+                yield PlayCrazy(seat, card, pid, value)
+        for card in self.seats[seat].hand:
+            yield DiscardCrazy(seat, card)
+
+    def apply(self, action: CrazyAction) -> Refusal | None:
+        if self.result is not None:
+            return Refusal(Reason.ROUND_OVER)
+        if not 0 <= action.seat < self.players:
+            return Refusal(Reason.NO_SUCH_SEAT)
+        st = self.seats[action.seat]
+        if action.card not in st.hand:
+            return Refusal(Reason.NOT_HELD, f"{action.card} is not in your hand")
+        if type(action) is DiscardCrazy:
+            st.hand.remove(action.card)
+            st.discard.append(action.card)
+        elif type(action) is PlayCrazy:
+            refusal = self._play(action, st)
+            if refusal is not None:
+                return refusal
+        else:
+            raise TypeError(f"not a Crazy action: {action!r}")
+        st.refill()
+        self._check_out(action.seat)
+        return None
+
+    def _play(self, action: PlayCrazy, st: CrazySeat) -> Refusal | None:
+        seat, card, pid, value, ts = action
+        if pid is None:
+            if not (card.crazy or card.value == BOTTOM) or value not in (None, BOTTOM):
+                return Refusal(Reason.NO_FIT, "only a 1 or Crazy starts a pile")
+            if len(self.piles) >= self.pile_limit:
+                return Refusal(Reason.PILE_LIMIT, f"{self.pile_limit} piles already")
+            pid = self._next_pile
+            self._next_pile += 1
+            self.piles[pid] = Pile(pid, [])
+            counts_as = BOTTOM
+        else:
+            pile = self.piles.get(pid)
+            if pile is None:
+                return too_late_or(Reason.NO_PILE, self._taken.get(pid), seat, ts)
+            top = pile.top
+            if card.crazy:
+                if value is None or abs(value - top) != 1 or not BOTTOM <= value <= TOP:
+                    return Refusal(Reason.BAD_VALUE)
+                counts_as = value
+            else:
+                if abs(card.value - top) != 1:
+                    return too_late_or(Reason.NO_FIT, self._taken.get(pid), seat, ts)
+                counts_as = card.value
+        st.hand.remove(card)
+        pile = self.piles[pid]
+        finishes = counts_as == TOP and pile.cards and pile.top == TOP - 1
+        pile.cards.append((seat, card, counts_as))
+        self._taken[pid] = Taken(seat, ts)
+        if finishes:  # "Crazy!": a 5 on a 4 wins the whole pile
+            del self.piles[pid]
+            st.score.extend(c for _, c, _ in pile.cards)
+        return None
+
+    def _check_out(self, seat: Seat) -> None:
+        st = self.seats[seat]
+        if self.result is None and not st.hand and not st.draw:
+            self.result = RoundResult(Ending.LIGRETTO_STOP, (seat,), self.scores())
+
+    def scores(self) -> tuple[int, ...]:
+        return tuple(len(s.score) - len(s.draw) - len(s.discard) - len(s.hand) for s in self.seats)
+
+    def cards_of(self, seat: Seat) -> list[CrazyCard]:
+        st = self.seats[seat]
+        centre = [c for p in self.piles.values() for s, c, _ in p.cards if c.colour == seat]
+        everywhere = [c for s in self.seats for c in s.score if c.colour == seat]
+        return st.draw + st.hand + st.discard + everywhere + centre
+
+    def snapshot(self) -> dict[str, object]:
+        return {
+            "piles": [
+                {"id": p.id, "cards": [str(c) for _, c, _ in p.cards], "top": p.top,
+                 "players": [s for s, _, _ in p.cards]}
+                for p in self.piles.values()
+            ],
+            "seats": [
+                {"hand": [str(c) for c in st.hand], "draw": len(st.draw),
+                 "discard": len(st.discard), "score_pile": len(st.score)}
+                for st in self.seats
+            ],
+        }

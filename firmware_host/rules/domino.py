@@ -1,0 +1,506 @@
+"""Ligretto Domino (RULES.md §3): two-coloured cards laid next to four tokens.
+
+Squares are (row, column) pairs. A square is free when it is on the board,
+not covered by a card or joker, and no token stands on it. The board's shape
+and colours are data (`Board`, built from `data/domino/` by the catalogue).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import IntEnum
+from itertools import combinations_with_replacement
+from typing import NamedTuple
+
+from .common import Ending, Reason, Refusal, RoundResult, RulesError, Seat, Taken, too_late_or
+
+MIN_PLAYERS, MAX_PLAYERS = 2, 4
+TOKENS = 4
+JOKERS = 2
+ASIDE = 2  # cards a loser puts onto the player board, and a winner-free round takes back
+
+Square = tuple[int, int]
+_STEPS = ((-1, 0), (1, 0), (0, -1), (0, 1))
+
+
+class DominoColour(IntEnum):
+    RED = 0
+    YELLOW = 1
+    GREEN = 2
+    BLUE = 3
+    PURPLE = 4
+
+    @property
+    def letter(self) -> str:
+        return self.name[0]
+
+    @classmethod
+    def parse(cls, letter: str) -> DominoColour:
+        for c in cls:
+            if letter.upper() in (c.letter, c.name):
+                return c
+        raise RulesError(f"not a domino colour: {letter!r} (use R, Y, G, B, P)")
+
+
+class DominoCard(NamedTuple):
+    """A card's two halves, lower colour first, so equal cards compare equal."""
+
+    a: DominoColour
+    b: DominoColour
+
+    def __str__(self) -> str:
+        return f"{self.a.letter}{self.b.letter}"
+
+    @classmethod
+    def parse(cls, text: str) -> DominoCard:
+        t = text.strip()
+        if len(t) != 2:
+            raise RulesError(f"not a domino card: {text!r} (write two colour letters, e.g. RB)")
+        a, b = sorted((DominoColour.parse(t[0]), DominoColour.parse(t[1])))
+        return cls(a, b)
+
+
+SET: tuple[DominoCard, ...] = tuple(
+    DominoCard(a, b) for a, b in combinations_with_replacement(DominoColour, 2)
+)
+"""A player's 15 cards: every pair of the 5 colours, doubles included."""
+
+
+def neighbours(sq: Square) -> Iterator[Square]:
+    r, c = sq
+    for dr, dc in _STEPS:
+        yield (r + dr, c + dc)
+
+
+@dataclass(frozen=True, slots=True)
+class Board:
+    name: str
+    colours: Mapping[Square, DominoColour]
+    tokens: tuple[Square, ...]
+    """The layout's recommended token squares."""
+
+    def __post_init__(self) -> None:
+        if len(self.tokens) != TOKENS or len(set(self.tokens)) != TOKENS:
+            raise RulesError(f"layout {self.name}: needs {TOKENS} distinct token squares")
+        for sq in self.tokens:
+            if sq not in self.colours:
+                raise RulesError(f"layout {self.name}: token square {sq} is off the board")
+
+
+@dataclass(frozen=True, slots=True)
+class DominoOptions:
+    tokens: str = "recommended"  # or "random"
+    joker_hold_s: float = 5.0
+
+
+class PlaceDomino(NamedTuple):
+    """Lay the top card on `near` (touching the token) and `far`; the token moves to `far`.
+
+    For a token this seat blocked, `near` and `far` may be any free pair on the board.
+    """
+
+    seat: Seat
+    card: DominoCard
+    token: int
+    near: Square
+    far: Square
+    ts: int = 0
+
+
+class PlayJoker(NamedTuple):
+    seat: Seat
+    token: int
+    square: Square
+    ts: int = 0
+
+
+class DiscardDomino(NamedTuple):
+    """The top card does not fit (or the player passes it): onto the discard pile."""
+
+    seat: Seat
+    ts: int = 0
+
+
+DominoAction = PlaceDomino | PlayJoker | DiscardDomino
+
+JOKER = "joker"
+ANY_SEAT = -1
+"""A token blocked before anyone played (a cramped layout): whoever places first frees it."""
+
+
+@dataclass(slots=True)
+class Token:
+    square: Square
+    reserved_by: Seat | None = None
+    reserved_until: int = 0
+    blocked_for: Seat | None = None
+
+
+@dataclass(slots=True)
+class DominoSeat:
+    hand: list[DominoCard]  # face down, top last
+    discard: list[DominoCard] = field(default_factory=list)
+    jokers: int = JOKERS
+    placed: int = 0
+
+    def held(self) -> list[DominoCard]:
+        return self.hand + self.discard
+
+
+class DominoRound:
+    game = "domino"
+
+    def __init__(
+        self,
+        players: int,
+        options: DominoOptions,
+        rng: random.Random,
+        board: Board,
+        aside: Sequence[Sequence[DominoCard]] | None = None,
+        hands: Sequence[Sequence[DominoCard]] | None = None,
+        tokens: Sequence[Square] | None = None,
+        jokers: Sequence[int] | None = None,
+    ) -> None:
+        if not MIN_PLAYERS <= players <= MAX_PLAYERS:
+            raise RulesError(f"Ligretto Domino takes {MIN_PLAYERS} to {MAX_PLAYERS} players, not {players}")
+        self.players = players
+        self.options = options
+        self.board = board
+        self.aside = [list(a) for a in aside] if aside is not None else [[] for _ in range(players)]
+        if hands is None:
+            hands = []
+            for seat in range(players):
+                cards = list(SET)
+                for c in self.aside[seat]:
+                    cards.remove(c)
+                rng.shuffle(cards)
+                hands.append(cards)
+        if len(hands) != players:
+            raise RulesError(f"cards given for {len(hands)} seats, {players} are playing")
+        self.seats = [DominoSeat(hand=list(h)) for h in hands]
+        if jokers is not None:
+            for st, n in zip(self.seats, jokers, strict=True):
+                st.jokers = n
+        if tokens is None:
+            if options.tokens == "random":
+                tokens = rng.sample(sorted(board.colours), TOKENS)
+            else:
+                tokens = board.tokens
+        if len(tokens) != TOKENS or len(set(tokens)) != TOKENS:
+            raise RulesError(f"{TOKENS} tokens on distinct squares are needed")
+        for sq in tokens:
+            if sq not in board.colours:
+                raise RulesError(f"token square {list(sq)} is off the board")
+        self.tokens = [Token(tuple(sq)) for sq in tokens]  # type: ignore[arg-type]
+        self.covered: dict[Square, tuple[Seat, DominoCard | str]] = {}
+        self._taken: dict[int, Taken] = {}
+        self._hold_ns = int(options.joker_hold_s * 1e9)
+        self.result: RoundResult | None = None
+        for seat, st in enumerate(self.seats):
+            if not st.hand:
+                self._finish(Ending.LIGRETTO_STOP, (seat,))
+                return
+        self._check_blocked(None)
+        self._check_no_placement()
+
+    # ------------------------------------------------------------ geometry
+
+    @property
+    def is_over(self) -> bool:
+        return self.result is not None
+
+    def free(self, sq: Square) -> bool:
+        return sq in self.board.colours and sq not in self.covered and not any(
+            t.square == sq for t in self.tokens
+        )
+
+    def places_at(self, token: int) -> Iterator[tuple[Square, Square]]:
+        """Every (near, far) pair of free squares a card could cover next to this token."""
+        for near in neighbours(self.tokens[token].square):
+            if self.free(near):
+                for far in neighbours(near):
+                    if self.free(far):
+                        yield near, far
+
+    def free_pairs(self) -> Iterator[tuple[Square, Square]]:
+        """Every ordered pair of edge-adjacent free squares on the board."""
+        for sq in self.board.colours:
+            if self.free(sq):
+                for other in neighbours(sq):
+                    if self.free(other):
+                        yield sq, other
+
+    def matches(self, card: DominoCard, near: Square, far: Square) -> bool:
+        cols = self.board.colours
+        return tuple(sorted((cols[near], cols[far]))) == (card.a, card.b)
+
+    def placements(self, seat: Seat, card: DominoCard, ts: int | None = None) -> Iterator[PlaceDomino]:
+        """Every legal placement of `card` for `seat` (reservations checked when `ts` is given)."""
+        for i, tok in enumerate(self.tokens):
+            if tok.blocked_for is not None:
+                if tok.blocked_for in (seat, ANY_SEAT):
+                    for near, far in self.free_pairs():
+                        if self.matches(card, near, far):
+                            yield PlaceDomino(seat, card, i, near, far)
+                continue
+            if ts is not None and self._reserved_against(tok, seat, ts):
+                continue
+            for near, far in self.places_at(i):
+                if self.matches(card, near, far):
+                    yield PlaceDomino(seat, card, i, near, far)
+
+    def joker_squares(self, token: int) -> list[Square]:
+        tok = self.tokens[token]
+        if tok.blocked_for is not None:
+            return []
+        return [sq for sq in neighbours(tok.square) if self.free(sq)]
+
+    def top_card(self, seat: Seat) -> DominoCard | None:
+        hand = self.seats[seat].hand
+        return hand[-1] if hand else None
+
+    def legal_actions(self, seat: Seat, ts: int = 0) -> Iterator[DominoAction]:
+        if self.result is not None:
+            return
+        top = self.top_card(seat)
+        if top is not None:
+            yield from self.placements(seat, top, ts)
+            yield DiscardDomino(seat)
+        if self.seats[seat].jokers:
+            for i, tok in enumerate(self.tokens):
+                if not self._reserved_against(tok, seat, ts):
+                    for sq in self.joker_squares(i):
+                        yield PlayJoker(seat, i, sq)
+
+    def _reserved_against(self, tok: Token, seat: Seat, ts: int) -> bool:
+        return tok.reserved_by is not None and tok.reserved_by != seat and ts < tok.reserved_until
+
+    # ------------------------------------------------------------ changes
+
+    def apply(self, action: DominoAction) -> Refusal | None:
+        if self.result is not None:
+            return Refusal(Reason.ROUND_OVER)
+        if not 0 <= action.seat < self.players:
+            return Refusal(Reason.NO_SUCH_SEAT)
+        kind = type(action)
+        if kind is DiscardDomino:
+            st = self.seats[action.seat]
+            st.discard.append(st.hand.pop())
+            self._turn_over_if_empty(st)
+            return None
+        if not 0 <= action.token < TOKENS:  # type: ignore[union-attr]
+            return Refusal(Reason.NO_SUCH_TOKEN)
+        if kind is PlaceDomino:
+            return self._place(action)  # type: ignore[arg-type]
+        if kind is PlayJoker:
+            return self._joker(action)  # type: ignore[arg-type]
+        raise TypeError(f"not a Domino action: {action!r}")
+
+    def _claimable(self, seat: Seat, token: int, ts: int) -> Refusal | None:
+        tok = self.tokens[token]
+        if tok.blocked_for not in (None, seat, ANY_SEAT):
+            return Refusal(Reason.BLOCKED, f"seat {tok.blocked_for + 1} must free it")
+        if self._reserved_against(tok, seat, ts):
+            return Refusal(Reason.RESERVED, f"joker of seat {tok.reserved_by + 1}")  # type: ignore[operator]
+        return None
+
+    def _place(self, action: PlaceDomino) -> Refusal | None:
+        seat, card, token, near, far, ts = action
+        near, far = tuple(near), tuple(far)  # type: ignore[assignment]
+        st = self.seats[seat]
+        if not st.hand or st.hand[-1] != card:
+            return Refusal(Reason.NOT_HELD, "not your top card")
+        refusal = self._claimable(seat, token, ts)
+        if refusal is not None:
+            return refusal
+        tok = self.tokens[token]
+        if far not in set(neighbours(near)):
+            return Refusal(Reason.NO_FIT, "the halves must touch")
+        if not (self.free(near) and self.free(far)):
+            return too_late_or(Reason.SQUARE_TAKEN, self._taken.get(token), seat, ts)
+        if tok.blocked_for is None and tok.square not in set(neighbours(near)):
+            return too_late_or(Reason.NOT_ADJACENT, self._taken.get(token), seat, ts)
+        if not self.matches(card, near, far):
+            return Refusal(Reason.NO_FIT, "colours differ")
+        self.covered[near] = (seat, card)
+        self.covered[far] = (seat, card)
+        tok.square = far
+        tok.reserved_by = None
+        tok.blocked_for = None
+        self._taken[token] = Taken(seat, ts)
+        st.hand.pop()
+        st.placed += 1
+        self._turn_over_if_empty(st)
+        if not st.hand:
+            self._finish(Ending.LIGRETTO_STOP, (seat,))
+            return None
+        self._check_blocked(seat)
+        self._check_no_placement()
+        return None
+
+    def _joker(self, action: PlayJoker) -> Refusal | None:
+        seat, token, square, ts = action
+        square = tuple(square)  # type: ignore[assignment]
+        st = self.seats[seat]
+        if st.jokers <= 0:
+            return Refusal(Reason.NO_JOKERS)
+        refusal = self._claimable(seat, token, ts)
+        if refusal is not None:
+            return refusal
+        tok = self.tokens[token]
+        if tok.blocked_for is not None:
+            return Refusal(Reason.BLOCKED, "place a card anywhere first")
+        if square not in set(neighbours(tok.square)):
+            return too_late_or(Reason.NOT_ADJACENT, self._taken.get(token), seat, ts)
+        if not self.free(square):
+            return too_late_or(Reason.SQUARE_TAKEN, self._taken.get(token), seat, ts)
+        st.jokers -= 1
+        self.covered[square] = (seat, JOKER)
+        tok.square = square
+        tok.reserved_by = seat
+        tok.reserved_until = ts + self._hold_ns
+        self._taken[token] = Taken(seat, ts)
+        self._check_blocked(seat)
+        self._check_no_placement()
+        return None
+
+    def _turn_over_if_empty(self, st: DominoSeat) -> None:
+        if not st.hand and st.discard:
+            st.hand = st.discard[::-1]
+            st.discard = []
+
+    def _check_blocked(self, seat: Seat | None) -> None:
+        """A token with no place left is blocked; the seat that blocked it must free it."""
+        for i, tok in enumerate(self.tokens):
+            if tok.blocked_for is None and next(self.places_at(i), None) is None:
+                # At set-up nobody blocked it: the first seat to place anywhere frees it.
+                tok.blocked_for = seat if seat is not None else ANY_SEAT
+                tok.reserved_by = None
+
+    def _pair_colours(self, pairs: Iterator[tuple[Square, Square]]) -> set[tuple[int, int]]:
+        cols = self.board.colours
+        return {tuple(sorted((cols[n], cols[f]))) for n, f in pairs}  # type: ignore[misc]
+
+    def can_place_any(self, seat: Seat, cards: Sequence[DominoCard]) -> bool:
+        """Could `seat` lay one of `cards` now (reservations aside, as they lapse)?
+
+        A token with no place left counts as one this seat may relocate, since
+        a joker that just blocked it would make it this seat's to free.
+        """
+        wanted = {tuple(c) for c in cards}
+        near: set[tuple[int, int]] = set()
+        anywhere = False
+        for i, tok in enumerate(self.tokens):
+            if tok.blocked_for is None:
+                pairs = list(self.places_at(i))
+                if pairs:
+                    near |= self._pair_colours(iter(pairs))
+                else:
+                    anywhere = True
+            elif tok.blocked_for in (seat, ANY_SEAT):
+                anywhere = True
+        if wanted & near:
+            return True
+        return anywhere and bool(wanted & self._pair_colours(self.free_pairs()))
+
+    def joker_route(self, seat: Seat, cards: Sequence[DominoCard], depth: int | None = None,
+                    ts: int | None = None) -> PlayJoker | None:
+        """A joker after which (with up to `depth` jokers in all) one of `cards` can be laid."""
+        depth = self.seats[seat].jokers if depth is None else depth
+        if depth <= 0:
+            return None
+        for i, tok in enumerate(self.tokens):
+            if tok.blocked_for is not None:
+                continue
+            if ts is not None and self._reserved_against(tok, seat, ts):
+                continue
+            for sq in self.joker_squares(i):
+                old = tok.square
+                self.covered[sq] = (seat, JOKER)
+                tok.square = sq
+                try:
+                    if self.can_place_any(seat, cards) or self.joker_route(seat, cards, depth - 1):
+                        return PlayJoker(seat, i, sq)
+                finally:
+                    tok.square = old
+                    del self.covered[sq]
+        return None
+
+    def _check_no_placement(self) -> None:
+        """End the round when no seat can ever place a card again, jokers included (exact)."""
+        if self.result is not None:
+            return
+        if any(self.can_place_any(seat, st.held()) for seat, st in enumerate(self.seats)):
+            return
+        for seat, st in enumerate(self.seats):
+            if st.jokers and self.joker_route(seat, st.held()) is not None:
+                return
+        most = max(st.placed for st in self.seats)
+        self._finish(Ending.NO_PLACEMENT, tuple(s for s, st in enumerate(self.seats) if st.placed == most))
+
+    def _finish(self, ending: Ending, finishers: tuple[Seat, ...]) -> None:
+        scores, aside = score_round(self.players, finishers, [len(st.held()) for st in self.seats])
+        self.result = RoundResult(ending, finishers, scores, {"put_aside": list(aside)})
+
+    def held_counts(self) -> list[int]:
+        return [len(st.held()) for st in self.seats]
+
+    def snapshot(self) -> dict[str, object]:
+        return {
+            "layout": self.board.name,
+            "tokens": [
+                {"square": list(t.square), "reserved_by": t.reserved_by,
+                 "blocked_for": t.blocked_for}
+                for t in self.tokens
+            ],
+            "covered": sorted([list(sq), seat, str(c)] for sq, (seat, c) in self.covered.items()),
+            "seats": [
+                {"hand": [str(c) for c in st.hand[::-1]], "discard": [str(c) for c in st.discard[::-1]],
+                 "jokers": st.jokers, "placed": st.placed, "aside": [str(c) for c in self.aside[s]]}
+                for s, st in enumerate(self.seats)
+            ],
+        }
+
+
+def score_round(
+    players: int, finishers: Sequence[Seat], held: Sequence[int]
+) -> tuple[tuple[int, ...], tuple[bool, ...]]:
+    """Points per seat, and which seats must put 2 cards aside (RULES.md §3 Scoring)."""
+    scores = [0] * players
+    aside = [False] * players
+    others = [s for s in range(players) if s not in finishers]
+    for s in finishers:
+        scores[s] = 2
+    if players >= 3 and others:
+        fewest = min(held[s] for s in others)
+        for s in others:
+            if held[s] == fewest:
+                scores[s] = 1
+            else:
+                aside[s] = True
+    else:
+        for s in others:
+            aside[s] = True
+    return tuple(scores), tuple(aside)
+
+
+def next_boards(
+    boards: Sequence[Sequence[DominoCard]],
+    must_put_aside: Sequence[bool],
+    held: Sequence[Sequence[DominoCard]],
+) -> list[list[DominoCard]]:
+    """Player boards after a round: losers put 2 cards aside, held cards first; then, if
+    every board has cards, each takes exactly 2 back."""
+    out = [list(b) for b in boards]
+    for seat, must in enumerate(must_put_aside):
+        if must:
+            in_play = [c for c in SET if c not in out[seat]]
+            candidates = list(held[seat]) + [c for c in in_play if c not in held[seat]]
+            for c in candidates[:ASIDE]:
+                out[seat].append(c)
+    if all(out):
+        for board in out:
+            del board[:ASIDE]
+    return out

@@ -1,0 +1,187 @@
+"""The match: rounds, totals, each game's end, and replay from the journal.
+
+A match is fully determined by (game, players, seed, options, set-ups) and the
+ordered list of accepted actions. Round k draws its randomness from its own
+generator seeded with (seed, game, k), so a round can be rebuilt from its own
+journal without replaying earlier rounds' dice and shuffles.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+from .classic import ClassicOptions, ClassicRound
+from .codec import Action
+from .common import Refusal, RoundResult, RulesError, Seat, winners
+from .crazy import CrazyOptions, CrazyRound, DeckSpec
+from .dice import DiceOptions, DiceRound
+from .domino import Board, DominoCard, DominoOptions, DominoRound, next_boards
+from .options import parse_options
+
+Round = ClassicRound | DiceRound | DominoRound | CrazyRound
+
+
+class JournalEntry(NamedTuple):
+    round: int
+    action: Action
+
+
+@dataclass(frozen=True, slots=True)
+class Resources:
+    """The data a game needs beyond its options (loaded by the catalogue, not here)."""
+
+    board: Board | None = None
+    deck: DeckSpec | None = None
+
+
+def round_rng(seed: int | str, game: str, round_no: int) -> random.Random:
+    return random.Random(f"{seed}/{game}/{round_no}")
+
+
+class Match:
+    def __init__(
+        self,
+        game: str,
+        players: int,
+        seed: int | str,
+        options: Mapping[str, Any] | None = None,
+        resources: Resources = Resources(),
+        boards: Sequence[Sequence[DominoCard]] | None = None,
+        setup: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.game = game
+        self.players = players
+        self.seed = seed
+        self.options = parse_options(game, players, options)
+        self.resources = resources
+        if game == "domino" and resources.board is None:
+            raise RulesError("domino needs a board layout")
+        if game == "crazy" and resources.deck is None:
+            raise RulesError("crazy needs its deck split")
+        self.boards: list[list[DominoCard]] = (
+            [list(b) for b in boards] if boards is not None else [[] for _ in range(players)]
+        )
+        """Domino player boards: cards put aside, carried from round to round."""
+        self.results: list[RoundResult] = []
+        self.journal: list[JournalEntry] = []
+        self.setups: dict[int, dict[str, Any]] = {}
+        self.round_no = 0
+        self.round: Round = self._new_round(setup)
+
+    # ------------------------------------------------------------ rounds
+
+    def _new_round(self, setup: Mapping[str, Any] | None) -> Round:
+        o = self.options
+        rng = round_rng(self.seed, self.game, self.round_no)
+        setup = dict(setup or {})
+        if setup:
+            self.setups[self.round_no] = setup
+        if self.game == "classic":
+            opts = ClassicOptions(o["recycle"], o["pro_row"], o["descending"],
+                                  o["alternate_colours"], o["stack_face_down"])
+            rnd: Round = ClassicRound(self.players, opts, rng, **setup)
+        elif self.game == "dice":
+            rnd = DiceRound(self.players, DiceOptions(o["handicap"]), rng, **setup)
+        elif self.game == "domino":
+            assert self.resources.board is not None
+            opts_d = DominoOptions(o["tokens"], o["joker_hold_s"])
+            setup.setdefault("aside", self.boards)
+            rnd = DominoRound(self.players, opts_d, rng, self.resources.board, **setup)
+        else:
+            assert self.resources.deck is not None
+            rnd = CrazyRound(self.players, CrazyOptions(o["target"]), rng, self.resources.deck, **setup)
+        if rnd.result is not None:
+            self._round_over(rnd)
+        return rnd
+
+    def next_round(self, setup: Mapping[str, Any] | None = None) -> Round:
+        """Start the next round; `setup` fixes its cards, dice or board (scenarios)."""
+        if self.round.result is None:
+            raise RulesError("the round in progress has not ended")
+        if self.is_over:
+            raise RulesError("the match is over")
+        self.round_no += 1
+        self.round = self._new_round(setup)
+        return self.round
+
+    def apply(self, action: Action) -> Refusal | None:
+        """Hand the action to the round; keep it in the journal when it was taken."""
+        refusal = self.round.apply(action)  # type: ignore[arg-type]
+        if refusal is None:
+            self.journal.append(JournalEntry(self.round_no, action))
+            if self.round.result is not None:
+                self._round_over(self.round)
+        return refusal
+
+    def _round_over(self, rnd: Round) -> None:
+        assert rnd.result is not None
+        self.results.append(rnd.result)
+        if self.game == "domino":
+            assert isinstance(rnd, DominoRound)
+            aside = rnd.result.detail["put_aside"]
+            held = [st.held() for st in rnd.seats]
+            self.boards = next_boards(self.boards, aside, held)  # type: ignore[arg-type]
+
+    # ------------------------------------------------------------ standings
+
+    @property
+    def totals(self) -> tuple[int, ...]:
+        return tuple(sum(r.scores[s] for r in self.results) for s in range(self.players))
+
+    @property
+    def rounds_played(self) -> int:
+        return len(self.results)
+
+    @property
+    def is_over(self) -> bool:
+        if self.round.result is None:
+            return False
+        if self.game == "crazy":
+            cap = self.options["rounds"]
+            return max(self.totals) >= self.options["target"] or (cap and self.rounds_played >= cap)
+        return self.rounds_played >= self.options["rounds"]
+
+    @property
+    def winners(self) -> tuple[Seat, ...]:
+        """Seats sharing the highest total (only meaningful once the match is over)."""
+        return winners(self.totals)
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "game": self.game,
+            "players": self.players,
+            "seed": self.seed,
+            "options": {k: list(v) if isinstance(v, tuple) else v for k, v in self.options.items()},
+            "rounds": [r.to_dict() for r in self.results],
+            "totals": list(self.totals),
+            "over": self.is_over,
+            "winners": list(self.winners) if self.is_over else [],
+        }
+
+    # ------------------------------------------------------------ replay
+
+    @classmethod
+    def replay(
+        cls,
+        game: str,
+        players: int,
+        seed: int | str,
+        options: Mapping[str, Any] | None,
+        journal: Iterable[JournalEntry],
+        resources: Resources = Resources(),
+        setups: Mapping[int, Mapping[str, Any]] | None = None,
+        boards: Sequence[Sequence[DominoCard]] | None = None,
+    ) -> Match:
+        """Rebuild a match, round in progress included, from its accepted actions."""
+        setups = setups or {}
+        match = cls(game, players, seed, options, resources, boards, setups.get(0))
+        for entry in journal:
+            while match.round_no < entry.round:
+                match.next_round(setups.get(match.round_no + 1))
+            refusal = match.apply(entry.action)
+            if refusal is not None:
+                raise RulesError(f"journal does not replay: round {entry.round}, {entry.action}: {refusal}")
+        return match

@@ -1,0 +1,165 @@
+"""What one player at the table can see, and nothing more.
+
+Bots decide from these, so a bot cannot peek at a face-down hand or another
+player's stack. Each sight reads the live round; it holds no copy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from .classic import Card, ClassicRound
+from .common import Seat
+from .crazy import CrazyCard, CrazyRound
+from .dice import Die, DiceRound
+from .domino import DominoCard, DominoRound, PlaceDomino, PlayJoker, Square
+
+
+class ClassicSight:
+    __slots__ = ("_r", "_st", "seat")
+
+    def __init__(self, rnd: ClassicRound, seat: Seat) -> None:
+        self._r = rnd
+        self._st = rnd.seats[seat]
+        self.seat = seat
+
+    @property
+    def over(self) -> bool:
+        return self._r.result is not None
+
+    @property
+    def options(self):  # noqa: ANN201 - ClassicOptions, public to everyone
+        return self._r.options
+
+    def row_tops(self) -> list[Card | None]:
+        return [place[-1] if place else None for place in self._st.row]
+
+    def stack_top(self) -> Card | None:
+        st = self._st
+        return st.stack[-1] if st.stack and not self._r.options.stack_face_down else None
+
+    def stack_size(self) -> int:
+        return len(self._st.stack)
+
+    def discard_top(self) -> Card | None:
+        return self._st.discard[-1] if self._st.discard else None
+
+    def hand_size(self) -> int:
+        return len(self._st.hand)
+
+    def can_turn(self) -> bool:
+        return bool(self._st.hand or self._st.discard)
+
+    def fits(self, card: Card) -> bool:
+        """Decided from the open piles' tops alone, which everyone sees."""
+        return self._r.fits(card)
+
+    def row_takes(self, row_top: Card, card: Card) -> bool:
+        return self._r.row_takes(row_top, card)
+
+    def pile_tops(self) -> list[Card]:
+        return self._r.pile_tops()
+
+    def voted_stuck(self) -> bool:
+        return self.seat in self._r.stuck_votes
+
+
+class DiceSight:
+    __slots__ = ("_r", "seat")
+
+    def __init__(self, rnd: DiceRound, seat: Seat) -> None:
+        self._r = rnd
+        self.seat = seat
+
+    @property
+    def over(self) -> bool:
+        return self._r.result is not None
+
+    def dice(self) -> list[Die]:
+        return list(self._r.dice[self.seat])
+
+    def board(self) -> list[int]:
+        return list(self._r.board)
+
+    def fits(self, die: Die) -> bool:
+        return self._r.fits(die)
+
+
+class DominoSight:
+    __slots__ = ("_r", "seat")
+
+    def __init__(self, rnd: DominoRound, seat: Seat) -> None:
+        self._r = rnd
+        self.seat = seat
+
+    @property
+    def over(self) -> bool:
+        return self._r.result is not None
+
+    def top_card(self) -> DominoCard | None:
+        """The card this player has turned up; the rest of the hand is face down."""
+        return self._r.top_card(self.seat)
+
+    def jokers(self) -> int:
+        return self._r.seats[self.seat].jokers
+
+    def placements(self, ts: int = 0) -> list[PlaceDomino]:
+        card = self.top_card()
+        return [] if card is None else list(self._r.placements(self.seat, card, ts))
+
+    def joker_squares(self, ts: int = 0) -> Iterator[tuple[int, Square]]:
+        r = self._r
+        for i, tok in enumerate(r.tokens):
+            if not r._reserved_against(tok, self.seat, ts):
+                for sq in r.joker_squares(i):
+                    yield i, sq
+
+    def held(self) -> int:
+        return len(self._r.seats[self.seat].held())
+
+    def joker_for_top(self, ts: int = 0) -> PlayJoker | None:
+        """A joker (or two in a row) that would let the turned-up card be laid."""
+        card = self.top_card()
+        return None if card is None else self._r.joker_route(self.seat, [card], ts=ts)
+
+
+class CrazySight:
+    __slots__ = ("_r", "seat")
+
+    def __init__(self, rnd: CrazyRound, seat: Seat) -> None:
+        self._r = rnd
+        self.seat = seat
+
+    @property
+    def over(self) -> bool:
+        return self._r.result is not None
+
+    def hand(self) -> list[CrazyCard]:
+        return list(self._r.seats[self.seat].hand)
+
+    def pile_tops(self) -> dict[int, int]:
+        return {pid: p.top for pid, p in self._r.piles.items()}
+
+    def pile_sizes(self) -> dict[int, int]:
+        return {pid: len(p.cards) for pid, p in self._r.piles.items()}
+
+    def pile_room(self) -> int:
+        return self._r.pile_limit - len(self._r.piles)
+
+    def draw_size(self) -> int:
+        return len(self._r.seats[self.seat].draw)
+
+
+Sight = ClassicSight | DiceSight | DominoSight | CrazySight
+
+
+def sight_of(rnd: object, seat: Seat) -> Sight:
+    if isinstance(rnd, ClassicRound):
+        return ClassicSight(rnd, seat)
+    if isinstance(rnd, DiceRound):
+        return DiceSight(rnd, seat)
+    if isinstance(rnd, DominoRound):
+        return DominoSight(rnd, seat)
+    if isinstance(rnd, CrazyRound):
+        return CrazySight(rnd, seat)
+    raise TypeError(f"no sight for {type(rnd).__name__}")

@@ -1,0 +1,168 @@
+"""Bot-against-bot matches, headless: `table-host simulate` and the engine benchmark.
+
+Instant bots act one at a time in a random seat order. Timed bots run on a
+simulated clock: each looks at the table, decides, and its action lands after
+its reaction time, so slower bots lose races and see "too late" as people do.
+"""
+
+from __future__ import annotations
+
+import heapq
+import random
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .bots import Bot, Level
+from .catalog import new_match
+from .rules.match import Match
+from .rules.sight import sight_of
+
+MAX_ACTIONS_PER_ROUND = 1_000_000
+_INSTANT_STEP_NS = 1_000_000  # instant bots' clock: one action a millisecond
+
+
+class RoundStalled(RuntimeError):
+    """A round that would not end: always a bug in the rules or the bots."""
+
+
+@dataclass(slots=True)
+class RoundStats:
+    actions: int = 0
+    refusals: int = 0
+    refusal_reasons: Counter[str] = field(default_factory=Counter)
+    sim_seconds: float = 0.0
+
+
+def play_round(match: Match, bots: list[Bot], rng: random.Random) -> RoundStats:
+    """Play the current round to its end with the given bots."""
+    stats = RoundStats()
+    rnd = match.round
+    sights = [sight_of(rnd, seat) for seat in range(match.players)]
+    if all(b.level == Level.INSTANT for b in bots):
+        _play_instant(match, bots, sights, rng, stats)
+    else:
+        _play_timed(match, bots, sights, stats)
+    return stats
+
+
+def _play_instant(match: Match, bots: list[Bot], sights: list[Any], rng: random.Random,
+                  stats: RoundStats) -> None:
+    rnd = match.round
+    n = match.players
+    apply = match.apply
+    randrange = rng.randrange
+    idle = 0
+    actions = 0
+    while rnd.result is None:
+        seat = randrange(n)
+        action = bots[seat].choose(sights[seat], actions * _INSTANT_STEP_NS)
+        if action is None:
+            idle += 1
+            if idle > 50 * n:
+                raise RoundStalled(f"{match.game}: no bot can act, yet the round goes on")
+            continue
+        idle = 0
+        refusal = apply(action._replace(ts=actions * _INSTANT_STEP_NS))
+        actions += 1
+        if refusal is not None:
+            stats.refusals += 1
+            stats.refusal_reasons[refusal.reason.name.lower()] += 1
+        if actions > MAX_ACTIONS_PER_ROUND:
+            raise RoundStalled(f"{match.game}: a round ran past {MAX_ACTIONS_PER_ROUND} actions")
+    stats.actions = actions
+
+
+def _play_timed(match: Match, bots: list[Bot], sights: list[Any], stats: RoundStats) -> None:
+    rnd = match.round
+    queue: list[tuple[int, int, Any]] = []  # (lands at ns, seat, action)
+    now = 0
+
+    def decide(seat: int, at: int) -> None:
+        action = bots[seat].choose(sights[seat], at)
+        if action is not None:
+            lands = at + bots[seat].delay_ns(action)
+            heapq.heappush(queue, (lands, seat, action._replace(ts=lands)))
+
+    for seat in range(match.players):
+        decide(seat, 0)
+    while rnd.result is None:
+        if not queue:
+            raise RoundStalled(f"{match.game}: no bot can act, yet the round goes on")
+        now, seat, action = heapq.heappop(queue)
+        refusal = match.apply(action)
+        stats.actions += 1
+        if refusal is not None:
+            stats.refusals += 1
+            stats.refusal_reasons[refusal.reason.name.lower()] += 1
+        if stats.actions > MAX_ACTIONS_PER_ROUND:
+            raise RoundStalled(f"{match.game}: a round ran past {MAX_ACTIONS_PER_ROUND} actions")
+        decide(seat, now)
+    stats.sim_seconds = now / 1e9
+
+
+def make_bots(players: int, level: Level | str, seed: int | str) -> list[Bot]:
+    return [Bot(level, random.Random(f"bot/{seed}/{seat}")) for seat in range(players)]
+
+
+def simulate(
+    game: str,
+    players: int,
+    rounds: int | None,
+    seed: int | str,
+    options: dict[str, Any] | None = None,
+    level: Level | str = Level.INSTANT,
+    progress: Callable[[int], None] | None = None,
+) -> dict[str, Any]:
+    """Play one match (cut to `rounds` if given) and report it as plain data."""
+    opts = dict(options or {})
+    if rounds is not None:
+        opts["rounds"] = rounds
+    match = new_match(game, players, seed, opts)
+    bots = make_bots(players, level, seed)
+    order = random.Random(f"order/{seed}")
+    per_round: list[dict[str, Any]] = []
+    endings: Counter[str] = Counter()
+    actions = refusals = 0
+    started = time.perf_counter()
+    while True:
+        stats = play_round(match, bots, order)
+        result = match.results[-1]
+        endings[str(result.ending)] += 1
+        actions += stats.actions
+        refusals += stats.refusals
+        per_round.append({
+            "round": match.rounds_played,
+            "ending": str(result.ending),
+            "finishers": list(result.finishers),
+            "scores": list(result.scores),
+            "totals": list(match.totals),
+            "actions": stats.actions,
+            "refusals": stats.refusals,
+            **({"refusal_reasons": dict(stats.refusal_reasons)} if stats.refusals else {}),
+            **({"game_seconds": round(stats.sim_seconds, 2)} if stats.sim_seconds else {}),
+        })
+        if progress is not None:
+            progress(match.rounds_played)
+        if match.is_over:
+            break
+        match.next_round()
+    elapsed = max(time.perf_counter() - started, 1e-9)
+    return {
+        "game": game,
+        "players": players,
+        "seed": seed,
+        "bots": str(Level(level)),
+        "options": match.summary()["options"],
+        "rounds": per_round,
+        "totals": list(match.totals),
+        "winners": list(match.winners),
+        "endings": dict(endings),
+        "actions": actions,
+        "refusals": refusals,
+        "elapsed_s": round(elapsed, 4),
+        "rounds_per_s": round(len(per_round) / elapsed, 1),
+        "actions_per_s": round(actions / elapsed, 1),
+    }
