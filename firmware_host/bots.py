@@ -10,8 +10,10 @@ plays well with no delay, for simulation and benchmarks.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 from .rules.classic import MoveToRow, PlayCard, TurnHand, VoteStuck
 from .rules.codec import Action
@@ -69,53 +71,65 @@ class Bot:
         """The bot's next action, or None when it has nothing to do."""
         if sight.over:
             return None
+        return self.policy(sight)(sight, now_ns)
+
+    def policy(self, sight: Sight) -> Callable[[Any, int], Action | None]:
+        """The decision function for this kind of game (looked up once per round)."""
         if isinstance(sight, ClassicSight):
-            return self._classic(sight)
+            if self.level == Level.INSTANT and not sight.options.pro_row:
+                return _instant_classic
+            return self._classic
         if isinstance(sight, DiceSight):
-            return self._dice(sight)
+            return self._dice
         if isinstance(sight, DominoSight):
-            return self._domino(sight, now_ns)
-        return self._crazy(sight)
+            return self._domino
+        if isinstance(sight, CrazySight):
+            return self._crazy
+        raise TypeError(f"no policy for {type(sight).__name__}")
 
     # ------------------------------------------------------------ games
 
-    def _classic(self, s: ClassicSight) -> Action | None:
+    def _classic(self, s: ClassicSight, now: int) -> Action | None:
         seat = s.seat
-        stack_top = s.stack_top()
+        overlook = self.skill.overlook
         # Stack first (it scores -2 a card), then the row (which refills from the stack).
-        if stack_top is not None and s.fits(stack_top) and self._sees():
-            return self._played(PlayCard(seat, stack_top))
-        for top in s.row_tops():
-            if top is not None and s.fits(top) and self._sees():
-                return self._played(PlayCard(seat, top))
-        discard_top = s.discard_top()
-        if discard_top is not None and s.fits(discard_top) and self._sees():
-            return self._played(PlayCard(seat, discard_top))
+        if not overlook:
+            card = s.first_fitting()
+            if card is not None:
+                self._fruitless = 0
+                return PlayCard(seat, card, now)
+        else:
+            needs = s.needs
+            for card in s.playable():
+                if needs[card] > 0 and self.rng.random() >= overlook:
+                    self._fruitless = 0
+                    return PlayCard(seat, card, now)
         if s.options.pro_row:
+            stack_top, discard_top = s.stack_top(), s.discard_top()
             for i, top in enumerate(s.row_tops()):
                 if top is None:
                     continue
                 for card in (stack_top, discard_top):
                     if card is not None and s.row_takes(top, card) and self._sees():
-                        return self._played(MoveToRow(seat, card, i))
+                        return self._played(MoveToRow(seat, card, i, now))
             passes = s.hand_size() // 3 + 3
             if self._fruitless > passes and not s.voted_stuck():
-                return VoteStuck(seat)
+                return VoteStuck(seat, now)
         if s.can_turn():
             self._fruitless += 1
-            return TurnHand(seat)
+            return TurnHand(seat, now)
         return None
 
     def _played(self, action: Action) -> Action:
         self._fruitless = 0
         return action
 
-    def _dice(self, s: DiceSight) -> Action:
+    def _dice(self, s: DiceSight, now: int) -> Action:
         fitting = [d for d in s.dice() if s.fits(d) and self._sees()]
         if fitting:
             die = self.rng.choice(fitting) if self.level != Level.INSTANT else fitting[0]
-            return PlaceDie(s.seat, die.colour, die.face)
-        return Reroll(s.seat)
+            return PlaceDie(s.seat, die.colour, die.face, now)
+        return Reroll(s.seat, now)
 
     def _domino(self, s: DominoSight, now_ns: int) -> Action | None:
         if s.top_card() is None:
@@ -131,7 +145,7 @@ class Bot:
         self._fruitless += 1
         return DiscardDomino(s.seat)
 
-    def _crazy(self, s: CrazySight) -> Action | None:
+    def _crazy(self, s: CrazySight, now: int) -> Action | None:
         hand = s.hand()
         if not hand:
             return None
@@ -163,3 +177,23 @@ class Bot:
         if s.pile_room() > 0:
             return PlayCrazy(s.seat, card, None, BOTTOM)
         return DiscardCrazy(s.seat, card)
+
+
+_tuple_new = tuple.__new__
+
+
+def _instant_classic(s: ClassicSight, now: int) -> Action | None:
+    """The instant bot without pro_row: play the first card that fits, else turn 3 cards.
+
+    The same choice `Bot._classic` makes when nothing is overlooked, in one glance.
+    Simulation and the engine benchmark spend most of their time here, so the
+    actions are built with tuple's own constructor (a namedtuple's `__new__` is
+    a Python function); the result is an ordinary PlayCard or TurnHand.
+    """
+    card = s.first_fitting()
+    if card is not None:
+        return _tuple_new(PlayCard, (s.seat, card, now))  # type: ignore[return-value]
+    if s.can_turn():
+        return _tuple_new(TurnHand, (s.seat, now))  # type: ignore[return-value]
+    return None
+

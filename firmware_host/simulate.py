@@ -52,27 +52,29 @@ def _play_instant(match: Match, bots: list[Bot], sights: list[Any], rng: random.
                   stats: RoundStats) -> None:
     rnd = match.round
     n = match.players
-    apply = match.apply
-    randrange = rng.randrange
+    apply = rnd.apply  # the match hears of the round's end through rnd.on_end
+    draw = rng.random
+    policies = [bot.policy(sight) for bot, sight in zip(bots, sights, strict=True)]
+    limit = MAX_ACTIONS_PER_ROUND * _INSTANT_STEP_NS
     idle = 0
-    actions = 0
+    now = 0
     while rnd.result is None:
-        seat = randrange(n)
-        action = bots[seat].choose(sights[seat], actions * _INSTANT_STEP_NS)
+        seat = int(draw() * n)
+        action = policies[seat](sights[seat], now)
         if action is None:
             idle += 1
             if idle > 50 * n:
                 raise RoundStalled(f"{match.game}: no bot can act, yet the round goes on")
             continue
         idle = 0
-        refusal = apply(action._replace(ts=actions * _INSTANT_STEP_NS))
-        actions += 1
+        refusal = apply(action)
+        now += _INSTANT_STEP_NS
         if refusal is not None:
             stats.refusals += 1
             stats.refusal_reasons[refusal.reason.name.lower()] += 1
-        if actions > MAX_ACTIONS_PER_ROUND:
+        if now > limit:
             raise RoundStalled(f"{match.game}: a round ran past {MAX_ACTIONS_PER_ROUND} actions")
-    stats.actions = actions
+    stats.actions = now // _INSTANT_STEP_NS
 
 
 def _play_timed(match: Match, bots: list[Bot], sights: list[Any], stats: RoundStats) -> None:

@@ -11,15 +11,17 @@ simply `_fits == 0`, kept up to date in O(1) per play.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from enum import IntEnum
-from typing import Literal, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from .common import (
     Ending,
     Reason,
     Refusal,
+    RoundBase,
     RoundResult,
     RulesError,
     Seat,
@@ -183,6 +185,17 @@ class SeatState:
         self.centre = 0
 
 
+_tuple_new = tuple.__new__
+
+
+def shuffle(rng: random.Random, cards: list[Card]) -> None:
+    """Shuffle in place: sorting by fresh random keys is uniform and several times
+    faster than `random.shuffle`, which draws every index in Python."""
+    draw = rng.random
+    cards.sort(key=lambda _card: draw())
+
+
+@cache
 def _tables(opts: ClassicOptions) -> tuple[list[tuple[int, ...]], list[tuple[int, ...]], set[int]]:
     """For each pile top: the cards it takes; for each card: the tops that take it."""
     accepts: list[tuple[int, ...]] = [() for _ in range(_KEYS)]
@@ -205,7 +218,7 @@ def _tables(opts: ClassicOptions) -> tuple[list[tuple[int, ...]], list[tuple[int
     return accepts, [tuple(p) for p in preds], starters
 
 
-class ClassicRound:
+class ClassicRound(RoundBase):
     """One round of Ligretto. `apply` is the one way to change it."""
 
     game = "classic"
@@ -227,28 +240,44 @@ class ClassicRound:
             deals = []
             for _ in range(players):
                 deck = list(DECK)
-                rng.shuffle(deck)
+                shuffle(rng, deck)
                 deals.append(deal_from(deck, players))
         if len(deals) != players:
             raise RulesError(f"{len(deals)} deals for {players} players")
         self.seats = [SeatState(d) for d in deals]
         self.piles: list[list[tuple[Seat, Card]]] = []
         self.result: RoundResult | None = None
+        self.journal: list[ClassicAction] = []
         self.stuck_votes: set[Seat] = set()
         self._order_kept = options.recycle == "turn_over"
+        self._handlers: dict[type, Callable[[Any], Refusal | None]] = {
+            PlayCard: self._play, TurnHand: self._turn, MoveToRow: self._move_to_row,
+            VoteStuck: self._vote,
+        }
         self._accepts, self._preds, self._starters = _tables(options)
         self._need = [0] * _KEYS
         self._avail = [0] * _KEYS
-        self._open: list[list[int]] = [[] for _ in range(_KEYS)]
+        self._open: dict[int, list[int]] = {}
+        """Open piles by their top card, oldest first."""
         self._taken: dict[int, Taken] = {}
         for k in self._starters:
             self._need[k] = _STARTER_NEED
         for pile in piles:
             self._preset_pile(list(pile))
+        avail = self._avail
+        face_down = options.stack_face_down
         for st in self.seats:
-            for k in self._accessible(st):
-                self._avail[k] += 1
-        self._fits = sum(1 for k in range(_KEYS) if self._need[k] > 0 and self._avail[k] > 0)
+            for place in st.row:
+                if place:
+                    avail[place[-1]] += 1
+            if st.stack and not face_down:
+                avail[st.stack[-1]] += 1
+            for k in st.hand:
+                avail[k] += 1
+            for k in st.discard:
+                avail[k] += 1
+        need = self._need
+        self._fits = sum([need[k] > 0 and avail[k] > 0 for k in DECK])
         for seat, st in enumerate(self.seats):
             if not st.stack:
                 self._finish(Ending.LIGRETTO, (seat,))
@@ -272,25 +301,11 @@ class ClassicRound:
         idx = len(self.piles)
         self.piles.append(pile)
         if self._accepts[top]:
-            self._open[top].append(idx)
+            self._open.setdefault(top, []).append(idx)
             for k in self._accepts[top]:
                 self._need[k] += 1
 
     # ------------------------------------------------------------ queries
-
-    @property
-    def is_over(self) -> bool:
-        return self.result is not None
-
-    def _accessible(self, st: SeatState) -> Iterator[Card]:
-        """Every card this seat could still bring to the centre without a stack card moving."""
-        for place in st.row:
-            if place:
-                yield place[-1]
-        if st.stack and not self.options.stack_face_down:
-            yield st.stack[-1]
-        yield from st.hand
-        yield from st.discard
 
     def fits(self, card: int) -> bool:
         """Would some centre pile take this card now? Uses only what is on the table."""
@@ -345,23 +360,6 @@ class ClassicRound:
 
     # ------------------------------------------------------------ changes
 
-    def apply(self, action: ClassicAction) -> Refusal | None:
-        """Take the action if the rules allow it; otherwise say why and change nothing."""
-        if self.result is not None:
-            return Refusal(Reason.ROUND_OVER)
-        if not 0 <= action.seat < self.players:
-            return Refusal(Reason.NO_SUCH_SEAT)
-        kind = type(action)
-        if kind is PlayCard:
-            return self._play(action)  # type: ignore[arg-type]
-        if kind is TurnHand:
-            return self._turn(action.seat)
-        if kind is MoveToRow:
-            return self._move_to_row(action)  # type: ignore[arg-type]
-        if kind is VoteStuck:
-            return self._vote(action.seat)
-        raise TypeError(f"not a Ligretto action: {action!r}")
-
     def _play(self, action: PlayCard) -> Refusal | None:
         seat, card, ts = action
         st = self.seats[seat]
@@ -385,50 +383,73 @@ class ClassicRound:
         if need[card] <= 0:
             return too_late_or(Reason.NO_FIT, self._taken.get(card), seat, ts)
 
-        # Take it from where it lies; the row refills from the stack.
-        self._avail_add(card, -1)
+        # Take it from where it lies; the row refills from the stack. Every card that
+        # becomes reachable or unreachable updates _avail (and _fits) on the spot.
+        made_reachable: Card | None = None
         if source >= 0:
             place = st.row[source]
             place.pop()
             if place:
-                self._avail_add(place[-1], 1)
+                made_reachable = place[-1]
             elif st.stack:
                 moved = st.stack.pop()
                 place.append(moved)
                 if self.options.stack_face_down:
-                    self._avail_add(moved, 1)
+                    made_reachable = moved
                 elif st.stack:
-                    self._avail_add(st.stack[-1], 1)
+                    made_reachable = st.stack[-1]
         elif source == -2:
             st.stack.pop()
             if st.stack:
-                self._avail_add(st.stack[-1], 1)
+                made_reachable = st.stack[-1]
         else:
             st.discard.pop()
+        a = avail[card]
+        avail[card] = a - 1
+        if a == 1:  # need[card] > 0 here
+            self._fits -= 1
+        if made_reachable is not None:
+            a = avail[made_reachable]
+            avail[made_reachable] = a + 1
+            if a == 0 and need[made_reachable] > 0:
+                self._fits += 1
 
         # Onto a pile: the oldest of the equivalent piles, or a new one.
+        accepts = self._accepts
         if card in self._starters:
             idx = len(self.piles)
             self.piles.append([(seat, card)])
         else:
+            open_piles = self._open
             for top in self._preds[card]:
-                bucket = self._open[top]
+                bucket = open_piles.get(top)
                 if bucket:
                     idx = bucket.pop(0)
                     break
             else:  # pragma: no cover - need[card] > 0 guarantees a pile
                 raise AssertionError("need count out of step with piles")
-            taken = Taken(seat, ts)
-            for k in self._accepts[top]:
-                self._need_add(k, -1)
+            taken = _tuple_new(Taken, (seat, ts))  # Taken(seat, ts), without a Python call
+            for k in accepts[top]:
+                n = need[k]
+                need[k] = n - 1
+                if n == 1 and avail[k] > 0:
+                    self._fits -= 1
                 self._taken[k] = taken
             self.piles[idx].append((seat, card))
-        if self._accepts[card]:
-            self._open[card].append(idx)
-            for k in self._accepts[card]:
-                self._need_add(k, 1)
+        if accepts[card]:
+            bucket = self._open.get(card)
+            if bucket is None:
+                self._open[card] = [idx]
+            else:
+                bucket.append(idx)
+            for k in accepts[card]:
+                n = need[k]
+                need[k] = n + 1
+                if n == 0 and avail[k] > 0:
+                    self._fits += 1
         st.centre += 1
-        self.stuck_votes.clear()
+        if self.stuck_votes:
+            self.stuck_votes.clear()
 
         if not st.stack:
             self._finish(Ending.LIGRETTO, (seat,))
@@ -436,8 +457,8 @@ class ClassicRound:
             self._check_deadlock()
         return None
 
-    def _turn(self, seat: Seat) -> Refusal | None:
-        st = self.seats[seat]
+    def _turn(self, action: TurnHand) -> Refusal | None:
+        st = self.seats[action.seat]
         if not st.hand:
             if not st.discard:
                 return Refusal(Reason.NO_CARDS)
@@ -446,10 +467,12 @@ class ClassicRound:
             if self._order_kept:
                 st.hand.reverse()
             else:
-                self._rng.shuffle(st.hand)
-        hand, discard = st.hand, st.discard
-        for _ in range(min(TURN_COUNT, len(hand))):
-            discard.append(hand.pop())
+                shuffle(self._rng, st.hand)
+        hand = st.hand
+        turned = hand[-TURN_COUNT:]
+        del hand[-TURN_COUNT:]
+        turned.reverse()  # the block is turned over: its bottom card ends on top
+        st.discard += turned
         if self._order_kept and not hand:
             self._check_deadlock()  # a pass through the hand ended: is everyone frozen?
         return None
@@ -482,7 +505,8 @@ class ClassicRound:
             self._check_deadlock()
         return None
 
-    def _vote(self, seat: Seat) -> Refusal | None:
+    def _vote(self, action: VoteStuck) -> Refusal | None:
+        seat = action.seat
         if not self.options.pro_row:
             return Refusal(Reason.NOT_IN_VARIANT, "the table finds deadlocks itself")
         if seat in self.stuck_votes:
@@ -554,7 +578,7 @@ class ClassicRound:
         self._finish(Ending.DEADLOCK, ())
 
     def _finish(self, ending: Ending, finishers: tuple[Seat, ...]) -> None:
-        self.result = RoundResult(ending, finishers, self.scores())
+        self._end(RoundResult(ending, finishers, self.scores()))
 
     # ------------------------------------------------------------ output
 

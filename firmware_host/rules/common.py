@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 Seat = int
 """A seat index, 0-based inside the engine (seat 1 on the table is 0 here)."""
@@ -75,8 +77,7 @@ class Refusal:
         return out
 
 
-@dataclass(frozen=True, slots=True)
-class Taken:
+class Taken(NamedTuple):
     """Who last took a spot and when, so a later claim can be told it was too late."""
 
     seat: Seat
@@ -121,3 +122,42 @@ def winners(totals: tuple[int, ...] | list[int]) -> tuple[Seat, ...]:
     """Every seat with the highest total: equal totals share the win."""
     best = max(totals)
     return tuple(seat for seat, total in enumerate(totals) if total == best)
+
+
+class RoundBase:
+    """What every game's round shares: one way in (`apply`), its journal, its end.
+
+    A game fills `_handlers` (action type -> method) and calls `_end` when the
+    round is over. `apply` checks what is common to every action, so handlers
+    see only well-formed actions from seated players of a running round.
+    """
+
+    game: str
+    players: int
+    result: RoundResult | None
+    journal: list[Any]
+    _handlers: dict[type, Callable[[Any], Refusal | None]]
+    on_end: Callable[[RoundBase], None] | None = None
+
+    @property
+    def is_over(self) -> bool:
+        return self.result is not None
+
+    def apply(self, action: Any) -> Refusal | None:
+        """Take the action if the rules allow it; otherwise say why and change nothing."""
+        if self.result is not None:
+            return Refusal(Reason.ROUND_OVER)
+        if not 0 <= action.seat < self.players:
+            return Refusal(Reason.NO_SUCH_SEAT)
+        handler = self._handlers.get(type(action))
+        if handler is None:
+            raise TypeError(f"not a {self.game} action: {action!r}")
+        refusal = handler(action)
+        if refusal is None:
+            self.journal.append(action)
+            if self.result is not None and self.on_end is not None:
+                self.on_end(self)
+        return refusal
+
+    def _end(self, result: RoundResult) -> None:
+        self.result = result

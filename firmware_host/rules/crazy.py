@@ -12,7 +12,17 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import NamedTuple
 
-from .common import Ending, Reason, Refusal, RoundResult, RulesError, Seat, Taken, too_late_or
+from .common import (
+    Ending,
+    Reason,
+    Refusal,
+    RoundBase,
+    RoundResult,
+    RulesError,
+    Seat,
+    Taken,
+    too_late_or,
+)
 
 MIN_PLAYERS, MAX_PLAYERS = 2, 5
 HAND_SIZE = 3
@@ -134,7 +144,7 @@ class Pile(NamedTuple):
         return self.cards[-1][2]
 
 
-class CrazyRound:
+class CrazyRound(RoundBase):
     game = "crazy"
 
     def __init__(
@@ -165,12 +175,10 @@ class CrazyRound:
         self._next_pile = 0
         self._taken: dict[int, Taken] = {}
         self.result: RoundResult | None = None
+        self.journal: list[CrazyAction] = []
+        self._handlers = {PlayCrazy: self._play, DiscardCrazy: self._discard}
         for seat in range(players):
             self._check_out(seat)
-
-    @property
-    def is_over(self) -> bool:
-        return self.result is not None
 
     @property
     def pile_limit(self) -> int:
@@ -198,29 +206,25 @@ class CrazyRound:
         for card in self.seats[seat].hand:
             yield DiscardCrazy(seat, card)
 
-    def apply(self, action: CrazyAction) -> Refusal | None:
-        if self.result is not None:
-            return Refusal(Reason.ROUND_OVER)
-        if not 0 <= action.seat < self.players:
-            return Refusal(Reason.NO_SUCH_SEAT)
+    def _discard(self, action: DiscardCrazy) -> Refusal | None:
         st = self.seats[action.seat]
         if action.card not in st.hand:
             return Refusal(Reason.NOT_HELD, f"{action.card} is not in your hand")
-        if type(action) is DiscardCrazy:
-            st.hand.remove(action.card)
-            st.discard.append(action.card)
-        elif type(action) is PlayCrazy:
-            refusal = self._play(action, st)
-            if refusal is not None:
-                return refusal
-        else:
-            raise TypeError(f"not a Crazy action: {action!r}")
-        st.refill()
-        self._check_out(action.seat)
+        st.hand.remove(action.card)
+        st.discard.append(action.card)
+        self._after_play(action.seat)
         return None
 
-    def _play(self, action: PlayCrazy, st: CrazySeat) -> Refusal | None:
+    def _after_play(self, seat: Seat) -> None:
+        """Draw back up to 3; an empty hand and draw pile ends the round."""
+        self.seats[seat].refill()
+        self._check_out(seat)
+
+    def _play(self, action: PlayCrazy) -> Refusal | None:
         seat, card, pid, value, ts = action
+        st = self.seats[seat]
+        if card not in st.hand:
+            return Refusal(Reason.NOT_HELD, f"{card} is not in your hand")
         if pid is None:
             if not (card.crazy or card.value == BOTTOM) or value not in (None, BOTTOM):
                 return Refusal(Reason.NO_FIT, "only a 1 or Crazy starts a pile")
@@ -251,12 +255,13 @@ class CrazyRound:
         if finishes:  # "Crazy!": a 5 on a 4 wins the whole pile
             del self.piles[pid]
             st.score.extend(c for _, c, _ in pile.cards)
+        self._after_play(seat)
         return None
 
     def _check_out(self, seat: Seat) -> None:
         st = self.seats[seat]
         if self.result is None and not st.hand and not st.draw:
-            self.result = RoundResult(Ending.LIGRETTO_STOP, (seat,), self.scores())
+            self._end(RoundResult(Ending.LIGRETTO_STOP, (seat,), self.scores()))
 
     def scores(self) -> tuple[int, ...]:
         return tuple(len(s.score) - len(s.draw) - len(s.discard) - len(s.hand) for s in self.seats)

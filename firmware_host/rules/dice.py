@@ -12,7 +12,17 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import NamedTuple
 
-from .common import Ending, Reason, Refusal, RoundResult, RulesError, Seat, Taken, too_late_or
+from .common import (
+    Ending,
+    Reason,
+    Refusal,
+    RoundBase,
+    RoundResult,
+    RulesError,
+    Seat,
+    Taken,
+    too_late_or,
+)
 
 MIN_PLAYERS, MAX_PLAYERS = 2, 4
 DICE_PER_COLOUR = 6
@@ -94,7 +104,7 @@ def dice_counts(players: int, options: DiceOptions) -> tuple[int, ...]:
     return counts
 
 
-class DiceRound:
+class DiceRound(RoundBase):
     game = "dice"
 
     def __init__(
@@ -129,15 +139,13 @@ class DiceRound:
         self.dice: list[list[Die]] = [list(hand) for hand in dice]
         self.placed_by: list[list[Seat]] = [[] for _ in DieColour]
         self.result: RoundResult | None = None
+        self.journal: list[DiceAction] = []
+        self._handlers = {PlaceDie: self._place, Reroll: self._reroll}
         self._taken: dict[tuple[int, int], Taken] = {}
         for seat, hand in enumerate(self.dice):
             if not hand:
                 self._finish(seat)
                 break
-
-    @property
-    def is_over(self) -> bool:
-        return self.result is not None
 
     def fits(self, die: Die) -> bool:
         return self.board[die.colour] == die.face - 1
@@ -151,17 +159,6 @@ class DiceRound:
                 seen.add(die)
                 yield PlaceDie(seat, die.colour, die.face)
         yield Reroll(seat)
-
-    def apply(self, action: DiceAction) -> Refusal | None:
-        if self.result is not None:
-            return Refusal(Reason.ROUND_OVER)
-        if not 0 <= action.seat < self.players:
-            return Refusal(Reason.NO_SUCH_SEAT)
-        if type(action) is PlaceDie:
-            return self._place(action)
-        if type(action) is Reroll:
-            return self._reroll(action)
-        raise TypeError(f"not a dice action: {action!r}")
 
     def _place(self, action: PlaceDie) -> Refusal | None:
         seat, colour, face, ts = action
@@ -200,7 +197,7 @@ class DiceRound:
         )
 
     def _finish(self, seat: Seat) -> None:
-        self.result = RoundResult(Ending.LAST_DIE, (seat,), self.scores(seat))
+        self._end(RoundResult(Ending.LAST_DIE, (seat,), self.scores(seat)))
 
     def snapshot(self) -> dict[str, object]:
         return {

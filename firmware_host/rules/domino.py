@@ -14,7 +14,17 @@ from enum import IntEnum
 from itertools import combinations_with_replacement
 from typing import NamedTuple
 
-from .common import Ending, Reason, Refusal, RoundResult, RulesError, Seat, Taken, too_late_or
+from .common import (
+    Ending,
+    Reason,
+    Refusal,
+    RoundBase,
+    RoundResult,
+    RulesError,
+    Seat,
+    Taken,
+    too_late_or,
+)
 
 MIN_PLAYERS, MAX_PLAYERS = 2, 4
 TOKENS = 4
@@ -66,6 +76,18 @@ SET: tuple[DominoCard, ...] = tuple(
     DominoCard(a, b) for a, b in combinations_with_replacement(DominoColour, 2)
 )
 """A player's 15 cards: every pair of the 5 colours, doubles included."""
+
+
+def _is_square(value: object) -> bool:
+    return (
+        isinstance(value, tuple) and len(value) == 2
+        and all(isinstance(x, int) and not isinstance(x, bool) for x in value)
+    )
+
+
+def _as_square(value: object) -> Square:
+    """Lists from JSON become tuples; anything else is left for `_is_square` to refuse."""
+    return tuple(value) if isinstance(value, list) else value  # type: ignore[return-value]
 
 
 def neighbours(sq: Square) -> Iterator[Square]:
@@ -149,7 +171,7 @@ class DominoSeat:
         return self.hand + self.discard
 
 
-class DominoRound:
+class DominoRound(RoundBase):
     game = "domino"
 
     def __init__(
@@ -198,6 +220,9 @@ class DominoRound:
         self._taken: dict[int, Taken] = {}
         self._hold_ns = int(options.joker_hold_s * 1e9)
         self.result: RoundResult | None = None
+        self.journal: list[DominoAction] = []
+        self._handlers = {PlaceDomino: self._place, PlayJoker: self._joker,
+                          DiscardDomino: self._discard}
         for seat, st in enumerate(self.seats):
             if not st.hand:
                 self._finish(Ending.LIGRETTO_STOP, (seat,))
@@ -206,10 +231,6 @@ class DominoRound:
         self._check_no_placement()
 
     # ------------------------------------------------------------ geometry
-
-    @property
-    def is_over(self) -> bool:
-        return self.result is not None
 
     def free(self, sq: Square) -> bool:
         return sq in self.board.colours and sq not in self.covered and not any(
@@ -279,26 +300,15 @@ class DominoRound:
 
     # ------------------------------------------------------------ changes
 
-    def apply(self, action: DominoAction) -> Refusal | None:
-        if self.result is not None:
-            return Refusal(Reason.ROUND_OVER)
-        if not 0 <= action.seat < self.players:
-            return Refusal(Reason.NO_SUCH_SEAT)
-        kind = type(action)
-        if kind is DiscardDomino:
-            st = self.seats[action.seat]
-            st.discard.append(st.hand.pop())
-            self._turn_over_if_empty(st)
-            return None
-        if not 0 <= action.token < TOKENS:  # type: ignore[union-attr]
-            return Refusal(Reason.NO_SUCH_TOKEN)
-        if kind is PlaceDomino:
-            return self._place(action)  # type: ignore[arg-type]
-        if kind is PlayJoker:
-            return self._joker(action)  # type: ignore[arg-type]
-        raise TypeError(f"not a Domino action: {action!r}")
+    def _discard(self, action: DiscardDomino) -> Refusal | None:
+        st = self.seats[action.seat]
+        st.discard.append(st.hand.pop())
+        self._turn_over_if_empty(st)
+        return None
 
     def _claimable(self, seat: Seat, token: int, ts: int) -> Refusal | None:
+        if not 0 <= token < TOKENS:
+            return Refusal(Reason.NO_SUCH_TOKEN)
         tok = self.tokens[token]
         if tok.blocked_for not in (None, seat, ANY_SEAT):
             return Refusal(Reason.BLOCKED, f"seat {tok.blocked_for + 1} must free it")
@@ -308,10 +318,12 @@ class DominoRound:
 
     def _place(self, action: PlaceDomino) -> Refusal | None:
         seat, card, token, near, far, ts = action
-        near, far = tuple(near), tuple(far)  # type: ignore[assignment]
+        near, far = _as_square(near), _as_square(far)
         st = self.seats[seat]
         if not st.hand or st.hand[-1] != card:
             return Refusal(Reason.NOT_HELD, "not your top card")
+        if not (_is_square(near) and _is_square(far)):
+            return Refusal(Reason.NO_FIT, "squares are (row, column)")
         refusal = self._claimable(seat, token, ts)
         if refusal is not None:
             return refusal
@@ -342,8 +354,10 @@ class DominoRound:
 
     def _joker(self, action: PlayJoker) -> Refusal | None:
         seat, token, square, ts = action
-        square = tuple(square)  # type: ignore[assignment]
+        square = _as_square(square)
         st = self.seats[seat]
+        if not _is_square(square):
+            return Refusal(Reason.NOT_ADJACENT, "a square is (row, column)")
         if st.jokers <= 0:
             return Refusal(Reason.NO_JOKERS)
         refusal = self._claimable(seat, token, ts)
@@ -442,7 +456,7 @@ class DominoRound:
 
     def _finish(self, ending: Ending, finishers: tuple[Seat, ...]) -> None:
         scores, aside = score_round(self.players, finishers, [len(st.held()) for st in self.seats])
-        self.result = RoundResult(ending, finishers, scores, {"put_aside": list(aside)})
+        self._end(RoundResult(ending, finishers, scores, {"put_aside": list(aside)}))
 
     def held_counts(self) -> list[int]:
         return [len(st.held()) for st in self.seats]

@@ -6,7 +6,7 @@ player's stack. Each sight reads the live round; it holds no copy.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from .classic import Card, ClassicRound
 from .common import Seat
@@ -16,20 +16,48 @@ from .domino import DominoCard, DominoRound, PlaceDomino, PlayJoker, Square
 
 
 class ClassicSight:
-    __slots__ = ("_r", "_st", "seat")
+    __slots__ = ("_face_down", "_r", "_st", "needs", "options", "seat")
 
     def __init__(self, rnd: ClassicRound, seat: Seat) -> None:
         self._r = rnd
         self._st = rnd.seats[seat]
+        self._face_down = rnd.options.stack_face_down
         self.seat = seat
+        self.options = rnd.options
+        self.needs: Sequence[int] = rnd._need
+        """How many open piles take each card (by card number): the pile tops, counted."""
+
+    def playable(self) -> list[Card]:
+        """Cards this seat may play now: stack top first, then row tops, then discard top."""
+        st = self._st
+        out = [st.stack[-1]] if st.stack and not self._face_down else []
+        out += [place[-1] for place in st.row if place]
+        if st.discard:
+            out.append(st.discard[-1])
+        return out
 
     @property
     def over(self) -> bool:
         return self._r.result is not None
 
-    @property
-    def options(self):  # noqa: ANN201 - ClassicOptions, public to everyone
-        return self._r.options
+    def first_fitting(self) -> Card | None:
+        """The first playable card (in `playable` order) that some pile takes: one glance."""
+        st = self._st
+        needs = self.needs
+        if st.stack and not self._face_down:
+            card = st.stack[-1]
+            if needs[card] > 0:
+                return card
+        for place in st.row:
+            if place:
+                card = place[-1]
+                if needs[card] > 0:
+                    return card
+        if st.discard:
+            card = st.discard[-1]
+            if needs[card] > 0:
+                return card
+        return None
 
     def row_tops(self) -> list[Card | None]:
         return [place[-1] if place else None for place in self._st.row]

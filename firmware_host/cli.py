@@ -1,0 +1,184 @@
+"""`table-host`: run the table, simulate matches, run scenarios, benchmark.
+
+Bad input (an unknown game or option, a player count out of range, a broken
+scenario file) ends with one line naming the problem and exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any, NoReturn
+
+from .bots import Level
+from .rules.common import RulesError
+from .rules.options import GAMES, parse_assignments
+
+EXIT_BAD_INPUT = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
+
+
+def _fail(message: str) -> NoReturn:
+    print(f"table-host: error: {message}", file=sys.stderr)
+    raise SystemExit(EXIT_BAD_INPUT)
+
+
+def _emit(data: dict[str, Any], as_json: bool, human: str) -> None:
+    print(json.dumps(data, sort_keys=False) if as_json else human)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="table-host", description="The Ligretto table: referee, simulator, tools.")
+    sub = p.add_subparsers(dest="command", parser_class=_Parser)
+
+    run = sub.add_parser("run", help="watch bots play a match at table speed (the default)")
+    run.add_argument("--game", choices=GAMES, default="classic")
+    run.add_argument("--players", type=int, default=4)
+    run.add_argument("--seed", default="0")
+    run.add_argument("--bots", default="medium", help="easy, medium or hard")
+
+    sim = sub.add_parser("simulate", help="bot against bot, headless")
+    sim.add_argument("--game", required=True, help=f"one of {', '.join(GAMES)}")
+    sim.add_argument("--players", type=int, required=True)
+    sim.add_argument("--rounds", type=int, help="rounds to play (default: the game's match length)")
+    sim.add_argument("--seed", default="0")
+    sim.add_argument("--option", action="append", default=[], metavar="KEY=VALUE")
+    sim.add_argument("--bots", default="instant", help="instant, easy, medium or hard")
+    sim.add_argument("--json", action="store_true")
+
+    sc = sub.add_parser("scenario", help="run a scenario file through the real engine")
+    sc.add_argument("file")
+    sc.add_argument("--json", action="store_true")
+
+    bench = sub.add_parser("bench", help="print performance figures")
+    bench.add_argument("which", choices=("engine", "all"))
+    bench.add_argument("--json", action="store_true")
+    bench.add_argument("--rounds", type=int, default=3000, help="engine: rounds to time")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    command = args.command or "run"
+    if args.command is None:
+        args = parser.parse_args(["run", *(argv or sys.argv[1:])])
+    try:
+        if command == "simulate":
+            return _simulate(args)
+        if command == "scenario":
+            return _scenario(args)
+        if command == "bench":
+            return _bench(args)
+        return _run(args)
+    except RulesError as exc:
+        _fail(str(exc))
+    except KeyboardInterrupt:
+        return 130
+
+
+def _simulate(args: argparse.Namespace) -> int:
+    from .rules.options import check_game
+    from .simulate import simulate
+
+    if args.game not in GAMES:
+        _fail(f"unknown game {args.game!r} (choose {', '.join(GAMES)})")
+    check_game(args.game, args.players)
+    if args.rounds is not None and args.rounds < 1:
+        _fail("--rounds must be at least 1")
+    try:
+        level = Level(args.bots)
+    except ValueError:
+        _fail(f"unknown bot level {args.bots!r} (choose {', '.join(lv.value for lv in Level)})")
+    options = parse_assignments(args.option)
+    progress = None
+    bar = None
+    if sys.stderr.isatty() and not args.json:
+        from rich.progress import Progress
+
+        bar = Progress(transient=True)
+        bar.start()
+        task = bar.add_task("playing", total=args.rounds)
+
+        def progress(done: int) -> None:
+            bar.update(task, completed=done)
+
+    try:
+        report = simulate(args.game, args.players, args.rounds, args.seed, options, level, progress)
+    finally:
+        if bar is not None:
+            bar.stop()
+    # Seats are numbered from 1 outside the engine, as on the table.
+    for r in report["rounds"]:
+        r["finishers"] = [s + 1 for s in r["finishers"]]
+    report["winners"] = [s + 1 for s in report["winners"]]
+    _emit(report, args.json, _simulate_text(report))
+    return 0
+
+
+def _simulate_text(r: dict[str, Any]) -> str:
+    n = r["players"]
+    head = "round  ending          " + "".join(f"{'seat ' + str(s + 1):>8}" for s in range(n))
+    lines = [f"{r['game']}, {n} players, seed {r['seed']}, {r['bots']} bots", head]
+    for row in r["rounds"]:
+        lines.append(f"{row['round']:>5}  {row['ending']:<15} "
+                     + "".join(f"{s:>8}" for s in row["scores"]))
+    lines.append("total  " + " " * 16 + "".join(f"{t:>8}" for t in r["totals"]))
+    lines.append("winner" + ("s" if len(r["winners"]) > 1 else "") + ": "
+                 + ", ".join(f"seat {s}" for s in r["winners"]))
+    endings = ", ".join(f"{k} {v}" for k, v in r["endings"].items())
+    lines.append(f"endings: {endings}")
+    lines.append(f"actions {r['actions']}, refusals {r['refusals']}, "
+                 f"{r['rounds_per_s']} rounds/s, {r['actions_per_s']} actions/s")
+    return "\n".join(lines)
+
+
+def _scenario(args: argparse.Namespace) -> int:
+    from .scenario import ScenarioError, render, run_file
+
+    try:
+        result = run_file(args.file)
+    except ScenarioError as exc:
+        _fail(str(exc))
+    _emit(result.to_dict(), args.json, render(result))
+    return 1 if result.failures else 0
+
+
+def _bench(args: argparse.Namespace) -> int:
+    from .bench import bench_engine, engine_text
+
+    if args.rounds < 1:
+        _fail("--rounds must be at least 1")
+    figures = {"engine": bench_engine(args.rounds)}
+    _emit(figures, args.json, engine_text(figures["engine"]))
+    return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    """Until the emulated table's terminal UI exists, watch bots play a match at table speed."""
+    from .rules.options import check_game
+    from .simulate import simulate
+
+    check_game(args.game, args.players)
+    level = args.bots
+    if level not in {lv.value for lv in Level}:
+        _fail(f"unknown bot level {level!r} (choose {', '.join(lv.value for lv in Level)})")
+    game = args.game
+    print(f"table-host: watching {args.players} {level} bots play {game} (seed {args.seed}); "
+          "the emulated table with seats and displays is not built yet.", file=sys.stderr)
+    report = simulate(game, args.players, None, args.seed, {}, Level(level))
+    for r in report["rounds"]:
+        r["finishers"] = [s + 1 for s in r["finishers"]]
+    report["winners"] = [s + 1 for s in report["winners"]]
+    print(_simulate_text(report))
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,488 @@
+"""Scenario files: a match from explicit cards, dice or board, and timed seat actions.
+
+The format is documented in docs/scenarios.md. Seats are numbered from 1 in
+files and output, as on the table. Actions run in (time, file order) order
+through the real match layer; `expect` fields turn a scenario into a check.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .catalog import new_match
+from .rules.classic import Card, Deal
+from .rules.codec import from_dict, to_dict
+from .rules.common import Refusal, RulesError
+from .rules.crazy import CrazyCard, CrazyColour, CrazyRound, CrazySetup, DiscardCrazy, PlayCrazy
+from .rules.dice import Die, DieColour
+from .rules.domino import DominoCard
+from .rules.match import Match
+
+TOP_KEYS = {"game", "players", "seed", "names", "options", "round", "expect_totals",
+            "expect_winners", "title", "source"}
+ROUND_KEYS = {"seat", "pile", "board", "tokens", "actions", "expect_scores", "expect_ending",
+              "expect_finishers"}
+
+
+class ScenarioError(ValueError):
+    """A scenario file that cannot be run; the message names the place and the problem."""
+
+
+@dataclass(slots=True)
+class ActionReport:
+    round: int
+    at_ms: float
+    seat: int
+    action: dict[str, Any]
+    refusal: Refusal | None
+    expected: str | None = None
+
+    @property
+    def outcome(self) -> str:
+        return "ok" if self.refusal is None else self.refusal.reason.name.lower()
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"round": self.round, "at_ms": self.at_ms, "seat": self.seat,
+                               "action": self.action, "outcome": self.outcome}
+        if self.refusal is not None:
+            out["refusal"] = _seats_from_one(self.refusal.to_dict())
+        return out
+
+
+def _seats_from_one(d: dict[str, Any]) -> dict[str, Any]:
+    if "by_seat" in d:
+        d["by_seat"] += 1
+    return d
+
+
+@dataclass(slots=True)
+class ScenarioRun:
+    match: Match
+    names: list[str]
+    title: str
+    actions: list[ActionReport] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+    states: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        summary = self.match.summary()
+        for r in summary["rounds"]:
+            r["finishers"] = [s + 1 for s in r["finishers"]]
+        summary["winners"] = [s + 1 for s in summary["winners"]]
+        return {
+            "title": self.title,
+            "names": self.names,
+            **summary,
+            "actions": [a.to_dict() for a in self.actions],
+            "final_state": self.states[-1] if self.states else {},
+            "expectations_failed": self.failures,
+        }
+
+
+# ---------------------------------------------------------------- parsing helpers
+
+
+def _fail(where: str, problem: str) -> ScenarioError:
+    return ScenarioError(f"{where}: {problem}" if where else problem)
+
+
+def _list(value: Any, where: str) -> list[Any]:
+    if isinstance(value, str):
+        return value.split()
+    if not isinstance(value, list):
+        raise _fail(where, f"expected a list, not {value!r}")
+    return value
+
+
+def _cards(value: Any, where: str, parse: Any) -> list[Any]:
+    out = []
+    for i, item in enumerate(_list(value, where)):
+        try:
+            out.append(parse(str(item)))
+        except RulesError as exc:
+            raise _fail(f"{where}[{i}]", str(exc)) from None
+    return out
+
+
+def _seat_no(value: Any, players: int, where: str) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= players:
+        raise _fail(where, f"seat must be 1 to {players}, not {value!r}")
+    return value - 1
+
+
+def _check_keys(d: dict[str, Any], allowed: set[str], where: str) -> None:
+    for key in d:
+        if key not in allowed:
+            raise _fail(where, f"unknown key {key!r} (known: {', '.join(sorted(allowed))})")
+
+
+# ---------------------------------------------------------------- set-ups per game
+
+
+def _classic_setup(rnd: dict[str, Any], players: int, where: str) -> dict[str, Any]:
+    setup: dict[str, Any] = {}
+    seats = rnd.get("seat")
+    if seats is not None:
+        if not isinstance(seats, list) or len(seats) != players:
+            raise _fail(f"{where}.seat", f"give all {players} seats")
+        deals = []
+        for s, seat in enumerate(seats):
+            w = f"{where}.seat[{s}]"
+            _check_keys(seat, {"row", "stack", "hand", "discard"}, w)
+            row = []
+            for i, place in enumerate(_list(seat.get("row", []), f"{w}.row")):
+                cards = _cards(place if isinstance(place, list) else [place], f"{w}.row[{i}]", Card.parse)
+                row.append(cards)
+            deal = Deal(
+                row=row,
+                stack=_cards(seat.get("stack", []), f"{w}.stack", Card.parse)[::-1],
+                hand=_cards(seat.get("hand", []), f"{w}.hand", Card.parse)[::-1],
+                discard=_cards(seat.get("discard", []), f"{w}.discard", Card.parse)[::-1],
+            )
+            deals.append(deal)
+        setup["deals"] = deals
+    piles = rnd.get("pile")
+    if piles is not None:
+        used: list[set[tuple[int, Card]]] = [set() for _ in range(players)]
+        for s, deal in enumerate(setup.get("deals", [])):
+            used[s] = {(s, c) for c in deal.cards()}
+        out = []
+        for p, pile in enumerate(_list(piles, f"{where}.pile")):
+            w = f"{where}.pile[{p}]"
+            cards = []
+            for i, token in enumerate(_list(pile, w)):
+                seat_text, sep, card_text = str(token).partition(":")
+                if not sep or not seat_text.isdigit():
+                    raise _fail(f"{w}[{i}]", f"write seat:card, e.g. 1:R5, not {token!r}")
+                seat = _seat_no(int(seat_text), players, f"{w}[{i}]")
+                try:
+                    card = Card.parse(card_text)
+                except RulesError as exc:
+                    raise _fail(f"{w}[{i}]", str(exc)) from None
+                if (seat, card) in used[seat]:
+                    raise _fail(f"{w}[{i}]", f"seat {seat + 1} has only one {card}")
+                used[seat].add((seat, card))
+                cards.append((seat, card))
+            out.append(cards)
+        setup["piles"] = out
+    for s, deal in enumerate(setup.get("deals", [])):
+        cards = deal.cards()
+        dupes = {str(c) for c in cards if cards.count(c) > 1}
+        if dupes:
+            raise _fail(f"{where}.seat[{s}]", f"a deck holds each card once: {', '.join(sorted(dupes))}")
+    return setup
+
+
+def _dice_setup(rnd: dict[str, Any], players: int, where: str) -> dict[str, Any]:
+    setup: dict[str, Any] = {}
+    board = rnd.get("board")
+    if board is not None:
+        if not isinstance(board, dict):
+            raise _fail(f"{where}.board", "give placed faces per colour, e.g. {yellow = 2}")
+        faces = [0] * len(DieColour)
+        for name, n in board.items():
+            try:
+                colour = DieColour[name.upper()]
+            except KeyError:
+                raise _fail(f"{where}.board", f"unknown colour {name!r}") from None
+            if not isinstance(n, int) or not 0 <= n <= 6:
+                raise _fail(f"{where}.board.{name}", "placed faces must be 0 to 6")
+            faces[colour] = n
+        setup["board"] = faces
+    seats = rnd.get("seat")
+    if seats is not None:
+        if not isinstance(seats, list) or len(seats) != players:
+            raise _fail(f"{where}.seat", f"give all {players} seats")
+        dice = []
+        for s, seat in enumerate(seats):
+            _check_keys(seat, {"dice"}, f"{where}.seat[{s}]")
+            dice.append(_cards(seat.get("dice", []), f"{where}.seat[{s}].dice", Die.parse))
+        setup["dice"] = dice
+    return setup
+
+
+def _domino_setup(rnd: dict[str, Any], players: int, where: str) -> dict[str, Any]:
+    setup: dict[str, Any] = {}
+    tokens = rnd.get("tokens")
+    if tokens is not None:
+        squares = []
+        for i, sq in enumerate(_list(tokens, f"{where}.tokens")):
+            if not (isinstance(sq, list) and len(sq) == 2 and all(isinstance(x, int) for x in sq)):
+                raise _fail(f"{where}.tokens[{i}]", "a square is [row, column]")
+            squares.append((sq[0], sq[1]))
+        setup["tokens"] = squares
+    seats = rnd.get("seat")
+    if seats is not None:
+        if not isinstance(seats, list) or len(seats) != players:
+            raise _fail(f"{where}.seat", f"give all {players} seats")
+        hands, jokers = [], []
+        for s, seat in enumerate(seats):
+            w = f"{where}.seat[{s}]"
+            _check_keys(seat, {"hand", "jokers"}, w)
+            hand = _cards(seat.get("hand", []), f"{w}.hand", DominoCard.parse)
+            dupes = {str(c) for c in hand if hand.count(c) > 1}
+            if dupes:
+                raise _fail(f"{w}.hand", f"a player has each card once: {', '.join(sorted(dupes))}")
+            hands.append(hand[::-1])
+            n = seat.get("jokers", 2)
+            if not isinstance(n, int) or not 0 <= n <= 2:
+                raise _fail(f"{w}.jokers", "0 to 2 jokers")
+            jokers.append(n)
+        setup["hands"] = hands
+        setup["jokers"] = jokers
+    return setup
+
+
+def _crazy_spec(text: str) -> tuple[CrazyColour | None, int, str | None]:
+    """`R3`, `R3p` (style initial), `R*` (Crazy), or just `3` / `*` for the seat's own colour."""
+    t = text.strip().upper()
+    colour = None
+    for c in CrazyColour:
+        if t.startswith(c.letter) and len(t) > 1:
+            colour, t = c, t[1:]
+            break
+    if t == "*":
+        return colour, 0, None
+    if t[:1].isdigit() and 1 <= int(t[0]) <= 5 and len(t) <= 2:
+        style = t[1].lower() if len(t) == 2 else None
+        if style is not None and style not in "ptdwf":
+            raise RulesError(f"unknown style letter in {text!r} (p t d w f)")
+        return colour, int(t[0]), style
+    raise RulesError(f"not a Crazy card: {text!r} (write e.g. R3, R3p, R*)")
+
+
+def _crazy_setup(rnd: dict[str, Any], players: int, where: str, match_deck: Any) -> dict[str, Any]:
+    seats = rnd.get("seat")
+    if seats is None:
+        return {}
+    if not isinstance(seats, list) or len(seats) != players:
+        raise _fail(f"{where}.seat", f"give all {players} seats")
+    setups = []
+    for s, seat in enumerate(seats):
+        w = f"{where}.seat[{s}]"
+        _check_keys(seat, {"hand", "draw", "discard"}, w)
+        pool = match_deck.cards(CrazyColour(s))
+
+        def take(text: str, pool: list[CrazyCard] = pool, seat_no: int = s) -> CrazyCard:
+            colour, value, style = _crazy_spec(text)
+            if colour is not None and colour != seat_no:
+                raise RulesError(f"seat {seat_no + 1} plays {CrazyColour(seat_no).name.lower()}")
+            for card in pool:
+                if card.value == value and (style is None or card.style[0] == style):
+                    pool.remove(card)
+                    return card
+            raise RulesError(f"no {text} left in seat {seat_no + 1}'s 36 cards")
+
+        setups.append(CrazySetup(
+            hand=_cards(seat.get("hand", []), f"{w}.hand", take),
+            draw=_cards(seat.get("draw", []), f"{w}.draw", take)[::-1],
+            discard=_cards(seat.get("discard", []), f"{w}.discard", take)[::-1],
+        ))
+    return {"setups": setups}
+
+
+# ---------------------------------------------------------------- running
+
+
+def load(path: str | Path) -> dict[str, Any]:
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ScenarioError(f"{p}: cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise ScenarioError(f"{p}: not UTF-8 text") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ScenarioError(f"{p}: {exc}") from None
+
+
+def run(data: dict[str, Any], name: str = "scenario") -> ScenarioRun:
+    """Run a parsed scenario; raises ScenarioError naming the place of any problem."""
+    try:
+        return _run(data, name)
+    except RulesError as exc:
+        raise ScenarioError(f"{name}: {exc}") from None
+
+
+def _run(data: dict[str, Any], name: str) -> ScenarioRun:
+    _check_keys(data, TOP_KEYS, name)
+    game = data.get("game")
+    players = data.get("players")
+    if not isinstance(game, str):
+        raise _fail(name, "missing game = \"classic\" | \"dice\" | \"domino\" | \"crazy\"")
+    if not isinstance(players, int) or isinstance(players, bool):
+        raise _fail(name, "missing players = N")
+    seed = data.get("seed", 0)
+    options = data.get("options", {})
+    if not isinstance(options, dict):
+        raise _fail(f"{name}.options", "expected a table of options")
+    rounds = data.get("round", [])
+    if not isinstance(rounds, list) or not rounds:
+        raise _fail(name, "no [[round]] given")
+    options = {"rounds": len(rounds), **options} if game != "crazy" else options
+    names = data.get("names") or [f"seat {i + 1}" for i in range(players)]
+    if not isinstance(names, list) or len(names) != players:
+        raise _fail(f"{name}.names", f"give {players} names")
+
+    setups = []
+    for r, rnd in enumerate(rounds):
+        where = f"{name}.round[{r}]"
+        if not isinstance(rnd, dict):
+            raise _fail(where, "expected a table")
+        _check_keys(rnd, ROUND_KEYS, where)
+        setups.append((where, rnd))
+
+    def setup_for(where: str, rnd: dict[str, Any], match: Match | None) -> dict[str, Any]:
+        if game == "classic":
+            return _classic_setup(rnd, players, where)
+        if game == "dice":
+            return _dice_setup(rnd, players, where)
+        if game == "domino":
+            return _domino_setup(rnd, players, where)
+        from .catalog import crazy_deck
+
+        return _crazy_setup(rnd, players, where, crazy_deck())
+
+    try:
+        first = setup_for(*setups[0], None)
+        match = new_match(game, players, seed, options, setup=first or None)
+    except RulesError as exc:
+        raise _fail(setups[0][0], str(exc)) from None
+    result = ScenarioRun(match, [str(n) for n in names], str(data.get("title", name)))
+
+    for r, (where, rnd) in enumerate(setups):
+        if r > 0:
+            if match.is_over:
+                raise _fail(where, "the match is already over")
+            try:
+                match.next_round(setup_for(where, rnd, match) or None)
+            except RulesError as exc:
+                raise _fail(where, str(exc)) from None
+        _run_actions(match, rnd.get("actions", []), where, r, players, result)
+        result.states.append(match.round.snapshot())
+        _check_round(match, rnd, where, r, result)
+    _check_match(match, data, name, result)
+    return result
+
+
+def _run_actions(match: Match, actions: Any, where: str, r: int, players: int,
+                 result: ScenarioRun) -> None:
+    timed = []
+    for i, a in enumerate(_list(actions, f"{where}.actions")):
+        w = f"{where}.actions[{i}]"
+        if not isinstance(a, dict):
+            raise _fail(w, "expected a table like {at_ms = 1.5, seat = 1, do = \"play\", card = \"R1\"}")
+        at = a.get("at_ms", 0.0)
+        if not isinstance(at, int | float) or isinstance(at, bool) or at < 0:
+            raise _fail(f"{w}.at_ms", f"a time in milliseconds, not {at!r}")
+        seat = _seat_no(a.get("seat"), players, f"{w}.seat")
+        expect = a.get("expect")
+        if expect is not None and not isinstance(expect, str):
+            raise _fail(f"{w}.expect", "\"ok\" or a refusal reason such as \"too_late\"")
+        timed.append((float(at), i, seat, a, w, expect))
+    timed.sort(key=lambda t: (t[0], t[1]))  # the arbiter's order: time, then arrival
+    for at, _, seat, a, w, expect in timed:
+        raw = {k: v for k, v in a.items() if k not in ("at_ms", "expect")}
+        raw["seat"] = seat
+        raw["ts"] = int(round(at * 1e6))
+        try:
+            action = _crazy_action(match, raw) if match.game == "crazy" else from_dict(match.game, raw)
+        except RulesError as exc:
+            raise _fail(w, str(exc)) from None
+        refusal = match.apply(action)
+        shown = to_dict(action)
+        shown["seat"] = seat + 1
+        shown.pop("ts", None)
+        report = ActionReport(r + 1, at, seat + 1, shown, refusal, expect)
+        result.actions.append(report)
+        if expect is not None and expect != report.outcome:
+            result.failures.append(f"{w}: expected {expect}, got {report.outcome}"
+                                   + (f" ({refusal})" if refusal else ""))
+
+
+def _crazy_action(match: Match, raw: dict[str, Any]) -> PlayCrazy | DiscardCrazy:
+    """Crazy cards are named by kind (R3, R*); the seat's first such hand card is meant."""
+    rnd = match.round
+    assert isinstance(rnd, CrazyRound)
+    text = raw.get("card")
+    if not isinstance(text, str):
+        raise RulesError("missing 'card'")
+    colour, value, style = _crazy_spec(text)
+    seat = raw["seat"]
+    card = next((c for c in rnd.seats[seat].hand
+                 if c.value == value and (style is None or c.style[0] == style)
+                 and (colour is None or c.colour == colour)), None)
+    if card is None:
+        card = CrazyCard(CrazyColour(colour if colour is not None else seat), value, "?", -1)
+    do = raw.get("do")
+    if do == "discard":
+        return DiscardCrazy(seat, card, raw["ts"])
+    if do != "play":
+        raise RulesError(f"unknown action do={do!r} for crazy (known: play, discard)")
+    pile = raw.get("pile")
+    if pile is not None and (not isinstance(pile, int) or isinstance(pile, bool)):
+        raise RulesError("'pile' is a pile number (from 1), or leave it out to start a pile")
+    value_as = raw.get("value")
+    if value_as is not None and not isinstance(value_as, int):
+        raise RulesError("'value' is what a Crazy card counts as")
+    return PlayCrazy(seat, card, None if pile is None else pile - 1, value_as, raw["ts"])
+
+
+def _check_round(match: Match, rnd: dict[str, Any], where: str, r: int, result: ScenarioRun) -> None:
+    res = match.results[r] if r < len(match.results) else None
+    for key, actual in (
+        ("expect_scores", list(res.scores) if res else None),
+        ("expect_ending", str(res.ending) if res else None),
+        ("expect_finishers", [s + 1 for s in res.finishers] if res else None),
+    ):
+        if key in rnd and rnd[key] != actual:
+            got = "the round still running" if res is None else repr(actual)
+            result.failures.append(f"{where}.{key}: expected {rnd[key]!r}, got {got}")
+
+
+def _check_match(match: Match, data: dict[str, Any], name: str, result: ScenarioRun) -> None:
+    if "expect_totals" in data and data["expect_totals"] != list(match.totals):
+        result.failures.append(f"{name}.expect_totals: expected {data['expect_totals']!r}, "
+                               f"got {list(match.totals)!r}")
+    if "expect_winners" in data:
+        got = [s + 1 for s in match.winners] if match.is_over else None
+        if data["expect_winners"] != got:
+            result.failures.append(f"{name}.expect_winners: expected {data['expect_winners']!r}, got {got!r}")
+
+
+def run_file(path: str | Path) -> ScenarioRun:
+    return run(load(path), Path(path).name)
+
+
+def render(run_: ScenarioRun) -> str:
+    """The human report: each action's outcome, each round's scores, the standings."""
+    m = run_.match
+    names = run_.names
+    lines = [f"{run_.title} — {m.game}, {m.players} players"]
+    current = 0
+    for a in run_.actions:
+        if a.round != current:
+            current = a.round
+            lines.append(f"round {current}")
+        what = " ".join(f"{k}={v}" for k, v in a.action.items() if k not in ("seat",))
+        outcome = "ok" if a.refusal is None else f"refused: {a.refusal}"
+        lines.append(f"  {a.at_ms:9.3f} ms  {names[a.seat - 1]:<10} {what:<32} {outcome}")
+    for i, res in enumerate(m.results):
+        who = ", ".join(names[s] for s in res.finishers) or "nobody"
+        scores = ", ".join(f"{names[s]} {res.scores[s]:+d}" for s in range(m.players))
+        lines.append(f"round {i + 1} ended ({res.ending}, finished: {who}): {scores}")
+    if m.round.result is None:
+        lines.append(f"round {m.round_no + 1} still running")
+    totals = ", ".join(f"{names[s]} {t}" for s, t in enumerate(m.totals))
+    lines.append(f"totals: {totals}")
+    if m.is_over:
+        lines.append("winner" + ("s" if len(m.winners) > 1 else "") + ": "
+                     + ", ".join(names[s] for s in m.winners))
+    for f in run_.failures:
+        lines.append(f"EXPECTATION FAILED {f}")
+    return "\n".join(lines)
