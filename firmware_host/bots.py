@@ -137,8 +137,10 @@ class Bot:
         options = [p for p in s.placements(now_ns) if self._sees()]
         if options:
             return self._played(self.rng.choice(options) if len(options) > 1 else options[0])
-        # Jokers are scarce: only after a whole pass through the hand found nothing.
-        if s.jokers() and self._fruitless > s.held() and self.level != Level.EASY:
+        # Jokers are scarce: only after a whole pass through the hand found nothing
+        # (two passes for an easy bot, which is slow to think of them).
+        passes = 2 if self.level == Level.EASY else 1
+        if s.jokers() and self._fruitless > passes * s.held():
             joker = s.joker_for_top(now_ns)
             if joker is not None:
                 return self._played(joker)

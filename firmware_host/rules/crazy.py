@@ -173,7 +173,8 @@ class CrazyRound(RoundBase):
             st.refill()
         self.piles: dict[int, Pile] = {}
         self._next_pile = 0
-        self._taken: dict[int, Taken] = {}
+        self._taken: dict[int, tuple[Taken, int | None]] = {}
+        """Per pile: who last changed it, and its top before that."""
         self.result: RoundResult | None = None
         self.journal: list[CrazyAction] = []
         self._handlers = {PlayCrazy: self._play, DiscardCrazy: self._discard}
@@ -237,7 +238,7 @@ class CrazyRound(RoundBase):
         else:
             pile = self.piles.get(pid)
             if pile is None:
-                return too_late_or(Reason.NO_PILE, self._taken.get(pid), seat, ts)
+                return self._lost_race(Reason.NO_PILE, pid, card, seat, ts)
             top = pile.top
             if card.crazy:
                 if value is None or abs(value - top) != 1 or not BOTTOM <= value <= TOP:
@@ -245,18 +246,25 @@ class CrazyRound(RoundBase):
                 counts_as = value
             else:
                 if abs(card.value - top) != 1:
-                    return too_late_or(Reason.NO_FIT, self._taken.get(pid), seat, ts)
+                    return self._lost_race(Reason.NO_FIT, pid, card, seat, ts)
                 counts_as = card.value
         st.hand.remove(card)
         pile = self.piles[pid]
         finishes = counts_as == TOP and pile.cards and pile.top == TOP - 1
+        self._taken[pid] = (Taken(seat, ts), pile.top if pile.cards else None)
         pile.cards.append((seat, card, counts_as))
-        self._taken[pid] = Taken(seat, ts)
         if finishes:  # "Crazy!": a 5 on a 4 wins the whole pile
             del self.piles[pid]
             st.score.extend(c for _, c, _ in pile.cards)
         self._after_play(seat)
         return None
+
+    def _lost_race(self, reason: Reason, pid: int, card: CrazyCard, seat: Seat, ts: int) -> Refusal:
+        """ "Too late" only if the card fitted the pile as it was before its last change."""
+        taken, before = self._taken.get(pid, (None, None))
+        if before is not None and (card.crazy or abs(card.value - before) == 1):
+            return too_late_or(reason, taken, seat, ts)
+        return Refusal(reason)
 
     def _check_out(self, seat: Seat) -> None:
         st = self.seats[seat]
