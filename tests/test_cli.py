@@ -1,0 +1,154 @@
+"""The commands as a person or a script runs them: output, exit status, errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SCENARIOS = sorted((ROOT / "scenarios").glob("*.toml"))
+
+
+def run(*args: str, cwd: Path = ROOT, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "firmware_host.cli", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=300, env=env)
+
+
+def one_line_error(result: subprocess.CompletedProcess, *words: str) -> None:
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    for word in words:
+        assert word in lines[0]
+
+
+@pytest.mark.parametrize(("game", "players"), [("classic", 4), ("dice", 3), ("domino", 2),
+                                                ("crazy", 5)])
+def test_simulate_prints_rounds_totals_counts_and_rates_as_json(game: str, players: int) -> None:
+    result = run("simulate", "--game", game, "--players", str(players), "--rounds", "2",
+                 "--seed", "7", "--json")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert len(report["rounds"]) == 2 or (game == "crazy" and len(report["rounds"]) <= 2)
+    totals = [sum(r["scores"][s] for r in report["rounds"]) for s in range(players)]
+    assert report["totals"] == totals
+    assert report["actions"] == sum(r["actions"] for r in report["rounds"])
+    assert report["rounds_per_s"] > 0 and report["actions_per_s"] > 0
+    assert all(1 <= s <= players for r in report["rounds"] for s in r["finishers"])
+    assert sum(report["endings"].values()) == len(report["rounds"])
+
+
+def test_simulate_with_options_and_human_output() -> None:
+    result = run("simulate", "--game", "classic", "--players", "3", "--rounds", "3",
+                 "--seed", "1", "--option", "pro_row=yes", "--option", "recycle=turn_over",
+                 "--bots", "medium")
+    assert result.returncode == 0, result.stderr
+    assert "total" in result.stdout and "winner" in result.stdout
+    assert "refusals" in result.stdout
+
+
+@pytest.mark.parametrize(("args", "words"), [
+    (["--game", "poker", "--players", "4"], ["unknown game 'poker'"]),
+    (["--game", "dice", "--players", "5"], ["dice takes 2 to 4 players, not 5"]),
+    (["--game", "classic", "--players", "4", "--option", "colour=blue"], ["unknown option 'colour'"]),
+    (["--game", "classic", "--players", "4", "--option", "pro_row=sometimes"], ["pro_row"]),
+    (["--game", "classic", "--players", "4", "--option", "nokey"], ["not key=value"]),
+    (["--game", "dice", "--players", "4", "--option", "handicap=9,9,9,9"], ["bag holds 24"]),
+    (["--game", "classic", "--players", "four"], ["invalid int value"]),
+    (["--game", "classic", "--players", "4", "--bots", "genius"], ["unknown bot level"]),
+    (["--game", "classic", "--players", "4", "--rounds", "0"], ["--rounds"]),
+])
+def test_bad_simulate_input_is_one_line_and_exit_2(args: list[str], words: list[str]) -> None:
+    one_line_error(run("simulate", *args), *words)
+
+
+@pytest.mark.parametrize("path", SCENARIOS, ids=lambda p: p.name)
+def test_shipped_scenarios_meet_their_own_expectations(path: Path) -> None:
+    result = run("scenario", str(path), "--json")
+    assert result.returncode == 0, result.stdout + result.stderr
+    report = json.loads(result.stdout)
+    assert report["expectations_failed"] == []
+    assert report["actions"], "a scenario without actions checks nothing"
+
+
+def test_rulebook_worked_examples_come_out_exactly() -> None:
+    def scores(name: str) -> list[int]:
+        report = json.loads(run("scenario", str(ROOT / "scenarios" / name), "--json").stdout)
+        return report["rounds"][0]["scores"]
+
+    assert scores("classic-worked-example.toml") == [19, 20]
+    assert scores("dice-worked-example.toml") == [8, -3, -1, -4]
+    assert scores("domino-worked-example.toml") == [2, 1, 1, 0]
+
+
+def test_scenario_human_report_names_players_and_outcomes() -> None:
+    result = run("scenario", str(ROOT / "scenarios" / "classic-race.toml"))
+    assert result.returncode == 0
+    assert "Ben" in result.stdout and "too late (seat 1 was 0.4 ms earlier)" in result.stdout
+
+
+def test_a_failed_expectation_exits_1(tmp_path: Path) -> None:
+    text = (ROOT / "scenarios" / "dice-worked-example.toml").read_text()
+    bad = tmp_path / "wrong.toml"
+    bad.write_text(text.replace("expect_scores = [8, -3, -1, -4]", "expect_scores = [9, -3, -1, -4]"))
+    result = run("scenario", str(bad))
+    assert result.returncode == 1
+    assert "EXPECTATION FAILED wrong.toml.round[0].expect_scores" in result.stdout
+
+
+@pytest.mark.parametrize(("text", "words"), [
+    ("game = 'classic'\nplayers = 2\n[[round]\n", ["line 3"]),
+    ("game = 'classic'\nplayers = 2\n", ["no [[round]]"]),
+    ("players = 2\n[[round]]\n", ["missing game"]),
+    ("game = 'chess'\nplayers = 2\n[[round]]\n", ["unknown game 'chess'"]),
+    ("game = 'classic'\nplayers = 2\ncolour = 1\n[[round]]\n", ["unknown key 'colour'"]),
+    ("game = 'classic'\nplayers = 2\n[[round]]\nactions = [{seat = 1, do = 'play', card = 'Q7'}]\n",
+     ["round[0].actions[0]", "not a Ligretto card: 'Q7'"]),
+    ("game = 'classic'\nplayers = 2\n[[round]]\nactions = [{seat = 3, do = 'turn'}]\n",
+     ["round[0].actions[0].seat", "seat must be 1 to 2"]),
+    ("game = 'classic'\nplayers = 2\n[[round]]\nactions = [{seat = 1, do = 'fly'}]\n",
+     ["unknown action do='fly'"]),
+    ("game = 'dice'\nplayers = 2\n[[round]]\nboard = {purple = 1}\n", ["unknown colour 'purple'"]),
+    ("game = 'classic'\nplayers = 2\n[[round]]\npile = ['1:R2']\n", ["cannot start with R2"]),
+    ("game = 'classic'\nplayers = 2\n[[round]]\n[[round.seat]]\nrow = ['R1', 'R1']\n", ["give all 2 seats"]),
+    ("game = 'domino'\nplayers = 2\n[[round]]\ntokens = [[0, 0]]\n", ["4 tokens"]),
+    ("game = 'crazy'\nplayers = 2\n[[round]]\n[[round.seat]]\nhand = ['Y1']\n[[round.seat]]\n",
+     ["seat 1 plays red"]),
+])
+def test_broken_scenario_files_get_one_line_naming_the_place(tmp_path: Path, text: str,
+                                                           words: list[str]) -> None:
+    path = tmp_path / "broken.toml"
+    path.write_text(text)
+    one_line_error(run("scenario", str(path)), "broken.toml", *words)
+
+
+def test_missing_scenario_file(tmp_path: Path) -> None:
+    one_line_error(run("scenario", str(tmp_path / "nope.toml")), "cannot read")
+
+
+def test_bench_engine_prints_named_figures() -> None:
+    result = run("bench", "engine", "--rounds", "40", "--json")
+    assert result.returncode == 0, result.stderr
+    engine = json.loads(result.stdout)["engine"]
+    assert engine["rounds"] == 40 and engine["players"] == 4 and engine["game"] == "classic"
+    assert engine["rounds_per_s"] > 0 and engine["actions_per_s"] > engine["rounds_per_s"]
+    assert isinstance(engine["meets_target"], bool) and engine["target_rounds_per_s"] == 1500
+
+
+def test_run_watches_bots_play_a_match() -> None:
+    result = run("run", "--game", "dice", "--players", "2", "--bots", "hard")
+    assert result.returncode == 0, result.stderr
+    assert "winner" in result.stdout
+
+
+def test_tablectl_says_when_no_daemon_is_running(tmp_path: Path) -> None:
+    result = subprocess.run([sys.executable, "-m", "firmware_host.ctl", "status"], cwd=ROOT,
+                            capture_output=True, text=True,
+                            env={"TABLE_HOST_SOCKET": str(tmp_path / "control.sock"), "PATH": ""})
+    assert result.returncode == 1
+    assert "not running" in result.stderr and "Traceback" not in result.stderr
