@@ -389,7 +389,7 @@ def _run_actions(match: Match, actions: Any, where: str, r: int, players: int,
     for at, _, seat, a, w, expect in timed:
         raw = {k: v for k, v in a.items() if k not in ("at_ms", "expect")}
         raw["seat"] = seat
-        raw["ts"] = int(round(at * 1e6))
+        raw["ts"] = round(at * 1e6)
         try:
             action = _crazy_action(match, raw) if match.game == "crazy" else from_dict(match.game, raw)
         except RulesError as exc:

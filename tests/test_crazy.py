@@ -91,7 +91,7 @@ def test_a_crazy_card_takes_the_value_the_player_picks_top_plus_or_minus_1() -> 
 
 
 def test_a_5_on_a_4_finishes_the_pile_into_the_players_score_pile() -> None:
-    rnd, (a, b) = crazy(("1 2 3", "4 5 5"), ("2 2 2", "2 2 2"))
+    rnd, _ = crazy(("1 2 3", "4 5 5"), ("2 2 2", "2 2 2"))
     for value in range(1, 4):
         card = next(c for c in rnd.seats[0].hand if c.value == value)
         assert rnd.apply(PlayCrazy(0, card, None if value == 1 else 0)) is None
@@ -119,7 +119,7 @@ def test_a_hand_card_may_go_face_down_on_the_discard_pile_at_any_time() -> None:
 
 
 def test_round_ends_when_hand_and_draw_pile_are_empty_and_scores_count_cards() -> None:
-    rnd, (a, b) = crazy(("1 2", ""), ("3 3 3", "3 3"))
+    rnd, (a, _) = crazy(("1 2", ""), ("3 3 3", "3 3"))
     rnd.apply(PlayCrazy(0, a[0], None))
     assert rnd.result is None
     rnd.apply(PlayCrazy(0, a[1], 0))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from itertools import pairwise
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -81,7 +82,7 @@ def check_classic(rnd: ClassicRound) -> None:
     accepts, _, starters = rnd._accepts, rnd._preds, rnd._starters
     for pile in rnd.piles:
         assert pile[0][1] in starters
-        assert all(b in accepts[a] for (_, a), (_, b) in zip(pile, pile[1:], strict=False))
+        assert all(b in accepts[a] for (_, a), (_, b) in pairwise(pile))
     for st_ in rnd.seats:
         assert all(place or not st_.stack for place in st_.row)  # gaps only with no stack
         if not rnd.options.pro_row:
@@ -191,7 +192,7 @@ def check_crazy(rnd: CrazyRound) -> None:
     assert len(rnd.piles) <= rnd.players
     for pile in rnd.piles.values():
         values = [v for _, _, v in pile.cards]
-        assert values[0] == 1 and all(abs(a - b) == 1 for a, b in zip(values, values[1:], strict=False))
+        assert values[0] == 1 and all(abs(a - b) == 1 for a, b in pairwise(values))
         assert 5 not in values  # a 5 always finishes its pile
 
 

@@ -13,8 +13,9 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from functools import cache
 from enum import IntEnum
+from functools import cache
+from itertools import pairwise
 from typing import Any, Literal, NamedTuple
 
 from .common import (
@@ -290,7 +291,7 @@ class ClassicRound(RoundBase):
             raise RulesError("an empty centre pile")
         if pile[0][1] not in self._starters:
             raise RulesError(f"a centre pile cannot start with {pile[0][1]}")
-        for (_, below), (_, above) in zip(pile, pile[1:], strict=False):
+        for (_, below), (_, above) in pairwise(pile):
             if above not in self._accepts[below]:
                 raise RulesError(f"{above} cannot lie on {below} in a centre pile")
         for seat, _ in pile:

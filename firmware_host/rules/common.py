@@ -7,9 +7,9 @@ arbiter took from the button edge.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
-from collections.abc import Callable
 from typing import Any, NamedTuple
 
 Seat = int

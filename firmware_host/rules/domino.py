@@ -205,11 +205,10 @@ class DominoRound(RoundBase):
         if jokers is not None:
             for st, n in zip(self.seats, jokers, strict=True):
                 st.jokers = n
-        if tokens is None:
-            if options.tokens == "random":
-                tokens = rng.sample(sorted(board.colours), TOKENS)
-            else:
-                tokens = board.tokens
+        if tokens is None and options.tokens == "random":
+            tokens = rng.sample(sorted(board.colours), TOKENS)
+        elif tokens is None:
+            tokens = board.tokens
         if len(tokens) != TOKENS or len(set(tokens)) != TOKENS:
             raise RulesError(f"{TOKENS} tokens on distinct squares are needed")
         for sq in tokens:

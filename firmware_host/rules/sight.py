@@ -11,7 +11,7 @@ from collections.abc import Iterator, Sequence
 from .classic import Card, ClassicRound
 from .common import Seat
 from .crazy import CrazyCard, CrazyRound
-from .dice import Die, DiceRound
+from .dice import DiceRound, Die
 from .domino import DominoCard, DominoRound, PlaceDomino, PlayJoker, Square
 
 
