@@ -185,10 +185,13 @@ class Match:
         """Rebuild a match, round in progress included, from its accepted actions."""
         setups = setups or {}
         match = cls(game, players, seed, options, resources, boards, setups.get(0))
+        apply = match.round.apply
         for round_no, action in journal:
-            while match.round_no < round_no:
-                match.next_round(setups.get(match.round_no + 1))
-            refusal = match.apply(action)
+            if round_no != match.round_no:
+                while match.round_no < round_no:
+                    match.next_round(setups.get(match.round_no + 1))
+                apply = match.round.apply
+            refusal = apply(action)  # the round tells the match when it ends
             if refusal is not None:
                 raise RulesError(f"journal does not replay: round {round_no}, {action}: {refusal}")
         return match
