@@ -100,9 +100,11 @@ def _simulate(args: argparse.Namespace) -> int:
     progress = None
     bar = None
     if sys.stderr.isatty() and not args.json:
+        from rich.console import Console
         from rich.progress import Progress
 
-        bar = Progress(transient=True)
+        # On stderr, so that the report on stdout can go to a file or a pipe.
+        bar = Progress(console=Console(stderr=True), transient=True)
         bar.start()
         task = bar.add_task("playing", total=args.rounds)
 

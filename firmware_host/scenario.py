@@ -7,6 +7,7 @@ through the real match layer; `expect` fields turn a scenario into a check.
 
 from __future__ import annotations
 
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -455,8 +456,37 @@ def _check_match(match: Match, data: dict[str, Any], name: str, result: Scenario
             result.failures.append(f"{name}.expect_winners: expected {data['expect_winners']!r}, got {got!r}")
 
 
+_HEADER = re.compile(r"^[ \t]*\[\[[ \t]*(round(?:\.(\w+))?)\s*\]\]", re.MULTILINE)
+_PLACE = re.compile(r"round\[(\d+)\](?:\.(\w+)\[(\d+)\])?")
+
+
+def locate(text: str, message: str) -> str:
+    """Add the line to a message that names a place like round[1].actions[3], when that
+    place was written as a [[round]] / [[round.actions]] table of its own."""
+    found = _PLACE.search(message)
+    if found is None:
+        return message
+    want_round, part, index = int(found[1]), found[2], found[3]
+    round_no, counts, line = -1, {}, None
+    for header in _HEADER.finditer(text):
+        at = text.count("\n", 0, header.start()) + 1
+        if header[2] is None:
+            round_no, counts = round_no + 1, {}
+            if round_no == want_round and part is None:
+                line = at
+        elif round_no == want_round and header[2] == part:
+            if counts.get(part, 0) == int(index):
+                line = at
+            counts[part] = counts.get(part, 0) + 1
+    return message if line is None else f"{message} (line {line})"
+
+
 def run_file(path: str | Path) -> ScenarioRun:
-    return run(load(path), Path(path).name)
+    data = load(path)
+    try:
+        return run(data, Path(path).name)
+    except ScenarioError as exc:
+        raise ScenarioError(locate(Path(path).read_text(encoding="utf-8"), str(exc))) from None
 
 
 def render(run_: ScenarioRun) -> str:

@@ -127,6 +127,13 @@ def test_broken_scenario_files_get_one_line_naming_the_place(tmp_path: Path, tex
     one_line_error(run("scenario", str(path)), "broken.toml", *words)
 
 
+def test_errors_in_table_form_actions_give_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "lines.toml"
+    path.write_text("game = 'classic'\nplayers = 2\n\n[[round]]\n\n[[round.actions]]\nseat = 1\n"
+                    "do = 'turn'\n\n[[round.actions]]\nseat = 1\ndo = 'play'\ncard = 'Z9'\n")
+    one_line_error(run("scenario", str(path)), "round[0].actions[1]", "(line 10)")
+
+
 def test_missing_scenario_file(tmp_path: Path) -> None:
     one_line_error(run("scenario", str(tmp_path / "nope.toml")), "cannot read")
 
@@ -154,3 +161,28 @@ def test_tablectl_says_when_no_daemon_is_running(tmp_path: Path) -> None:
                             env={"TABLE_HOST_SOCKET": str(tmp_path / "control.sock"), "PATH": ""})
     assert result.returncode == 1
     assert "not running" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_simulate_shows_a_progress_bar_on_a_terminal() -> None:
+    import os
+    import pty
+
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "firmware_host.cli", "simulate", "--game", "dice",
+                             "--players", "2", "--rounds", "30", "--seed", "1", "--bots", "medium"],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=follower, text=True)
+    os.close(follower)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(leader, 4096)
+        except OSError:  # the terminal closed with the process
+            break
+        if not chunk:
+            break
+        shown += chunk
+    out, _ = proc.communicate(timeout=300)
+    os.close(leader)
+    assert proc.returncode == 0
+    assert b"playing" in shown and b"\x1b[" in shown  # drawn, then cleared
+    assert "total" in out and b"Traceback" not in shown
