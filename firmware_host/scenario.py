@@ -114,6 +114,20 @@ def _seat_no(value: Any, players: int, where: str) -> int:
     return value - 1
 
 
+def _seats(rnd: dict[str, Any], players: int, where: str, keys: set[str]) -> list[dict[str, Any]] | None:
+    """The round's [[round.seat]] tables, one per player, each with only known keys."""
+    seats = rnd.get("seat")
+    if seats is None:
+        return None
+    if not isinstance(seats, list) or len(seats) != players:
+        raise _fail(f"{where}.seat", f"give all {players} seats")
+    for s, seat in enumerate(seats):
+        if not isinstance(seat, dict):
+            raise _fail(f"{where}.seat[{s}]", "expected a table")
+        _check_keys(seat, keys, f"{where}.seat[{s}]")
+    return seats
+
+
 def _check_keys(d: dict[str, Any], allowed: set[str], where: str) -> None:
     for key in d:
         if key not in allowed:
@@ -125,14 +139,11 @@ def _check_keys(d: dict[str, Any], allowed: set[str], where: str) -> None:
 
 def _classic_setup(rnd: dict[str, Any], players: int, where: str) -> dict[str, Any]:
     setup: dict[str, Any] = {}
-    seats = rnd.get("seat")
+    seats = _seats(rnd, players, where, {"row", "stack", "hand", "discard"})
     if seats is not None:
-        if not isinstance(seats, list) or len(seats) != players:
-            raise _fail(f"{where}.seat", f"give all {players} seats")
         deals = []
         for s, seat in enumerate(seats):
             w = f"{where}.seat[{s}]"
-            _check_keys(seat, {"row", "stack", "hand", "discard"}, w)
             row = []
             for i, place in enumerate(_list(seat.get("row", []), f"{w}.row")):
                 cards = _cards(place if isinstance(place, list) else [place], f"{w}.row[{i}]", Card.parse)
@@ -193,13 +204,10 @@ def _dice_setup(rnd: dict[str, Any], players: int, where: str) -> dict[str, Any]
                 raise _fail(f"{where}.board.{name}", "placed faces must be 0 to 6")
             faces[colour] = n
         setup["board"] = faces
-    seats = rnd.get("seat")
+    seats = _seats(rnd, players, where, {"dice"})
     if seats is not None:
-        if not isinstance(seats, list) or len(seats) != players:
-            raise _fail(f"{where}.seat", f"give all {players} seats")
         dice = []
         for s, seat in enumerate(seats):
-            _check_keys(seat, {"dice"}, f"{where}.seat[{s}]")
             dice.append(_cards(seat.get("dice", []), f"{where}.seat[{s}].dice", Die.parse))
         setup["dice"] = dice
     return setup
@@ -215,14 +223,11 @@ def _domino_setup(rnd: dict[str, Any], players: int, where: str) -> dict[str, An
                 raise _fail(f"{where}.tokens[{i}]", "a square is [row, column]")
             squares.append((sq[0], sq[1]))
         setup["tokens"] = squares
-    seats = rnd.get("seat")
+    seats = _seats(rnd, players, where, {"hand", "jokers"})
     if seats is not None:
-        if not isinstance(seats, list) or len(seats) != players:
-            raise _fail(f"{where}.seat", f"give all {players} seats")
         hands, jokers = [], []
         for s, seat in enumerate(seats):
             w = f"{where}.seat[{s}]"
-            _check_keys(seat, {"hand", "jokers"}, w)
             hand = _cards(seat.get("hand", []), f"{w}.hand", DominoCard.parse)
             dupes = {str(c) for c in hand if hand.count(c) > 1}
             if dupes:
@@ -256,15 +261,12 @@ def _crazy_spec(text: str) -> tuple[CrazyColour | None, int, str | None]:
 
 
 def _crazy_setup(rnd: dict[str, Any], players: int, where: str, match_deck: Any) -> dict[str, Any]:
-    seats = rnd.get("seat")
+    seats = _seats(rnd, players, where, {"hand", "draw", "discard"})
     if seats is None:
         return {}
-    if not isinstance(seats, list) or len(seats) != players:
-        raise _fail(f"{where}.seat", f"give all {players} seats")
     setups = []
     for s, seat in enumerate(seats):
         w = f"{where}.seat[{s}]"
-        _check_keys(seat, {"hand", "draw", "discard"}, w)
         pool = match_deck.cards(CrazyColour(s))
 
         def take(text: str, pool: list[CrazyCard] = pool, seat_no: int = s) -> CrazyCard:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from enum import IntEnum
 from functools import cache
 from itertools import pairwise
 from typing import Any, Literal, NamedTuple
@@ -26,6 +25,7 @@ from .common import (
     RoundResult,
     RulesError,
     Seat,
+    TableColour,
     Taken,
     too_late_or,
 )
@@ -38,15 +38,11 @@ _KEYS = 64
 _STARTER_NEED = 1 << 30  # a 1 (or a 10 when descending) always fits
 
 
-class Colour(IntEnum):
+class Colour(TableColour):
     RED = 0
     GREEN = 1
     BLUE = 2
     YELLOW = 3
-
-    @property
-    def letter(self) -> str:
-        return self.name[0]
 
 
 class Card(int):
@@ -76,11 +72,9 @@ class Card(int):
     @classmethod
     def parse(cls, text: str) -> Card:
         """`R7`, `g10`, `Blue 3`: colour letter or name, then the value."""
-        t = text.strip().upper().replace(" ", "")
-        for colour in Colour:
-            for prefix in (colour.name, colour.letter):
-                if t.startswith(prefix) and t[len(prefix) :].isdigit():
-                    return Card(colour, int(t[len(prefix) :]))
+        split = Colour.split(text)
+        if split is not None and split[1].isdigit():
+            return Card(split[0], int(split[1]))
         raise RulesError(f"not a Ligretto card: {text!r} (write e.g. R7, G10, B1, Y3)")
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from enum import StrEnum
+from enum import IntEnum, StrEnum
 from typing import Any, NamedTuple
 
 Seat = int
@@ -17,6 +17,24 @@ Seat = int
 
 RECENT_NS = 1_000_000_000
 """A spot taken less than this long before a refused action makes it "too late"."""
+
+
+class TableColour(IntEnum):
+    """A colour as the games name it: an initial on displays and in files."""
+
+    @property
+    def letter(self) -> str:
+        return self.name[0]
+
+    @classmethod
+    def split(cls, text: str) -> tuple[TableColour, str] | None:
+        """`R7`, `red 7`, `Blue10` into (colour, "7"), or None when no colour leads."""
+        t = text.strip().upper().replace(" ", "")
+        for colour in cls:
+            for prefix in (colour.name, colour.letter):
+                if t.startswith(prefix) and len(t) > len(prefix):
+                    return colour, t[len(prefix) :]
+        return None
 
 
 class RulesError(ValueError):

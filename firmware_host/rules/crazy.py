@@ -9,7 +9,6 @@ from __future__ import annotations
 import random
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from enum import IntEnum
 from typing import NamedTuple
 
 from .common import (
@@ -20,6 +19,7 @@ from .common import (
     RoundResult,
     RulesError,
     Seat,
+    TableColour,
     Taken,
     too_late_or,
 )
@@ -30,16 +30,12 @@ TOP, BOTTOM = 5, 1
 STYLES = ("pips", "tally", "digit", "word", "fingers")
 
 
-class CrazyColour(IntEnum):
+class CrazyColour(TableColour):
     RED = 0
     YELLOW = 1
     GREEN = 2
     BLUE = 3
     PURPLE = 4
-
-    @property
-    def letter(self) -> str:
-        return self.name[0]
 
 
 class CrazyCard(NamedTuple):

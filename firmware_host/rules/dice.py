@@ -9,7 +9,6 @@ from __future__ import annotations
 import random
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from enum import IntEnum
 from typing import NamedTuple
 
 from .common import (
@@ -20,6 +19,7 @@ from .common import (
     RoundResult,
     RulesError,
     Seat,
+    TableColour,
     Taken,
     too_late_or,
 )
@@ -31,15 +31,11 @@ TOTAL_DICE = 24
 DEFAULT_DICE = {2: 12, 3: 8, 4: 6}
 
 
-class DieColour(IntEnum):
+class DieColour(TableColour):
     RED = 0
     YELLOW = 1
     GREEN = 2
     BLUE = 3
-
-    @property
-    def letter(self) -> str:
-        return self.name[0]
 
 
 class Die(NamedTuple):
@@ -54,12 +50,9 @@ class Die(NamedTuple):
     @classmethod
     def parse(cls, text: str) -> Die:
         """`Y3`, `blue 6`: colour letter or name, then the face."""
-        t = text.strip().upper().replace(" ", "")
-        for colour in DieColour:
-            for prefix in (colour.name, colour.letter):
-                rest = t[len(prefix) :]
-                if t.startswith(prefix) and rest.isdigit() and 1 <= int(rest) <= FACES:
-                    return cls(colour, int(rest))
+        split = DieColour.split(text)
+        if split is not None and split[1].isdigit() and 1 <= int(split[1]) <= FACES:
+            return cls(split[0], int(split[1]))  # type: ignore[arg-type]
         raise RulesError(f"not a die: {text!r} (write e.g. Y3, B6, R1, G2)")
 
 

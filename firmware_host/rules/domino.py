@@ -10,7 +10,6 @@ from __future__ import annotations
 import random
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import IntEnum
 from itertools import combinations_with_replacement
 from typing import NamedTuple
 
@@ -22,6 +21,7 @@ from .common import (
     RoundResult,
     RulesError,
     Seat,
+    TableColour,
     Taken,
     too_late_or,
 )
@@ -35,16 +35,12 @@ Square = tuple[int, int]
 _STEPS = ((-1, 0), (1, 0), (0, -1), (0, 1))
 
 
-class DominoColour(IntEnum):
+class DominoColour(TableColour):
     RED = 0
     YELLOW = 1
     GREEN = 2
     BLUE = 3
     PURPLE = 4
-
-    @property
-    def letter(self) -> str:
-        return self.name[0]
 
     @classmethod
     def parse(cls, letter: str) -> DominoColour:
