@@ -1,0 +1,181 @@
+"""Configuration: seat wiring and arbitration (the rest of table.toml comes with the daemon).
+
+Validated with pydantic; `load_config` reports every problem at once, each with
+its dotted path, plus the checks no schema can express (two controls on one
+pin, an expander nobody declared).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from .inputs.mcp23017 import pin_index
+
+NAV = ("left", "right", "up", "down", "alt")
+SELECTS = tuple(f"select{i}" for i in range(1, 6))
+ARBITRATED = ("slap", "alt", *SELECTS)
+"""Controls whose order across seats matters: they go through the arbiter."""
+
+
+class ConfigError(ValueError):
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("; ".join(problems))
+        self.problems = problems
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Line(_Strict):
+    """Where one button is wired: a Pi GPIO (BCM number) or a pin of an MCP23017."""
+
+    gpio: int | None = Field(None, ge=0, le=27)
+    expander: str | None = None
+    pin: str | None = None
+
+    @model_validator(mode="after")
+    def _one_place(self) -> Line:
+        if (self.gpio is None) == (self.expander is None):
+            raise ValueError("give either gpio = N or expander = \"name\" with pin = \"A0\"..\"B7\"")
+        if self.expander is not None:
+            if self.pin is None:
+                raise ValueError("an expander line needs pin = \"A0\"..\"B7\"")
+            pin_index(self.pin)
+        return self
+
+    def key(self) -> str:
+        return f"GPIO{self.gpio}" if self.gpio is not None else f"{self.expander}:{str(self.pin).upper()}"
+
+
+class SeatWiring(_Strict):
+    slap: int = Field(ge=0, le=27, description="the big button: always a Pi GPIO, for its timestamp")
+    left: Line | None = None
+    right: Line | None = None
+    up: Line | None = None
+    down: Line | None = None
+    alt: Line | None = None
+    select1: Line | None = None
+    select2: Line | None = None
+    select3: Line | None = None
+    select4: Line | None = None
+    select5: Line | None = None
+
+    def lines(self) -> dict[str, Line]:
+        out = {"slap": Line(gpio=self.slap)}
+        for name in (*NAV, *SELECTS):
+            line = getattr(self, name)
+            if line is not None:
+                out[name] = line
+        return out
+
+
+class Expander(_Strict):
+    name: str
+    chip: Literal["mcp23017"] = "mcp23017"
+    bus: int = Field(1, ge=0)
+    address: int = Field(0x20, ge=0x20, le=0x27)
+    interrupt_gpio: int = Field(ge=0, le=27)
+
+
+class InputsConfig(_Strict):
+    seats: list[SeatWiring] = Field(min_length=2, max_length=12)
+    expanders: list[Expander] = []
+    debounce_ms: float = Field(30.0, ge=0, le=500)
+    stuck_s: float = Field(2.0, gt=0, le=600)
+    false_start_lockout_ms: float = Field(0.0, ge=0, le=5000)
+
+
+class ArbiterConfig(_Strict):
+    window_ms: float = Field(5.0, gt=0, le=100)
+    epsilon_ms: float = Field(0.2, ge=0, le=10)
+
+    @model_validator(mode="after")
+    def _epsilon_below_window(self) -> ArbiterConfig:
+        if self.epsilon_ms >= self.window_ms:
+            raise ValueError("epsilon_ms must be below window_ms")
+        return self
+
+
+class TableConfig(_Strict):
+    inputs: InputsConfig
+    arbiter: ArbiterConfig = ArbiterConfig()
+
+
+def semantic_problems(cfg: TableConfig) -> list[str]:
+    """What a schema cannot see: shared pins, unknown expanders, shared addresses."""
+    problems: list[str] = []
+    used: dict[str, str] = {}
+    expanders = {e.name: e for e in cfg.inputs.expanders}
+    for e in cfg.inputs.expanders:
+        used.setdefault(f"GPIO{e.interrupt_gpio}", f"expanders.{e.name}.interrupt_gpio")
+    seen_addr: dict[tuple[int, int], str] = {}
+    for e in cfg.inputs.expanders:
+        key = (e.bus, e.address)
+        if key in seen_addr:
+            problems.append(f"inputs.expanders: {e.name} and {seen_addr[key]} share bus {e.bus} "
+                            f"address 0x{e.address:02x}")
+        seen_addr[key] = e.name
+    for s, seat in enumerate(cfg.inputs.seats):
+        for control, line in seat.lines().items():
+            where = f"inputs.seats[{s}].{control}"
+            if line.expander is not None and line.expander not in expanders:
+                problems.append(f"{where}: no expander named {line.expander!r}")
+            key = line.key()
+            if key in used:
+                problems.append(f"{where}: {key} is already used by {used[key]}")
+            else:
+                used[key] = where
+    return problems
+
+
+def parse_config(data: dict[str, Any], source: str = "table.toml") -> TableConfig:
+    try:
+        cfg = TableConfig.model_validate(data)
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            path = ".".join(f"[{p}]" if isinstance(p, int) else str(p) for p in err["loc"])
+            path = path.replace(".[", "[")
+            problems.append(f"{source}: {path}: {err['msg']}")
+        raise ConfigError(problems) from None
+    problems = [f"{source}: {p}" for p in semantic_problems(cfg)]
+    if problems:
+        raise ConfigError(problems)
+    return cfg
+
+
+def load_config(path: str | Path) -> TableConfig:
+    p = Path(path)
+    try:
+        data = tomllib.loads(p.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError([f"{p}: cannot read: {exc.strerror or exc}"]) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError([f"{p}: {exc}"]) from None
+    return parse_config(data, p.name)
+
+
+def emulated_config(seats: int = 4) -> TableConfig:
+    """The default wiring: up to 4 seats all on GPIOs; more seats put their navigation
+    on MCP23017 expanders, two seats to a chip (port A and port B), as the 12-seat box."""
+    gpios = iter(range(2, 28))
+    wired: list[dict[str, Any]] = []
+    expanders: list[dict[str, Any]] = []
+    for seat in range(seats):
+        slap = next(gpios)
+        if seats <= 4:
+            nav = {name: {"gpio": next(gpios)} for name in NAV}
+        else:
+            chip, port = divmod(seat, 2)
+            if port == 0:
+                expanders.append({"name": f"x{chip}", "address": 0x20 + chip % 8, "bus": 1 + chip // 8})
+            nav = {name: {"expander": f"x{chip}", "pin": f"{'AB'[port]}{i}"} for i, name in enumerate(NAV)}
+        wired.append({"slap": slap, **nav})
+    for e in expanders:
+        e["interrupt_gpio"] = next(gpios)
+    return parse_config({"inputs": {"seats": wired, "expanders": expanders}}, "emulated")

@@ -1,0 +1,1 @@
+"""Seat inputs: button edges with kernel timestamps, cleaned, on their way to the arbiter."""

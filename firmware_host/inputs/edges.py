@@ -1,0 +1,101 @@
+"""Clean presses from raw button edges: pure, fed with edge timestamps, no clock inside.
+
+- Leading-edge debounce: the first contact counts, with its own timestamp;
+  every edge in the next `debounce_ns` is contact bounce and is dropped.
+- Stuck: a button still down `stuck_ns` after its press is reported stuck and
+  ignored until it is released (a jammed or shorted button must not block or
+  flood the table).
+- False start: a press before "go" is ignored and reported; with a lockout,
+  that seat's presses in the first `lockout_ns` after go are ignored too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+DEFAULT_DEBOUNCE_NS = 30_000_000
+DEFAULT_STUCK_NS = 2_000_000_000
+
+
+class Event(StrEnum):
+    PRESS = "press"
+    RELEASE = "release"
+    STUCK = "stuck"
+    UNSTUCK = "unstuck"
+    FALSE_START = "false_start"
+
+
+@dataclass(slots=True)
+class LineFilter:
+    """One button line."""
+
+    debounce_ns: int = DEFAULT_DEBOUNCE_NS
+    stuck_ns: int = DEFAULT_STUCK_NS
+    down: bool = False
+    stuck: bool = False
+    _quiet_until: int = -(1 << 62)
+    _down_since: int | None = None
+    bounces: int = 0
+
+    def start(self, down: bool, ts: int) -> None:
+        """The line's level when watching begins: held at start-up is no press."""
+        self.down = down
+        self._down_since = ts if down else None
+
+    def edge(self, down: bool, ts: int) -> Event | None:
+        """A raw edge; returns the clean event it makes, if any."""
+        if ts < self._quiet_until or down == self.down:
+            self.bounces += 1
+            return None
+        self.down = down
+        if down:
+            self._down_since = ts
+            self._quiet_until = ts + self.debounce_ns
+            return None if self.stuck else Event.PRESS
+        self._down_since = None
+        self._quiet_until = ts + self.debounce_ns
+        if self.stuck:
+            self.stuck = False
+            return Event.UNSTUCK
+        return Event.RELEASE
+
+    def stuck_due(self) -> int | None:
+        """When this line will count as stuck if it stays down (for the caller's timer)."""
+        if self._down_since is None or self.stuck:
+            return None
+        return self._down_since + self.stuck_ns
+
+    def check(self, now: int) -> Event | None:
+        """Called at `stuck_due()` or later: has the button been down too long?"""
+        due = self.stuck_due()
+        if due is not None and now >= due:
+            self.stuck = True
+            return Event.STUCK
+        return None
+
+
+@dataclass(slots=True)
+class StartGate:
+    """False starts: presses before "go", and an optional lockout for those who jumped."""
+
+    lockout_ns: int = 0
+    go_ts: int | None = None
+    _jumped: set[int] = field(default_factory=set)
+
+    def arm(self) -> None:
+        """A countdown began: from now, presses are false starts until `go`."""
+        self.go_ts = None
+        self._jumped.clear()
+
+    def go(self, ts: int) -> None:
+        self.go_ts = ts
+
+    def admit(self, seat: int, ts: int) -> Event | None:
+        """None if the press counts; FALSE_START if it is ignored."""
+        if self.go_ts is None or ts < self.go_ts:
+            self._jumped.add(seat)
+            return Event.FALSE_START
+        if seat in self._jumped and ts < self.go_ts + self.lockout_ns:
+            return Event.FALSE_START
+        return None

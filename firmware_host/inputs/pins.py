@@ -1,0 +1,244 @@
+"""Seat buttons on gpiozero pins: the same code on a Pi (lgpio) and in emulation (mock pins).
+
+On a Pi the lgpio pin factory hands `when_changed(ticks, state)` the kernel's
+hard-IRQ timestamp of the edge (CLOCK_MONOTONIC, in seconds); that is the
+press's time, never the moment the callback happened to run. In emulation
+`TimedMockPin` lets a test, a keyboard seat or a bot choose that timestamp, and
+everything after the pin runs exactly as on the Pi.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from functools import partial
+from pathlib import Path
+from time import monotonic_ns
+from typing import Any, NamedTuple
+
+from gpiozero.pins.mock import MockFactory, MockPin, PinState
+
+from ..config import ARBITRATED, InputsConfig
+from .edges import Event, LineFilter, StartGate
+from .mcp23017 import MCP23017, Bus, EmulatedBus, EmulatedMCP23017, pin_index
+
+
+class InputEvent(NamedTuple):
+    kind: Event | str  # Event, or "fault" / "recovered" for an expander
+    seat: int
+    control: str
+    ts: int
+    detail: str = ""
+
+
+class HardwareUnavailable(RuntimeError):
+    """No Pi GPIO here (or it cannot be opened): say so, and how to emulate."""
+
+
+class TimedMockPin(MockPin):
+    """A mock pin whose edges carry the timestamp (ns) the caller gives, as the kernel's do."""
+
+    _at: float | None = None
+
+    def set_level(self, high: bool, at_ns: int) -> None:
+        self._at = at_ns / 1e9
+        try:
+            if high:
+                self.drive_high()
+            else:
+                self.drive_low()
+        finally:
+            self._at = None
+
+    def press(self, at_ns: int) -> None:
+        """Buttons pull their line low against the pull-up."""
+        self.set_level(False, at_ns)
+
+    def release(self, at_ns: int) -> None:
+        self.set_level(True, at_ns)
+
+    def _change_state(self, value: bool) -> bool:
+        if self._state == value:
+            return False
+        t = self._at if self._at is not None else monotonic_ns() / 1e9
+        self._state = value
+        self.states.append(PinState(t - self._last_change, value))
+        self._last_change = t
+        return True
+
+
+def on_a_pi() -> bool:
+    return Path("/dev/gpiochip0").exists() and Path("/proc/device-tree/model").exists()
+
+
+def pin_factory(emulate: bool) -> Any:
+    """lgpio on a Pi; mock pins with chosen timestamps in emulation."""
+    if emulate:
+        return MockFactory(pin_class=TimedMockPin)
+    try:
+        from gpiozero.pins.lgpio import LGPIOFactory
+
+        return LGPIOFactory()
+    except Exception as exc:  # lgpio missing, no gpiochip, no permission
+        raise HardwareUnavailable(f"cannot open the Pi's GPIO ({exc}); run with --emulate") from None
+
+
+def ticks_to_ns(ticks: float) -> int:
+    return round(ticks * 1e9)
+
+
+class TableInputs:
+    """Every seat's buttons, from configuration to clean, timestamped events.
+
+    Events go to `sink` from whichever thread delivered the edge (lgpio's
+    callback thread on a Pi): the sink must be thread-safe, a queue in the table.
+    Nothing here polls: stuck buttons are found at `next_deadline()` by `tick`.
+    """
+
+    def __init__(self, config: InputsConfig, factory: Any, buses: Mapping[int, Bus],
+                 sink: Callable[[InputEvent], None]) -> None:
+        self.config = config
+        self.sink = sink
+        self.gate = StartGate(int(config.false_start_lockout_ms * 1e6))
+        self._lock = threading.Lock()
+        self._filters: dict[tuple[int, str], LineFilter] = {}
+        self._pins: list[Any] = []
+        self._callbacks: list[Callable[[float, int], None]] = []
+        """gpiozero holds `when_changed` only weakly: these keep ours alive."""
+        self._chips: dict[str, MCP23017] = {}
+        self._chip_lines: dict[str, dict[int, tuple[int, str]]] = {}
+        self._chip_ok: dict[str, bool] = {}
+        debounce, stuck = int(config.debounce_ms * 1e6), int(config.stuck_s * 1e9)
+        now = monotonic_ns()
+        for seat, wiring in enumerate(config.seats):
+            for control, line in wiring.lines().items():
+                flt = LineFilter(debounce, stuck)
+                self._filters[(seat, control)] = flt
+                if line.gpio is not None:
+                    pin = self._input_pin(factory, line.gpio, "both")
+                    flt.start(not pin.state, now)
+                    self._listen(pin, partial(self._gpio_edge, seat, control))
+                else:
+                    self._chip_lines.setdefault(str(line.expander), {})[pin_index(str(line.pin))] = (
+                        seat, control)
+        for spec in config.expanders:
+            lines = self._chip_lines.get(spec.name, {})
+            chip = MCP23017(buses[spec.bus], spec.address, list(lines))
+            self._chips[spec.name] = chip
+            self._chip_ok[spec.name] = self._setup_chip(spec.name, now)
+            int_pin = self._input_pin(factory, spec.interrupt_gpio, "falling")
+            self._listen(int_pin, partial(self._interrupt, spec.name))
+
+    def _listen(self, pin: Any, callback: Callable[[float, int], None]) -> None:
+        self._callbacks.append(callback)
+        pin.when_changed = callback
+
+    def _input_pin(self, factory: Any, gpio: int, edges: str) -> Any:
+        pin = factory.pin(gpio)
+        pin.function = "input"
+        pin.pull = "up"
+        pin.bounce = None  # debounce is ours: the kernel's would hide the first contact's time
+        pin.edges = edges
+        self._pins.append(pin)
+        return pin
+
+    def _setup_chip(self, name: str, now: int) -> bool:
+        try:
+            self._chips[name].setup()
+        except OSError as exc:
+            self.sink(InputEvent("fault", -1, name, now, f"expander {name}: {exc}"))
+            return False
+        levels = self._chips[name].levels()
+        for p, (seat, control) in self._chip_lines.get(name, {}).items():
+            self._filters[(seat, control)].start(not levels >> p & 1, now)
+        return True
+
+    # ------------------------------------------------------------ edges
+
+    def _gpio_edge(self, seat: int, control: str, ticks: float, state: int) -> None:
+        self._edge(seat, control, not state, ticks_to_ns(ticks))
+
+    def _interrupt(self, name: str, ticks: float, state: int) -> None:
+        ts = ticks_to_ns(ticks)
+        if not self._chip_ok[name]:
+            self._chip_ok[name] = self._setup_chip(name, ts)
+            if not self._chip_ok[name]:
+                return
+            self.sink(InputEvent("recovered", -1, name, ts, f"expander {name} is back"))
+        try:
+            changes = self._chips[name].on_interrupt()
+        except OSError as exc:
+            self._chip_ok[name] = False
+            self.sink(InputEvent("fault", -1, name, ts, f"expander {name}: {exc}"))
+            return
+        lines = self._chip_lines.get(name, {})
+        for pin, pressed in changes:
+            if pin in lines:
+                seat, control = lines[pin]
+                self._edge(seat, control, pressed, ts)  # stamped with the interrupt's edge
+
+    def _edge(self, seat: int, control: str, down: bool, ts: int) -> None:
+        with self._lock:
+            event = self._filters[(seat, control)].edge(down, ts)
+            if event is None:
+                return
+            if event is Event.PRESS and control in ARBITRATED:
+                false_start = self.gate.admit(seat, ts)
+                if false_start is not None:
+                    event = false_start
+        self.sink(InputEvent(event, seat, control, ts))
+
+    # ------------------------------------------------------------ timers
+
+    def next_deadline(self) -> int | None:
+        """When `tick` next has something to check (a button that may become stuck)."""
+        with self._lock:
+            dues = [d for f in self._filters.values() if (d := f.stuck_due()) is not None]
+        return min(dues, default=None)
+
+    def tick(self, now: int) -> None:
+        found = []
+        with self._lock:
+            for (seat, control), flt in self._filters.items():
+                if flt.check(now) is Event.STUCK:
+                    found.append(InputEvent(Event.STUCK, seat, control, now))
+        for event in found:
+            self.sink(event)
+
+    def close(self) -> None:
+        for pin in self._pins:
+            pin.when_changed = None
+            pin.close()
+        self._pins.clear()
+
+
+class EmulatedButtons:
+    """Press and release any seat's buttons in emulation, through the real pins and chips."""
+
+    def __init__(self, config: InputsConfig, factory: MockFactory) -> None:
+        self.config = config
+        self.factory = factory
+        self.buses: dict[int, EmulatedBus] = {}
+        self.chips: dict[str, EmulatedMCP23017] = {}
+        for spec in config.expanders:
+            int_pin = factory.pin(spec.interrupt_gpio)
+            chip = EmulatedMCP23017(interrupt=partial(self._interrupt_line, int_pin))
+            self.chips[spec.name] = chip
+            self.buses.setdefault(spec.bus, EmulatedBus()).devices[spec.address] = chip
+
+    @staticmethod
+    def _interrupt_line(pin: TimedMockPin, low: bool, at_ns: int) -> None:
+        pin.set_level(not low, at_ns)
+
+    def set(self, seat: int, control: str, pressed: bool, at_ns: int) -> None:
+        line = self.config.seats[seat].lines().get(control)
+        if line is None:
+            raise KeyError(f"seat {seat + 1} has no {control} button")
+        if line.gpio is not None:
+            self.factory.pin(line.gpio).set_level(not pressed, at_ns)
+        else:
+            self.chips[str(line.expander)].set_input(pin_index(str(line.pin)), pressed, at_ns)
+
+    def tap(self, seat: int, control: str, at_ns: int, hold_ns: int = 80_000_000) -> None:
+        self.set(seat, control, True, at_ns)
+        self.set(seat, control, False, at_ns + hold_ns)
