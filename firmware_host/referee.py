@@ -1,0 +1,105 @@
+"""Inputs → arbiter → seats → match: the path every press takes, on the Pi and in emulation.
+
+The table (state machine, daemon) owns one Referee per match and feeds it from
+a single thread: input events as they come off the queue, and `decide(now)`
+whenever `next_deadline()` is reached. Nothing here reads a clock.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from .arbiter import Arbiter, Decision, Press
+from .config import ARBITRATED
+from .inputs.edges import Event
+from .inputs.pins import InputEvent
+from .rules.codec import Action, to_dict
+from .rules.common import Reason, Refusal
+from .rules.match import Match
+from .seat import SeatController
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    press: Press
+    action: Action | None
+    refusal: Refusal | None
+    decided_ns: int  # the `now` at which the engine decided
+
+
+@dataclass(frozen=True, slots=True)
+class Contest:
+    """Two seats wanted the same spot: who won, both edge times, and the gap."""
+
+    winner: int
+    loser: int
+    winner_ts: int
+    loser_ts: int
+
+    @property
+    def delta_ns(self) -> int:
+        return self.loser_ts - self.winner_ts
+
+    def describe(self) -> str:
+        return (f"seat {self.winner + 1} was {self.delta_ns / 1e6:.1f} ms earlier than seat "
+                f"{self.loser + 1} ({self.winner_ts / 1e6:.3f} ms vs {self.loser_ts / 1e6:.3f} ms)")
+
+
+class Referee:
+    def __init__(self, match: Match, arbiter: Arbiter, log: Callable[[str], None] | None = None) -> None:
+        self.match = match
+        self.arbiter = arbiter
+        self.seats = [SeatController(s, match) for s in range(match.players)]
+        self.contests: deque[Contest] = deque(maxlen=1000)
+        self.notices: deque[str] = deque(maxlen=200)
+        self._log = log
+        arbiter.on_decision = self._arbitrated
+
+    def on_input(self, event: InputEvent) -> None:
+        """One clean input event: arbitrated controls wait, navigation acts at once."""
+        if event.kind is Event.PRESS:
+            if event.control in ARBITRATED:
+                self.arbiter.push(event.seat, event.control, event.ts)
+            else:
+                self.seats[event.seat].nav(event.control)
+        elif event.kind is Event.FALSE_START:
+            self.seats[event.seat].message = "false start"
+            self._note(f"seat {event.seat + 1}: false start ({event.control} before go)")
+        elif event.kind is Event.STUCK:
+            self.seats[event.seat].message = f"{event.control} stuck"
+            self._note(f"seat {event.seat + 1}: {event.control} held down, ignored until released")
+        elif event.kind is Event.UNSTUCK:
+            self.seats[event.seat].message = ""
+            self._note(f"seat {event.seat + 1}: {event.control} released, working again")
+        elif event.kind in ("fault", "recovered"):
+            self._note(event.detail)
+
+    def next_deadline(self) -> int | None:
+        return self.arbiter.due()
+
+    def decide(self, now: int) -> list[Outcome]:
+        """Hand every due press, in arbiter order, to its seat and the engine."""
+        outcomes = []
+        for press in self.arbiter.release(now):
+            controller = self.seats[press.seat]
+            action = controller.action(press.control, press.ts)
+            refusal = None
+            if action is not None:
+                refusal = self.match.apply(action)
+                controller.result(action, refusal)
+                if refusal is not None and refusal.reason is Reason.TOO_LATE and refusal.by_seat is not None:
+                    contest = Contest(refusal.by_seat, press.seat, press.ts - (refusal.delta_ns or 0), press.ts)
+                    self.contests.append(contest)
+                    self._note(f"contest over {to_dict(action)}: {contest.describe()}")
+            outcomes.append(Outcome(press, action, refusal, now))
+        return outcomes
+
+    def _arbitrated(self, decision: Decision) -> None:
+        self._note(f"arbiter: {decision.describe()}")
+
+    def _note(self, text: str) -> None:
+        self.notices.append(text)
+        if self._log is not None:
+            self._log(text)
