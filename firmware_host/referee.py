@@ -89,8 +89,10 @@ class Referee:
             if action is not None:
                 refusal = self.match.apply(action)
                 controller.result(action, refusal)
-                if refusal is not None and refusal.reason is Reason.TOO_LATE and refusal.by_seat is not None:
-                    contest = Contest(refusal.by_seat, press.seat, press.ts - (refusal.delta_ns or 0), press.ts)
+                lost = refusal is not None and refusal.reason is Reason.TOO_LATE
+                if lost and refusal.by_seat is not None:  # type: ignore[union-attr]
+                    earlier = press.ts - (refusal.delta_ns or 0)  # type: ignore[union-attr]
+                    contest = Contest(refusal.by_seat, press.seat, earlier, press.ts)  # type: ignore[union-attr]
                     self.contests.append(contest)
                     self._note(f"contest over {to_dict(action)}: {contest.describe()}")
             outcomes.append(Outcome(press, action, refusal, now))

@@ -176,7 +176,7 @@ class SeatController:
             return [*presses, "slap"]
         options = self.choices()
         if isinstance(action, MoveToRow):
-            presses += _steps(self.cursor, action.place, len(options)) + ["up"]
+            presses += [*_steps(self.cursor, action.place, len(options)), "up"]
             cursor = action.place
             try:
                 index = options.index(action.card, len(rnd.seats[self.seat].row))  # type: ignore[union-attr]
@@ -186,13 +186,13 @@ class SeatController:
         if isinstance(action, PlayCard):
             if action.card not in options:
                 return None
-            return _steps(self.cursor, options.index(action.card), len(options)) + ["slap"]
+            return [*_steps(self.cursor, options.index(action.card), len(options)), "slap"]
         if isinstance(action, PlaceDie):
             wanted = next((i for i, d in enumerate(options)
                            if d.colour == action.colour and d.face == action.face), None)
             if wanted is None:
                 return None
-            return _steps(self.cursor, wanted, len(options)) + ["slap"]
+            return [*_steps(self.cursor, wanted, len(options)), "slap"]
         if isinstance(action, PlayCrazy | DiscardCrazy):
             if action.card not in options:
                 return None
