@@ -23,6 +23,10 @@ from .edges import Event, LineFilter, StartGate
 from .mcp23017 import MCP23017, Bus, EmulatedBus, EmulatedMCP23017, pin_index
 
 
+RETRY_FIRST_NS = 100_000_000
+RETRY_MAX_NS = 2_000_000_000
+
+
 class InputEvent(NamedTuple):
     kind: Event | str  # Event, or "fault" / "recovered" for an expander
     seat: int
@@ -108,6 +112,7 @@ class TableInputs:
         self._chips: dict[str, MCP23017] = {}
         self._chip_lines: dict[str, dict[int, tuple[int, str]]] = {}
         self._chip_ok: dict[str, bool] = {}
+        self._chip_retry: dict[str, tuple[int, int]] = {}  # name -> (when, backoff)
         debounce, stuck = int(config.debounce_ms * 1e6), int(config.stuck_s * 1e9)
         now = monotonic_ns()
         for seat, wiring in enumerate(config.seats):
@@ -146,12 +151,39 @@ class TableInputs:
         try:
             self._chips[name].setup()
         except OSError as exc:
-            self.sink(InputEvent("fault", -1, name, now, f"expander {name}: {exc}"))
+            self._chip_failed(name, now, exc)
             return False
         levels = self._chips[name].levels()
         for p, (seat, control) in self._chip_lines.get(name, {}).items():
             self._filters[(seat, control)].start(not levels >> p & 1, now)
         return True
+
+    def _chip_failed(self, name: str, now: int, exc: OSError) -> None:
+        """Report once, then retry with backoff: a failed read leaves the chip's interrupt
+        line low, so no new edge will come to wake us."""
+        _, backoff = self._chip_retry.get(name, (0, RETRY_FIRST_NS // 2))
+        backoff = min(backoff * 2, RETRY_MAX_NS)
+        if self._chip_ok.get(name, True):
+            self.sink(InputEvent("fault", -1, name, now, f"expander {name}: {exc}"))
+        self._chip_ok[name] = False
+        self._chip_retry[name] = (now + backoff, backoff)
+
+    def _recover(self, name: str, now: int) -> None:
+        """Set the chip up again; buttons that changed meanwhile count from `now`."""
+        before = {key: self._filters[key].down for key in self._chip_lines.get(name, {}).values()}
+        try:
+            self._chips[name].setup()
+        except OSError as exc:
+            self._chip_failed(name, now, exc)
+            return
+        self._chip_ok[name] = True
+        del self._chip_retry[name]
+        self.sink(InputEvent("recovered", -1, name, now, f"expander {name} is back"))
+        levels = self._chips[name].levels()
+        for p, (seat, control) in self._chip_lines.get(name, {}).items():
+            down = not levels >> p & 1
+            if down != before[(seat, control)]:
+                self._edge(seat, control, down, now)
 
     # ------------------------------------------------------------ edges
 
@@ -161,15 +193,12 @@ class TableInputs:
     def _interrupt(self, name: str, ticks: float, state: int) -> None:
         ts = ticks_to_ns(ticks)
         if not self._chip_ok[name]:
-            self._chip_ok[name] = self._setup_chip(name, ts)
-            if not self._chip_ok[name]:
-                return
-            self.sink(InputEvent("recovered", -1, name, ts, f"expander {name} is back"))
+            self._recover(name, ts)
+            return
         try:
             changes = self._chips[name].on_interrupt()
         except OSError as exc:
-            self._chip_ok[name] = False
-            self.sink(InputEvent("fault", -1, name, ts, f"expander {name}: {exc}"))
+            self._chip_failed(name, ts, exc)
             return
         lines = self._chip_lines.get(name, {})
         for pin, pressed in changes:
@@ -194,6 +223,7 @@ class TableInputs:
         """When `tick` next has something to check (a button that may become stuck)."""
         with self._lock:
             dues = [d for f in self._filters.values() if (d := f.stuck_due()) is not None]
+        dues += [when for when, _ in self._chip_retry.values()]
         return min(dues, default=None)
 
     def tick(self, now: int) -> None:
@@ -204,6 +234,9 @@ class TableInputs:
                     found.append(InputEvent(Event.STUCK, seat, control, now))
         for event in found:
             self.sink(event)
+        for name, (when, _) in list(self._chip_retry.items()):
+            if now >= when:
+                self._recover(name, now)
 
     def close(self) -> None:
         for pin in self._pins:
