@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import random
 
 import pytest
@@ -125,7 +126,7 @@ def _chain_free(a: int, b: int, presses: list) -> bool:
     """No chain of presses less than epsilon apart links a and b into one tie."""
     eps = Arbiter().epsilon_ns
     times = sorted({ts for _, ts, _ in presses if a <= ts <= b})
-    return any(y - x >= eps for x, y in zip(times, times[1:], strict=False))
+    return any(y - x >= eps for x, y in itertools.pairwise(times))
 
 
 def test_a_million_presses_worth_of_random_pairs_stays_in_order_in_small() -> None:

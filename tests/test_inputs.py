@@ -86,7 +86,7 @@ def test_presses_before_go_are_false_starts_and_navigation_still_works(table) ->
     inputs.gate.arm()
     buttons.tap(0, "slap", 100 * MS)
     buttons.tap(0, "left", 200 * MS)
-    assert [e.kind for e in events if e.control == "slap"][0] is Event.FALSE_START
+    assert next(e.kind for e in events if e.control == "slap") is Event.FALSE_START
     assert (0, "left", 200 * MS) in presses(events)
 
 

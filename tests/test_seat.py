@@ -105,7 +105,7 @@ def test_crazy_left_right_pick_a_card_and_up_down_its_target() -> None:
                                                 ("domino", 4), ("crazy", 2)])
 def test_bots_play_whole_rounds_by_pressing_pins(game: str, players: int) -> None:
     """Nothing skips the path: bot → buttons → mock pins → filters → arbiter → seat → engine."""
-    match = new_match(game, players, 11, {"rounds": 1} if game != "crazy" else {"rounds": 1})
+    match = new_match(game, players, 11, {"rounds": 1})
     cfg = emulated_config(players)
     factory = pin_factory(emulate=True)
     buttons = EmulatedButtons(cfg.inputs, factory)

@@ -22,7 +22,6 @@ from ..config import ARBITRATED, InputsConfig
 from .edges import Event, LineFilter, StartGate
 from .mcp23017 import MCP23017, Bus, EmulatedBus, EmulatedMCP23017, pin_index
 
-
 RETRY_FIRST_NS = 100_000_000
 RETRY_MAX_NS = 2_000_000_000
 
