@@ -9,9 +9,12 @@ The model (docs/fairness.md):
 - every press is held until `now >= ts + window + epsilon`: any press stamped
   earlier has arrived by then, provided delivery lags its edge by at most the
   window;
-- presses less than `epsilon` apart are a tie (chained: a-b and b-c close
-  makes one tie), ordered by a draw from the arbiter's own seeded generator,
-  never by seat or pin number; every draw is logged;
+- a tie is every press less than `epsilon` after the earliest press not yet
+  released (not chained: under load, a chain of close presses must never
+  swallow two presses `epsilon` or more apart); a tie is ordered by a draw
+  from the arbiter's own seeded generator, never by seat or pin number, and
+  every draw is logged. So two presses `epsilon` or more apart always come out
+  in timestamp order;
 - a press that arrives after a later one was already released is "late":
   released at once and logged, because the order already given cannot change.
 """
@@ -63,7 +66,8 @@ class Arbiter:
     decisions: deque[Decision] = field(default_factory=lambda: deque(maxlen=1000))
     _held: list[Press] = field(default_factory=list)
     _seq: int = 0
-    _released_upto: int = -(1 << 62)  # the newest timestamp released so far
+    _released_upto: int = -(1 << 62)  # every press stamped up to here has been decided
+    _newest: int = -(1 << 62)  # the newest timestamp actually released
     _rng: random.Random = field(init=False)
 
     def __post_init__(self) -> None:
@@ -86,42 +90,45 @@ class Arbiter:
         """When `release` will next have something to give (None: nothing held)."""
         if not self._held:
             return None
-        if self._held[0].ts <= self._released_upto:
-            return self._held[0].ts  # a late press: due at once
-        return self._cluster_end(0)[1] + self.window_ns + self.epsilon_ns
+        first = self._held[0].ts
+        if first <= self._released_upto:
+            return first  # a late press: due at once
+        return first + self.epsilon_ns + self.window_ns
 
     def release(self, now: int) -> list[Press]:
         """Every press that is due at `now`, in timestamp order, ties drawn."""
         out: list[Press] = []
         held = self._held
         while held:
-            if held[0].ts <= self._released_upto:
+            first = held[0].ts
+            if first <= self._released_upto:
                 late = held.pop(0)
-                self._log(Decision("late", (late,), delta_ns=self._released_upto - late.ts))
+                self._log(Decision("late", (late,), delta_ns=max(0, self._newest - late.ts)))
                 out.append(late)
                 continue
-            end, last_ts = self._cluster_end(0)
-            if now < last_ts + self.window_ns + self.epsilon_ns:
+            # Every press stamped before first + epsilon has arrived by now.
+            if now < first + self.epsilon_ns + self.window_ns:
                 break
-            cluster = held[:end]
+            end = self._tie_end()
+            tie = held[:end]
             del held[:end]
-            if len(cluster) > 1:
-                cluster = self._draw(cluster)
-            out.extend(cluster)
-            self._released_upto = max(self._released_upto, last_ts)
+            out.extend(self._draw(tie) if len(tie) > 1 else tie)
+            self._released_upto = max(first, first + self.epsilon_ns - 1)
+            self._newest = max(self._newest, tie[-1].ts if len(tie) == 1 else max(p.ts for p in tie))
         return out
 
     def flush(self) -> list[Press]:
         """Everything held, as if time had run on (shutting down, end of a round)."""
         return self.release(1 << 62)
 
-    def _cluster_end(self, start: int) -> tuple[int, int]:
-        """The presses chained by gaps below epsilon from `start`: (end index, last ts)."""
+    def _tie_end(self) -> int:
+        """How many held presses tie with the first: stamped less than epsilon after it."""
         held = self._held
-        i = start
-        while i + 1 < len(held) and held[i + 1].ts - held[i].ts < self.epsilon_ns:
+        first = held[0].ts
+        i = 1
+        while i < len(held) and (held[i].ts - first < self.epsilon_ns or held[i].ts == first):
             i += 1
-        return i + 1, held[i].ts
+        return i
 
     def _draw(self, cluster: list[Press]) -> list[Press]:
         arrival = sorted(cluster, key=lambda p: p.seq)  # the draw must not see seat or pin
