@@ -114,7 +114,7 @@ class Arbiter:
             del held[:end]
             out.extend(self._draw(tie) if len(tie) > 1 else tie)
             self._released_upto = max(first, first + self.epsilon_ns - 1)
-            self._newest = max(self._newest, tie[-1].ts if len(tie) == 1 else max(p.ts for p in tie))
+            self._newest = max(self._newest, *(p.ts for p in tie))
         return out
 
     def flush(self) -> list[Press]:

@@ -115,3 +115,163 @@ def engine_text(f: dict[str, Any]) -> str:
         f"{f['with_bots_actions_per_s']:.0f} actions/s (runs: {runs('with_bots_rounds_per_s_all_runs')})\n"
         f"  target: rules engine >= {f['target_rounds_per_s']} rounds/s: {verdict}"
     )
+
+
+ARBITRATION_PAIRS = 1_000_000
+
+
+def bench_arbitration_order(pairs: int = ARBITRATION_PAIRS, seed: int = 1) -> dict[str, Any]:
+    """Contested press pairs (delta >= epsilon), each press delivered late by up to the
+    window, pairs overlapping in flight: how many come out in timestamp order."""
+    from .arbiter import Arbiter
+
+    rng = random.Random(f"order/{seed}")
+    arb = Arbiter(seed=seed)
+    eps, window = arb.epsilon_ns, arb.window_ns
+    first_of_pair: dict[int, int] = {}
+    in_order = 0
+    arrivals: list[tuple[int, int, int, int]] = []  # (arrives, ts, pair, which)
+    started = time.process_time()
+    t = 0
+    batch = 20_000
+    done = 0
+    while done < pairs:
+        arrivals.clear()
+        for pair in range(done, min(pairs, done + batch)):
+            t += rng.randint(200_000, 4_000_000)  # pairs start 0.2-4 ms apart: several in flight
+            delta = rng.randint(eps, 4_000_000)
+            for which, ts in ((0, t), (1, t + delta)):
+                arrivals.append((ts + rng.randint(0, window), ts, pair, which))
+        arrivals.sort()
+        for arrive, ts, pair, which in arrivals:
+            for p in arb.release(arrive):
+                _score(p, first_of_pair)
+            arb.push(pair, str(which), ts)
+        done = min(pairs, done + batch)
+        # Let the held presses of this batch out before the next batch starts later in time.
+        for p in arb.release(t + window + eps + 1):
+            _score(p, first_of_pair)
+    for p in arb.flush():
+        _score(p, first_of_pair)
+    elapsed = time.process_time() - started
+    in_order = sum(1 for v in first_of_pair.values() if v == 1)
+    late = sum(1 for d in arb.decisions if d.kind == "late")
+    return {
+        "pairs": pairs,
+        "pairs_in_order": in_order,
+        "fraction_in_order": in_order / pairs,
+        "late_presses": late,
+        "presses_per_s": round(2 * pairs / elapsed),
+        "window_ms": window / 1e6,
+        "epsilon_ms": eps / 1e6,
+        "target_fraction_in_order": 1.0,
+        "meets_target": in_order == pairs,
+    }
+
+
+def _score(press: Any, first_of_pair: dict[int, int]) -> None:
+    """1 when a pair's first press came out first, 0 when its second did."""
+    if press.seat not in first_of_pair:
+        first_of_pair[press.seat] = 1 if press.control == "0" else 0
+
+
+def bench_arbitration_latency(seconds: float = 10.0, seats: int = 12, rate_hz: float = 10.0,
+                              seed: int = 1) -> dict[str, Any]:
+    """Edge to engine decision, in real time: seats press mock pins from their own thread,
+    the table loop sleeps until the arbiter's deadline, decides, and notes the time."""
+    import queue
+    import statistics
+    import threading
+
+    from .arbiter import Arbiter
+    from .config import emulated_config
+    from .inputs.pins import EmulatedButtons, TableInputs, pin_factory
+    from .referee import Referee
+
+    cfg = emulated_config(seats)
+    factory = pin_factory(emulate=True)
+    buttons = EmulatedButtons(cfg.inputs, factory)
+    events: queue.SimpleQueue[Any] = queue.SimpleQueue()
+    match = new_match("classic", seats, f"latency/{seed}", {"rounds": 1000})
+    arbiter = Arbiter(round(cfg.arbiter.window_ms * 1e6), round(cfg.arbiter.epsilon_ms * 1e6), seed)
+    referee = Referee(match, arbiter)
+    inputs = TableInputs(cfg.inputs, factory, buttons.buses, events.put)
+    inputs.gate.go(0)
+    rng = random.Random(f"latency/{seed}")
+    # Each seat presses rate_hz times a second, jittered ±10 %, at a random phase: mostly
+    # slap, sometimes alt or a cursor move (which is not arbitrated, so not timed).
+    plan: list[tuple[float, int, str]] = []
+    period = 1.0 / rate_hz
+    for seat in range(seats):
+        at = rng.uniform(0, period)
+        while at < seconds:
+            plan.append((at, seat, rng.choices(["slap", "alt", "left", "right"], [6, 2, 1, 1])[0]))
+            at += rng.uniform(0.9 * period, 1.1 * period)
+    plan.sort()
+    stop = threading.Event()
+    begin = time.monotonic()
+
+    def press_buttons() -> None:
+        for at, seat, control in plan:
+            delay = begin + at - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
+            now = time.monotonic_ns()
+            buttons.tap(seat, control, now, hold_ns=40_000_000)
+        stop.set()
+
+    presser = threading.Thread(target=press_buttons, name="buttons", daemon=True)
+    presser.start()
+    latencies: list[int] = []
+    while not (stop.is_set() and arbiter.held == 0 and events.empty()):
+        due = referee.next_deadline()
+        timeout = 0.05 if due is None else max(0.0, (due - time.monotonic_ns()) / 1e9)
+        try:
+            referee.on_input(events.get(timeout=timeout))
+            while True:
+                referee.on_input(events.get_nowait())
+        except queue.Empty:
+            pass
+        outcomes = referee.decide(time.monotonic_ns())
+        if outcomes:
+            decided = time.monotonic_ns()
+            latencies += [decided - o.press.ts for o in outcomes]
+            if match.round.result is not None:
+                match.next_round()
+    presser.join()
+    inputs.close()
+    latencies.sort()
+    window_ms = arbiter.window_ns / 1e6
+
+    def pct(q: float) -> float:
+        return round(latencies[min(len(latencies) - 1, int(q * len(latencies)))] / 1e6, 3)
+
+    p99 = pct(0.99)
+    return {
+        "seats": seats,
+        "presses_per_seat_per_s": rate_hz,
+        "seconds": seconds,
+        "decisions": len(latencies),
+        "p50_ms": pct(0.50),
+        "p99_ms": p99,
+        "max_ms": round(latencies[-1] / 1e6, 3) if latencies else None,
+        "mean_ms": round(statistics.fmean(latencies) / 1e6, 3) if latencies else None,
+        "window_ms": window_ms,
+        "epsilon_ms": arbiter.epsilon_ns / 1e6,
+        "target_p99_ms": window_ms + 1.0,
+        "meets_target": bool(latencies) and p99 <= window_ms + 1.0,
+    }
+
+
+def arbitration_text(order: dict[str, Any], latency: dict[str, Any]) -> str:
+    return (
+        f"arbitration: window {order['window_ms']} ms, epsilon {order['epsilon_ms']} ms\n"
+        f"  order: {order['pairs_in_order']:,} of {order['pairs']:,} contested pairs released in "
+        f"timestamp order ({order['fraction_in_order']:.6%}), {order['late_presses']} late, "
+        f"{order['presses_per_s']:,} presses/s: {'meets' if order['meets_target'] else 'MISSES'} 100 %\n"
+        f"  latency, edge to engine decision, {latency['seats']} seats x "
+        f"{latency['presses_per_seat_per_s']:g} presses/s through mock pins for {latency['seconds']:g} s: "
+        f"p50 {latency['p50_ms']} ms, p99 {latency['p99_ms']} ms, max {latency['max_ms']} ms "
+        f"({latency['decisions']} decisions): "
+        f"{'meets' if latency['meets_target'] else 'MISSES'} p99 <= {latency['target_p99_ms']} ms"
+    )

@@ -57,9 +57,11 @@ def build_parser() -> argparse.ArgumentParser:
     sc.add_argument("--json", action="store_true")
 
     bench = sub.add_parser("bench", help="print performance figures")
-    bench.add_argument("which", choices=("engine", "all"))
+    bench.add_argument("which", choices=("engine", "arbitration", "all"))
     bench.add_argument("--json", action="store_true")
     bench.add_argument("--rounds", type=int, default=3000, help="engine: rounds to time")
+    bench.add_argument("--pairs", type=int, default=1_000_000, help="arbitration: contested pairs")
+    bench.add_argument("--seconds", type=float, default=10.0, help="arbitration: real-time latency run")
     return p
 
 
@@ -153,12 +155,21 @@ def _scenario(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from .bench import bench_engine, engine_text
+    from . import bench
 
-    if args.rounds < 1:
-        _fail("--rounds must be at least 1")
-    figures = {"engine": bench_engine(args.rounds)}
-    _emit(figures, args.json, engine_text(figures["engine"]))
+    if args.rounds < 1 or args.pairs < 1 or args.seconds <= 0:
+        _fail("--rounds, --pairs and --seconds must be positive")
+    figures: dict[str, Any] = {}
+    text = []
+    if args.which in ("engine", "all"):
+        figures["engine"] = bench.bench_engine(args.rounds)
+        text.append(bench.engine_text(figures["engine"]))
+    if args.which in ("arbitration", "all"):
+        order = bench.bench_arbitration_order(args.pairs)
+        latency = bench.bench_arbitration_latency(args.seconds)
+        figures["arbitration"] = {"order": order, "latency": latency}
+        text.append(bench.arbitration_text(order, latency))
+    _emit(figures, args.json, "\n".join(text))
     return 0
 
 

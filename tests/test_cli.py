@@ -186,3 +186,15 @@ def test_simulate_shows_a_progress_bar_on_a_terminal() -> None:
     assert proc.returncode == 0
     assert b"playing" in shown and b"\x1b[" in shown  # drawn, then cleared
     assert "total" in out and b"Traceback" not in shown
+
+
+def test_bench_arbitration_prints_order_and_latency_figures() -> None:
+    result = run("bench", "arbitration", "--pairs", "3000", "--seconds", "1", "--json")
+    assert result.returncode == 0, result.stderr
+    figures = json.loads(result.stdout)["arbitration"]
+    order, latency = figures["order"], figures["latency"]
+    assert order["pairs"] == 3000 and order["fraction_in_order"] == 1.0 and order["late_presses"] == 0
+    assert latency["seats"] == 12 and latency["decisions"] > 50  # 12 seats x ~8 arbitrated presses/s
+    assert latency["p50_ms"] >= latency["window_ms"]  # nothing is decided before the window closes
+    assert latency["target_p99_ms"] == latency["window_ms"] + 1.0
+    assert latency["meets_target"] == (latency["p99_ms"] <= latency["target_p99_ms"])
