@@ -140,7 +140,7 @@ class SeatController:
     def result(self, action: Action, refusal: Refusal | None) -> None:
         """The engine's answer: a refusal is shown and the selection stays."""
         if refusal is not None:
-            self.message = str(refusal)
+            self.message = refusal.short()
             return
         self.message = ""
         if isinstance(action, MoveToRow):

@@ -86,6 +86,12 @@ class Refusal:
             text += f" ({self.detail})"
         return text
 
+    def short(self) -> str:
+        """At most about 24 characters, for a 128-pixel seat screen."""
+        if self.by_seat is not None and self.delta_ns is not None:
+            return f"too late, seat {self.by_seat + 1} +{self.delta_ns / 1e6:.1f}ms"
+        return str(self.reason)
+
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {"reason": self.reason.name.lower(), "text": str(self)}
         if self.by_seat is not None:

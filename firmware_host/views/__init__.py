@@ -1,0 +1,1 @@
+"""Pure functions from table state to images: seat screens and the centre matrix."""
