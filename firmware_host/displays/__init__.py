@@ -1,0 +1,1 @@
+"""Display devices: seat OLEDs, the centre LED matrix link, terminal and PNG capture."""

@@ -1,0 +1,290 @@
+"""Seat OLEDs (SSD1306 / SH1106, 128x64) through luma.oled, one worker per physical bus.
+
+A view is just a PIL image; `SeatDisplays.show(seat, image)` queues it if it
+differs from what that seat shows, and returns at once. Each bus has its own
+worker thread, so a slow or dead display holds up only its own bus, never the
+game. A display that fails (OSError 121, DeviceNotFoundError) is marked
+offline, retried with growing pauses, and redrawn with its latest frame when it
+answers again.
+
+For tests and emulation, `RecordingInterface` stands where luma's I2C interface
+would and keeps the bytes the real driver sends; `ControllerModel` plays them
+into a model of the controller's display RAM, so the whole path down to the
+bus is checked.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from PIL import Image
+
+BACKOFF_FIRST_S = 0.25
+BACKOFF_MAX_S = 8.0
+I2C_CHUNK = 32  # luma's i2c interface sends data in blocks of this many bytes
+
+
+class RecordingInterface:
+    """A luma serial interface that keeps every command and data transfer."""
+
+    def __init__(self) -> None:
+        self.transfers: list[tuple[str, bytes]] = []
+        self.fail = False  # an unplugged display: every transfer fails as on the bus
+
+    def command(self, *cmd: int) -> None:
+        self._check()
+        self.transfers.append(("command", bytes(cmd)))
+
+    def data(self, data: Any) -> None:
+        self._check()
+        self.transfers.append(("data", bytes(data)))
+
+    def cleanup(self) -> None:
+        pass
+
+    def _check(self) -> None:
+        if self.fail:
+            raise OSError(121, "Remote I/O error")
+
+    def i2c_bytes(self, transfers: list[tuple[str, bytes]] | None = None) -> int:
+        """Bytes on the wire as luma's I2C interface sends them: address and control
+        byte per transaction, data in blocks of 32."""
+        total = 0
+        for kind, payload in self.transfers if transfers is None else transfers:
+            if kind == "command":
+                total += 2 + len(payload)
+            else:
+                blocks = -(-len(payload) // I2C_CHUNK)
+                total += 2 * blocks + len(payload)
+        return total
+
+
+_ONE_ARG = {0x81, 0xA8, 0xD3, 0xD5, 0x8D, 0xDA, 0xD9, 0xDB, 0x20, 0xAD}
+
+
+@dataclass
+class ControllerModel:
+    """The SSD1306 / SH1106 display RAM, fed with the bytes sent to the controller."""
+
+    columns: int = 132
+    pages: int = 8
+    ram: list[bytearray] = field(default_factory=list)
+    page: int = 0
+    column: int = 0
+    col_range: tuple[int, int] = (0, 127)
+    page_range: tuple[int, int] = (0, 7)
+    horizontal: bool = False  # memory mode 0 (SSD1306 horizontal addressing)
+    on: bool = False
+    contrast: int = 0
+
+    def __post_init__(self) -> None:
+        self.ram = [bytearray(self.columns) for _ in range(self.pages)]
+
+    def feed(self, transfers: list[tuple[str, bytes]]) -> None:
+        for kind, payload in transfers:
+            if kind == "command":
+                self._commands(payload)
+            else:
+                self._data(payload)
+
+    def _commands(self, cmd: bytes) -> None:
+        i = 0
+        while i < len(cmd):
+            c = cmd[i]
+            if c == 0x21:  # column address range
+                self.col_range = (cmd[i + 1], cmd[i + 2])
+                self.column = cmd[i + 1]
+                i += 3
+                continue
+            if c == 0x22:  # page address range
+                self.page_range = (cmd[i + 1], cmd[i + 2])
+                self.page = cmd[i + 1]
+                i += 3
+                continue
+            if c in _ONE_ARG:
+                if c == 0x20:
+                    self.horizontal = cmd[i + 1] == 0x00
+                if c == 0x81:
+                    self.contrast = cmd[i + 1]
+                i += 2
+                continue
+            if 0xB0 <= c <= 0xB7:
+                self.page = c - 0xB0
+            elif c <= 0x0F:
+                self.column = (self.column & 0xF0) | c
+            elif 0x10 <= c <= 0x1F:
+                self.column = (self.column & 0x0F) | (c - 0x10) << 4
+            elif c in (0xAE, 0xAF):
+                self.on = c == 0xAF
+            i += 1
+
+    def _data(self, data: bytes) -> None:
+        for byte in data:
+            if 0 <= self.page < self.pages and 0 <= self.column < self.columns:
+                self.ram[self.page][self.column] = byte
+            self.column += 1
+            if self.horizontal and self.column > self.col_range[1]:
+                self.column = self.col_range[0]
+                self.page = self.page + 1 if self.page < self.page_range[1] else self.page_range[0]
+
+    def image(self, width: int = 128, height: int = 64, offset: int = 0) -> Image.Image:
+        """The picture the RAM holds: each byte is 8 vertical pixels of one column."""
+        img = Image.new("1", (width, height), 0)
+        px = img.load()
+        for page in range(height // 8):
+            row = self.ram[page]
+            for x in range(width):
+                byte = row[x + offset]
+                for bit in range(8):
+                    if byte >> bit & 1:
+                        px[x, page * 8 + bit] = 1
+        return img
+
+
+@dataclass(frozen=True, slots=True)
+class DisplaySpec:
+    seat: int
+    kind: str = "ssd1306"  # or "sh1106"
+    bus: str = "i2c-1"  # the physical bus: one worker each
+    address: int = 0x3C
+
+
+def open_luma(spec: DisplaySpec, interface: Any) -> Any:
+    """The real luma.oled driver for a display, on the given serial interface."""
+    from luma.oled.device import sh1106, ssd1306
+
+    driver = {"ssd1306": ssd1306, "sh1106": sh1106}[spec.kind]
+    device = driver(interface, width=128, height=64)
+    device.persist = True  # leave the last frame up when the daemon stops
+    return device
+
+
+@dataclass
+class _Screen:
+    spec: DisplaySpec
+    opener: Callable[[DisplaySpec], Any]
+    device: Any = None
+    frame: Image.Image | None = None
+    shown: bytes | None = None
+    dirty: bool = False
+    online: bool = False
+    retry_at: float = 0.0
+    backoff: float = BACKOFF_FIRST_S
+    frames_sent: int = 0
+
+
+class BusWorker(threading.Thread):
+    """Draws the screens on one physical bus, newest frame only, one at a time."""
+
+    def __init__(self, name: str, log: Callable[[str], None]) -> None:
+        super().__init__(name=f"display-{name}", daemon=True)
+        self.screens: dict[int, _Screen] = {}
+        self._wake = threading.Condition()
+        self._stopping = False
+        self._log = log
+
+    def submit(self, seat: int, frame: Image.Image) -> None:
+        with self._wake:
+            screen = self.screens[seat]
+            screen.frame = frame
+            screen.dirty = True
+            self._wake.notify()
+
+    def stop(self) -> None:
+        with self._wake:
+            self._stopping = True
+            self._wake.notify()
+
+    def run(self) -> None:
+        while True:
+            with self._wake:
+                while not self._stopping and not self._work_due():
+                    self._wake.wait(self._until_retry())
+                if self._stopping:
+                    return
+                todo = [s for s in self.screens.values() if s.dirty or not s.online]
+            for screen in todo:
+                self._draw(screen)
+
+    def _work_due(self) -> bool:
+        now = time.monotonic()
+        return any((s.dirty and s.online) or (not s.online and now >= s.retry_at and s.frame is not None)
+                   for s in self.screens.values())
+
+    def _until_retry(self) -> float | None:
+        waits = [s.retry_at - time.monotonic() for s in self.screens.values() if not s.online]
+        return max(0.0, min(waits)) if waits else None
+
+    def _draw(self, screen: _Screen) -> None:
+        if not screen.online and time.monotonic() < screen.retry_at:
+            return
+        with self._wake:
+            frame, screen.dirty = screen.frame, False
+        if frame is None:
+            return
+        try:
+            if screen.device is None:
+                screen.device = screen.opener(screen.spec)
+            screen.device.display(frame)
+        except Exception as exc:  # OSError 121, DeviceNotFoundError, a driver's own error
+            self._offline(screen, exc)
+            return
+        screen.frames_sent += 1
+        if not screen.online:
+            self._log(f"seat {screen.spec.seat + 1} display back online")
+        screen.online = True
+        screen.backoff = BACKOFF_FIRST_S
+        screen.shown = frame.tobytes()
+
+    def _offline(self, screen: _Screen, exc: Exception) -> None:
+        if screen.online or screen.device is not None:
+            self._log(f"seat {screen.spec.seat + 1} display offline ({exc}); retrying")
+        screen.online = False
+        screen.device = None
+        screen.dirty = True  # redraw the newest frame when it comes back
+        screen.retry_at = time.monotonic() + screen.backoff
+        screen.backoff = min(screen.backoff * 2, BACKOFF_MAX_S)
+
+
+class SeatDisplays:
+    """Every seat's OLED. `show` never blocks on a bus."""
+
+    def __init__(self, specs: list[DisplaySpec], opener: Callable[[DisplaySpec], Any],
+                 log: Callable[[str], None] = lambda _m: None) -> None:
+        self._workers: dict[str, BusWorker] = {}
+        self._last: dict[int, bytes] = {}
+        self._bus_of: dict[int, BusWorker] = {}
+        for spec in specs:
+            worker = self._workers.get(spec.bus)
+            if worker is None:
+                worker = self._workers[spec.bus] = BusWorker(spec.bus, log)
+            worker.screens[spec.seat] = _Screen(spec, opener, retry_at=0.0)
+            self._bus_of[spec.seat] = worker
+        for worker in self._workers.values():
+            worker.start()
+
+    def show(self, seat: int, frame: Image.Image) -> bool:
+        """Queue the seat's new view; False (and nothing queued) if it did not change."""
+        key = frame.tobytes()
+        if self._last.get(seat) == key:
+            return False
+        self._last[seat] = key
+        self._bus_of[seat].submit(seat, frame)
+        return True
+
+    def status(self) -> dict[int, dict[str, Any]]:
+        out = {}
+        for worker in self._workers.values():
+            for seat, s in worker.screens.items():
+                out[seat] = {"online": s.online, "frames_sent": s.frames_sent, "bus": s.spec.bus}
+        return out
+
+    def close(self) -> None:
+        for worker in self._workers.values():
+            worker.stop()
+        for worker in self._workers.values():
+            worker.join(timeout=2)

@@ -1,0 +1,130 @@
+"""Seat OLEDs: the real luma.oled drivers down to the bytes, workers per bus, faults."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import pytest
+from PIL import Image
+
+from firmware_host.catalog import new_match
+from firmware_host.displays.oled import (
+    ControllerModel,
+    DisplaySpec,
+    RecordingInterface,
+    SeatDisplays,
+    open_luma,
+)
+from firmware_host.seat import SeatController
+from firmware_host.views.seat import render_seat
+
+
+def a_view(seat: int = 0, seed: int = 1) -> Image.Image:
+    return render_seat(SeatController(seat, new_match("classic", 4, seed)))
+
+
+@pytest.mark.parametrize(("kind", "offset", "wire_bytes"), [("ssd1306", 0, 1096), ("sh1106", 2, 1128)])
+def test_the_bytes_the_real_driver_sends_decode_back_to_the_view(kind: str, offset: int,
+                                                                  wire_bytes: int) -> None:
+    interface = RecordingInterface()
+    device = open_luma(DisplaySpec(0, kind), interface)
+    setup = len(interface.transfers)
+    view = a_view()
+    device.display(view)
+    model = ControllerModel()
+    model.feed(interface.transfers)  # the init sequence, then the frame
+    assert model.on and model.image(offset=offset).tobytes() == view.tobytes()
+    assert interface.i2c_bytes(interface.transfers[setup:]) == wire_bytes
+
+
+class Screens:
+    """Emulated displays: a recording interface each, some of them unplugged or slow."""
+
+    def __init__(self) -> None:
+        self.interfaces: dict[int, RecordingInterface] = {}
+        self.slow: dict[int, float] = {}
+        self.log: list[str] = []
+
+    def open(self, spec: DisplaySpec) -> Any:
+        interface = self.interfaces.setdefault(spec.seat, RecordingInterface())
+        device = open_luma(spec, interface)
+        delay = self.slow.get(spec.seat)
+        if delay:
+            real = device.display
+
+            def slow_display(image: Image.Image) -> None:
+                time.sleep(delay)
+                real(image)
+
+            device.display = slow_display
+        return device
+
+    def picture(self, seat: int) -> bytes:
+        model = ControllerModel()
+        model.feed(self.interfaces[seat].transfers)
+        return model.image().tobytes()
+
+
+def wait_for(condition: Any, timeout: float = 5.0) -> None:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if condition():
+            return
+        time.sleep(0.005)
+    raise AssertionError("condition not met in time")
+
+
+def test_a_view_is_sent_only_when_it_changed() -> None:
+    screens = Screens()
+    displays = SeatDisplays([DisplaySpec(0)], screens.open)
+    try:
+        first = a_view()
+        assert displays.show(0, first) is True
+        assert displays.show(0, first.copy()) is False  # same picture: nothing queued
+        wait_for(lambda: displays.status()[0]["frames_sent"] == 1)
+        second = a_view(seed=2)
+        assert displays.show(0, second) is True
+        wait_for(lambda: screens.picture(0) == second.tobytes())
+        assert displays.status()[0]["frames_sent"] == 2
+    finally:
+        displays.close()
+
+
+def test_a_display_that_fails_goes_offline_and_comes_back_with_the_newest_frame() -> None:
+    screens = Screens()
+    displays = SeatDisplays([DisplaySpec(0)], screens.open, screens.log.append)
+    try:
+        displays.show(0, a_view(seed=1))
+        wait_for(lambda: displays.status()[0]["online"])
+        screens.interfaces[0].fail = True  # unplugged: OSError 121 on the bus
+        displays.show(0, a_view(seed=2))
+        wait_for(lambda: not displays.status()[0]["online"])
+        assert any("offline" in line for line in screens.log)
+        newest = a_view(seed=3)
+        displays.show(0, newest)  # the game goes on while it is away
+        screens.interfaces[0].fail = False  # plugged back
+        wait_for(lambda: displays.status()[0]["online"], timeout=3)
+        wait_for(lambda: screens.picture(0) == newest.tobytes())
+        assert any("back online" in line for line in screens.log)
+    finally:
+        displays.close()
+
+
+def test_a_slow_display_holds_up_only_its_own_bus() -> None:
+    screens = Screens()
+    screens.slow[0] = 0.5
+    displays = SeatDisplays([DisplaySpec(0, bus="i2c-3"), DisplaySpec(1, bus="i2c-4")], screens.open)
+    try:
+        started = time.monotonic()
+        displays.show(0, a_view(0))
+        displays.show(1, a_view(1))  # returns at once, drawn by the other bus's worker
+        assert time.monotonic() - started < 0.1
+        wait_for(lambda: displays.status()[1]["frames_sent"] == 1, timeout=0.4)
+        assert displays.status()[0]["frames_sent"] == 0  # still busy with its slow frame
+        wait_for(lambda: displays.status()[0]["frames_sent"] == 1)
+        names = {t.name for t in threading.enumerate()}
+        assert {"display-i2c-3", "display-i2c-4"} <= names
+    finally:
+        displays.close()
