@@ -1,0 +1,1 @@
+../../firmware_host/displays/ledctl.py
