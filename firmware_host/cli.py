@@ -57,11 +57,12 @@ def build_parser() -> argparse.ArgumentParser:
     sc.add_argument("--json", action="store_true")
 
     bench = sub.add_parser("bench", help="print performance figures")
-    bench.add_argument("which", choices=("engine", "arbitration", "all"))
+    bench.add_argument("which", choices=("engine", "arbitration", "display", "all"))
     bench.add_argument("--json", action="store_true")
     bench.add_argument("--rounds", type=int, default=3000, help="engine: rounds to time")
     bench.add_argument("--pairs", type=int, default=1_000_000, help="arbitration: contested pairs")
     bench.add_argument("--seconds", type=float, default=10.0, help="arbitration: real-time latency run")
+    bench.add_argument("--decisions", type=int, default=1500, help="display: decisions per game")
     return p
 
 
@@ -157,8 +158,8 @@ def _scenario(args: argparse.Namespace) -> int:
 def _bench(args: argparse.Namespace) -> int:
     from . import bench
 
-    if args.rounds < 1 or args.pairs < 1 or args.seconds <= 0:
-        _fail("--rounds, --pairs and --seconds must be positive")
+    if args.rounds < 1 or args.pairs < 1 or args.seconds <= 0 or args.decisions < 1:
+        _fail("--rounds, --pairs, --seconds and --decisions must be positive")
     figures: dict[str, Any] = {}
     text = []
     if args.which in ("engine", "all"):
@@ -169,6 +170,9 @@ def _bench(args: argparse.Namespace) -> int:
         latency = bench.bench_arbitration_latency(args.seconds)
         figures["arbitration"] = {"order": order, "latency": latency}
         text.append(bench.arbitration_text(order, latency))
+    if args.which in ("display", "all"):
+        figures["display"] = bench.bench_display(args.decisions)
+        text.append(bench.display_text(figures["display"]))
     _emit(figures, args.json, "\n".join(text))
     return 0
 

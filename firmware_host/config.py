@@ -101,9 +101,37 @@ class ArbiterConfig(_Strict):
         return self
 
 
+class SeatScreen(_Strict):
+    """A seat's OLED: on its own I2C bus (a TCA9548A channel the kernel shows as
+    /dev/i2c-N) or on SPI."""
+
+    kind: Literal["ssd1306", "sh1106"] = "ssd1306"
+    interface: Literal["i2c", "spi"] = "i2c"
+    bus: int = Field(1, ge=0, description="i2c: N of /dev/i2c-N; spi: the SPI port")
+    address: int = Field(0x3C, ge=0x03, le=0x77)
+    spi_device: int = Field(0, ge=0, le=3)
+    dc_gpio: int | None = Field(None, ge=0, le=27)
+    reset_gpio: int | None = Field(None, ge=0, le=27)
+
+
+class CentreConfig(_Strict):
+    port: str = "/dev/table-led"  # the udev rule's link to the RP2040's /dev/ttyACM*
+    width: int = Field(32, ge=8, le=128)
+    height: int = Field(16, ge=8, le=64)
+    brightness: float = Field(0.35, ge=0.0, le=1.0, description="cap on every LED's level")
+
+    @model_validator(mode="after")
+    def _panels(self) -> CentreConfig:
+        if self.width % 16 or self.height % 16:
+            raise ValueError("width and height must be whole 16x16 panels")
+        return self
+
+
 class TableConfig(_Strict):
     inputs: InputsConfig
     arbiter: ArbiterConfig = ArbiterConfig()
+    screens: list[SeatScreen] = []
+    centre: CentreConfig = CentreConfig()
 
 
 def semantic_problems(cfg: TableConfig) -> list[str]:
@@ -120,6 +148,18 @@ def semantic_problems(cfg: TableConfig) -> list[str]:
             problems.append(f"inputs.expanders: {e.name} and {seen_addr[key]} share bus {e.bus} "
                             f"address 0x{e.address:02x}")
         seen_addr[key] = e.name
+    if cfg.screens and len(cfg.screens) != len(cfg.inputs.seats):
+        problems.append(f"screens: {len(cfg.screens)} screens for {len(cfg.inputs.seats)} seats")
+    seen_screen: dict[tuple[str, int, int], int] = {}
+    for s, screen in enumerate(cfg.screens):
+        key = (screen.interface, screen.bus,
+               screen.address if screen.interface == "i2c" else screen.spi_device)
+        if key in seen_screen:
+            problems.append(f"screens[{s}]: same {screen.interface} bus and address "
+                            f"as screens[{seen_screen[key]}]")
+        seen_screen[key] = s
+        if screen.interface == "spi" and screen.dc_gpio is None:
+            problems.append(f"screens[{s}]: an SPI display needs dc_gpio")
     for s, seat in enumerate(cfg.inputs.seats):
         for control, line in seat.lines().items():
             where = f"inputs.seats[{s}].{control}"
@@ -178,4 +218,7 @@ def emulated_config(seats: int = 4) -> TableConfig:
         wired.append({"slap": slap, **nav})
     for e in expanders:
         e["interrupt_gpio"] = next(gpios)
-    return parse_config({"inputs": {"seats": wired, "expanders": expanders}}, "emulated")
+    # Each seat's OLED on its own TCA9548A channel: /dev/i2c-10, -11, ... (i2c-mux overlay).
+    screens = [{"bus": 10 + seat} for seat in range(seats)]
+    return parse_config({"inputs": {"seats": wired, "expanders": expanders}, "screens": screens},
+                        "emulated")

@@ -7,6 +7,8 @@ import time
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from PIL import Image
 
 from firmware_host.catalog import new_match
@@ -128,3 +130,18 @@ def test_a_slow_display_holds_up_only_its_own_bus() -> None:
         assert {"display-i2c-3", "display-i2c-4"} <= names
     finally:
         displays.close()
+
+
+@settings(max_examples=40, deadline=None)
+@given(pixels=st.lists(st.tuples(st.integers(0, 127), st.integers(0, 63)), max_size=400),
+       kind=st.sampled_from(["ssd1306", "sh1106"]))
+def test_our_packing_sends_exactly_the_bytes_lumas_own_driver_sends(pixels: list, kind: str) -> None:
+    from luma.oled.device import sh1106, ssd1306
+
+    image = Image.new("1", (128, 64))
+    for xy in pixels:
+        image.putpixel(xy, 1)
+    ours, theirs = RecordingInterface(), RecordingInterface()
+    open_luma(DisplaySpec(0, kind), ours).display(image)
+    {"ssd1306": ssd1306, "sh1106": sh1106}[kind](theirs, width=128, height=64).display(image)
+    assert ours.transfers == theirs.transfers

@@ -93,7 +93,8 @@ def test_shared_files_stay_within_what_micropython_runs(name: str) -> None:
     tree = ast.parse((ROOT / "firmware_host" / "displays" / name).read_text())
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
-            assert node.module in ("firmware_host.displays",), node.module
+            # binascii exists on MicroPython too (its crc_hqx does not: ImportError, table CRC).
+            assert node.module in ("firmware_host.displays", "binascii"), node.module
         if isinstance(node, ast.Import):
             assert all(a.name == "ledproto" for a in node.names)
         assert not isinstance(node, ast.AnnAssign | ast.JoinedStr)  # no annotations, no f-strings

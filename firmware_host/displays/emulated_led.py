@@ -125,3 +125,24 @@ class EmulatedLedController:
             for x in range(self.width):
                 out.extend(self.pixel(x, y))
         return bytes(out)
+
+
+def main() -> None:
+    """`python -m firmware_host.displays.emulated_led DIR [WIDTH HEIGHT]`: an emulated
+    controller in a process of its own (as the real one is a chip of its own), until
+    its standard input closes."""
+    import sys
+
+    directory = sys.argv[1]
+    width, height = (int(sys.argv[2]), int(sys.argv[3])) if len(sys.argv) > 3 else (32, 16)
+    emulator = EmulatedLedController(directory, width, height)
+    print(emulator.path, flush=True)
+    try:
+        sys.stdin.read()
+    finally:
+        emulator.close()
+
+
+if __name__ == "__main__":
+    main()
+

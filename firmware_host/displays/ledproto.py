@@ -37,6 +37,15 @@ def crc16(data, crc=0xFFFF):
     return crc
 
 
+try:  # CPython computes the same CRC in C; MicroPython keeps the table above
+    from binascii import crc_hqx as _crc_hqx
+
+    def crc16(data, crc=0xFFFF):
+        return _crc_hqx(data, crc)
+except ImportError:
+    pass
+
+
 def encode(seq, kind, payload=b""):
     n = len(payload) + OVERHEAD
     if n > MAX_BLOCK:

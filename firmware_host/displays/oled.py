@@ -153,11 +153,37 @@ class DisplaySpec:
     address: int = 0x3C
 
 
+def controller_bytes(image: Image.Image) -> list[bytes]:
+    """The frame as the controller stores it: 8 pages of 128 bytes, each byte a column of
+    8 pixels with the top one in bit 0. A 270-degree turn makes PIL pack exactly that."""
+    data = image.transpose(Image.Transpose.ROTATE_270).tobytes()
+    pages = image.height // 8
+    return [data[pages - 1 - p :: pages] for p in range(pages)]
+
+
 def open_luma(spec: DisplaySpec, interface: Any) -> Any:
-    """The real luma.oled driver for a display, on the given serial interface."""
+    """The luma.oled driver for a display, on the given serial interface.
+
+    luma's own `display` packs pixels in a Python loop (several ms, holding the
+    GIL against the game); ours packs them with PIL and sends the same bytes
+    (tests compare the two byte for byte)."""
     from luma.oled.device import sh1106, ssd1306
 
-    driver = {"ssd1306": ssd1306, "sh1106": sh1106}[spec.kind]
+    class FastSSD1306(ssd1306):
+        def display(self, image: Image.Image) -> None:
+            image = self.preprocess(image)
+            self.command(self._const.COLUMNADDR, self._colstart, self._colend - 1,
+                         self._const.PAGEADDR, 0x00, self._pages - 1)
+            self.data(list(b"".join(controller_bytes(image))))
+
+    class FastSH1106(sh1106):
+        def display(self, image: Image.Image) -> None:
+            image = self.preprocess(image)
+            for page, data in enumerate(controller_bytes(image)):
+                self.command(0xB0 + page, self._page_address_offset, 0x10)
+                self.data(list(data))
+
+    driver = {"ssd1306": FastSSD1306, "sh1106": FastSH1106}[spec.kind]
     device = driver(interface, width=128, height=64)
     device.persist = True  # leave the last frame up when the daemon stops
     return device
@@ -288,3 +314,38 @@ class SeatDisplays:
             worker.stop()
         for worker in self._workers.values():
             worker.join(timeout=2)
+
+
+def specs_for(screens: list[Any]) -> list[DisplaySpec]:
+    """DisplaySpecs from the configuration's screens (config.SeatScreen), seat by seat."""
+    return [DisplaySpec(seat, s.kind, f"{s.interface}-{s.bus}", s.address if s.interface == "i2c"
+                        else s.spi_device) for seat, s in enumerate(screens)]
+
+
+def hardware_opener(screens: list[Any]) -> Callable[[DisplaySpec], Any]:
+    """Opens the real display of a seat: luma's I2C interface on /dev/i2c-N (a mux
+    channel), or SPI with its data/command and reset GPIOs."""
+
+    def open_display(spec: DisplaySpec) -> Any:
+        from luma.core.interface.serial import i2c, spi
+
+        cfg = screens[spec.seat]
+        if cfg.interface == "i2c":
+            interface = i2c(port=cfg.bus, address=cfg.address)
+        else:
+            interface = spi(port=cfg.bus, device=cfg.spi_device, gpio_DC=cfg.dc_gpio,
+                            gpio_RST=cfg.reset_gpio, bus_speed_hz=8_000_000)
+        return open_luma(spec, interface)
+
+    return open_display
+
+
+def recording_opener(interfaces: dict[int, RecordingInterface]) -> Callable[[DisplaySpec], Any]:
+    """Emulated displays: the real drivers writing into recording interfaces."""
+
+    def open_display(spec: DisplaySpec) -> Any:
+        interface = interfaces.setdefault(spec.seat, RecordingInterface())
+        return open_luma(spec, interface)
+
+    return open_display
+

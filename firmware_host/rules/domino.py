@@ -212,6 +212,7 @@ class DominoRound(RoundBase):
                 raise RulesError(f"token square {list(sq)} is off the board")
         self.tokens = [Token(tuple(sq)) for sq in tokens]  # type: ignore[arg-type]
         self.covered: dict[Square, tuple[Seat, DominoCard | str]] = {}
+        self._placements_seen: dict[tuple[Seat, DominoCard], tuple[PlaceDomino, ...]] = {}
         self._taken: dict[int, Taken] = {}
         self._hold_ns = int(options.joker_hold_s * 1e9)
         self.result: RoundResult | None = None
@@ -253,7 +254,19 @@ class DominoRound(RoundBase):
         return tuple(sorted((cols[near], cols[far]))) == (card.a, card.b)
 
     def placements(self, seat: Seat, card: DominoCard, ts: int | None = None) -> Iterator[PlaceDomino]:
-        """Every legal placement of `card` for `seat` (reservations checked when `ts` is given)."""
+        """Every legal placement of `card` for `seat` (reservations checked when `ts` is given).
+
+        Without `ts` (screens and cursors ask often) the answer is kept until the board
+        or a token changes."""
+        if ts is not None:
+            return self._placements(seat, card, ts)
+        key = (seat, card)
+        found = self._placements_seen.get(key)
+        if found is None:
+            found = self._placements_seen[key] = tuple(self._placements(seat, card, None))
+        return iter(found)
+
+    def _placements(self, seat: Seat, card: DominoCard, ts: int | None) -> Iterator[PlaceDomino]:
         for i, tok in enumerate(self.tokens):
             if tok.blocked_for is not None:
                 if tok.blocked_for in (seat, ANY_SEAT):
@@ -337,6 +350,7 @@ class DominoRound(RoundBase):
         tok.reserved_by = None
         tok.blocked_for = None
         self._taken[token] = Taken(seat, ts)
+        self._placements_seen.clear()
         st.hand.pop()
         st.placed += 1
         self._turn_over_if_empty(st)
@@ -366,6 +380,7 @@ class DominoRound(RoundBase):
         if not self.free(square):
             return too_late_or(Reason.SQUARE_TAKEN, self._taken.get(token), seat, ts)
         st.jokers -= 1
+        self._placements_seen.clear()
         self.covered[square] = (seat, JOKER)
         tok.square = square
         tok.reserved_by = seat
@@ -387,6 +402,7 @@ class DominoRound(RoundBase):
                 # At set-up nobody blocked it: the first seat to place anywhere frees it.
                 tok.blocked_for = seat if seat is not None else ANY_SEAT
                 tok.reserved_by = None
+                self._placements_seen.clear()
 
     def _pair_colours(self, pairs: Iterator[tuple[Square, Square]]) -> set[tuple[int, int]]:
         cols = self.board.colours

@@ -7,7 +7,7 @@ seat view renders in well under a millisecond and identically on every machine
 
 from __future__ import annotations
 
-from functools import cache
+from functools import cache, lru_cache
 
 from luma.core.legacy.font import CP437_FONT, TINY_FONT, proportional
 from PIL import Image
@@ -30,19 +30,31 @@ def _glyph(font: str, ch: str) -> Image.Image:
     return img
 
 
+@lru_cache(maxsize=4096)
 def width(text: str, font: str = SMALL) -> int:
     return sum(_glyph(font, ch).width + 1 for ch in text) - (1 if text else 0)
+
+
+@lru_cache(maxsize=4096)
+def _line(font: str, text: str) -> Image.Image:
+    """A whole string as one mask: screens repeat their texts, so one paste each."""
+    img = Image.new("1", (max(width(text, font), 1), 8), 0)
+    x = 0
+    for ch in text:
+        glyph = _glyph(font, ch)
+        img.paste(1, (x, 0), glyph)
+        x += glyph.width + 1
+    return img
 
 
 def draw_text(img: Image.Image, xy: tuple[int, int], text: str, font: str = SMALL,
               fill: int | tuple[int, int, int] = 1) -> int:
     """Draw `text` with its top-left at `xy`; returns the x just after it."""
-    x, y = xy
-    for ch in text:
-        glyph = _glyph(font, ch)
-        img.paste(fill, (x, y), glyph)
-        x += glyph.width + 1
-    return x
+    if not text:
+        return xy[0]
+    mask = _line(font, text)
+    img.paste(fill, xy, mask)
+    return xy[0] + mask.width + 1
 
 
 def draw_centred(img: Image.Image, y: int, text: str, font: str = SMALL,

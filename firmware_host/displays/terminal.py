@@ -1,0 +1,64 @@
+"""The real frames, drawn in a terminal and captured as PNG (emulation, debugging).
+
+Two pixel rows per character cell with half blocks; RGB frames in 24-bit ANSI
+colour. What is drawn is the very image sent to the device, never a re-render.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PIL import Image
+
+UPPER, LOWER, FULL, EMPTY = "\u2580", "\u2584", "\u2588", " "
+
+
+def mono_text(img: Image.Image) -> str:
+    """A 1-bit frame as text, two pixel rows per line."""
+    px = img.convert("1").load()
+    w, h = img.size
+    lines = []
+    for y in range(0, h, 2):
+        row = []
+        for x in range(w):
+            top = bool(px[x, y])
+            bottom = bool(px[x, y + 1]) if y + 1 < h else False
+            row.append(FULL if top and bottom else UPPER if top else LOWER if bottom else EMPTY)
+        lines.append("".join(row).rstrip())
+    return "\n".join(lines)
+
+
+def rgb_text(img: Image.Image) -> str:
+    """An RGB frame with ANSI 24-bit colours: upper half block, foreground over background."""
+    px = img.convert("RGB").load()
+    w, h = img.size
+    lines = []
+    for y in range(0, h, 2):
+        cells = []
+        for x in range(w):
+            r, g, b = px[x, y]
+            r2, g2, b2 = px[x, y + 1] if y + 1 < h else (0, 0, 0)
+            cells.append(f"\x1b[38;2;{r};{g};{b}m\x1b[48;2;{r2};{g2};{b2}m{UPPER}")
+        lines.append("".join(cells) + "\x1b[0m")
+    return "\n".join(lines)
+
+
+def capture_png(path: str | Path, centre: Image.Image, seats: list[Image.Image], scale: int = 2,
+                centre_scale: int = 8) -> Image.Image:
+    """One picture of the table: the centre matrix in the middle, seat screens around it."""
+    big = centre.convert("RGB").resize((centre.width * centre_scale, centre.height * centre_scale),
+                                       Image.Resampling.NEAREST)
+    tiles = [s.convert("RGB").resize((s.width * scale, s.height * scale), Image.Resampling.NEAREST)
+             for s in seats]
+    tw, th = (tiles[0].size if tiles else (0, 0))
+    per_row = max(1, (len(tiles) + 1) // 2)
+    width = max(big.width, per_row * (tw + 8)) + 16
+    height = big.height + 2 * (th + 16) + 16
+    sheet = Image.new("RGB", (width, height), (30, 30, 30))
+    for i, tile in enumerate(tiles):
+        row, col = divmod(i, per_row)
+        y = 8 if row == 0 else big.height + th + 32
+        sheet.paste(tile, (8 + col * (tw + 8), y))
+    sheet.paste(big, ((width - big.width) // 2, th + 24))
+    sheet.save(path)
+    return sheet
