@@ -198,3 +198,15 @@ def test_bench_arbitration_prints_order_and_latency_figures() -> None:
     assert latency["p50_ms"] >= latency["window_ms"]  # nothing is decided before the window closes
     assert latency["target_p99_ms"] == latency["window_ms"] + 1.0
     assert latency["meets_target"] == (latency["p99_ms"] <= latency["target_p99_ms"])
+
+
+def test_bench_display_prints_queue_times_bytes_and_bus_times() -> None:
+    result = run("bench", "display", "--decisions", "60", "--json")
+    assert result.returncode == 0, result.stderr
+    figures = json.loads(result.stdout)["display"]
+    assert set(figures["games"]) == {"classic_12", "classic_4", "dice_4", "domino_4", "crazy_5"}
+    assert figures["bytes_per_frame"]["oled_ssd1306_i2c"] == 1096
+    assert figures["bytes_per_frame"]["centre_usb_serial_32x16"] == 7 + 2 + 32 * 16 * 3
+    assert figures["bus_time_per_frame"]["oled_ssd1306_i2c_ms"] == round(1096 * 9 / 400_000 * 1e3, 2)
+    assert all(g["frames_queued_per_decision"] >= 1 for g in figures["games"].values())
+    assert figures["meets_target"] == (figures["queue_p99_ms"] <= 5.0)
