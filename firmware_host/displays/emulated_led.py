@@ -15,6 +15,7 @@ import threading
 import tty
 from pathlib import Path
 
+from . import ledproto
 from .ledctl import Controller, led_index
 
 QUIET_S = 0.02  # this long without a byte mid-block: the rest is not coming
@@ -40,13 +41,21 @@ class EmulatedLedController:
         self.width, self.height = width, height
         self.strip = Strip(width * height)
         self.corrupt_next = 0  # damage this many incoming blocks (flip a byte in each)
-        self.drop_next = 0  # swallow this many incoming blocks without a word
+        self.drop_next = 0  # lose this many incoming frame blocks without a word
         self._lock = threading.Lock()
         self._master: int | None = None
         self._thread: threading.Thread | None = None
         self._plugged = threading.Event()
         self.controller = Controller(self._write, self.strip, width, height)
+        self._handle = self.controller.handle
+        self.controller.handle = self._handle_or_drop  # type: ignore[method-assign]
         self.plug()
+
+    def _handle_or_drop(self, seq: int, kind: int, payload: bytes) -> None:
+        if self.drop_next and kind == ledproto.FRAME:
+            self.drop_next -= 1  # lost on the way: no picture, no ack
+            return
+        self._handle(seq, kind, payload)
 
     # ------------------------------------------------------------ the cable
 
@@ -103,9 +112,6 @@ class EmulatedLedController:
                     self.controller.feed(self._inject(data))
 
     def _inject(self, data: bytes) -> bytes:
-        if self.drop_next and data:
-            self.drop_next -= 1
-            return b""
         if self.corrupt_next and len(data) > 8:
             self.corrupt_next -= 1
             damaged = bytearray(data)
