@@ -106,6 +106,26 @@ def test_centre_views_match_their_golden_images(game: str, size: tuple[int, int]
     golden(f"centre-{game}-{size[0]}x{size[1]}", render_centre(match, size, candidates=candidates))
 
 
+def test_menu_countdown_and_results_on_the_seat() -> None:
+    from firmware_host.simulate import make_bots, play_round
+    from firmware_host.views.seat import (
+        render_countdown,
+        render_match_result,
+        render_menu,
+        render_round_result,
+    )
+
+    golden("seat-menu", render_menu("choose a game", ["Ligretto", "Dice", "Domino", "Crazy"], 2))
+    golden("seat-countdown-3", render_countdown(3, "Ligretto"))
+    golden("seat-countdown-go", render_countdown(0, "Ligretto"))
+    match = new_match("classic", 12, 5, {"rounds": 1})
+    import random
+
+    play_round(match, make_bots(12, "instant", 5), random.Random(5))
+    golden("seat-round-result", render_round_result(match, 3))
+    golden("seat-match-result", render_match_result(match, 3))
+
+
 def test_banners_countdown_ligretto_and_winner() -> None:
     golden("seat-lobby", render_banner("seat 1: choose a game", "slap to join", big="LIGRETTO"))
     golden("centre-go", render_word("GO", (255, 255, 255)))

@@ -13,6 +13,7 @@ from ..rules.classic import Card, ClassicRound
 from ..rules.crazy import CrazyCard, CrazyRound
 from ..rules.dice import DiceRound, Die, DieColour
 from ..rules.domino import DominoRound, PlaceDomino
+from ..rules.match import Match
 from ..seat import SeatController
 from .font import LARGE, SMALL, draw_centred, draw_text, width
 
@@ -193,3 +194,67 @@ def _crazy_value(img: Image.Image, x: int, y: int, card: CrazyCard, ink: int) ->
             fx = x + 5 + i * 5
             draw.line((fx, y + 2 if i else y + 6, fx, y + 9), fill=ink)
             draw.line((fx + 1, y + 2 if i else y + 6, fx + 1, y + 9), fill=ink)
+
+
+def render_menu(title: str, items: list[str], selected: int, hint: str = "SLAP: CHOOSE") -> Image.Image:
+    """Seat 1's menus (game, options): a title, up to 5 items around the selection."""
+    img = Image.new("1", SIZE, 0)
+    draw_centred(img, 0, title.upper())
+    ImageDraw.Draw(img).line((0, 7, SIZE[0] - 1, 7), fill=1)
+    first = max(0, min(selected - 2, len(items) - 5))
+    for row, i in enumerate(range(first, min(len(items), first + 5))):
+        y = 9 + row * 9
+        if i == selected:
+            ImageDraw.Draw(img).rectangle((0, y - 1, SIZE[0] - 1, y + 6), fill=1)
+        draw_text(img, (3, y), items[i].upper(), SMALL, 0 if i == selected else 1)
+    _bar(img, hint)
+    return img
+
+
+def render_countdown(count: int, game: str) -> Image.Image:
+    """3, 2, 1, GO - big, with the game under it."""
+    img = Image.new("1", SIZE, 0)
+    word = str(count) if count > 0 else "GO!"
+    mask = Image.new("1", (width(word, LARGE), 8), 0)
+    draw_text(mask, (0, 0), word, LARGE)
+    big = mask.resize((mask.width * 4, 32), Image.Resampling.NEAREST)
+    img.paste(1, ((SIZE[0] - big.width) // 2, 8), big)
+    draw_centred(img, 50, game.upper())
+    return img
+
+
+def render_round_result(match: Match, seat: int) -> Image.Image:
+    """After a round: how it ended, this seat's score, and everyone's, best first."""
+    result = match.results[-1]
+    img = Image.new("1", SIZE, 0)
+    ending = str(result.ending).replace("_", " ").upper()
+    draw_centred(img, 0, f"ROUND {len(match.results)} {ending}: YOU {result.scores[seat]:+d}")
+    _standings(img, [result.scores[s] for s in range(match.players)], seat, 10)
+    return img
+
+
+def render_match_result(match: Match, seat: int) -> Image.Image:
+    """The end: winner(s) and the totals."""
+    img = Image.new("1", SIZE, 0)
+    won = seat in match.winners
+    draw_centred(img, 0, "YOU WIN!" if won and len(match.winners) == 1 else
+                 "SHARED WIN!" if won else f"SEAT {match.winners[0] + 1} WINS", LARGE)
+    _standings(img, list(match.totals), seat, 11)
+    return img
+
+
+def _standings(img: Image.Image, scores: list[int], seat: int, y: int) -> None:
+    """Everyone, best first, top to bottom; this seat inverted. Up to 5 seats in one
+    column ("1. SEAT 3  +12"), more in two columns of "seat:score" in the 8-pixel font."""
+    order = sorted(range(len(scores)), key=lambda s: -scores[s])
+    columns = 2 if len(order) > 5 else 1
+    per_column = -(-len(order) // columns)
+    line = 7 if columns == 1 else 8
+    font = SMALL if columns == 1 else LARGE
+    for rank, s in enumerate(order):
+        col, row = divmod(rank, per_column)
+        x, top = col * 64, y + row * line
+        text = f"{rank + 1}. SEAT {s + 1}  {scores[s]:+d}" if columns == 1 else f"{s + 1}:{scores[s]:+d}"
+        if s == seat:
+            ImageDraw.Draw(img).rectangle((x, top - 1, x + 62, top + line - 2), fill=1)
+        draw_text(img, (x + 2, top), text, font, 0 if s == seat else 1)
