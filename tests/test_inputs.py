@@ -215,3 +215,15 @@ def test_broken_toml_names_the_line(tmp_path) -> None:
     path.write_text("[inputs\n")
     with pytest.raises(ConfigError, match="line 1"):
         load_config(path)
+
+
+def test_keyboard_seats_press_the_emulated_pins(table) -> None:
+    from firmware_host.inputs.keyboard import KeyboardSeats
+
+    buttons, _, events = table()
+    keyboard = KeyboardSeats(buttons, seats=(0, 2))
+    assert keyboard.key("space", 1_000 * MS) and keyboard.key("f", 1_001 * MS)
+    assert keyboard.key("right", 1_200 * MS)
+    assert not keyboard.key("q", 1_300 * MS)
+    assert not keyboard.key("1", 1_400 * MS)  # no direct select buttons wired on seat 1
+    assert presses(events) == [(0, "slap", 1_000 * MS), (2, "slap", 1_001 * MS), (0, "right", 1_200 * MS)]
