@@ -137,6 +137,8 @@ def parse_options(game: str, players: int, raw: Mapping[str, Any] | None = None)
         if spec is None:
             known = ", ".join(sorted(specs))
             raise RulesError(f"unknown option {name!r} for {game} (known: {known})")
+        if value is None:  # stored or passed through as "not set": the default
+            continue
         try:
             out[name] = spec.parse(value)
         except ValueError as exc:
