@@ -158,7 +158,9 @@ class Store:
     # ------------------------------------------------------------ reading
 
     def unfinished(self) -> int | None:
-        row = self._db.execute("SELECT id FROM matches WHERE ended IS NULL ORDER BY id DESC LIMIT 1").fetchone()
+        with self._mutex:
+            row = self._db.execute(
+                "SELECT id FROM matches WHERE ended IS NULL ORDER BY id DESC LIMIT 1").fetchone()
         return None if row is None else int(row[0])
 
     def resume(self) -> tuple[int, Match] | None:
