@@ -168,15 +168,17 @@ class Store:
         match_id = self.unfinished()
         if match_id is None:
             return None
-        game, players, seed, options, boards = self._db.execute(
-            "SELECT game, players, seed, options, boards FROM matches WHERE id=?", (match_id,)).fetchone()
+        with self._mutex:
+            game, players, seed, options, boards = self._db.execute(
+                "SELECT game, players, seed, options, boards FROM matches WHERE id=?", (match_id,)).fetchone()
+            rows = self._db.execute(
+                "SELECT round_no, action FROM journal WHERE match_id=? ORDER BY n", (match_id,)).fetchall()
         options = json.loads(options)
         seed_value: int | str = int(seed) if seed.lstrip("-").isdigit() else seed
         cards = None
         if game == "crazy":
             cards = crazy_index([crazy_deck().cards(CrazyColour(s)) for s in range(players)])
-        journal = [(r, from_dict(game, json.loads(a), cards)) for r, a in self._db.execute(
-            "SELECT round_no, action FROM journal WHERE match_id=? ORDER BY n", (match_id,))]
+        journal = [(r, from_dict(game, json.loads(a), cards)) for r, a in rows]
         board_cards = [[DominoCard.parse(c) for c in b] for b in json.loads(boards)]
         match = Match.replay(game, players, seed_value, options, journal,
                              resources_for(game, players, options), boards=board_cards or None)
@@ -188,16 +190,18 @@ class Store:
         return match_id, match
 
     def rounds(self, match_id: int) -> list[dict[str, Any]]:
+        with self._mutex:
+            rows = self._db.execute("SELECT round_no, ending, finishers, scores FROM rounds "
+                                    "WHERE match_id=? ORDER BY round_no", (match_id,)).fetchall()
         return [{"round": r + 1, "ending": e, "finishers": json.loads(f), "scores": json.loads(s)}
-                for r, e, f, s in self._db.execute(
-                    "SELECT round_no, ending, finishers, scores FROM rounds WHERE match_id=? "
-                    "ORDER BY round_no", (match_id,))]
+                for r, e, f, s in rows]
 
     def history(self, limit: int = 20) -> list[dict[str, Any]]:
+        with self._mutex:
+            matches = self._db.execute("SELECT id, game, players, started, ended, winners FROM matches "
+                                       "ORDER BY id DESC LIMIT ?", (limit,)).fetchall()
         out = []
-        for mid, game, players, started, ended, winners in self._db.execute(
-                "SELECT id, game, players, started, ended, winners FROM matches ORDER BY id DESC LIMIT ?",
-                (limit,)):
+        for mid, game, players, started, ended, winners in matches:
             out.append({"match": mid, "game": game, "players": players, "started": started,
                         "ended": ended, "winners": json.loads(winners) if winners else None,
                         "rounds": self.rounds(mid)})
