@@ -103,7 +103,9 @@ def test_an_optional_lockout_holds_back_who_jumped_the_start(table) -> None:
 
 def test_start_gate_alone() -> None:
     gate = StartGate(lockout_ns=250 * MS)
-    assert gate.admit(0, 5) is Event.FALSE_START  # no go yet
+    assert gate.admit(0, 5) is None  # no countdown: presses count (the lobby)
+    gate.arm()
+    assert gate.admit(0, 5) is Event.FALSE_START  # counting down, no go yet
     gate.go(100)
     assert gate.admit(1, 100) is None
 

@@ -80,7 +80,7 @@ class StartGate:
     """False starts: presses before "go", and an optional lockout for those who jumped."""
 
     lockout_ns: int = 0
-    go_ts: int | None = None
+    go_ts: int | None = -(1 << 62)  # open: only a countdown (`arm`) closes it until `go`
     _jumped: set[int] = field(default_factory=set)
 
     def arm(self) -> None:

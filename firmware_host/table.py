@@ -1,0 +1,227 @@
+"""The table's life: attract → lobby → countdown → playing → round result → match result → lobby.
+
+One owner of the game state. Inputs arrive as clean events (inputs/pins.py),
+commands from `tablectl` as method calls; time comes in as `now` (ns, the
+inputs' clock), so the whole machine is pure and testable. Physical seats that
+join become players 0, 1, … in joining order; bots take the seats asked for.
+The input layer must share `gate` (TableInputs.gate = table.gate): the table
+arms it for each countdown and opens it at "go", so presses before go are
+false starts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from .arbiter import Arbiter
+from .bots import Bot, Level
+from .catalog import new_match
+from .inputs.edges import Event, StartGate
+from .inputs.pins import InputEvent
+from .referee import Outcome, Referee
+from .rules.common import RulesError
+from .rules.match import Match
+from .rules.options import GAMES, PLAYERS
+
+S = 1_000_000_000
+
+
+class Phase(StrEnum):
+    ATTRACT = "attract"
+    LOBBY = "lobby"
+    COUNTDOWN = "countdown"
+    PLAYING = "playing"
+    ROUND_RESULT = "round_result"
+    MATCH_RESULT = "match_result"
+
+
+@dataclass(frozen=True, slots=True)
+class Timing:
+    countdown_ns: int = 3 * S
+    round_result_ns: int = 10 * S  # then the next round starts by itself
+    match_result_ns: int = 30 * S  # then back to the lobby
+    idle_ns: int = 300 * S  # a lobby nobody touches goes back to attract
+
+
+@dataclass
+class Table:
+    seats: int  # physical seats wired
+    timing: Timing = Timing()
+    seed: int = 0
+    window_ns: int = 5_000_000
+    epsilon_ns: int = 200_000
+    phase: Phase = Phase.ATTRACT
+    game: str = "classic"
+    options: dict[str, Any] = field(default_factory=dict)
+    joined: list[int] = field(default_factory=list)  # physical seats, in joining order
+    bots: dict[int, Bot] = field(default_factory=dict)  # player index -> bot
+    menu: int = 0  # seat 1's game menu cursor
+    match: Match | None = None
+    referee: Referee | None = None
+    gate: StartGate = field(default_factory=StartGate)
+    phase_since: int = 0
+    matches_played: int = 0
+    notices: list[str] = field(default_factory=list)
+
+    # ------------------------------------------------------------ who plays
+
+    @property
+    def players(self) -> int:
+        return len(self.joined) + len(self.bots)
+
+    def player_of(self, seat: int) -> int | None:
+        return self.joined.index(seat) if seat in self.joined else None
+
+    # ------------------------------------------------------------ inputs
+
+    def on_input(self, event: InputEvent, now: int) -> None:
+        """A clean input event from a physical seat."""
+        if event.seat < 0:  # an expander fault or recovery: say it, keep going
+            self._note(event.detail)
+            return
+        if self.phase in (Phase.COUNTDOWN, Phase.PLAYING):
+            player = self.player_of(event.seat)
+            if player is not None and self.referee is not None:
+                self.referee.on_input(event._replace(seat=player))
+            return
+        if event.kind is not Event.PRESS:
+            return
+        if self.phase is Phase.ATTRACT:
+            self._enter(Phase.LOBBY, now)
+            self._join(event.seat)
+        elif self.phase is Phase.LOBBY:
+            self._lobby_press(event.seat, event.control, now)
+        elif self.phase is Phase.ROUND_RESULT and event.control == "slap":
+            self._next_round(now)
+        elif self.phase is Phase.MATCH_RESULT and event.control == "slap":
+            self._enter(Phase.LOBBY, now)
+
+    def _lobby_press(self, seat: int, control: str, now: int) -> None:
+        self.phase_since = now  # someone is here: not idle
+        if control == "slap":
+            self._join(seat)
+        elif seat == self._chooser() and control in ("left", "right"):
+            self.menu = (self.menu + (1 if control == "right" else -1)) % len(GAMES)
+            self.game = GAMES[self.menu]
+        elif seat == self._chooser() and control == "alt":
+            try:
+                self.start(now)
+            except RulesError as exc:
+                self._note(str(exc))
+
+    def _chooser(self) -> int:
+        """Seat 1 chooses the game; if seat 1 has not joined, the first seat that did."""
+        return 0 if 0 in self.joined or not self.joined else self.joined[0]
+
+    def _join(self, seat: int) -> None:
+        if seat not in self.joined and self.players < PLAYERS[self.game][1]:
+            self.joined.append(seat)
+
+    # ------------------------------------------------------------ commands (tablectl)
+
+    def new(self, game: str, options: dict[str, Any] | None = None, now: int = 0) -> None:
+        """Choose the next game and its options; back to the lobby."""
+        if game not in GAMES:
+            raise RulesError(f"unknown game {game!r} (choose {', '.join(GAMES)})")
+        if self.phase in (Phase.COUNTDOWN, Phase.PLAYING):
+            raise RulesError("a match is running: abort it first")
+        self.game, self.options = game, dict(options or {})
+        self.menu = GAMES.index(game)
+        self._enter(Phase.LOBBY, now)
+
+    def set_bots(self, count: int, level: str = "medium") -> None:
+        if self.phase in (Phase.COUNTDOWN, Phase.PLAYING):
+            raise RulesError("bots join between matches")
+        self.bots = {len(self.joined) + i: Bot(Level(level), _rng(self.seed, i)) for i in range(count)}
+
+    def start(self, now: int) -> None:
+        """From the lobby: build the match and count down."""
+        if self.phase is not Phase.LOBBY:
+            raise RulesError(f"nothing to start in {self.phase}")
+        self.bots = {len(self.joined) + i: bot for i, bot in enumerate(self.bots.values())}
+        lo, hi = PLAYERS[self.game]
+        if not lo <= self.players <= hi:
+            raise RulesError(f"{self.game} needs {lo} to {hi} players, {self.players} joined")
+        self.match = new_match(self.game, self.players, f"{self.seed}/{self.matches_played}", self.options)
+        self.matches_played += 1
+        self.referee = Referee(self.match, Arbiter(self.window_ns, self.epsilon_ns, self.seed),
+                               log=self._note)
+        self._countdown(now)
+
+    def abort(self, now: int) -> None:
+        if self.match is None:
+            raise RulesError("no match to abort")
+        self._note("match aborted")
+        self.match, self.referee = None, None
+        self._enter(Phase.LOBBY, now)
+
+    # ------------------------------------------------------------ time
+
+    def deadline(self) -> int | None:
+        """When `tick` next has work: the end of a countdown or a result, or a due press."""
+        due = {
+            Phase.COUNTDOWN: self.phase_since + self.timing.countdown_ns,
+            Phase.ROUND_RESULT: self.phase_since + self.timing.round_result_ns,
+            Phase.MATCH_RESULT: self.phase_since + self.timing.match_result_ns,
+            Phase.LOBBY: self.phase_since + self.timing.idle_ns,
+        }.get(self.phase)
+        if self.phase is Phase.PLAYING and self.referee is not None:
+            due = self.referee.next_deadline()
+        return due
+
+    def tick(self, now: int) -> list[Outcome]:
+        """Advance to `now`: release due presses, end phases whose time is up."""
+        outcomes: list[Outcome] = []
+        if self.phase is Phase.COUNTDOWN and now >= self.phase_since + self.timing.countdown_ns:
+            go = self.phase_since + self.timing.countdown_ns
+            self.gate.go(go)
+            self._enter(Phase.PLAYING, go)
+        if self.phase is Phase.PLAYING and self.referee is not None and self.match is not None:
+            outcomes = self.referee.decide(now)
+            if self.match.round.result is not None:
+                self._enter(Phase.MATCH_RESULT if self.match.is_over else Phase.ROUND_RESULT, now)
+        elif self.phase is Phase.ROUND_RESULT and now >= self.phase_since + self.timing.round_result_ns:
+            self._next_round(now)
+        elif self.phase is Phase.MATCH_RESULT and now >= self.phase_since + self.timing.match_result_ns:
+            self._enter(Phase.LOBBY, now)
+        elif self.phase is Phase.LOBBY and now >= self.phase_since + self.timing.idle_ns:
+            self.joined.clear()
+            self._enter(Phase.ATTRACT, now)
+        return outcomes
+
+    def _next_round(self, now: int) -> None:
+        assert self.match is not None
+        self.match.next_round()
+        self._countdown(now)
+
+    def _countdown(self, now: int) -> None:
+        self.gate.arm()
+        self._enter(Phase.COUNTDOWN, now)
+
+    def _enter(self, phase: Phase, now: int) -> None:
+        self.phase = phase
+        self.phase_since = now
+
+    def _note(self, text: str) -> None:
+        self.notices.append(text)
+        del self.notices[:-200]
+
+    def status(self) -> dict[str, Any]:
+        return {
+            "phase": str(self.phase),
+            "game": self.game,
+            "options": self.options,
+            "seats_joined": [s + 1 for s in self.joined],
+            "bots": len(self.bots),
+            "round": None if self.match is None else self.match.round_no + 1,
+            "totals": None if self.match is None else list(self.match.totals),
+        }
+
+
+
+def _rng(seed: int, i: int) -> Any:
+    import random
+
+    return random.Random(f"table-bot/{seed}/{i}")

@@ -1,0 +1,119 @@
+"""The table's life through the real input path: join, choose, count down, play, results."""
+
+from __future__ import annotations
+
+import pytest
+
+from firmware_host.config import emulated_config
+from firmware_host.inputs.pins import EmulatedButtons, TableInputs, pin_factory
+from firmware_host.rules.common import RulesError
+from firmware_host.table import Phase, Table, Timing
+
+S = 1_000_000_000
+MS = 1_000_000
+
+
+@pytest.fixture
+def box():
+    cfg = emulated_config(4)
+    factory = pin_factory(emulate=True)
+    buttons = EmulatedButtons(cfg.inputs, factory)
+    table = Table(4, Timing(countdown_ns=3 * S, round_result_ns=10 * S, match_result_ns=30 * S,
+                            idle_ns=300 * S))
+    clock = {"now": 0}
+    inputs = TableInputs(cfg.inputs, factory, buttons.buses,
+                         lambda event: table.on_input(event, clock["now"]))
+    inputs.gate = table.gate
+
+    def tap(seat: int, control: str, at: int) -> None:
+        clock["now"] = at
+        buttons.tap(seat, control, at, 50 * MS)
+
+    return table, tap
+
+
+def test_a_slap_wakes_the_table_and_seats_join_by_slapping(box) -> None:
+    table, tap = box
+    assert table.phase is Phase.ATTRACT
+    tap(2, "slap", 1 * S)
+    assert table.phase is Phase.LOBBY and table.joined == [2]
+    tap(0, "slap", 2 * S)
+    tap(0, "slap", 3 * S)  # joining twice changes nothing
+    assert table.joined == [2, 0]
+
+
+def test_seat_1_chooses_the_game_and_starts_the_countdown(box) -> None:
+    table, tap = box
+    tap(0, "slap", 1 * S)
+    tap(1, "slap", 2 * S)
+    tap(1, "right", 3 * S)  # only seat 1 chooses
+    assert table.game == "classic"
+    tap(0, "right", 4 * S)
+    assert table.game == "dice"
+    tap(0, "alt", 5 * S)
+    assert table.phase is Phase.COUNTDOWN and table.match.game == "dice" and table.match.players == 2
+
+
+def test_presses_before_go_are_false_starts_and_play_begins_at_go(box) -> None:
+    table, tap = box
+    tap(0, "slap", 1 * S)
+    tap(1, "slap", 2 * S)
+    tap(0, "alt", 3 * S)  # start: countdown from 3 s to 6 s
+    tap(1, "slap", 4 * S)  # jumps the start
+    assert any("false start" in n for n in table.referee.notices)
+    assert table.deadline() == 6 * S
+    table.tick(6 * S)
+    assert table.phase is Phase.PLAYING and table.gate.go_ts == 6 * S
+    tap(1, "alt", 7 * S)  # turn three cards: arbitrated, decided after the window
+    assert table.match.round.journal == []
+    table.tick(7 * S + 10 * MS)
+    assert len(table.match.round.journal) == 1 and table.match.round.journal[0].seat == 1
+
+
+def test_rounds_end_into_results_and_the_match_into_the_lobby(box) -> None:
+    table, tap = box
+    table.new("dice", {"rounds": 2})
+    tap(0, "slap", 1 * S)
+    table.set_bots(1)
+    table.start(2 * S)
+    assert table.match.players == 2 and list(table.bots) == [1]
+    table.tick(5 * S)
+    match = table.match
+    # Play the round straight through the engine (bots drive pins in the daemon).
+    while match.round.result is None:
+        for seat in range(2):
+            dice = match.round.dice[seat]
+            fit = next((d for d in dice if match.round.fits(d)), None)
+            from firmware_host.rules.dice import PlaceDie, Reroll
+
+            match.apply(PlaceDie(seat, fit.colour, fit.face) if fit else Reroll(seat))
+            if match.round.result is not None:
+                break
+    table.tick(6 * S)
+    assert table.phase is Phase.ROUND_RESULT
+    table.tick(16 * S)  # ten seconds of results, then the next round counts down
+    assert table.phase is Phase.COUNTDOWN and match.round_no == 1
+    table.abort(17 * S)
+    assert table.phase is Phase.LOBBY and table.match is None
+
+
+def test_an_idle_lobby_returns_to_attract(box) -> None:
+    table, tap = box
+    tap(3, "slap", 1 * S)
+    table.tick(300 * S)
+    assert table.phase is Phase.LOBBY
+    table.tick(301 * S)
+    assert table.phase is Phase.ATTRACT and table.joined == []
+
+
+def test_commands_refuse_what_cannot_be_done(box) -> None:
+    table, tap = box
+    with pytest.raises(RulesError, match="unknown game 'chess'"):
+        table.new("chess")
+    tap(0, "slap", 1 * S)
+    with pytest.raises(RulesError, match="classic needs 2 to 12 players, 1 joined"):
+        table.start(2 * S)
+    with pytest.raises(RulesError, match="no match to abort"):
+        table.abort(3 * S)
+    tap(0, "alt", 4 * S)  # seat 1 tries to start alone: said, not crashed
+    assert table.phase is Phase.LOBBY and "1 joined" in table.notices[-1]
