@@ -1,18 +1,23 @@
-"""`tablectl`, the SSH tool for the table daemon.
+"""`tablectl`: the table's SSH tool. Talks to the daemon's control socket.
 
-The daemon and its control API come with the appliance work (issue 5). Until
-then this finds the control socket the way the daemon will place it and says
-plainly when no daemon is listening there.
+    tablectl status                  tablectl new dice [handicap=7,7,5,5 ...]
+    tablectl start | abort | next    tablectl bots 2 [--level hard]
+    tablectl scores | history | seats
+
+Human output by default, `--json` for scripts (one JSON object). Exit 0 when
+the table did it, 1 when it refused or is not running, 2 for a bad command line.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import socket
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 DEFAULT_RUNTIME = "/run/table-host"
 
@@ -26,30 +31,94 @@ def socket_path() -> Path:
     return Path(runtime) / "control.sock"
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="tablectl", description="Control the table daemon.")
-    parser.add_argument("command", nargs="?", default="status")
-    parser.add_argument("--json", action="store_true")
-    args = parser.parse_args(argv)
-    path = socket_path()
+class NotRunning(RuntimeError):
+    pass
+
+
+def ask(body: dict[str, Any], path: Path | None = None, timeout: float = 10.0) -> dict[str, Any]:
+    path = path or socket_path()
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-            sock.settimeout(2.0)
+            sock.settimeout(timeout)
             sock.connect(str(path))
-    except FileNotFoundError:
-        print(f"tablectl: the table daemon is not running (no control socket at {path})",
-              file=sys.stderr)
-        return 1
+            sock.sendall(json.dumps(body).encode() + b"\n")
+            data = b""
+            while not data.endswith(b"\n"):
+                chunk = sock.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+    except (FileNotFoundError, ConnectionRefusedError):
+        raise NotRunning(f"the table daemon is not running (no control socket at {path})") from None
     except PermissionError:
-        print(f"tablectl: permission denied on {path} (are you in the table's admin group?)",
-              file=sys.stderr)
-        return 1
+        raise NotRunning(f"permission denied on {path} (are you in the table's admin group?)") from None
     except OSError as exc:
-        print(f"tablectl: cannot reach the daemon at {path}: {exc.strerror or exc}", file=sys.stderr)
+        raise NotRunning(f"cannot reach the daemon at {path}: {exc.strerror or exc}") from None
+    try:
+        return json.loads(data)
+    except json.JSONDecodeError:
+        raise NotRunning(f"the daemon at {path} gave no answer") from None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="tablectl", description="Control the Ligretto table.")
+    p.add_argument("--json", action="store_true", help="one JSON object on stdout")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    for name in ("status", "start", "abort", "next", "scores", "seats"):
+        sub.add_parser(name)
+    new = sub.add_parser("new", help="choose the next game")
+    new.add_argument("game")
+    new.add_argument("options", nargs="*", metavar="KEY=VALUE")
+    bots = sub.add_parser("bots", help="how many bots join the next match")
+    bots.add_argument("count", type=int)
+    bots.add_argument("--level", default="medium")
+    history = sub.add_parser("history")
+    history.add_argument("--limit", type=int, default=20)
+    return p
+
+
+def request_for(args: argparse.Namespace) -> dict[str, Any]:
+    body: dict[str, Any] = {"cmd": args.cmd}
+    if args.cmd == "new":
+        options = {}
+        for item in args.options:
+            key, sep, value = item.partition("=")
+            if not sep:
+                raise SystemExit(f"tablectl: option {item!r} is not key=value")
+            options[key] = value
+        body |= {"game": args.game, "options": options}
+    elif args.cmd == "bots":
+        body |= {"count": args.count, "level": args.level}
+    elif args.cmd == "history":
+        body["limit"] = args.limit
+    return body
+
+
+def human(answer: dict[str, Any]) -> str:
+    lines = []
+    for key, value in answer.items():
+        if key == "ok":
+            continue
+        if isinstance(value, list | dict):
+            value = json.dumps(value)
+        lines.append(f"{key.replace('_', ' ')}: {value}")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        answer = ask(request_for(args))
+    except NotRunning as exc:
+        print(f"tablectl: {exc}", file=sys.stderr)
         return 1
-    print(f"tablectl: a daemon listens at {path}, but this tablectl cannot speak its "
-          f"control protocol yet ('{args.command}' not sent)", file=sys.stderr)
-    return 1
+    if not answer.get("ok"):
+        print(f"tablectl: {answer.get('error', 'refused')}", file=sys.stderr)
+        if args.json:
+            print(json.dumps(answer))
+        return 1
+    print(json.dumps(answer) if args.json else human(answer))
+    return 0
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -150,6 +150,12 @@ class Table:
                                log=self._note)
         self._countdown(now)
 
+    def next(self, now: int) -> None:
+        """Skip the rest of the round result: the next round counts down now."""
+        if self.phase is not Phase.ROUND_RESULT:
+            raise RulesError(f"no round result to skip in {self.phase}")
+        self._next_round(now)
+
     def abort(self, now: int) -> None:
         if self.match is None:
             raise RulesError("no match to abort")

@@ -1,0 +1,140 @@
+"""The control socket: `tablectl` talks to the table here, one JSON object per line.
+
+    → {"cmd": "status"}
+    ← {"ok": true, "phase": "lobby", ...}      or      {"ok": false, "error": "..."}
+
+The socket lives in the runtime directory (mode 0660, the admin group), and
+every connection's peer (pid, uid, gid) is logged. The server thread never
+touches the game: it hands each request to the owner of the game state through
+`requests` and waits for its answer. Anything malformed — not JSON, not an
+object, no command, too long, a command that fails — gets an error reply and
+the connection goes on; the server never falls over.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import queue
+import socket
+import struct
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+MAX_LINE = 64 * 1024
+REPLY_TIMEOUT_S = 5.0
+
+
+class Request:
+    """One command waiting for the game's owner to answer it."""
+
+    def __init__(self, body: dict[str, Any], peer: str) -> None:
+        self.body = body
+        self.peer = peer
+        self._answer: queue.SimpleQueue[dict[str, Any]] = queue.SimpleQueue()
+
+    def reply(self, answer: dict[str, Any]) -> None:
+        self._answer.put(answer)
+
+    def wait(self) -> dict[str, Any]:
+        try:
+            return self._answer.get(timeout=REPLY_TIMEOUT_S)
+        except queue.Empty:
+            return {"ok": False, "error": "the table did not answer in time"}
+
+
+def serve_request(request: Request, handler: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
+    """For the owner thread: answer one request; a failing command is an error reply."""
+    try:
+        answer = handler(request.body)
+        request.reply({"ok": True, **answer})
+    except Exception as exc:
+        request.reply({"ok": False, "error": str(exc) or type(exc).__name__})
+
+
+class ControlServer:
+    def __init__(self, path: str | Path, requests: queue.SimpleQueue[Any] | queue.Queue[Any],
+                 log: Callable[[str], None] = lambda _m: None, group: int | None = None) -> None:
+        self.path = Path(path)
+        self.requests = requests
+        self._log = log
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(FileNotFoundError):
+            self.path.unlink()
+        self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._sock.bind(str(self.path))
+        os.chmod(self.path, 0o660)
+        if group is not None:
+            with contextlib.suppress(PermissionError):
+                os.chown(self.path, -1, group)
+        self._sock.listen(8)
+        self._stopping = False
+        self._thread = threading.Thread(target=self._accept, name="control", daemon=True)
+        self._thread.start()
+
+    def close(self) -> None:
+        self._stopping = True
+        with contextlib.suppress(OSError):
+            self._sock.shutdown(socket.SHUT_RDWR)
+        self._sock.close()
+        with contextlib.suppress(FileNotFoundError):
+            self.path.unlink()
+
+    def _accept(self) -> None:
+        while not self._stopping:
+            try:
+                conn, _ = self._sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(conn,), daemon=True, name="control-conn").start()
+
+    def _serve(self, conn: socket.socket) -> None:
+        peer = _peer(conn)
+        self._log(f"control: connection from {peer}")
+        buffer = b""
+        with conn:
+            conn.settimeout(60)
+            while True:
+                try:
+                    chunk = conn.recv(4096)
+                except OSError:
+                    return
+                if not chunk:
+                    return
+                buffer += chunk
+                if len(buffer) > MAX_LINE and b"\n" not in buffer:
+                    self._send(conn, {"ok": False, "error": f"request longer than {MAX_LINE} bytes"})
+                    return
+                while b"\n" in buffer:
+                    line, buffer = buffer.split(b"\n", 1)
+                    if line.strip():
+                        self._send(conn, self._answer(line, peer))
+
+    def _answer(self, line: bytes, peer: str) -> dict[str, Any]:
+        try:
+            body = json.loads(line.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            return {"ok": False, "error": f"not a JSON request: {exc}"}
+        if not isinstance(body, dict) or not isinstance(body.get("cmd"), str):
+            return {"ok": False, "error": 'a request is an object with "cmd", e.g. {"cmd": "status"}'}
+        self._log(f"control: {peer} asks {body['cmd']}")
+        request = Request(body, peer)
+        self.requests.put(request)
+        return request.wait()
+
+    @staticmethod
+    def _send(conn: socket.socket, answer: dict[str, Any]) -> None:
+        with contextlib.suppress(OSError):
+            conn.sendall(json.dumps(answer).encode() + b"\n")
+
+
+def _peer(conn: socket.socket) -> str:
+    try:
+        creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+        pid, uid, gid = struct.unpack("3i", creds)
+        return f"pid {pid} uid {uid} gid {gid}"
+    except OSError:
+        return "unknown peer"

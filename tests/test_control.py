@@ -1,0 +1,115 @@
+"""The control socket and tablectl: commands, refusals, garbage, permissions."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import socket
+import stat
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from firmware_host.commands import handle
+from firmware_host.control import ControlServer, serve_request
+from firmware_host.store import Store
+from firmware_host.table import Table
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def daemon(tmp_path: Path):
+    """A control server and a thread that owns the table, as the daemon's main loop will."""
+    table = Table(4)
+    store = Store(tmp_path / "table.db")
+    requests: queue.SimpleQueue = queue.SimpleQueue()
+    log: list[str] = []
+    server = ControlServer(tmp_path / "control.sock", requests, log.append)
+    stop = threading.Event()
+
+    def owner() -> None:
+        while not stop.is_set():
+            try:
+                request = requests.get(timeout=0.05)
+            except queue.Empty:
+                continue
+            serve_request(request, lambda body: handle(table, store, 0, body))
+
+    thread = threading.Thread(target=owner, daemon=True)
+    thread.start()
+    yield tmp_path / "control.sock", table, log
+    stop.set()
+    thread.join()
+    server.close()
+    store.close()
+
+
+def tablectl(sock: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "TABLE_HOST_SOCKET": str(sock)}
+    return subprocess.run([sys.executable, "-m", "firmware_host.ctl", *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_status_new_bots_and_seats_through_tablectl(daemon) -> None:
+    sock, table, log = daemon
+    result = tablectl(sock, "status")
+    assert result.returncode == 0 and "phase: attract" in result.stdout
+    result = tablectl(sock, "--json", "new", "dice", "handicap=7,5")
+    assert result.returncode == 0
+    answer = json.loads(result.stdout)
+    assert answer["ok"] and answer["game"] == "dice" and answer["phase"] == "lobby"
+    assert table.options == {"handicap": "7,5"}
+    assert tablectl(sock, "bots", "2", "--level", "hard").returncode == 0
+    seats = json.loads(tablectl(sock, "--json", "seats").stdout)
+    assert seats["bots"] == 2 and seats["seats_wired"] == 4
+    assert any("control: connection from pid" in line for line in log)  # peer credentials
+    assert tablectl(sock, "start").returncode == 0 and table.match is not None
+    assert table.match.players == 2
+
+
+def test_refusals_are_one_line_and_exit_1(daemon) -> None:
+    sock, _, _ = daemon
+    result = tablectl(sock, "new", "chess")
+    assert result.returncode == 1 and result.stderr.strip() == (
+        "tablectl: unknown game 'chess' (choose classic, dice, domino, crazy)")
+    result = tablectl(sock, "abort")
+    assert result.returncode == 1 and "no match to abort" in result.stderr
+
+
+def test_no_daemon_is_said_plainly(tmp_path: Path) -> None:
+    result = tablectl(tmp_path / "nothing.sock", "status")
+    assert result.returncode == 1
+    assert "the table daemon is not running (no control socket at" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_garbage_on_the_socket_gets_errors_and_hurts_nothing(daemon) -> None:
+    sock, _, _ = daemon
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        conn.connect(str(sock))
+        noise = bytes(range(256)).replace(b"\n", b"") * 2  # every byte value but newline
+        conn.sendall(b"\xff\xfe not json\n[1, 2]\n{\"cmd\": 7}\n{\"cmd\": \"fly\"}\n" + noise
+                     + b"\n{\"cmd\": \"status\"}\n")
+        answers = []
+        data = b""
+        while len(answers) < 6:
+            data += conn.recv(65536)
+            *lines, data = data.split(b"\n")
+            answers += [json.loads(line) for line in lines if line]
+    errors = [a.get("error", "") for a in answers[:5]]
+    assert all(a["ok"] is False for a in answers[:5])
+    assert "not a JSON request" in errors[0]
+    assert 'a request is an object with "cmd"' in errors[1]
+    assert "unknown command 'fly'" in errors[3]
+    assert answers[5]["ok"] is True and answers[5]["phase"] == "attract"  # still serving
+    assert tablectl(sock, "status").returncode == 0
+
+
+def test_the_socket_is_for_the_admin_group_only(daemon) -> None:
+    sock, _, _ = daemon
+    assert stat.S_IMODE(sock.stat().st_mode) == 0o660
