@@ -37,11 +37,16 @@ def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="table-host", description="The Ligretto table: referee, simulator, tools.")
     sub = p.add_subparsers(dest="command", parser_class=_Parser)
 
-    run = sub.add_parser("run", help="watch bots play a match at table speed (the default)")
-    run.add_argument("--game", choices=GAMES, default="classic")
-    run.add_argument("--players", type=int, default=4)
-    run.add_argument("--seed", default="0")
-    run.add_argument("--bots", default="medium", help="easy, medium or hard")
+    run = sub.add_parser("run", help="run the table (the default; emulated without Pi hardware)")
+    run.add_argument("--emulate", action="store_true", help="emulated GPIO and displays even on a Pi")
+    run.add_argument("--ui", choices=("terminal", "none"), default="terminal")
+    run.add_argument("--config", help=f"configuration file (default {'/etc/table-host/table.toml'})")
+
+    watch = sub.add_parser("watch", help="watch bots play a match, round by round")
+    watch.add_argument("--game", choices=GAMES, default="classic")
+    watch.add_argument("--players", type=int, default=4)
+    watch.add_argument("--seed", default="0")
+    watch.add_argument("--bots", default="medium", help="easy, medium or hard")
 
     sim = sub.add_parser("simulate", help="bot against bot, headless")
     sim.add_argument("--game", required=True, help=f"one of {', '.join(GAMES)}")
@@ -71,7 +76,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     command = args.command or "run"
     if args.command is None:
-        args = parser.parse_args(["run", *(argv or sys.argv[1:])])
+        args = parser.parse_args(["run", *(argv if argv is not None else sys.argv[1:])])
     try:
         if command == "simulate":
             return _simulate(args)
@@ -79,6 +84,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _scenario(args)
         if command == "bench":
             return _bench(args)
+        if command == "watch":
+            return _watch(args)
         return _run(args)
     except RulesError as exc:
         _fail(str(exc))
@@ -178,7 +185,13 @@ def _bench(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    """Until the emulated table's terminal UI exists, watch bots play a match at table speed."""
+    from .daemon import run
+
+    return run(args.config, args.emulate, log=lambda line: print(line, file=sys.stderr, flush=True))
+
+
+def _watch(args: argparse.Namespace) -> int:
+    """Watch bots play a match, round by round."""
     from .rules.options import check_game
     from .simulate import simulate
 
@@ -187,8 +200,8 @@ def _run(args: argparse.Namespace) -> int:
     if level not in {lv.value for lv in Level}:
         _fail(f"unknown bot level {level!r} (choose {', '.join(lv.value for lv in Level)})")
     game = args.game
-    print(f"table-host: watching {args.players} {level} bots play {game} (seed {args.seed}); "
-          "the emulated table with seats and displays is not built yet.", file=sys.stderr)
+    print(f"table-host: watching {args.players} {level} bots play {game} (seed {args.seed})",
+          file=sys.stderr)
     report = simulate(game, args.players, None, args.seed, {}, Level(level))
     for r in report["rounds"]:
         r["finishers"] = [s + 1 for s in r["finishers"]]

@@ -71,8 +71,15 @@ class Table:
     def players(self) -> int:
         return len(self.joined) + len(self.bots)
 
+    @property
+    def seat_of_player(self) -> list[int]:
+        """Physical seat of each player: the joined seats, then free seats for the bots."""
+        free = [s for s in range(self.seats) if s not in self.joined]
+        return self.joined + free[: len(self.bots)]
+
     def player_of(self, seat: int) -> int | None:
-        return self.joined.index(seat) if seat in self.joined else None
+        seats = self.seat_of_player
+        return seats.index(seat) if seat in seats else None
 
     # ------------------------------------------------------------ inputs
 
@@ -144,11 +151,26 @@ class Table:
         lo, hi = PLAYERS[self.game]
         if not lo <= self.players <= hi:
             raise RulesError(f"{self.game} needs {lo} to {hi} players, {self.players} joined")
+        if self.players > self.seats:
+            raise RulesError(f"{self.players} players, but only {self.seats} seats are wired")
         self.match = new_match(self.game, self.players, f"{self.seed}/{self.matches_played}", self.options)
         self.matches_played += 1
         self.referee = Referee(self.match, Arbiter(self.window_ns, self.epsilon_ns, self.seed),
                                log=self._note)
         self._countdown(now)
+
+    def resume(self, match: Match, now: int) -> None:
+        """Pick up a match rebuilt from the journal after a crash: its round counts down again."""
+        self.game, self.match = match.game, match
+        self.joined = list(range(min(match.players, self.seats)))
+        self.bots = {}
+        self.matches_played += 1
+        self.referee = Referee(match, Arbiter(self.window_ns, self.epsilon_ns, self.seed), log=self._note)
+        self._note(f"resumed {match.game}, round {match.round_no + 1}")
+        if match.round.result is not None:
+            self._enter(Phase.MATCH_RESULT if match.is_over else Phase.ROUND_RESULT, now)
+        else:
+            self._countdown(now)
 
     def next(self, now: int) -> None:
         """Skip the rest of the round result: the next round counts down now."""

@@ -149,8 +149,8 @@ def test_bench_engine_prints_named_figures() -> None:
     assert engine["meets_target"] == (engine["rounds_per_s"] >= engine["target_rounds_per_s"] == 1500)
 
 
-def test_run_watches_bots_play_a_match() -> None:
-    result = run("run", "--game", "dice", "--players", "2", "--bots", "hard")
+def test_watch_shows_bots_play_a_match() -> None:
+    result = run("watch", "--game", "dice", "--players", "2", "--bots", "hard")
     assert result.returncode == 0, result.stderr
     assert "winner" in result.stdout
 

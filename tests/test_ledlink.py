@@ -207,3 +207,14 @@ def test_a_frame_of_the_wrong_size_is_refused_at_once(led) -> None:
     _, link, _ = led
     with pytest.raises(ValueError, match="the matrix is 32x16"):
         link.show(Image.new("RGB", (32, 32)))
+
+
+def test_a_quiet_spell_between_frames_is_not_taken_for_a_dead_controller(led) -> None:
+    emulator, link, log = led
+    link.show(picture(1))
+    shows(emulator, picture(1))
+    time.sleep(1.3)  # longer than the silence limit, with nothing to send
+    link.show(picture(2))
+    shows(emulator, picture(2))
+    time.sleep(0.2)
+    assert not any("stopped answering" in line for line in log)

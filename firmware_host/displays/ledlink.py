@@ -142,6 +142,8 @@ class LedLink:
             now = time.monotonic()
             resend = waiting is not None and now - sent_at > ACK_TIMEOUT_S
             if newest is not None and ((waiting is None and generation != sent_generation) or resend):
+                if waiting is None:
+                    heard = now  # a fresh exchange: silence counts from here, not from the last one
                 seq = (seq + 1) & 0xFF
                 self._send(port, seq, ledproto.FRAME, newest)
                 self.stats.frames_sent += 1

@@ -201,6 +201,7 @@ class _Screen:
     retry_at: float = 0.0
     backoff: float = BACKOFF_FIRST_S
     frames_sent: int = 0
+    failures: int = 0
 
 
 class BusWorker(threading.Thread):
@@ -260,13 +261,14 @@ class BusWorker(threading.Thread):
             self._offline(screen, exc)
             return
         screen.frames_sent += 1
-        if not screen.online:
+        if not screen.online and screen.failures:
             self._log(f"seat {screen.spec.seat + 1} display back online")
         screen.online = True
         screen.backoff = BACKOFF_FIRST_S
         screen.shown = frame.tobytes()
 
     def _offline(self, screen: _Screen, exc: Exception) -> None:
+        screen.failures += 1
         if screen.online or screen.device is not None:
             self._log(f"seat {screen.spec.seat + 1} display offline ({exc}); retrying")
         screen.online = False

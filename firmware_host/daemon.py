@@ -1,0 +1,265 @@
+"""`table-host run`: the table as a systemd service (Type=notify), or emulated on a laptop.
+
+One thread owns the game. Everything comes to it through one queue: input
+events (from gpiozero's callback thread), control requests (from the socket's
+threads), signals. Between events it sleeps until the next deadline — the
+arbiter's window, a countdown, a stuck button, a bot's move, the watchdog —
+and never polls. After each decision it journals the accepted actions and
+queues the affected screens; the disk and the buses are other threads' work.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import queue
+import random
+import signal
+import socket
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from .config import ConfigError, TableConfig, emulated_config, load_config
+from .control import ControlServer, Request, serve_request
+from .displays.emulated_led import EmulatedLedController
+from .displays.ledlink import LedLink
+from .displays.oled import SeatDisplays, hardware_opener, recording_opener, specs_for
+from .displays.screens import TableScreens
+from .inputs.pins import EmulatedButtons, InputEvent, TableInputs, on_a_pi, pin_factory
+from .rules.common import RulesError
+from .rules.sight import sight_of
+from .store import Store, StoreError
+from .table import Phase, Table
+
+DEFAULT_CONFIG = "/etc/table-host/table.toml"
+BOT_TAP_NS = 80_000_000  # bots press like a brisk person: a button every 80 ms
+
+
+def config_path(explicit: str | None) -> Path:
+    if explicit:
+        return Path(explicit)
+    directory = os.environ.get("CONFIGURATION_DIRECTORY", "").split(":")[0]
+    return Path(directory) / "table.toml" if directory else Path(DEFAULT_CONFIG)
+
+
+def runtime_directory() -> Path:
+    directory = os.environ.get("RUNTIME_DIRECTORY", "").split(":")[0]
+    return Path(directory) if directory else Path("/run/table-host")
+
+
+class Notifier:
+    """sd_notify: a datagram to $NOTIFY_SOCKET (nothing happens outside systemd)."""
+
+    def __init__(self) -> None:
+        path = os.environ.get("NOTIFY_SOCKET", "")
+        self._address = ("\0" + path[1:]) if path.startswith("@") else path
+        usec = os.environ.get("WATCHDOG_USEC", "")
+        self.watchdog_ns = int(usec) * 1000 // 2 if usec.isdigit() else None
+
+    def send(self, *fields: str) -> None:
+        if not self._address:
+            return
+        with contextlib.suppress(OSError), socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as s:
+            s.sendto("\n".join(fields).encode(), self._address)
+
+
+class Daemon:
+    def __init__(self, config: TableConfig, emulate: bool, state_db: Path | None = None,
+                 log: Any = print) -> None:
+        self.config = config
+        self.log = log
+        self.events: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self.notify = Notifier()
+        self.table = Table(len(config.inputs.seats), window_ns=round(config.arbiter.window_ms * 1e6),
+                           epsilon_ns=round(config.arbiter.epsilon_ms * 1e6), seed=random.randrange(1 << 30))
+        self.store = Store(state_db)
+        self.factory = pin_factory(emulate)
+        self.buttons = EmulatedButtons(config.inputs, self.factory) if emulate else None
+        buses = self.buttons.buses if self.buttons else _smbus(config)
+        self.inputs = TableInputs(config.inputs, self.factory, buses, self.events.put)
+        self.inputs.gate = self.table.gate
+        screens = config.screens or emulated_config(len(config.inputs.seats)).screens
+        opener = recording_opener({}) if emulate else hardware_opener(list(screens))
+        self.oleds = SeatDisplays(specs_for(list(screens)), opener, log)
+        centre = config.centre
+        self._led_dir = tempfile.TemporaryDirectory() if emulate else None
+        self.led_emulator = EmulatedLedController(self._led_dir.name, centre.width, centre.height) \
+            if self._led_dir else None
+        port = str(self.led_emulator.path) if self.led_emulator else centre.port
+        self.led = LedLink(port, centre.width, centre.height, log)
+        self.screens: TableScreens | None = None
+        self.control = ControlServer(runtime_directory() / "control.sock", self.events, log)
+        self.match_id: int | None = None
+        self._bound: Any = None  # the match the store and screens follow
+        self._saved_rounds = 0
+        self._stopping = False
+        self._bot_due: dict[int, int] = {}
+        self._rng = random.Random()
+        resumed = self.store.resume()
+        if resumed is not None:
+            self.match_id, match = resumed
+            self._saved_rounds = len(match.results)
+            self.table.resume(match, time.monotonic_ns())
+            self._bind_screens()
+
+    # ------------------------------------------------------------ the loop
+
+    def run(self) -> int:
+        signal.signal(signal.SIGTERM, lambda *_: self.events.put(("signal", "term")))
+        signal.signal(signal.SIGINT, lambda *_: self.events.put(("signal", "term")))
+        signal.signal(signal.SIGHUP, lambda *_: self.events.put(("signal", "hup")))
+        self.notify.send("READY=1", f"STATUS={self._status()}")
+        self.log(f"table-host ready: {self._status()}")
+        next_ping = time.monotonic_ns()
+        while not self._stopping:
+            now = time.monotonic_ns()
+            if self.notify.watchdog_ns and now >= next_ping:
+                self.notify.send("WATCHDOG=1")
+                next_ping = now + self.notify.watchdog_ns
+            due = [d for d in (self.table.deadline(), self.inputs.next_deadline(),
+                               next_ping if self.notify.watchdog_ns else None,
+                               min(self._bot_due.values(), default=None)) if d is not None]
+            timeout = max(0.0, (min(due) - now) / 1e9) if due else None
+            try:
+                item = self.events.get(timeout=timeout)
+            except queue.Empty:
+                item = None
+            now = time.monotonic_ns()
+            if item is not None:
+                self._dispatch(item, now)
+            self.inputs.tick(now)
+            self._advance(now)
+        self.notify.send("STOPPING=1", "STATUS=stopping")
+        self.close()
+        return 0
+
+    def _dispatch(self, item: Any, now: int) -> None:
+        if isinstance(item, InputEvent):
+            self.table.on_input(item, now)
+            if self.screens is not None and item.seat >= 0:
+                player = self.table.player_of(item.seat)
+                if player is not None:
+                    self.screens.refresh([player], centre=False)  # the cursor moved
+        elif isinstance(item, Request):
+            from .commands import handle
+
+            serve_request(item, lambda body: handle(self.table, self.store, now, body))
+        elif item == ("signal", "term"):
+            self._stopping = True
+        elif item == ("signal", "hup"):
+            self.notify.send("RELOADING=1")
+            self.log("configuration reload: the running table keeps its wiring until restart")
+            self.notify.send("READY=1", f"STATUS={self._status()}")
+
+    def _advance(self, now: int) -> None:
+        outcomes = self.table.tick(now)
+        match = self.table.match
+        if match is not None and match is not self._bound:  # a new match began
+            self.match_id = self.store.begin_match(match)
+            self._saved_rounds = 0
+            self._bind_screens()
+        acting = []
+        for outcome in outcomes:
+            if outcome.action is not None and outcome.refusal is None and match is not None:
+                self.store.record(self.match_id or 0, match.round_no, outcome.action)
+                acting.append(outcome.press.seat)
+        if match is not None and len(match.results) > self._saved_rounds:
+            self.store.round_over(self.match_id or 0, match)
+            self._saved_rounds = len(match.results)
+        if outcomes and self.screens is not None:
+            self.screens.after_decisions(acting or [o.press.seat for o in outcomes])
+        self._drive_bots(now)
+        if outcomes:
+            self.notify.send(f"STATUS={self._status()}")
+
+    def _bind_screens(self) -> None:
+        referee = self.table.referee
+        if referee is None:
+            return
+        self._bound = self.table.match
+        self.screens = TableScreens(referee.seats, _PlayerScreens(self.oleds, self.table), self.led,
+                                    (self.config.centre.width, self.config.centre.height),
+                                    self.config.centre.brightness)
+        self.screens.refresh(range(len(referee.seats)))
+
+    # ------------------------------------------------------------ bots press pins
+
+    def _drive_bots(self, now: int) -> None:
+        if self.table.phase is not Phase.PLAYING or self.buttons is None or self.table.referee is None:
+            self._bot_due.clear()
+            return
+        match = self.table.match
+        assert match is not None
+        for player, bot in self.table.bots.items():
+            due = self._bot_due.get(player)
+            if due is None:
+                self._bot_due[player] = now + bot.delay_ns(None)  # type: ignore[arg-type]
+                continue
+            if now < due:
+                continue
+            controller = self.table.referee.seats[player]
+            action = bot.choose(sight_of(match.round, player), now)
+            presses = controller.presses_for(action) if action is not None else None
+            seat = self.table.seat_of_player[player]
+            at = now
+            for control in presses or []:
+                self.buttons.tap(seat, control, at, 35_000_000)
+                at += BOT_TAP_NS
+            self._bot_due[player] = at + max(bot.delay_ns(action), BOT_TAP_NS) if action else now + 10**9
+
+    # ------------------------------------------------------------ the rest
+
+    def _status(self) -> str:
+        s = self.table.status()
+        text = f"{s['phase']}, {s['game']}"
+        if s["round"]:
+            text += f", round {s['round']}, totals {s['totals']}"
+        return text
+
+    def close(self) -> None:
+        for part in (self.control.close, self.inputs.close, self.led.close, self.oleds.close,
+                     self.store.close):
+            with contextlib.suppress(Exception):
+                part()
+        if self.led_emulator is not None:
+            self.led_emulator.close()
+        if self._led_dir is not None:
+            self._led_dir.cleanup()
+
+
+class _PlayerScreens:
+    """TableScreens speaks of players; the displays are per physical seat."""
+
+    def __init__(self, oleds: SeatDisplays, table: Table) -> None:
+        self.oleds, self.table = oleds, table
+
+    def show(self, player: int, frame: Any) -> bool:
+        return self.oleds.show(self.table.seat_of_player[player], frame)
+
+
+def _smbus(config: TableConfig) -> dict[int, Any]:
+    if not config.inputs.expanders:
+        return {}
+    import smbus2
+
+    return {e.bus: smbus2.SMBus(e.bus) for e in config.inputs.expanders}
+
+
+def run(config_file: str | None, emulate: bool, log: Any = print) -> int:
+    """Load the configuration (the emulated default when there is none and no Pi), run."""
+    path = config_path(config_file)
+    emulate = emulate or not on_a_pi()
+    try:
+        if path.exists():
+            config = load_config(path)
+        elif emulate:
+            config = emulated_config(4)
+        else:
+            raise ConfigError([f"{path}: no configuration file (see docs/inputs.md)"])
+        daemon = Daemon(config, emulate, log=log)
+    except (ConfigError, StoreError, RulesError) as exc:
+        log(f"table-host: {exc}")
+        return 2
+    return daemon.run()
