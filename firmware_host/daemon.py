@@ -59,9 +59,11 @@ class Notifier:
         self.watchdog_ns = int(usec) * 1000 // 2 if usec.isdigit() else None
 
     def send(self, *fields: str) -> None:
+        """Never blocks: a supervisor slow to read must not stop the game."""
         if not self._address:
             return
         with contextlib.suppress(OSError), socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as s:
+            s.setblocking(False)
             s.sendto("\n".join(fields).encode(), self._address)
 
 
@@ -93,6 +95,7 @@ class Daemon:
         self.control = ControlServer(runtime_directory() / "control.sock", self.events, log)
         self.match_id: int | None = None
         self._bound: Any = None  # the match the store and screens follow
+        self._last_status = ""
         self._saved_rounds = 0
         self._stopping = False
         self._bot_due: dict[int, int] = {}
@@ -171,8 +174,10 @@ class Daemon:
         if outcomes and self.screens is not None:
             self.screens.after_decisions(acting or [o.press.seat for o in outcomes])
         self._drive_bots(now)
-        if outcomes:
-            self.notify.send(f"STATUS={self._status()}")
+        status = self._status()
+        if status != self._last_status:
+            self._last_status = status
+            self.notify.send(f"STATUS={status}")
 
     def _bind_screens(self) -> None:
         referee = self.table.referee

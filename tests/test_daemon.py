@@ -1,0 +1,120 @@
+"""The real daemon process: sd_notify, tablectl, SIGKILL mid-round and back, SIGTERM."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class Daemon:
+    def __init__(self, tmp: Path) -> None:
+        self.tmp = tmp
+        self.notify_path = tmp / "notify.sock"
+        self.notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.notify.bind(str(self.notify_path))
+        self.notify.settimeout(0.2)
+        self.env = {**os.environ, "NOTIFY_SOCKET": str(self.notify_path), "WATCHDOG_USEC": "400000",
+                    "RUNTIME_DIRECTORY": str(tmp / "run"), "STATE_DIRECTORY": str(tmp / "state"),
+                    "TABLE_HOST_SOCKET": str(tmp / "run" / "control.sock")}
+        self.proc: subprocess.Popen | None = None
+        self.messages: list[str] = []
+
+    def start(self) -> None:
+        self.log = open(self.tmp / "daemon.log", "a")  # noqa: SIM115 - kept open while it runs
+        self.proc = subprocess.Popen([sys.executable, "-m", "firmware_host.cli", "run", "--emulate",
+                                      "--ui", "none"], cwd=ROOT, env=self.env,
+                                     stdout=subprocess.DEVNULL, stderr=self.log, text=True)
+        self.wait_for("READY=1")
+
+    def wait_for(self, text: str, timeout: float = 20.0) -> str:
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            try:
+                message = self.notify.recv(4096).decode()
+            except TimeoutError:
+                continue
+            self.messages.append(message)
+            if text in message:
+                return message
+        raise AssertionError(f"no {text!r} from the daemon; got {self.messages[-5:]}")
+
+    def ctl(self, *args: str) -> dict:
+        result = subprocess.run([sys.executable, "-m", "firmware_host.ctl", "--json", *args], cwd=ROOT,
+                                env=self.env, capture_output=True, text=True, timeout=30)
+        return json.loads(result.stdout) if result.stdout else {"ok": False, "error": result.stderr}
+
+    def close(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        self.notify.close()
+        if self.proc is not None:
+            self.log.close()
+
+
+@pytest.fixture
+def daemon(tmp_path: Path):
+    d = Daemon(tmp_path)
+    yield d
+    d.close()
+
+
+def test_ready_status_and_watchdog_reach_systemd(daemon: Daemon) -> None:
+    daemon.start()
+    assert any("STATUS=attract" in m for m in daemon.messages)
+    daemon.wait_for("WATCHDOG=1", timeout=5)  # fed from the main loop, every 0.2 s here
+    daemon.wait_for("WATCHDOG=1", timeout=5)
+
+
+def test_sigkill_mid_round_and_back_with_every_completed_round(daemon: Daemon) -> None:
+    daemon.start()
+    assert daemon.ctl("new", "dice", "rounds=6")["ok"]
+    assert daemon.ctl("bots", "2", "--level", "hard")["ok"]
+    assert daemon.ctl("start")["ok"]
+    end = time.monotonic() + 90
+    status = {}
+    while time.monotonic() < end:  # wait until a round is done and the next one running
+        status = daemon.ctl("status")
+        if status.get("round", 0) and status["round"] >= 2 and status["phase"] == "playing":
+            break
+        if status.get("phase") == "round_result":
+            daemon.ctl("next")
+        time.sleep(0.3)
+    assert status.get("round", 0) >= 2, (status, (daemon.tmp / "daemon.log").read_text()[-2000:])
+    time.sleep(1.0)  # some of round 2 is played (and journaled)
+    before = daemon.ctl("scores")
+    daemon.proc.send_signal(signal.SIGKILL)
+    daemon.proc.wait(timeout=10)
+    daemon.start()
+    after = daemon.ctl("status")
+    scores = daemon.ctl("scores")
+    assert scores["rounds"][: len(before["rounds"])] == before["rounds"]  # nothing completed lost
+    assert after["round"] >= status["round"] and after["phase"] in ("countdown", "playing",
+                                                                      "round_result")
+    history = daemon.ctl("history")["matches"]
+    assert history[0]["ended"] is None and len(history[0]["rounds"]) >= len(before["rounds"])
+
+
+def test_sigterm_stops_cleanly_and_garbage_config_is_refused(daemon: Daemon, tmp_path: Path) -> None:
+    daemon.start()
+    daemon.proc.send_signal(signal.SIGTERM)
+    daemon.wait_for("STOPPING=1")
+    assert daemon.proc.wait(timeout=10) == 0
+    assert not (tmp_path / "run" / "control.sock").exists()
+    bad = tmp_path / "table.toml"
+    bad.write_text("[inputs]\nseats = [{slap = 99}]\n")
+    result = subprocess.run([sys.executable, "-m", "firmware_host.cli", "run", "--emulate", "--ui", "none",
+                             "--config", str(bad)], cwd=ROOT, env=daemon.env, capture_output=True,
+                            text=True, timeout=30)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "inputs.seats[0].slap" in result.stderr
