@@ -187,7 +187,8 @@ def _bench(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     from .daemon import run
 
-    return run(args.config, args.emulate, log=lambda line: print(line, file=sys.stderr, flush=True))
+    return run(args.config, args.emulate, log=lambda line: print(line, file=sys.stderr, flush=True),
+               ui=args.ui)
 
 
 def _watch(args: argparse.Namespace) -> int:

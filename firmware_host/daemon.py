@@ -27,11 +27,15 @@ from .displays.emulated_led import EmulatedLedController
 from .displays.ledlink import LedLink
 from .displays.oled import SeatDisplays, hardware_opener, recording_opener, specs_for
 from .displays.screens import TableScreens
+from .inputs.keyboard import KeyboardSeats
 from .inputs.pins import EmulatedButtons, InputEvent, TableInputs, on_a_pi, pin_factory
 from .rules.common import RulesError
 from .rules.sight import sight_of
 from .store import Store, StoreError
 from .table import Phase, Table
+from .tui import TerminalUI
+from .views.centre import render_word
+from .views.seat import render_banner
 
 DEFAULT_CONFIG = "/etc/table-host/table.toml"
 BOT_TAP_NS = 80_000_000  # bots press like a brisk person: a button every 80 ms
@@ -69,7 +73,7 @@ class Notifier:
 
 class Daemon:
     def __init__(self, config: TableConfig, emulate: bool, state_db: Path | None = None,
-                 log: Any = print) -> None:
+                 log: Any = print, ui: str = "none") -> None:
         self.config = config
         self.log = log
         self.events: queue.SimpleQueue[Any] = queue.SimpleQueue()
@@ -100,6 +104,13 @@ class Daemon:
         self._stopping = False
         self._bot_due: dict[int, int] = {}
         self._rng = random.Random()
+        self.tui: TerminalUI | None = None
+        self.keyboard: KeyboardSeats | None = None
+        if ui == "terminal":
+            self.tui = TerminalUI(self.events.put)
+            self.log = self.table._note  # on the screen, not across it
+            if self.buttons is not None:
+                self.keyboard = KeyboardSeats(self.buttons, (0,))
         resumed = self.store.resume()
         if resumed is not None:
             self.match_id, match = resumed
@@ -134,6 +145,8 @@ class Daemon:
                 self._dispatch(item, now)
             self.inputs.tick(now)
             self._advance(now)
+            if self.tui is not None:
+                self._draw()
         self.notify.send("STOPPING=1", "STATUS=stopping")
         self.close()
         return 0
@@ -149,6 +162,8 @@ class Daemon:
             from .commands import handle
 
             serve_request(item, lambda body: handle(self.table, self.store, now, body))
+        elif isinstance(item, tuple) and item[0] == "key":
+            self._key(item[1], now)
         elif item == ("signal", "term"):
             self._stopping = True
         elif item == ("signal", "hup"):
@@ -189,6 +204,36 @@ class Daemon:
                                     self.config.centre.brightness)
         self.screens.refresh(range(len(referee.seats)))
 
+    # ------------------------------------------------------------ the terminal
+
+    def _key(self, name: str, now: int) -> None:
+        if name == "q":
+            self._stopping = True
+        elif name in ("b", "B"):
+            count = len(self.table.bots) + (1 if name == "b" else -1)
+            try:
+                self.table.set_bots(max(0, count))
+            except RulesError as exc:
+                self.table._note(str(exc))
+        elif self.keyboard is not None:
+            self.keyboard.key(name, now)
+
+    def _draw(self) -> None:
+        assert self.tui is not None
+        table = self.table
+        centre = seat = None
+        if self.screens is not None and table.phase not in (Phase.ATTRACT, Phase.LOBBY):
+            centre = self.screens.last_centre
+            player = table.player_of(0)
+            seat = self.screens.last_seats.get(player) if player is not None else None
+        else:
+            joined = ", ".join(str(s + 1) for s in table.joined) or "nobody yet"
+            seat = render_banner(f"game: {table.game}", f"joined: {joined}", f"bots: {len(table.bots)}",
+                                 big=str(table.phase).upper())
+            centre = render_word(table.game, (255, 255, 255), (self.config.centre.width,
+                                                                self.config.centre.height))
+        self.tui.draw(self._status(), centre, seat, table.notices)
+
     # ------------------------------------------------------------ bots press pins
 
     def _drive_bots(self, now: int) -> None:
@@ -224,6 +269,8 @@ class Daemon:
         return text
 
     def close(self) -> None:
+        if self.tui is not None:
+            self.tui.close()
         for part in (self.control.close, self.inputs.close, self.led.close, self.oleds.close,
                      self.store.close):
             with contextlib.suppress(Exception):
@@ -252,7 +299,7 @@ def _smbus(config: TableConfig) -> dict[int, Any]:
     return {e.bus: smbus2.SMBus(e.bus) for e in config.inputs.expanders}
 
 
-def run(config_file: str | None, emulate: bool, log: Any = print) -> int:
+def run(config_file: str | None, emulate: bool, log: Any = print, ui: str = "none") -> int:
     """Load the configuration (the emulated default when there is none and no Pi), run."""
     path = config_path(config_file)
     emulate = emulate or not on_a_pi()
@@ -263,7 +310,7 @@ def run(config_file: str | None, emulate: bool, log: Any = print) -> int:
             config = emulated_config(4)
         else:
             raise ConfigError([f"{path}: no configuration file (see docs/inputs.md)"])
-        daemon = Daemon(config, emulate, log=log)
+        daemon = Daemon(config, emulate, log=log, ui=ui)
     except (ConfigError, StoreError, RulesError) as exc:
         log(f"table-host: {exc}")
         return 2

@@ -113,3 +113,9 @@ def test_garbage_on_the_socket_gets_errors_and_hurts_nothing(daemon) -> None:
 def test_the_socket_is_for_the_admin_group_only(daemon) -> None:
     sock, _, _ = daemon
     assert stat.S_IMODE(sock.stat().st_mode) == 0o660
+
+
+def test_terminal_keys_are_parsed_like_a_keyboard_seat_expects() -> None:
+    from firmware_host.tui import parse_keys
+
+    assert parse_keys("\x1b[A\x1b[D \r1q") == ["up", "left", "space", "enter", "1", "q"]

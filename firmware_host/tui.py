@@ -1,0 +1,88 @@
+"""The emulated table in a plain terminal: the real frames drawn, your keys pressing pins.
+
+Seat 1 is yours: arrows move the cursor, space slaps, enter is alt, 1-5 the
+direct buttons. In the lobby: space joins, left/right choose the game, enter
+starts; `b` adds a bot, `B` removes one; `q` quits. Keys go through the
+emulated pins like any button (inputs/keyboard.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import termios
+import threading
+import tty
+from collections.abc import Callable
+from typing import Any
+
+from .displays.terminal import mono_text, rgb_text
+
+ARROWS = {"A": "up", "B": "down", "C": "right", "D": "left"}
+HELP = ("seat 1: arrows move, space slap, enter alt, 1-5 direct | lobby: space join, "
+        "left/right game, enter start, b/B bots | q quit")
+
+
+def parse_keys(data: str) -> list[str]:
+    """Key names from raw terminal input (arrows arrive as ESC [ A..D)."""
+    keys = []
+    i = 0
+    while i < len(data):
+        ch = data[i]
+        if ch == "\x1b" and data[i + 1 : i + 2] == "[" and data[i + 2 : i + 3] in ARROWS:
+            keys.append(ARROWS[data[i + 2]])
+            i += 3
+            continue
+        keys.append({" ": "space", "\r": "enter", "\n": "enter"}.get(ch, ch))
+        i += 1
+    return keys
+
+
+class TerminalUI:
+    def __init__(self, put: Callable[[Any], None], out: Any = None) -> None:
+        self._put = put
+        self._out = out or sys.stdout
+        self._last: tuple[Any, ...] = ()
+        self._saved: Any = None
+        self._stop = False
+        if sys.stdin.isatty():
+            self._saved = termios.tcgetattr(sys.stdin.fileno())
+            tty.setcbreak(sys.stdin.fileno())
+            threading.Thread(target=self._read, name="keys", daemon=True).start()
+
+    def _read(self) -> None:
+        fd = sys.stdin.fileno()
+        while not self._stop:
+            try:
+                data = os.read(fd, 64).decode(errors="ignore")
+            except OSError:
+                return
+            if not data:
+                return
+            for key in parse_keys(data):
+                self._put(("key", key))
+
+    def draw(self, status: str, centre: Any, seat: Any, notices: list[str]) -> None:
+        """Redraw when anything shown changed; the frames are the ones sent to the devices."""
+        key = (status, None if centre is None else centre.tobytes(),
+               None if seat is None else seat.tobytes(), tuple(notices[-3:]))
+        if key == self._last:
+            return
+        self._last = key
+        parts = ["\x1b[H\x1b[2J", f"table-host: {status}\n"]
+        if centre is not None:
+            parts += [rgb_text(centre), "\n"]
+        if seat is not None:
+            parts += [mono_text(seat), "\n"]
+        parts += [line + "\n" for line in notices[-3:]]
+        parts.append(HELP + "\n")
+        with contextlib.suppress(OSError):
+            self._out.write("".join(parts))
+            self._out.flush()
+
+    def close(self) -> None:
+        self._stop = True
+        if self._saved is not None:
+            with contextlib.suppress(termios.error):
+                termios.tcsetattr(sys.stdin.fileno(), termios.TCSADRAIN, self._saved)
