@@ -15,12 +15,14 @@ The target (>= 1,500 rounds/s) is compared with the engine figure.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import platform
 import random
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from typing import Any
 
 from .catalog import new_match, resources_for
@@ -31,13 +33,20 @@ ENGINE_TARGET_ROUNDS_PER_S = 1500
 _MATCH_ROUNDS = 500
 
 
-def _pin_one_core() -> int | None:
+@contextlib.contextmanager
+def _one_core() -> Iterator[int | None]:
+    """Run on one core (the figure is per core), then give the process its cores back."""
     try:
-        cpu = min(os.sched_getaffinity(0))
+        before = os.sched_getaffinity(0)
+        cpu = min(before)
         os.sched_setaffinity(0, {cpu})
-        return cpu
     except (AttributeError, OSError):
-        return None
+        yield None
+        return
+    try:
+        yield cpu
+    finally:
+        os.sched_setaffinity(0, before)
 
 
 def _play(rounds: int, game: str, players: int) -> tuple[list[Match], int, float]:
@@ -72,14 +81,14 @@ def _replay(matches: list[Match]) -> float:
 
 def bench_engine(rounds: int = 3000, game: str = "classic", players: int = 4,
                  repeats: int = 3) -> dict[str, Any]:
-    cpu = _pin_one_core()
-    _play(5, game, players)  # warm up: imports, caches
     live, replayed = [], []
     actions = 0
-    for _ in range(max(1, repeats)):
-        matches, actions, cpu_live = _play(rounds, game, players)
-        live.append(cpu_live)
-        replayed.append(_replay(matches))
+    with _one_core() as cpu:
+        _play(5, game, players)  # warm up: imports, caches
+        for _ in range(max(1, repeats)):
+            matches, actions, cpu_live = _play(rounds, game, players)
+            live.append(cpu_live)
+            replayed.append(_replay(matches))
     best_engine, best_live = min(replayed), min(live)
     per_s = rounds / best_engine
     return {
