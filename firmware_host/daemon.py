@@ -115,7 +115,8 @@ class Daemon:
         if resumed is not None:
             self.match_id, match = resumed
             self._saved_rounds = len(match.results)
-            self.table.resume(match, time.monotonic_ns())
+            self.table.resume(match, time.monotonic_ns(), *self.store.seating(self.match_id))
+            self._bound = match
             self._bind_screens()
 
     # ------------------------------------------------------------ the loop
@@ -175,7 +176,9 @@ class Daemon:
         outcomes = self.table.tick(now)
         match = self.table.match
         if match is not None and match is not self._bound:  # a new match began
-            self.match_id = self.store.begin_match(match)
+            self.match_id = self.store.begin_match(
+                match, self.table.seat_of_player,
+                {p: str(bot.level) for p, bot in self.table.bots.items()})
             self._saved_rounds = 0
             self._bind_screens()
         acting = []

@@ -37,7 +37,9 @@ CREATE TABLE IF NOT EXISTS matches (
     boards TEXT NOT NULL,
     started REAL NOT NULL,
     ended REAL,
-    winners TEXT
+    winners TEXT,
+    seats TEXT NOT NULL DEFAULT '[]',
+    bots TEXT NOT NULL DEFAULT '{}'
 );
 CREATE TABLE IF NOT EXISTS rounds (
     match_id INTEGER NOT NULL REFERENCES matches(id),
@@ -91,12 +93,17 @@ class Store:
 
     # ------------------------------------------------------------ writing
 
-    def begin_match(self, match: Match) -> int:
+    def begin_match(self, match: Match, seats: list[int] | None = None,
+                    bots: dict[int, str] | None = None) -> int:
+        """A new match; `seats` is the physical seat of each player, `bots` the bot players'
+        levels, so that a match resumed after a crash is played by the same seats and bots."""
         with self._mutex:
             cur = self._db.execute(
-                "INSERT INTO matches (game, players, seed, options, boards, started) VALUES (?,?,?,?,?,?)",
+                "INSERT INTO matches (game, players, seed, options, boards, started, seats, bots) "
+                "VALUES (?,?,?,?,?,?,?,?)",
                 (match.game, match.players, str(match.seed), json.dumps(_plain(match.options)),
-                 json.dumps([[str(c) for c in b] for b in match.boards]), time.time()))
+                 json.dumps([[str(c) for c in b] for b in match.boards]), time.time(),
+                 json.dumps(seats or []), json.dumps({str(k): v for k, v in (bots or {}).items()})))
         match_id = int(cur.lastrowid or 0)
         self._counts[match_id] = 0
         return match_id
@@ -162,6 +169,13 @@ class Store:
             row = self._db.execute(
                 "SELECT id FROM matches WHERE ended IS NULL ORDER BY id DESC LIMIT 1").fetchone()
         return None if row is None else int(row[0])
+
+    def seating(self, match_id: int) -> tuple[list[int], dict[int, str]]:
+        """The physical seat of each player and the bot players' levels, as stored."""
+        with self._mutex:
+            seats, bots = self._db.execute("SELECT seats, bots FROM matches WHERE id=?",
+                                           (match_id,)).fetchone()
+        return json.loads(seats), {int(k): v for k, v in json.loads(bots).items()}
 
     def resume(self) -> tuple[int, Match] | None:
         """The newest unfinished match, rebuilt by replaying its journal, or None."""

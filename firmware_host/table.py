@@ -159,11 +159,15 @@ class Table:
                                log=self._note)
         self._countdown(now)
 
-    def resume(self, match: Match, now: int) -> None:
-        """Pick up a match rebuilt from the journal after a crash: its round counts down again."""
+    def resume(self, match: Match, now: int, seats: list[int] | None = None,
+               bots: dict[int, str] | None = None) -> None:
+        """Pick up a match rebuilt from the journal after a crash, with the same seats and bots:
+        its round counts down again."""
         self.game, self.match = match.game, match
-        self.joined = list(range(min(match.players, self.seats)))
-        self.bots = {}
+        bots = bots or {}
+        seats = seats if seats and len(seats) == match.players else list(range(match.players))
+        self.joined = [s for p, s in enumerate(seats) if p not in bots]
+        self.bots = {p: Bot(Level(level), _rng(self.seed, p)) for p, level in sorted(bots.items())}
         self.matches_played += 1
         self.referee = Referee(match, Arbiter(self.window_ns, self.epsilon_ns, self.seed), log=self._note)
         self._note(f"resumed {match.game}, round {match.round_no + 1}")

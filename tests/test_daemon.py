@@ -103,6 +103,14 @@ def test_sigkill_mid_round_and_back_with_every_completed_round(daemon: Daemon) -
                                                                       "round_result")
     history = daemon.ctl("history")["matches"]
     assert history[0]["ended"] is None and len(history[0]["rounds"]) >= len(before["rounds"])
+    assert after["bots"] == 2  # the same players, bots included, play on
+    end = time.monotonic() + 60
+    while time.monotonic() < end:
+        if len(daemon.ctl("scores").get("rounds", [])) > len(scores["rounds"]):
+            break  # the resumed round was played to its end
+        time.sleep(0.5)
+    else:
+        raise AssertionError("the resumed round never ended: nobody played it")
 
 
 def test_sigterm_stops_cleanly_and_garbage_config_is_refused(daemon: Daemon, tmp_path: Path) -> None:
