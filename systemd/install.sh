@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Install the table on Raspberry Pi OS (run as root from a checkout):
+#   sudo systemd/install.sh            user, virtual environment, unit, config, udev, config.txt
+#   systemd/install.sh --root DIR      lay the files out under DIR only (staging, tests)
+# Options: --no-pip (keep the virtual environment as it is), --no-start.
+set -euo pipefail
+src=$(cd "$(dirname "$0")/.." && pwd)
+root=""
+pip=1
+start=1
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --root) root="$2"; shift 2 ;;
+        --no-pip) pip=0; shift ;;
+        --no-start) start=0; shift ;;
+        *) echo "install.sh: unknown option $1" >&2; exit 2 ;;
+    esac
+done
+staging=${root:+1}
+
+if [ -z "$staging" ]; then
+    [ "$(id -u)" -eq 0 ] || { echo "install.sh: run as root (sudo)" >&2; exit 2; }
+    getent group table-admin >/dev/null || groupadd --system table-admin
+    groups=""
+    for g in gpio i2c spi dialout; do getent group "$g" >/dev/null && groups="$groups,$g"; done
+    id table-host >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin \
+        --gid table-admin ${groups:+--groups "${groups#,}"} table-host
+fi
+
+install -d "$root/opt/table-host"
+if [ "$pip" -eq 1 ]; then
+    python3 -m venv "$root/opt/table-host/venv"
+    "$root/opt/table-host/venv/bin/pip" install --quiet "$src[pi]"
+fi
+
+install -D -m 0644 "$src/systemd/table-host.service" "$root/etc/systemd/system/table-host.service"
+if [ ! -e "$root/etc/table-host/table.toml" ]; then
+    install -D -m 0640 "$src/systemd/table.toml.example" "$root/etc/table-host/table.toml"
+fi
+[ -z "$staging" ] && chgrp table-admin /etc/table-host/table.toml
+
+# The LED controller (an RP2040, USB vendor 2e8a) always appears as /dev/table-led.
+install -D -m 0644 /dev/stdin "$root/etc/udev/rules.d/90-table-host.rules" <<'RULES'
+SUBSYSTEM=="tty", ATTRS{idVendor}=="2e8a", SYMLINK+="table-led", GROUP="dialout", MODE="0660"
+RULES
+
+# I2C at 400 kHz, the TCA9548A multiplexer (as pca9548) giving each seat's OLED its own bus, SPI.
+config="$root/boot/firmware/config.txt"
+install -d "$(dirname "$config")"
+touch "$config"
+if ! grep -q "# table-host" "$config"; then
+    cat >> "$config" <<'BOOT'
+# table-host
+dtparam=i2c_arm=on
+dtparam=i2c_arm_baudrate=400000
+dtoverlay=i2c-mux,pca9548,addr=0x70
+dtparam=spi=on
+BOOT
+fi
+
+if [ -z "$staging" ]; then
+    udevadm control --reload-rules || true
+    systemctl daemon-reload
+    if [ "$start" -eq 1 ]; then
+        systemctl enable --now table-host.service
+    fi
+    echo "table-host installed. Reboot once for the I2C and SPI settings; then: tablectl status"
+else
+    echo "table-host laid out under $root"
+fi

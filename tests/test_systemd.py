@@ -1,0 +1,81 @@
+"""The unit file: systemd accepts it, and its hardening rates 2.0 or better."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+UNIT = Path(__file__).resolve().parents[1] / "systemd" / "table-host.service"
+ANALYZE = shutil.which("systemd-analyze")
+
+
+def test_systemd_analyze_is_here_to_check_the_unit() -> None:
+    assert ANALYZE, "systemd-analyze (Debian's systemd package) is needed to check the unit"
+
+
+def test_the_unit_rates_2_or_better_for_security() -> None:
+    result = subprocess.run([ANALYZE, "security", "--offline=true", str(UNIT)], capture_output=True,
+                            text=True, timeout=60)
+    rating = re.search(r"Overall exposure level for table-host.service: ([\d.]+)", result.stdout)
+    assert rating, result.stdout[-500:] + result.stderr
+    assert float(rating[1]) <= 2.0
+
+
+def test_systemd_verifies_the_unit_without_a_warning(tmp_path: Path) -> None:
+    """In a root laid out as an installed table: the program, kill, the base units."""
+    program = tmp_path / "opt/table-host/venv/bin/table-host"
+    program.parent.mkdir(parents=True)
+    program.write_text("#!/bin/sh\n")
+    program.chmod(0o755)
+    (tmp_path / "bin").mkdir()
+    shutil.copy("/bin/kill", tmp_path / "bin/kill")
+    shutil.copytree("/lib/systemd/system", tmp_path / "usr/lib/systemd/system", symlinks=True)
+    units = tmp_path / "etc/systemd/system"
+    units.mkdir(parents=True)
+    shutil.copy(UNIT, units / UNIT.name)
+    result = subprocess.run([ANALYZE, "verify", f"--root={tmp_path}", "--man=no",
+                             f"/etc/systemd/system/{UNIT.name}"], capture_output=True, text=True,
+                            timeout=60)
+    assert result.returncode == 0 and result.stdout + result.stderr == "", result.stderr
+
+
+def test_the_unit_is_a_notify_service_with_a_watchdog_and_its_directories() -> None:
+    text = UNIT.read_text()
+    for line in ("Type=notify", "WatchdogSec=", "Restart=on-failure", "StateDirectory=table-host",
+                 "RuntimeDirectory=table-host", "ConfigurationDirectory=table-host",
+                 "SupplementaryGroups=gpio i2c spi dialout", "ExecReload=/bin/kill -HUP $MAINPID"):
+        assert line in text, line
+
+
+ROOT = UNIT.parents[1]
+
+
+def test_the_configuration_template_is_valid_for_the_4_seat_build() -> None:
+    from firmware_host.config import load_config
+
+    cfg = load_config(ROOT / "systemd" / "table.toml.example")
+    assert len(cfg.inputs.seats) == 4 and len(cfg.screens) == 4
+    assert [e.interrupt_gpio for e in cfg.inputs.expanders] == [17, 27]
+
+
+def test_install_and_uninstall_lay_out_and_remove_the_table(tmp_path: Path) -> None:
+    staged = tmp_path / "root"
+    run = subprocess.run(["bash", str(ROOT / "systemd/install.sh"), "--root", str(staged), "--no-pip"],
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert (staged / "etc/systemd/system/table-host.service").read_text() == UNIT.read_text()
+    assert (staged / "etc/table-host/table.toml").exists()
+    assert 'SYMLINK+="table-led"' in (staged / "etc/udev/rules.d/90-table-host.rules").read_text()
+    boot = (staged / "boot/firmware/config.txt").read_text()
+    assert "dtoverlay=i2c-mux,pca9548,addr=0x70" in boot and "i2c_arm_baudrate=400000" in boot
+    again = subprocess.run(["bash", str(ROOT / "systemd/install.sh"), "--root", str(staged), "--no-pip"],
+                           capture_output=True, text=True, timeout=60)
+    assert again.returncode == 0 and (staged / "boot/firmware/config.txt").read_text() == boot  # once
+    out = subprocess.run(["bash", str(ROOT / "systemd/uninstall.sh"), "--root", str(staged)],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert not (staged / "etc/systemd/system/table-host.service").exists()
+    assert (staged / "etc/table-host/table.toml").exists()  # configuration kept without --purge
+    assert "table-host" not in (staged / "boot/firmware/config.txt").read_text()
