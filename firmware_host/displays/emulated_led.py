@@ -68,6 +68,7 @@ class EmulatedLedController:
             self.path.unlink()
         self.path.symlink_to(name)
         self._master = master
+        self._wake_r, self._wake_w = os.pipe()  # unplug() writes here to wake the reader
         self._plugged.set()
         self._thread = threading.Thread(target=self._run, args=(master,), daemon=True,
                                         name="emulated-led")
@@ -76,10 +77,14 @@ class EmulatedLedController:
     def unplug(self) -> None:
         self._plugged.clear()
         master, self._master = self._master, None
+        if self._thread is not None:
+            os.write(self._wake_w, b"x")
+            self._thread.join(timeout=2)
+            self._thread = None
+            os.close(self._wake_r)
+            os.close(self._wake_w)
         if master is not None:
             os.close(master)
-        if self._thread is not None:
-            self._thread.join(timeout=2)
         with contextlib.suppress(FileNotFoundError):
             self.path.unlink()
 
@@ -97,7 +102,11 @@ class EmulatedLedController:
     def _run(self, master: int) -> None:
         while self._plugged.is_set():
             try:
-                ready, _, _ = select.select([master], [], [], QUIET_S)
+                # Woken only by bytes, or after a quiet spell in the middle of a block.
+                quiet = QUIET_S if self.controller.decoder.buf else None
+                ready, _, _ = select.select([master, self._wake_r], [], [], quiet)
+                if self._wake_r in ready:
+                    return
                 if not ready:
                     with self._lock:
                         self.controller.idle()

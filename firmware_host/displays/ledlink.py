@@ -26,7 +26,8 @@ from . import ledproto
 ACK_TIMEOUT_S = 0.05
 HELLO_TIMEOUT_S = 0.5
 REOPEN_EVERY_S = 0.2
-SILENT_LIMIT_S = 1.0  # no answer this long: the controller is gone, start over
+SILENT_LIMIT_S = 1.0
+IDLE_CHECK_S = 1.0  # no answer this long: the controller is gone, start over
 
 
 @dataclass
@@ -136,8 +137,10 @@ class LedLink:
         heard = time.monotonic()
         while not self._stopping:
             with self._wake:
-                if waiting is None and self._generation == sent_generation:
-                    self._wake.wait(0.1)
+                if waiting is None and (self._newest is None or self._generation == sent_generation):
+                    # Nothing to send, no ack awaited: sleep until show() or close(), looking
+                    # at the port once a second so an unplugged cable is noticed even now.
+                    self._wake.wait(IDLE_CHECK_S)
                 newest, generation = self._newest, self._generation
             now = time.monotonic()
             resend = waiting is not None and now - sent_at > ACK_TIMEOUT_S

@@ -243,7 +243,10 @@ class BusWorker(threading.Thread):
                    for s in self.screens.values())
 
     def _until_retry(self) -> float | None:
-        waits = [s.retry_at - time.monotonic() for s in self.screens.values() if not s.online]
+        """Sleep until the next retry of an offline screen that has something to show;
+        with nothing to retry, until woken (no polling)."""
+        waits = [s.retry_at - time.monotonic() for s in self.screens.values()
+                 if not s.online and s.frame is not None]
         return max(0.0, min(waits)) if waits else None
 
     def _draw(self, screen: _Screen) -> None:
