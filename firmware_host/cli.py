@@ -62,12 +62,13 @@ def build_parser() -> argparse.ArgumentParser:
     sc.add_argument("--json", action="store_true")
 
     bench = sub.add_parser("bench", help="print performance figures")
-    bench.add_argument("which", choices=("engine", "arbitration", "display", "all"))
+    bench.add_argument("which", choices=("engine", "arbitration", "display", "daemon", "all"))
     bench.add_argument("--json", action="store_true")
     bench.add_argument("--rounds", type=int, default=3000, help="engine: rounds to time")
     bench.add_argument("--pairs", type=int, default=1_000_000, help="arbitration: contested pairs")
     bench.add_argument("--seconds", type=float, default=10.0, help="arbitration: real-time latency run")
     bench.add_argument("--decisions", type=int, default=1500, help="display: decisions per game")
+    bench.add_argument("--idle", type=float, default=10.0, help="daemon: seconds measured idle")
     return p
 
 
@@ -180,6 +181,9 @@ def _bench(args: argparse.Namespace) -> int:
     if args.which in ("display", "all"):
         figures["display"] = bench.bench_display(args.decisions)
         text.append(bench.display_text(figures["display"]))
+    if args.which in ("daemon", "all"):
+        figures["daemon"] = bench.bench_daemon(args.idle)
+        text.append(bench.daemon_text(figures["daemon"]))
     _emit(figures, args.json, "\n".join(text))
     return 0
 

@@ -210,3 +210,12 @@ def test_bench_display_prints_queue_times_bytes_and_bus_times() -> None:
     assert figures["bus_time_per_frame"]["oled_ssd1306_i2c_ms"] == round(1096 * 9 / 400_000 * 1e3, 2)
     assert all(g["frames_queued_per_decision"] >= 1 for g in figures["games"].values())
     assert figures["meets_target"] == (figures["queue_p99_ms"] <= 5.0)
+
+
+def test_bench_daemon_prints_idle_cpu_and_memory() -> None:
+    result = run("bench", "daemon", "--idle", "2", "--json")
+    assert result.returncode == 0, result.stderr
+    f = json.loads(result.stdout)["daemon"]
+    assert f["idle_seconds"] == 2 and f["idle_cpu_percent"] >= 0 and 10 < f["peak_rss_mb"] < 1000
+    assert f["phase_after_play"] in ("playing", "round_result", "countdown")  # the bots played
+    assert f["meets_target"] == (f["idle_cpu_percent"] < 0.5 and f["peak_rss_mb"] < 80)
