@@ -74,6 +74,9 @@ def build_parser() -> argparse.ArgumentParser:
     bots.add_argument("--level", default="medium")
     history = sub.add_parser("history")
     history.add_argument("--limit", type=int, default=20)
+    config = sub.add_parser("config", help="check, get or reload the configuration")
+    config.add_argument("action", choices=("check", "get", "reload"))
+    config.add_argument("arg", nargs="?", help="check: a file to check; get: a dotted key")
     return p
 
 
@@ -91,6 +94,10 @@ def request_for(args: argparse.Namespace) -> dict[str, Any]:
         body |= {"count": args.count, "level": args.level}
     elif args.cmd == "history":
         body["limit"] = args.limit
+    elif args.cmd == "config":
+        body["action"] = args.action
+        if args.arg:
+            body["path" if args.action == "check" else "key"] = args.arg
     return body
 
 
@@ -118,6 +125,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(json.dumps(answer))
         return 1
     print(json.dumps(answer) if args.json else human(answer))
+    if answer.get("valid") is False or answer.get("reloaded") is False:
+        for problem in answer.get("problems", []):
+            print(f"tablectl: {problem}", file=sys.stderr)
+        return 1
     return 0
 
 

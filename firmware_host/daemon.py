@@ -73,8 +73,10 @@ class Notifier:
 
 class Daemon:
     def __init__(self, config: TableConfig, emulate: bool, state_db: Path | None = None,
-                 log: Any = print, ui: str = "none") -> None:
+                 log: Any = print, ui: str = "none", config_file: Path | None = None) -> None:
         self.config = config
+        self.config_file = config_file
+        self.config_problem = ""  # set while the file on disk is broken and the last good one runs
         self.log = log
         self.events: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self.notify = Notifier()
@@ -162,15 +164,21 @@ class Daemon:
         elif isinstance(item, Request):
             from .commands import handle
 
-            serve_request(item, lambda body: handle(self.table, self.store, now, body))
+            def answer(body: dict[str, Any]) -> dict[str, Any]:
+                if body.get("cmd") == "config":
+                    return self.config_command(body)
+                result = handle(self.table, self.store, now, body)
+                if body.get("cmd") == "status" and self.config_problem:
+                    result["warning"] = self.config_problem
+                return result
+
+            serve_request(item, answer)
         elif isinstance(item, tuple) and item[0] == "key":
             self._key(item[1], now)
         elif item == ("signal", "term"):
             self._stopping = True
         elif item == ("signal", "hup"):
-            self.notify.send("RELOADING=1")
-            self.log("configuration reload: the running table keeps its wiring until restart")
-            self.notify.send("READY=1", f"STATUS={self._status()}")
+            self.reload()
 
     def _advance(self, now: int) -> None:
         outcomes = self.table.tick(now)
@@ -206,6 +214,64 @@ class Daemon:
                                     (self.config.centre.width, self.config.centre.height),
                                     self.config.centre.brightness)
         self.screens.refresh(range(len(referee.seats)))
+
+    # ------------------------------------------------------------ configuration
+
+    def reload(self) -> dict[str, Any]:
+        """Re-read the configuration file. A broken file changes nothing and is reported
+        loudly; what can change live does, the wiring waits for a restart."""
+        self.notify.send("RELOADING=1")
+        answer: dict[str, Any]
+        if self.config_file is None or not self.config_file.exists():
+            answer = {"reloaded": False, "problems": ["no configuration file: the built-in one runs"]}
+        else:
+            try:
+                new = load_config(self.config_file)
+            except ConfigError as exc:
+                self.config_problem = f"configuration invalid, running the last good one: {exc}"
+                self.log(self.config_problem)
+                self.table._note(self.config_problem)
+                answer = {"reloaded": False, "problems": exc.problems}
+            else:
+                self.config_problem = ""
+                restart = new.inputs != self.config.inputs or new.screens != self.config.screens
+                self.table.window_ns = round(new.arbiter.window_ms * 1e6)
+                self.table.epsilon_ns = round(new.arbiter.epsilon_ms * 1e6)
+                if self.screens is not None:
+                    self.screens.brightness = new.centre.brightness
+                self.config = new
+                note = "configuration reloaded"
+                if restart:
+                    note += "; wiring and screens change at restart"
+                self.log(note)
+                answer = {"reloaded": True, "restart_needed": restart}
+        self.notify.send("READY=1", f"STATUS={self._status()}")
+        return answer
+
+    def config_command(self, body: dict[str, Any]) -> dict[str, Any]:
+        action = body.get("action")
+        if action == "reload":
+            return self.reload()
+        if action == "check":
+            path = Path(body.get("path") or self.config_file or DEFAULT_CONFIG)
+            try:
+                load_config(path)
+            except ConfigError as exc:
+                return {"valid": False, "file": str(path), "problems": exc.problems}
+            return {"valid": True, "file": str(path)}
+        if action == "get":
+            value: Any = self.config.model_dump(mode="json")
+            for part in str(body.get("key") or "").split("."):
+                if not part:
+                    continue
+                if isinstance(value, list) and part.isdigit() and int(part) < len(value):
+                    value = value[int(part)]
+                elif isinstance(value, dict) and part in value:
+                    value = value[part]
+                else:
+                    raise ValueError(f"no setting {body.get('key')!r}")
+            return {"key": body.get("key") or "", "value": value}
+        raise ValueError("config takes check [PATH], get [KEY] or reload")
 
     # ------------------------------------------------------------ the terminal
 
@@ -267,6 +333,8 @@ class Daemon:
     def _status(self) -> str:
         s = self.table.status()
         text = f"{s['phase']}, {s['game']}"
+        if self.config_problem:
+            text = "CONFIGURATION INVALID (last good one runs); " + text
         if s["round"]:
             text += f", round {s['round']}, totals {s['totals']}"
         return text
@@ -313,7 +381,7 @@ def run(config_file: str | None, emulate: bool, log: Any = print, ui: str = "non
             config = emulated_config(4)
         else:
             raise ConfigError([f"{path}: no configuration file (see docs/inputs.md)"])
-        daemon = Daemon(config, emulate, log=log, ui=ui)
+        daemon = Daemon(config, emulate, log=log, ui=ui, config_file=path)
     except (ConfigError, StoreError, RulesError) as exc:
         log(f"table-host: {exc}")
         return 2

@@ -126,3 +126,27 @@ def test_sigterm_stops_cleanly_and_garbage_config_is_refused(daemon: Daemon, tmp
                             text=True, timeout=30)
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert "inputs.seats[0].slap" in result.stderr
+
+
+def test_config_get_check_and_reload_keep_the_last_good_configuration(daemon: Daemon,
+                                                                     tmp_path: Path) -> None:
+    config = tmp_path / "table.toml"
+    good = (ROOT / "systemd" / "table.toml.example").read_text()
+    config.write_text(good)
+    daemon.env["CONFIGURATION_DIRECTORY"] = str(tmp_path)
+    daemon.start()
+    assert daemon.ctl("config", "get", "arbiter.window_ms")["value"] == 5.0
+    config.write_text(good.replace("slap = 6", "slap = 5"))  # two seats on one pin
+    reload = daemon.ctl("config", "reload")
+    assert reload["reloaded"] is False
+    assert any("GPIO5 is already used" in p for p in reload["problems"])
+    status = daemon.ctl("status")
+    assert "last good one" in status["warning"]
+    assert daemon.ctl("config", "get", "arbiter.window_ms")["value"] == 5.0  # still running on it
+    config.write_text(good.replace("window_ms = 5.0", "window_ms = 4.0"))
+    daemon.proc.send_signal(signal.SIGHUP)  # reload the systemd way
+    daemon.wait_for("READY=1")
+    assert daemon.ctl("config", "get", "arbiter.window_ms")["value"] == 4.0
+    assert "warning" not in daemon.ctl("status")
+    check = daemon.ctl("config", "check", str(ROOT / "pyproject.toml"))
+    assert check["valid"] is False and check["problems"]
