@@ -11,6 +11,7 @@ the table did it, 1 when it refused or is not running, 2 for a bad command line.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import socket
@@ -75,8 +76,10 @@ def build_parser() -> argparse.ArgumentParser:
     history = sub.add_parser("history")
     history.add_argument("--limit", type=int, default=20)
     config = sub.add_parser("config", help="check, get or reload the configuration")
-    config.add_argument("action", choices=("check", "get", "reload"))
-    config.add_argument("arg", nargs="?", help="check: a file to check; get: a dotted key")
+    config.add_argument("action", choices=("check", "get", "set", "reload"))
+    config.add_argument("arg", nargs="?", help="check: a file to check; get/set: a dotted key")
+    config.add_argument("value", nargs="?", help="set: the new value, as TOML (4.5, true, \"text\")")
+    config.add_argument("--file", help="set: the configuration file (default: the daemon's)")
     return p
 
 
@@ -112,8 +115,82 @@ def human(answer: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def config_file(explicit: str | None) -> Path:
+    if explicit:
+        return Path(explicit)
+    directory = os.environ.get("CONFIGURATION_DIRECTORY", "").split(":")[0]
+    return Path(directory or "/etc/table-host") / "table.toml"
+
+
+def set_config(path: Path, key: str, text: str) -> None:
+    """Change one setting, keeping the file's comments; refuse anything the table would
+    refuse; replace the file in one step so the daemon never reads half of it."""
+    import tempfile
+    import tomllib
+
+    import tomlkit
+
+    from .config import ConfigError, parse_config
+
+    try:
+        doc = tomlkit.parse(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError([f"{path}: cannot read: {exc.strerror or exc}"]) from None
+    except tomlkit.exceptions.ParseError as exc:
+        raise ConfigError([f"{path}: {exc}"]) from None
+    try:
+        value = tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        value = text  # a bare word is text
+    node: Any = doc
+    parts = key.split(".")
+    for part in parts[:-1]:
+        try:
+            node = node[int(part)] if part.isdigit() else node[part]
+        except (KeyError, IndexError, TypeError):
+            raise ConfigError([f"{path}: no setting {key!r}"]) from None
+    node[int(parts[-1]) if parts[-1].isdigit() else parts[-1]] = value
+    new_text = tomlkit.dumps(doc)
+    parse_config(tomllib.loads(new_text), path.name)  # raises ConfigError, file untouched
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".table.toml.")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(new_text)
+            f.flush()
+            os.fsync(f.fileno())
+        st = path.stat()
+        os.chmod(tmp, st.st_mode & 0o777)
+        with contextlib.suppress(PermissionError):
+            os.chown(tmp, st.st_uid, st.st_gid)
+        os.replace(tmp, path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.cmd == "config" and args.action == "set":
+        from .config import ConfigError
+
+        if not args.arg or args.value is None:
+            print("tablectl: config set KEY VALUE", file=sys.stderr)
+            return 2
+        path = config_file(args.file)
+        try:
+            set_config(path, args.arg, args.value)
+        except ConfigError as exc:
+            for problem in exc.problems:
+                print(f"tablectl: {problem}", file=sys.stderr)
+            return 1
+        print(f"{path}: {args.arg} = {args.value}")
+        try:
+            answer = ask({"cmd": "config", "action": "reload"})
+        except NotRunning:
+            print("saved; the daemon is not running, it reads the file when it starts")
+            return 0
+        print("reloaded" if answer.get("reloaded") else f"not reloaded: {answer}")
+        return 0 if answer.get("reloaded") else 1
     try:
         answer = ask(request_for(args))
     except NotRunning as exc:

@@ -119,3 +119,19 @@ def test_terminal_keys_are_parsed_like_a_keyboard_seat_expects() -> None:
     from firmware_host.tui import parse_keys
 
     assert parse_keys("\x1b[A\x1b[D \r1q") == ["up", "left", "space", "enter", "1", "q"]
+
+
+def test_config_set_validates_keeps_comments_and_replaces_the_file_whole(tmp_path: Path) -> None:
+    config = tmp_path / "table.toml"
+    config.write_text((ROOT / "systemd" / "table.toml.example").read_text())
+    nobody = tmp_path / "none.sock"
+    ok = tablectl(nobody, "config", "set", "arbiter.window_ms", "4.5", "--file", str(config))
+    assert ok.returncode == 0 and "daemon is not running" in ok.stdout
+    text = config.read_text()
+    assert "window_ms = 4.5" in text and text.startswith("# /etc/table-host/table.toml")
+    bad = tablectl(nobody, "config", "set", "inputs.seats.1.slap", "5", "--file", str(config))
+    assert bad.returncode == 1 and "GPIO5 is already used by inputs.seats[0].slap" in bad.stderr
+    assert config.read_text() == text  # refused: the file is as it was
+    unknown = tablectl(nobody, "config", "set", "arbiter.speed", "9", "--file", str(config))
+    assert unknown.returncode == 1 and "speed" in unknown.stderr
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".table.toml")] == []
