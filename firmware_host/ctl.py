@@ -73,6 +73,8 @@ def build_parser() -> argparse.ArgumentParser:
     bots = sub.add_parser("bots", help="how many bots join the next match")
     bots.add_argument("count", type=int)
     bots.add_argument("--level", default="medium")
+    bundle = sub.add_parser("debug-bundle", help="everything useful for a bug report, in one file")
+    bundle.add_argument("path", nargs="?", default="table-host-debug.tar.gz")
     history = sub.add_parser("history")
     history.add_argument("--limit", type=int, default=20)
     config = sub.add_parser("config", help="check, get or reload the configuration")
@@ -168,6 +170,37 @@ def set_config(path: Path, key: str, text: str) -> None:
             os.unlink(tmp)
 
 
+def debug_bundle(path: Path) -> int:
+    """A tar.gz with the daemon's own view, the configuration file and the service's log."""
+    import io
+    import subprocess
+    import tarfile
+    import time
+
+    files: dict[str, bytes] = {}
+    try:
+        answer = ask({"cmd": "debug"})
+        files["daemon.json"] = json.dumps(answer, indent=2, default=str).encode()
+        config_path = answer.get("config_file")
+        if config_path and Path(config_path).exists():
+            files["table.toml"] = Path(config_path).read_bytes()
+    except NotRunning as exc:
+        files["daemon.txt"] = str(exc).encode()
+    try:
+        log = subprocess.run(["journalctl", "-u", "table-host", "-n", "2000", "--no-pager"],
+                             capture_output=True, timeout=20).stdout
+        files["journal.txt"] = log or b"(no journal entries)"
+    except (OSError, subprocess.SubprocessError) as exc:
+        files["journal.txt"] = f"journalctl: {exc}".encode()
+    with tarfile.open(path, "w:gz") as tar:
+        for name, data in files.items():
+            info = tarfile.TarInfo(f"table-host-debug/{name}")
+            info.size, info.mtime = len(data), int(time.time())
+            tar.addfile(info, io.BytesIO(data))
+    print(f"{path}: {', '.join(files)}")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.cmd == "config" and args.action == "set":
@@ -191,6 +224,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         print("reloaded" if answer.get("reloaded") else f"not reloaded: {answer}")
         return 0 if answer.get("reloaded") else 1
+    if args.cmd == "debug-bundle":
+        return debug_bundle(Path(args.path))
     try:
         answer = ask(request_for(args))
     except NotRunning as exc:

@@ -167,6 +167,8 @@ class Daemon:
             def answer(body: dict[str, Any]) -> dict[str, Any]:
                 if body.get("cmd") == "config":
                     return self.config_command(body)
+                if body.get("cmd") == "debug":
+                    return self.debug()
                 result = handle(self.table, self.store, now, body)
                 if body.get("cmd") == "status" and self.config_problem:
                     result["warning"] = self.config_problem
@@ -247,6 +249,27 @@ class Daemon:
                 answer = {"reloaded": True, "restart_needed": restart}
         self.notify.send("READY=1", f"STATUS={self._status()}")
         return answer
+
+    def debug(self) -> dict[str, Any]:
+        """What a debug bundle holds from inside the daemon."""
+        import platform
+        from importlib.metadata import version
+
+        return {
+            "status": self.table.status(),
+            "config": self.config.model_dump(mode="json"),
+            "config_file": str(self.config_file),
+            "config_problem": self.config_problem,
+            "notices": self.table.notices[-200:],
+            "displays": {str(k): v for k, v in self.oleds.status().items()},
+            "led_link": vars(self.led.stats),
+            "arbiter": [d.describe() for d in self.table.referee.arbiter.decisions]
+            if self.table.referee else [],
+            "contests": [c.describe() for c in self.table.referee.contests] if self.table.referee else [],
+            "history": self.store.history(10),
+            "versions": {"python": platform.python_version(), "table-host": version("table-host"),
+                         "gpiozero": version("gpiozero"), "luma.oled": version("luma.oled")},
+        }
 
     def config_command(self, body: dict[str, Any]) -> dict[str, Any]:
         action = body.get("action")

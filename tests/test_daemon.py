@@ -150,3 +150,18 @@ def test_config_get_check_and_reload_keep_the_last_good_configuration(daemon: Da
     assert "warning" not in daemon.ctl("status")
     check = daemon.ctl("config", "check", str(ROOT / "pyproject.toml"))
     assert check["valid"] is False and check["problems"]
+
+
+def test_debug_bundle_holds_the_daemons_view_the_config_and_the_log(daemon: Daemon, tmp_path: Path) -> None:
+    import tarfile
+
+    daemon.start()
+    bundle = tmp_path / "bundle.tar.gz"
+    result = subprocess.run([sys.executable, "-m", "firmware_host.ctl", "debug-bundle", str(bundle)],
+                            cwd=ROOT, env=daemon.env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    with tarfile.open(bundle) as tar:
+        names = tar.getnames()
+        view = json.loads(tar.extractfile("table-host-debug/daemon.json").read())
+    assert "table-host-debug/journal.txt" in names
+    assert view["ok"] and view["status"]["phase"] == "attract" and "gpiozero" in view["versions"]
