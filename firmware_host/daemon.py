@@ -31,7 +31,7 @@ from .inputs.keyboard import KeyboardSeats
 from .inputs.pins import EmulatedButtons, InputEvent, TableInputs, on_a_pi, pin_factory
 from .rules.common import RulesError
 from .rules.sight import sight_of
-from .store import Store, StoreError
+from .store import Store, StoreError, state_path
 from .table import Phase, Table
 from .tui import TerminalUI
 from .views.centre import render_word
@@ -236,6 +236,7 @@ class Daemon:
                 answer = {"reloaded": False, "problems": exc.problems}
             else:
                 self.config_problem = ""
+                remember_good(self.config_file)
                 restart = new.inputs != self.config.inputs or new.screens != self.config.screens
                 self.table.window_ns = round(new.arbiter.window_ms * 1e6)
                 self.table.epsilon_ns = round(new.arbiter.epsilon_ms * 1e6)
@@ -393,18 +394,41 @@ def _smbus(config: TableConfig) -> dict[int, Any]:
     return {e.bus: smbus2.SMBus(e.bus) for e in config.inputs.expanders}
 
 
+def last_good_path() -> Path:
+    return state_path().parent / "last-good.toml"
+
+
+def remember_good(path: Path) -> None:
+    """Keep a copy of a configuration that loaded, to start on if the file breaks later."""
+    with contextlib.suppress(OSError):
+        target = last_good_path()
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(path.read_bytes())
+
+
 def run(config_file: str | None, emulate: bool, log: Any = print, ui: str = "none") -> int:
-    """Load the configuration (the emulated default when there is none and no Pi), run."""
+    """Load the configuration (the emulated default when there is none and no Pi), run.
+    A broken file with a last good copy kept: run on the copy and say so loudly."""
     path = config_path(config_file)
     emulate = emulate or not on_a_pi()
+    problem = ""
     try:
         if path.exists():
-            config = load_config(path)
+            try:
+                config = load_config(path)
+                remember_good(path)
+            except ConfigError as exc:
+                if not last_good_path().exists():
+                    raise
+                config = load_config(last_good_path())
+                problem = f"configuration invalid, running the last good one: {exc}"
+                log(problem)
         elif emulate:
             config = emulated_config(4)
         else:
             raise ConfigError([f"{path}: no configuration file (see docs/inputs.md)"])
         daemon = Daemon(config, emulate, log=log, ui=ui, config_file=path)
+        daemon.config_problem = problem
     except (ConfigError, StoreError, RulesError) as exc:
         log(f"table-host: {exc}")
         return 2

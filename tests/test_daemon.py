@@ -165,3 +165,18 @@ def test_debug_bundle_holds_the_daemons_view_the_config_and_the_log(daemon: Daem
         view = json.loads(tar.extractfile("table-host-debug/daemon.json").read())
     assert "table-host-debug/journal.txt" in names
     assert view["ok"] and view["status"]["phase"] == "attract" and "gpiozero" in view["versions"]
+
+
+def test_a_file_broken_while_stopped_starts_on_the_last_good_one(daemon: Daemon, tmp_path: Path) -> None:
+    config = tmp_path / "table.toml"
+    good = (ROOT / "systemd" / "table.toml.example").read_text()
+    config.write_text(good)
+    daemon.env["CONFIGURATION_DIRECTORY"] = str(tmp_path)
+    daemon.start()  # loads it: the last good copy is kept
+    daemon.proc.send_signal(signal.SIGTERM)
+    daemon.proc.wait(timeout=10)
+    config.write_text("[inputs\n")  # broken while the table was off
+    daemon.start()
+    status = daemon.ctl("status")
+    assert status["ok"] and "last good one" in status["warning"]
+    assert any("CONFIGURATION INVALID" in m for m in daemon.messages)  # STATUS= for systemd
