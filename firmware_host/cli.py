@@ -40,7 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run the table (the default; emulated without Pi hardware)")
     run.add_argument("--emulate", action="store_true", help="emulated GPIO and displays even on a Pi")
     run.add_argument("--ui", choices=("terminal", "none"), default="terminal")
-    run.add_argument("--config", help=f"configuration file (default {'/etc/table-host/table.toml'})")
+    run.add_argument("--config", help="configuration file (default /etc/table-host/table.toml)")
 
     watch = sub.add_parser("watch", help="watch bots play a match, round by round")
     watch.add_argument("--game", choices=GAMES, default="classic")

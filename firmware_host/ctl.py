@@ -20,16 +20,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-DEFAULT_RUNTIME = "/run/table-host"
+from . import paths
 
-
-def socket_path() -> Path:
-    """TABLE_HOST_SOCKET, else $RUNTIME_DIRECTORY/control.sock, else /run/table-host/control.sock."""
-    explicit = os.environ.get("TABLE_HOST_SOCKET")
-    if explicit:
-        return Path(explicit)
-    runtime = os.environ.get("RUNTIME_DIRECTORY", DEFAULT_RUNTIME).split(":")[0]
-    return Path(runtime) / "control.sock"
+socket_path = paths.control_socket
 
 
 class NotRunning(RuntimeError):
@@ -118,10 +111,7 @@ def human(answer: dict[str, Any]) -> str:
 
 
 def config_file(explicit: str | None) -> Path:
-    if explicit:
-        return Path(explicit)
-    directory = os.environ.get("CONFIGURATION_DIRECTORY", "").split(":")[0]
-    return Path(directory or "/etc/table-host") / "table.toml"
+    return Path(explicit) if explicit else paths.config_file()
 
 
 def set_config(path: Path, key: str, text: str) -> None:

@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from . import paths
 from .config import ConfigError, TableConfig, emulated_config, load_config
 from .control import ControlServer, Request, serve_request
 from .displays.emulated_led import EmulatedLedController
@@ -31,26 +32,17 @@ from .inputs.keyboard import KeyboardSeats
 from .inputs.pins import EmulatedButtons, InputEvent, TableInputs, on_a_pi, pin_factory
 from .rules.common import RulesError
 from .rules.sight import sight_of
-from .store import Store, StoreError, state_path
+from .store import Store, StoreError
 from .table import Phase, Table
 from .tui import TerminalUI
 from .views.centre import render_word
 from .views.seat import render_banner
 
-DEFAULT_CONFIG = "/etc/table-host/table.toml"
 BOT_TAP_NS = 80_000_000  # bots press like a brisk person: a button every 80 ms
 
 
 def config_path(explicit: str | None) -> Path:
-    if explicit:
-        return Path(explicit)
-    directory = os.environ.get("CONFIGURATION_DIRECTORY", "").split(":")[0]
-    return Path(directory) / "table.toml" if directory else Path(DEFAULT_CONFIG)
-
-
-def runtime_directory() -> Path:
-    directory = os.environ.get("RUNTIME_DIRECTORY", "").split(":")[0]
-    return Path(directory) if directory else Path("/run/table-host")
+    return Path(explicit) if explicit else paths.config_file()
 
 
 class Notifier:
@@ -98,7 +90,7 @@ class Daemon:
         port = str(self.led_emulator.path) if self.led_emulator else centre.port
         self.led = LedLink(port, centre.width, centre.height, log)
         self.screens: TableScreens | None = None
-        self.control = ControlServer(runtime_directory() / "control.sock", self.events, log)
+        self.control = ControlServer(paths.directory("RUNTIME_DIRECTORY") / "control.sock", self.events, log)
         self.match_id: int | None = None
         self._bound: Any = None  # the match the store and screens follow
         self._last_status = ""
@@ -277,7 +269,7 @@ class Daemon:
         if action == "reload":
             return self.reload()
         if action == "check":
-            path = Path(body.get("path") or self.config_file or DEFAULT_CONFIG)
+            path = Path(body.get("path") or self.config_file or paths.config_file())
             try:
                 load_config(path)
             except ConfigError as exc:
@@ -395,7 +387,7 @@ def _smbus(config: TableConfig) -> dict[int, Any]:
 
 
 def last_good_path() -> Path:
-    return state_path().parent / "last-good.toml"
+    return paths.directory("STATE_DIRECTORY") / "last-good.toml"
 
 
 def remember_good(path: Path) -> None:

@@ -10,7 +10,6 @@ replaying its journal through the deterministic engine (rules/match.py).
 from __future__ import annotations
 
 import json
-import os
 import queue
 import sqlite3
 import threading
@@ -18,13 +17,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+from . import paths
 from .catalog import crazy_deck, resources_for
 from .rules.codec import crazy_index, from_dict, to_dict
 from .rules.crazy import CrazyColour
 from .rules.domino import DominoCard
 from .rules.match import Match
 
-DEFAULT_STATE_DIRECTORY = "/var/lib/table-host"
 BATCH_S = 0.02
 
 SCHEMA = """
@@ -60,10 +59,7 @@ CREATE TABLE IF NOT EXISTS journal (
 """
 
 
-def state_path() -> Path:
-    """$STATE_DIRECTORY/table.db, as systemd sets it; /var/lib/table-host/table.db otherwise."""
-    directory = os.environ.get("STATE_DIRECTORY", DEFAULT_STATE_DIRECTORY).split(":")[0]
-    return Path(directory) / "table.db"
+state_path = paths.state_database
 
 
 class StoreError(RuntimeError):
