@@ -68,6 +68,7 @@ class Daemon:
                  log: Any = print, ui: str = "none", config_file: Path | None = None) -> None:
         self.config = config
         self.config_file = config_file
+        say = self._say  # the workers log through this, so the terminal UI can take the log over
         self.config_problem = ""  # set while the file on disk is broken and the last good one runs
         self.log = log
         self.events: queue.SimpleQueue[Any] = queue.SimpleQueue()
@@ -82,15 +83,15 @@ class Daemon:
         self.inputs.gate = self.table.gate
         screens = config.screens or emulated_config(len(config.inputs.seats)).screens
         opener = recording_opener({}) if emulate else hardware_opener(list(screens))
-        self.oleds = SeatDisplays(specs_for(list(screens)), opener, log)
+        self.oleds = SeatDisplays(specs_for(list(screens)), opener, say)
         centre = config.centre
         self._led_dir = tempfile.TemporaryDirectory() if emulate else None
         self.led_emulator = EmulatedLedController(self._led_dir.name, centre.width, centre.height) \
             if self._led_dir else None
         port = str(self.led_emulator.path) if self.led_emulator else centre.port
-        self.led = LedLink(port, centre.width, centre.height, log)
+        self.led = LedLink(port, centre.width, centre.height, say)
         self.screens: TableScreens | None = None
-        self.control = ControlServer(paths.directory("RUNTIME_DIRECTORY") / "control.sock", self.events, log)
+        self.control = ControlServer(paths.directory("RUNTIME_DIRECTORY") / "control.sock", self.events, say)
         self.match_id: int | None = None
         self._bound: Any = None  # the match the store and screens follow
         self._last_status = ""
@@ -208,6 +209,9 @@ class Daemon:
                                     (self.config.centre.width, self.config.centre.height),
                                     self.config.centre.brightness)
         self.screens.refresh(range(len(referee.seats)))
+
+    def _say(self, line: str) -> None:
+        self.log(line)
 
     # ------------------------------------------------------------ configuration
 
