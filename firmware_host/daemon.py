@@ -75,6 +75,10 @@ class Daemon:
         self.notify = Notifier()
         self.table = Table(len(config.inputs.seats), window_ns=round(config.arbiter.window_ms * 1e6),
                            epsilon_ns=round(config.arbiter.epsilon_ms * 1e6), seed=random.randrange(1 << 30))
+        self.tui: TerminalUI | None = None
+        if ui == "terminal":  # before any worker starts talking: their lines go on the screen
+            self.tui = TerminalUI(self.events.put)
+            self.log = self.table._note
         self.store = Store(state_db)
         self.factory = pin_factory(emulate)
         self.buttons = EmulatedButtons(config.inputs, self.factory) if emulate else None
@@ -99,13 +103,9 @@ class Daemon:
         self._stopping = False
         self._bot_due: dict[int, int] = {}
         self._rng = random.Random()
-        self.tui: TerminalUI | None = None
         self.keyboard: KeyboardSeats | None = None
-        if ui == "terminal":
-            self.tui = TerminalUI(self.events.put)
-            self.log = self.table._note  # on the screen, not across it
-            if self.buttons is not None:
-                self.keyboard = KeyboardSeats(self.buttons, (0,))
+        if self.tui is not None and self.buttons is not None:
+            self.keyboard = KeyboardSeats(self.buttons, (0,))
         resumed = self.store.resume()
         if resumed is not None:
             self.match_id, match = resumed
