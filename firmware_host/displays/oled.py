@@ -19,6 +19,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 from PIL import Image
@@ -161,8 +162,10 @@ def controller_bytes(image: Image.Image) -> list[bytes]:
     return [data[pages - 1 - p :: pages] for p in range(pages)]
 
 
-def open_luma(spec: DisplaySpec, interface: Any) -> Any:
-    """The luma.oled driver for a display, on the given serial interface.
+@cache
+def _drivers() -> dict[str, type]:
+    """luma.oled's drivers with a faster `display`, made once (luma is imported late, so
+    machines without displays never load it).
 
     luma's own `display` packs pixels in a Python loop (several ms, holding the
     GIL against the game); ours packs them with PIL and sends the same bytes
@@ -183,8 +186,12 @@ def open_luma(spec: DisplaySpec, interface: Any) -> Any:
                 self.command(0xB0 + page, self._page_address_offset, 0x10)
                 self.data(list(data))
 
-    driver = {"ssd1306": FastSSD1306, "sh1106": FastSH1106}[spec.kind]
-    device = driver(interface, width=128, height=64)
+    return {"ssd1306": FastSSD1306, "sh1106": FastSH1106}
+
+
+def open_luma(spec: DisplaySpec, interface: Any) -> Any:
+    """The luma.oled driver for a display, on the given serial interface."""
+    device = _drivers()[spec.kind](interface, width=128, height=64)
     device.persist = True  # leave the last frame up when the daemon stops
     return device
 

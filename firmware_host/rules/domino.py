@@ -466,7 +466,7 @@ class DominoRound(RoundBase):
         self._finish(Ending.NO_PLACEMENT, tuple(s for s, st in enumerate(self.seats) if st.placed == most))
 
     def _finish(self, ending: Ending, finishers: tuple[Seat, ...]) -> None:
-        scores, aside = score_round(self.players, finishers, [len(st.held()) for st in self.seats])
+        scores, aside = score_round(self.players, finishers, self.held_counts())
         self._end(RoundResult(ending, finishers, scores, {"put_aside": list(aside)}))
 
     def held_counts(self) -> list[int]:

@@ -168,9 +168,6 @@ class CrazySight:
     def pile_tops(self) -> dict[int, int]:
         return {pid: p.top for pid, p in self._r.piles.items()}
 
-    def pile_sizes(self) -> dict[int, int]:
-        return {pid: len(p.cards) for pid, p in self._r.piles.items()}
-
     def pile_room(self) -> int:
         return self._r.pile_limit - len(self._r.piles)
 
