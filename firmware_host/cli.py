@@ -39,7 +39,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="run the table (the default; emulated without Pi hardware)")
     run.add_argument("--emulate", action="store_true", help="emulated GPIO and displays even on a Pi")
-    run.add_argument("--ui", choices=("terminal", "none"), default="terminal")
+    run.add_argument("--ui", choices=("textual", "plain", "none"),
+                     help="terminal UI: textual (the default on a terminal), plain, or none (headless)")
     run.add_argument("--config", help="configuration file (default /etc/table-host/table.toml)")
 
     watch = sub.add_parser("watch", help="watch bots play a match, round by round")
@@ -191,8 +192,8 @@ def _bench(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     from .daemon import run
 
-    return run(args.config, args.emulate, log=lambda line: print(line, file=sys.stderr, flush=True),
-               ui=args.ui)
+    ui = args.ui or ("textual" if sys.stdin.isatty() and sys.stdout.isatty() else "none")
+    return run(args.config, args.emulate, log=lambda line: print(line, file=sys.stderr, flush=True), ui=ui)
 
 
 def _watch(args: argparse.Namespace) -> int:

@@ -7,6 +7,7 @@ pin, an expander nobody declared).
 
 from __future__ import annotations
 
+import re
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
@@ -173,17 +174,94 @@ def semantic_problems(cfg: TableConfig) -> list[str]:
     return problems
 
 
-def parse_config(data: dict[str, Any], source: str = "table.toml") -> TableConfig:
+Key = tuple[str | int, ...]
+
+
+def dotted(path: Key) -> str:
+    return ".".join(f"[{p}]" if isinstance(p, int) else str(p) for p in path).replace(".[", "[")
+
+
+def undotted(text: str) -> Key:
+    """`inputs.seats[1].slap` -> ("inputs", "seats", 1, "slap")."""
+    return tuple(int(p) if p.isdigit() else p for p in re.split(r"[.\[\]]+", text) if p)
+
+
+_HEADER = re.compile(r"^\[(\[?)\s*([^\]]+?)\s*\]\]?\s*$")
+_ASSIGN = re.compile(r"^([A-Za-z0-9_\-.\" ]+?)\s*=\s*(.*)$")
+
+
+def key_lines(text: str) -> dict[Key, int]:
+    """Where each setting of a TOML file is (1-based line), so a problem can name its line.
+    Reads what configuration files hold: tables, arrays of tables, keys, inline tables and
+    arrays of inline tables one to a line."""
+    lines: dict[Key, int] = {}
+    counts: dict[Key, int] = {}
+    prefix: Key = ()
+    array: tuple[Key, int] | None = None  # inside a multi-line `key = [`: its path, next index
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.split("#", 1)[0].strip() if '"' not in raw else raw.strip()
+        if not line:
+            continue
+        if array is not None:
+            path, index = array
+            if line.startswith(("{", '"')) or line[0].isdigit():
+                lines.setdefault((*path, index), number)
+                array = (path, index + 1)
+            if line.startswith("]") or line.endswith("]"):
+                array = None
+            continue
+        header = _HEADER.match(line)
+        if header:
+            parts = tuple(p.strip().strip('"') for p in header.group(2).split("."))
+            resolved: list[str | int] = []
+            for part in parts:
+                resolved.append(part)
+                if tuple(resolved) in counts and tuple(resolved) != parts:
+                    resolved.append(counts[tuple(resolved)])
+            key = tuple(resolved)
+            if header.group(1):  # [[array of tables]]
+                counts[key] = counts.get(key, -1) + 1
+                lines.setdefault(key, number)
+                key = (*key, counts[key])
+            prefix = key
+            lines.setdefault(prefix, number)
+            continue
+        assign = _ASSIGN.match(line)
+        if assign:
+            path = (*prefix, *(p.strip().strip('"') for p in assign.group(1).split(".")))
+            lines.setdefault(path, number)
+            value = assign.group(2)
+            if value.startswith("[") and "]" not in value:
+                array = (path, 0)
+    return lines
+
+
+def line_of(path: Key, lines: dict[Key, int]) -> int | None:
+    """The line of the setting, or of the nearest table around it."""
+    for end in range(len(path), 0, -1):
+        if path[:end] in lines:
+            return lines[path[:end]]
+    return None
+
+
+def parse_config(data: dict[str, Any], source: str = "table.toml", text: str = "") -> TableConfig:
+    """Every problem at once: `file:line: dotted.path: what is wrong` (the line when the
+    text of the file is given)."""
+    lines = key_lines(text) if text else {}
+
+    def where(path: Key) -> str:
+        number = line_of(path, lines)
+        return f"{source}:{number}" if number else source
+
     try:
         cfg = TableConfig.model_validate(data)
     except ValidationError as exc:
         problems = []
         for err in exc.errors():
-            path = ".".join(f"[{p}]" if isinstance(p, int) else str(p) for p in err["loc"])
-            path = path.replace(".[", "[")
-            problems.append(f"{source}: {path}: {err['msg']}")
+            path = tuple(p for p in err["loc"] if isinstance(p, str | int))
+            problems.append(f"{where(path)}: {dotted(path)}: {err['msg']}")
         raise ConfigError(problems) from None
-    problems = [f"{source}: {p}" for p in semantic_problems(cfg)]
+    problems = [f"{where(undotted(p.split(':', 1)[0]))}: {p}" for p in semantic_problems(cfg)]
     if problems:
         raise ConfigError(problems)
     return cfg
@@ -197,7 +275,7 @@ def load_config(path: str | Path) -> TableConfig:
         raise ConfigError([f"{p}: cannot read: {exc.strerror or exc}"]) from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError([f"{p}: {exc}"]) from None
-    return parse_config(data, p.name)
+    return parse_config(data, p.name, p.read_text(encoding="utf-8"))
 
 
 def emulated_config(seats: int = 4) -> TableConfig:

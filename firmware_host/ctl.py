@@ -143,7 +143,7 @@ def set_config(path: Path, key: str, text: str) -> None:
             raise ConfigError([f"{path}: no setting {key!r}"]) from None
     node[int(parts[-1]) if parts[-1].isdigit() else parts[-1]] = value
     new_text = tomlkit.dumps(doc)
-    parse_config(tomllib.loads(new_text), path.name)  # raises ConfigError, file untouched
+    parse_config(tomllib.loads(new_text), path.name, new_text)  # raises ConfigError, file untouched
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".table.toml.")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:

@@ -34,9 +34,8 @@ from .rules.common import RulesError
 from .rules.sight import sight_of
 from .store import Store, StoreError
 from .table import Phase, Table
-from .tui import TerminalUI
-from .views.centre import render_word
-from .views.seat import render_banner
+from .tui import TableView, TerminalUI
+from .views.phases import countdown_left, phase_centre, phase_seat
 
 BOT_TAP_NS = 80_000_000  # bots press like a brisk person: a button every 80 ms
 
@@ -75,9 +74,16 @@ class Daemon:
         self.notify = Notifier()
         self.table = Table(len(config.inputs.seats), window_ns=round(config.arbiter.window_ms * 1e6),
                            epsilon_ns=round(config.arbiter.epsilon_ms * 1e6), seed=random.randrange(1 << 30))
+        self.ui = ui
         self.tui: TerminalUI | None = None
-        if ui == "terminal":  # before any worker starts talking: their lines go on the screen
+        self.on_view: Any = None  # the Textual app's hook, set when it mounts
+        self._shown: tuple[Any, ...] = ()
+        self._phase_key: tuple[Any, ...] = ()
+        self.phase_seats: dict[int, Any] = {}  # what the seats show outside play
+        self.phase_centre: Any = None
+        if ui == "plain":
             self.tui = TerminalUI(self.events.put)
+        if ui in ("plain", "textual"):  # before any worker starts talking: their lines go on the screen
             self.log = self.table._note
         self.store = Store(state_db)
         self.factory = pin_factory(emulate)
@@ -104,7 +110,7 @@ class Daemon:
         self._bot_due: dict[int, int] = {}
         self._rng = random.Random()
         self.keyboard: KeyboardSeats | None = None
-        if self.tui is not None and self.buttons is not None:
+        if ui in ("plain", "textual") and self.buttons is not None:
             self.keyboard = KeyboardSeats(self.buttons, (0,))
         resumed = self.store.resume()
         if resumed is not None:
@@ -117,19 +123,34 @@ class Daemon:
     # ------------------------------------------------------------ the loop
 
     def run(self) -> int:
+        self.catch_signals()
+        if self.ui == "textual":
+            from .textual_app import run_app
+
+            return run_app(self)
+        return self.serve()
+
+    def catch_signals(self) -> None:
+        """Signals become queue items: the loop handles them between events, like anything else."""
         signal.signal(signal.SIGTERM, lambda *_: self.events.put(("signal", "term")))
         signal.signal(signal.SIGINT, lambda *_: self.events.put(("signal", "term")))
         signal.signal(signal.SIGHUP, lambda *_: self.events.put(("signal", "hup")))
+
+    def serve(self) -> int:
+        """The loop; returns when told to stop, having closed everything."""
         self.notify.send("READY=1", f"STATUS={self._status()}")
         self.log(f"table-host ready: {self._status()}")
         next_ping = time.monotonic_ns()
+        self._show_phase(next_ping)  # the screens greet the table from the first moment
         while not self._stopping:
+            if self.tui is not None or self.on_view is not None:
+                self._draw()
             now = time.monotonic_ns()
             if self.notify.watchdog_ns and now >= next_ping:
                 self.notify.send("WATCHDOG=1")
                 next_ping = now + self.notify.watchdog_ns
             due = [d for d in (self.table.deadline(), self.inputs.next_deadline(),
-                               next_ping if self.notify.watchdog_ns else None,
+                               next_ping if self.notify.watchdog_ns else None, self._next_count(),
                                min(self._bot_due.values(), default=None)) if d is not None]
             timeout = max(0.0, (min(due) - now) / 1e9) if due else None
             try:
@@ -141,8 +162,6 @@ class Daemon:
                 self._dispatch(item, now)
             self.inputs.tick(now)
             self._advance(now)
-            if self.tui is not None:
-                self._draw()
         self.notify.send("STOPPING=1", "STATUS=stopping")
         self.close()
         return 0
@@ -150,7 +169,7 @@ class Daemon:
     def _dispatch(self, item: Any, now: int) -> None:
         if isinstance(item, InputEvent):
             self.table.on_input(item, now)
-            if self.screens is not None and item.seat >= 0:
+            if self.screens is not None and item.seat >= 0 and self.table.phase is Phase.PLAYING:
                 player = self.table.player_of(item.seat)
                 if player is not None:
                     self.screens.refresh([player], centre=False)  # the cursor moved
@@ -195,6 +214,7 @@ class Daemon:
         if outcomes and self.screens is not None:
             self.screens.after_decisions(acting or [o.press.seat for o in outcomes])
         self._drive_bots(now)
+        self._show_phase(now)
         status = self._status()
         if status != self._last_status:
             self._last_status = status
@@ -209,6 +229,40 @@ class Daemon:
                                     (self.config.centre.width, self.config.centre.height),
                                     self.config.centre.brightness)
         self.screens.refresh(range(len(referee.seats)))
+
+    def _show_phase(self, now: int) -> None:
+        """Outside play the seats and the matrix show the table's phase (views/phases.py);
+        back in play, the game screens are drawn afresh over them."""
+        table = self.table
+        match = table.match
+        count = countdown_left(table, now) if table.phase is Phase.COUNTDOWN else 0
+        key = (table.phase, table.phase_since, tuple(table.joined), table.menu, table.game, len(table.bots),
+               count, bool(self.config_problem), id(match), len(match.results) if match else 0)
+        if key == self._phase_key:
+            return
+        self._phase_key = key
+        if table.phase is Phase.PLAYING:
+            if self.screens is not None:
+                self.screens.forget_centre()
+                self.screens.refresh(range(len(self.screens.seats)))
+            return
+        for seat in range(table.seats):
+            frame = phase_seat(table, seat, now, bool(self.config_problem))
+            if frame is not None:
+                self.phase_seats[seat] = frame
+                self.oleds.show(seat, frame)
+        size = (self.config.centre.width, self.config.centre.height)
+        self.phase_centre = phase_centre(table, now, size, self.config.centre.brightness)
+        if self.phase_centre is not None:
+            self.led.show(self.phase_centre)
+
+    def _next_count(self) -> int | None:
+        """During the countdown: when the number on the screens next changes."""
+        table = self.table
+        if table.phase is not Phase.COUNTDOWN:
+            return None
+        left = countdown_left(table, time.monotonic_ns())
+        return table.phase_since + table.timing.countdown_ns - max(0, left - 1) * 1_000_000_000
 
     def _say(self, line: str) -> None:
         self.log(line)
@@ -308,20 +362,41 @@ class Daemon:
             self.keyboard.key(name, now)
 
     def _draw(self) -> None:
-        assert self.tui is not None
+        """Hand the terminal a new view when anything on it changed."""
         table = self.table
-        centre = seat = None
-        if self.screens is not None and table.phase not in (Phase.ATTRACT, Phase.LOBBY):
+        playing = self.screens is not None and table.phase is Phase.PLAYING
+        seen = (self._status(), self._phase_key, len(table.notices), self.config_problem,
+                (id(self.screens.last_centre), tuple(map(id, self.screens.last_seats.values())))
+                if playing and self.screens is not None else None)
+        if seen == self._shown:
+            return
+        self._shown = seen
+        view = self.view()
+        if self.tui is not None:
+            self.tui.draw(view)
+        if self.on_view is not None:
+            self.on_view(view)
+
+    def view(self) -> TableView:
+        """The table as a terminal shows it: the frames the devices were sent, or the lobby."""
+        table = self.table
+        if self.screens is not None and table.phase is Phase.PLAYING:
             centre = self.screens.last_centre
-            player = table.player_of(0)
-            seat = self.screens.last_seats.get(player) if player is not None else None
+            seats = {table.seat_of_player[p]: frame for p, frame in self.screens.last_seats.items()}
         else:
-            joined = ", ".join(str(s + 1) for s in table.joined) or "nobody yet"
-            seat = render_banner(f"game: {table.game}", f"joined: {joined}", f"bots: {len(table.bots)}",
-                                 big=str(table.phase).upper())
-            centre = render_word(table.game, (255, 255, 255), (self.config.centre.width,
-                                                                self.config.centre.height))
-        self.tui.draw(self._status(), centre, seat, table.notices)
+            centre, seats = self.phase_centre, dict(self.phase_seats)
+        return TableView(self._status(), centre, seats, self._scores(), list(table.notices),
+                         self.config_problem)
+
+    def _scores(self) -> list[str]:
+        table, match = self.table, self.table.match
+        lines = []
+        for player, seat in enumerate(table.seat_of_player):
+            bot = table.bots.get(player)
+            who = f"bot ({bot.level})" if bot is not None else ("you" if seat == 0 else "player")
+            total = match.totals[player] if match is not None and player < len(match.totals) else 0
+            lines.append(f"seat {seat + 1:>2}  {who:<14} {total:>5}")
+        return lines
 
     # ------------------------------------------------------------ bots press pins
 

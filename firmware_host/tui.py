@@ -1,9 +1,10 @@
-"""The emulated table in a plain terminal: the real frames drawn, your keys pressing pins.
+"""The emulated table in a plain terminal (`--ui plain`): the real frames, your keys pressing pins.
 
 Seat 1 is yours: arrows move the cursor, space slaps, enter is alt, 1-5 the
 direct buttons. In the lobby: space joins, left/right choose the game, enter
 starts; `b` adds a bot, `B` removes one; `q` quits. Keys go through the
-emulated pins like any button (inputs/keyboard.py).
+emulated pins like any button (inputs/keyboard.py). The Textual UI
+(textual_app.py) is the default; this one needs nothing but a tty.
 """
 
 from __future__ import annotations
@@ -15,7 +16,10 @@ import termios
 import threading
 import tty
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
+
+from PIL import Image
 
 from .displays.terminal import mono_text, rgb_text
 
@@ -37,6 +41,18 @@ def parse_keys(data: str) -> list[str]:
         keys.append({" ": "space", "\r": "enter", "\n": "enter"}.get(ch, ch))
         i += 1
     return keys
+
+
+@dataclass(frozen=True)
+class TableView:
+    """What a terminal shows of the table at one moment: the frames the devices were sent."""
+
+    status: str
+    centre: Image.Image | None
+    seats: dict[int, Image.Image]  # physical seat -> its latest frame
+    scores: list[str]  # one line a player
+    notices: list[str] = field(default_factory=list)
+    problem: str = ""  # the configuration warning, if any
 
 
 class TerminalUI:
@@ -63,18 +79,20 @@ class TerminalUI:
             for key in parse_keys(data):
                 self._put(("key", key))
 
-    def draw(self, status: str, centre: Any, seat: Any, notices: list[str]) -> None:
+    def draw(self, view: TableView) -> None:
         """Redraw when anything shown changed; the frames are the ones sent to the devices."""
-        key = (status, None if centre is None else centre.tobytes(),
-               None if seat is None else seat.tobytes(), tuple(notices[-3:]))
+        centre, seat, notices = view.centre, view.seats.get(0), view.notices
+        key = (view.status, None if centre is None else centre.tobytes(),
+               None if seat is None else seat.tobytes(), tuple(notices[-3:]), tuple(view.scores))
         if key == self._last:
             return
         self._last = key
-        parts = ["\x1b[H\x1b[2J", f"table-host: {status}\n"]
+        parts = ["\x1b[H\x1b[2J", f"table-host: {view.status}\n"]
         if centre is not None:
             parts += [rgb_text(centre), "\n"]
         if seat is not None:
             parts += [mono_text(seat), "\n"]
+        parts.append("  ".join(view.scores) + "\n")
         parts += [line + "\n" for line in notices[-3:]]
         parts.append(HELP + "\n")
         with contextlib.suppress(OSError):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from firmware_host.config import ConfigError, emulated_config, load_config, parse_config
@@ -183,6 +185,38 @@ def test_configuration_reports_every_problem_with_its_path(tmp_path) -> None:
     text = str(err.value)
     assert "inputs.seats[2].slap" in text and "less than or equal to 27" in text
     assert "arbiter" in text and "epsilon_ms must be below window_ms" in text
+
+
+def test_each_problem_names_its_line(tmp_path) -> None:
+    template = (Path(__file__).resolve().parents[1] / "systemd" / "table.toml.example").read_text()
+    broken = template.replace('pin = "B3" }', 'pin = "Q3" }').replace("window_ms = 5.0", "window_ms = -1")
+    path = tmp_path / "table.toml"
+    path.write_text(broken)
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    numbered = {n: line for n, line in enumerate(broken.splitlines(), 1)}
+    for problem in err.value.problems:
+        name, number, rest = problem.split(":", 2)
+        assert name == "table.toml"
+        assert ("Q3" in numbered[int(number)]) == ("MCP23017 pin" in rest)
+        assert ("window_ms = -1" in numbered[int(number)]) == ("arbiter.window_ms" in rest)
+    assert len(err.value.problems) == 3  # seats 2 and 4 use B3, and the window
+
+
+def test_lines_are_found_in_inline_arrays_and_for_semantic_problems(tmp_path) -> None:
+    path = tmp_path / "table.toml"
+    path.write_text(
+        "# seats as one inline array\n"
+        "[inputs]\n"
+        "seats = [\n"
+        "  {slap = 5, left = {gpio = 6}},\n"
+        "  {slap = 6},\n"
+        "]\n"
+    )
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    assert err.value.problems == ["table.toml:5: inputs.seats[1].slap: GPIO6 is already used by "
+                                  "inputs.seats[0].left"]
 
 
 def test_two_controls_on_one_pin_and_unknown_expanders_are_named() -> None:

@@ -148,9 +148,9 @@ class LedLink:
                 if waiting is None:
                     heard = now  # a fresh exchange: silence counts from here, not from the last one
                 seq = (seq + 1) & 0xFF
-                self._send(port, seq, ledproto.FRAME, newest)
-                self.stats.frames_sent += 1
+                self.stats.frames_sent += 1  # counted before the wire: the far end may answer first
                 self.stats.retransmits += 1 if resend else 0
+                self._send(port, seq, ledproto.FRAME, newest)
                 waiting, sent_at, sent_generation = seq, now, generation
             blocks, _ = decoder.feed(port.read(port.in_waiting or 0) if port.in_waiting else b"")
             if not blocks and waiting is not None:

@@ -41,6 +41,10 @@ class TableScreens:
         self.last_centre: Image.Image | None = None
         self._centre_key: bytes | None = None
 
+    def forget_centre(self) -> None:
+        """Something else was on the matrix (a countdown): send the piles again."""
+        self._centre_key = None
+
     def affected(self, acting: Iterable[int]) -> list[int]:
         """Whose screen a decision can change: in Ligretto only the acting seats' (until the
         round ends); in the other games the shared board or piles show on every seat."""

@@ -28,6 +28,44 @@ def mono_text(img: Image.Image) -> str:
     return "\n".join(lines)
 
 
+# Braille dots of a 2x4 cell, (x, y) -> bit: U+2800 plus the sum of the lit ones.
+BRAILLE_BITS = ((0, 0, 0x01), (0, 1, 0x02), (0, 2, 0x04), (1, 0, 0x08), (1, 1, 0x10), (1, 2, 0x20),
+                (0, 3, 0x40), (1, 3, 0x80))
+
+
+def mono_braille(img: Image.Image) -> str:
+    """A 1-bit frame at a quarter of the cells: 2x4 pixels a braille character, every pixel kept."""
+    px = img.convert("1").load()
+    w, h = img.size
+    lines = []
+    for y in range(0, h, 4):
+        row = []
+        for x in range(0, w, 2):
+            code = 0
+            for dx, dy, bit in BRAILLE_BITS:
+                if x + dx < w and y + dy < h and px[x + dx, y + dy]:
+                    code |= bit
+            row.append(chr(0x2800 + code))
+        lines.append("".join(row))
+    return "\n".join(lines)
+
+
+def rgb_cells(img: Image.Image, width: int = 2) -> list[list[tuple[str, str]]]:
+    """An RGB frame as rows of (foreground, background) colours, upper pixel over lower: a
+    terminal widget draws each as `width` upper half blocks (2 keeps the LEDs square)."""
+    px = img.convert("RGB").load()
+    w, h = img.size
+    rows = []
+    for y in range(0, h, 2):
+        row = []
+        for x in range(w):
+            top = "#{:02x}{:02x}{:02x}".format(*px[x, y])
+            bottom = "#{:02x}{:02x}{:02x}".format(*(px[x, y + 1] if y + 1 < h else (0, 0, 0)))
+            row.extend([(top, bottom)] * width)
+        rows.append(row)
+    return rows
+
+
 def rgb_text(img: Image.Image) -> str:
     """An RGB frame with ANSI 24-bit colours: upper half block, foreground over background."""
     px = img.convert("RGB").load()

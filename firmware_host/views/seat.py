@@ -49,9 +49,9 @@ def render_seat(controller: SeatController) -> Image.Image:
         status = _crazy(img, controller, rnd)
     draw_text(img, (0, 49), status)
     if rnd.result is not None:
-        _bar(img, f"ROUND OVER  {rnd.result.scores[seat]:+d}")
+        bottom_bar(img, f"ROUND OVER  {rnd.result.scores[seat]:+d}")
     elif controller.message:
-        _bar(img, controller.message.upper())
+        bottom_bar(img, controller.message.upper())
     return img
 
 
@@ -71,7 +71,7 @@ def render_banner(*lines: str, big: str = "") -> Image.Image:
 # ---------------------------------------------------------------- pieces
 
 
-def _bar(img: Image.Image, text: str) -> None:
+def bottom_bar(img: Image.Image, text: str) -> None:
     draw = ImageDraw.Draw(img)
     draw.rectangle((0, 56, SIZE[0] - 1, 63), fill=1)
     while text and width(text) > SIZE[0] - 2:
@@ -207,7 +207,7 @@ def render_menu(title: str, items: list[str], selected: int, hint: str = "SLAP: 
         if i == selected:
             ImageDraw.Draw(img).rectangle((0, y - 1, SIZE[0] - 1, y + 6), fill=1)
         draw_text(img, (3, y), items[i].upper(), SMALL, 0 if i == selected else 1)
-    _bar(img, hint)
+    bottom_bar(img, hint)
     return img
 
 

@@ -1,0 +1,91 @@
+"""The screens between the plays: attract, lobby, countdown, round and match results.
+
+During play each seat shows its game (views/seat.py); around it the table
+speaks to everyone: who joined, which game seat 1 chose, 3-2-1-GO, scores.
+A configuration warning rides on the bottom bar of these screens, so whoever
+stands at the table sees it, never during a round.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PIL import Image
+
+from ..rules.options import GAMES
+from .centre import render_winner, render_word, seat_colour
+from .seat import (
+    bottom_bar,
+    render_banner,
+    render_countdown,
+    render_match_result,
+    render_menu,
+    render_round_result,
+)
+
+if TYPE_CHECKING:
+    from ..table import Table
+
+S = 1_000_000_000
+WARNING = "CONFIG INVALID: TABLECTL"
+WHITE = (255, 255, 255)
+
+
+def countdown_left(table: Table, now: int) -> int:
+    """Whole seconds still to count (3, 2, 1), 0 at go."""
+    left = table.phase_since + table.timing.countdown_ns - now
+    return max(0, -(-left // S))
+
+
+def phase_seat(table: Table, seat: int, now: int, warning: bool = False) -> Image.Image | None:
+    """A physical seat's screen outside play; None while its game is on screen."""
+    phase = str(table.phase)
+    match = table.match
+    player = table.player_of(seat)
+    if phase == "playing":
+        return None
+    if phase == "countdown" and match is not None:
+        img = render_countdown(countdown_left(table, now), table.game)
+        if player is None:
+            img = render_banner("a round is on", "wait for the lobby", big=table.game)
+    elif phase == "round_result" and match is not None and match.results:
+        img = render_round_result(match, player) if player is not None else \
+            render_banner(f"round {len(match.results)} over", big=table.game)
+    elif phase == "match_result" and match is not None:
+        img = render_match_result(match, player) if player is not None else \
+            render_banner("match over", big=table.game)
+    elif phase == "lobby":
+        if seat in table.joined and seat == table._chooser():
+            img = render_menu("choose the game", list(GAMES), table.menu, "ALT: START  SLAP: JOIN")
+        elif seat in table.joined:
+            img = render_banner(f"seat {seat + 1} joined", f"game: {table.game}",
+                                f"players: {table.players}", f"seat {table._chooser() + 1} starts",
+                                big="READY")
+        else:
+            img = render_banner(f"game: {table.game}", f"players: {table.players}", "slap to join",
+                                big="JOIN?")
+    else:
+        img = render_banner("slap to play", big="LIGRETTO")
+    if warning:
+        bottom_bar(img, WARNING)
+    return img
+
+
+def phase_centre(table: Table, now: int, size: tuple[int, int],
+                 brightness: float) -> Image.Image | None:
+    """The matrix outside play; None while the piles are on it."""
+    phase = str(table.phase)
+    match = table.match
+    if phase == "playing":
+        return None
+    if phase == "countdown":
+        left = countdown_left(table, now)
+        return render_word(str(left) if left else "GO", WHITE, size, brightness)
+    if phase in ("round_result", "match_result") and match is not None and match.results:
+        best = max(range(match.players), key=lambda p: (match.results[-1].scores[p]
+                                                        if phase == "round_result" else match.totals[p]))
+        seat = table.seat_of_player[best] if best < len(table.seat_of_player) else best
+        return render_winner(seat, min(size) // 2 - 1, size, brightness)
+    if phase == "lobby":
+        return render_word(table.game, seat_colour(table._chooser()), size, brightness)
+    return render_word("ligretto", WHITE, size, brightness)
