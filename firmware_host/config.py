@@ -128,11 +128,33 @@ class CentreConfig(_Strict):
         return self
 
 
+class I2CMux(_Strict):
+    """A TCA9548A run by the kernel's i2c-mux overlay: its 8 channels appear as
+    /dev/i2c-`first_bus` .. /dev/i2c-`first_bus + 7` (`i2cdetect -l` shows them)."""
+
+    address: int = Field(0x70, ge=0x70, le=0x77)
+    bus: int = Field(1, ge=0, description="the Pi bus it hangs on")
+    first_bus: int = Field(ge=2)
+
+    def channel_of(self, bus: int) -> int | None:
+        return bus - self.first_bus if 0 <= bus - self.first_bus < 8 else None
+
+
+class BuzzerConfig(_Strict):
+    gpio: int = Field(ge=0, le=27)
+
+
 class TableConfig(_Strict):
     inputs: InputsConfig
     arbiter: ArbiterConfig = ArbiterConfig()
     screens: list[SeatScreen] = []
+    i2c_muxes: list[I2CMux] = []
     centre: CentreConfig = CentreConfig()
+    buzzer: BuzzerConfig | None = None
+
+    def uses_i2c(self) -> bool:
+        return bool(self.inputs.expanders or self.i2c_muxes
+                    or any(s.interface == "i2c" for s in self.screens))
 
 
 def semantic_problems(cfg: TableConfig) -> list[str]:
@@ -140,8 +162,25 @@ def semantic_problems(cfg: TableConfig) -> list[str]:
     problems: list[str] = []
     used: dict[str, str] = {}
     expanders = {e.name: e for e in cfg.inputs.expanders}
+    if cfg.uses_i2c():  # the Pi's I2C bus 1 is on GPIO2 (SDA) and GPIO3 (SCL)
+        used["GPIO2"], used["GPIO3"] = "I2C SDA (bus 1)", "I2C SCL (bus 1)"
+    if cfg.buzzer is not None:
+        used[f"GPIO{cfg.buzzer.gpio}"] = "buzzer.gpio"
     for e in cfg.inputs.expanders:
-        used.setdefault(f"GPIO{e.interrupt_gpio}", f"expanders.{e.name}.interrupt_gpio")
+        key = f"GPIO{e.interrupt_gpio}"
+        if key in used and used[key] != f"expanders.{e.name}.interrupt_gpio":
+            problems.append(f"inputs.expanders: {e.name}'s interrupt_gpio {key} "
+                            f"is already used by {used[key]}")
+        used.setdefault(key, f"expanders.{e.name}.interrupt_gpio")
+    mux_buses: dict[int, str] = {}
+    for m, mux in enumerate(cfg.i2c_muxes):
+        for channel in range(8):
+            bus = mux.first_bus + channel
+            if bus in mux_buses:
+                problems.append(f"i2c_muxes[{m}]: /dev/i2c-{bus} is already {mux_buses[bus]}")
+            mux_buses[bus] = f"channel {channel} of the mux at 0x{mux.address:02x}"
+        if any(o.address == mux.address and o.bus == mux.bus for o in cfg.i2c_muxes[:m]):
+            problems.append(f"i2c_muxes[{m}]: two multiplexers at 0x{mux.address:02x} on bus {mux.bus}")
     seen_addr: dict[tuple[int, int], str] = {}
     for e in cfg.inputs.expanders:
         key = (e.bus, e.address)
@@ -278,25 +317,31 @@ def load_config(path: str | Path) -> TableConfig:
     return parse_config(data, p.name, p.read_text(encoding="utf-8"))
 
 
-def emulated_config(seats: int = 4) -> TableConfig:
-    """The default wiring: up to 4 seats all on GPIOs; more seats put their navigation
-    on MCP23017 expanders, two seats to a chip (port A and port B), as the 12-seat box."""
-    gpios = iter(range(2, 28))
-    wired: list[dict[str, Any]] = []
-    expanders: list[dict[str, Any]] = []
-    for seat in range(seats):
-        slap = next(gpios)
-        if seats <= 4:
-            nav = {name: {"gpio": next(gpios)} for name in NAV}
-        else:
-            chip, port = divmod(seat, 2)
-            if port == 0:
-                expanders.append({"name": f"x{chip}", "address": 0x20 + chip % 8, "bus": 1 + chip // 8})
-            nav = {name: {"expander": f"x{chip}", "pin": f"{'AB'[port]}{i}"} for i, name in enumerate(NAV)}
-        wired.append({"slap": slap, **nav})
-    for e in expanders:
-        e["interrupt_gpio"] = next(gpios)
-    # Each seat's OLED on its own TCA9548A channel: /dev/i2c-10, -11, ... (i2c-mux overlay).
-    screens = [{"bus": 10 + seat} for seat in range(seats)]
-    return parse_config({"inputs": {"seats": wired, "expanders": expanders}, "screens": screens},
-                        "emulated")
+WIRING = Path(__file__).parent / "data" / "wiring"  # = hardware/wiring/
+
+
+def build_file(seats: int) -> Path:
+    """The wiring file of the build that has this many seats: the 4-seat box or the 12-seat one."""
+    return WIRING / ("4-seat.toml" if seats <= 4 else "12-seat.toml")
+
+
+def default_config(seats: int = 4) -> TableConfig:
+    """The box as built (hardware/wiring/): the 4-seat build for up to 4 seats, the 12-seat
+    build for more, with only the first `seats` seats connected. Emulation plays on it too,
+    so a laptop runs the very pin map the schematic draws."""
+    if not 2 <= seats <= 12:
+        raise ConfigError([f"a table has 2 to 12 seats, not {seats}"])
+    path = build_file(seats)
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    data["inputs"]["seats"] = data["inputs"]["seats"][:seats]
+    used = {line.get("expander") for seat in data["inputs"]["seats"] for line in seat.values()
+            if isinstance(line, dict)}
+    data["inputs"]["expanders"] = [e for e in data["inputs"]["expanders"] if e["name"] in used]
+    data["screens"] = data["screens"][:seats]
+    buses = {screen["bus"] for screen in data["screens"]}
+    data["i2c_muxes"] = [m for m in data["i2c_muxes"] if any(m["first_bus"] <= b < m["first_bus"] + 8
+                                                             for b in buses)]
+    return parse_config(data, path.name)
+
+
+emulated_config = default_config  # emulation is the real box, its pins mocked

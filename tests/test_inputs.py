@@ -123,7 +123,7 @@ def test_navigation_on_the_expander_is_stamped_with_its_interrupt_edge(table) ->
 
 def test_an_expander_that_fails_is_reported_once_retried_with_backoff_and_comes_back(table) -> None:
     buttons, inputs, events = table(seats=12)
-    chip = buttons.chips["x0"]
+    chip = buttons.chips["nav1"]
     chip.fail = True  # unplugged
     buttons.set(0, "right", True, 1_000 * MS)
     assert events[-1].kind == "fault" and "Remote I/O error" in events[-1].detail
@@ -239,11 +239,27 @@ def test_seat_count_and_line_shape_are_checked() -> None:
         parse_config({"inputs": {"seats": [{"slap": 5, "jump": {"gpio": 7}}, {"slap": 6}]}})
 
 
-def test_the_emulated_default_wiring_is_valid_for_2_to_12_seats() -> None:
+def test_the_default_wiring_is_the_built_box_for_2_to_12_seats() -> None:
     for seats in range(2, 13):
         cfg = emulated_config(seats)
-        assert len(cfg.inputs.seats) == seats
-        assert bool(cfg.inputs.expanders) == (seats > 4)
+        assert len(cfg.inputs.seats) == len(cfg.screens) == seats
+        assert len(cfg.inputs.expanders) == (seats + 1) // 2  # two seats to an MCP23017
+        assert len(cfg.i2c_muxes) == (1 if seats <= 8 else 2)  # eight OLEDs to a TCA9548A
+        assert cfg.buzzer is not None and cfg.buzzer.gpio == 18
+        assert all(seat.slap not in (2, 3) for seat in cfg.inputs.seats)  # I2C stays I2C
+
+
+def test_i2c_pins_buzzer_and_mux_buses_are_checked() -> None:
+    base = emulated_config(2).model_dump()
+    base["inputs"]["seats"][0]["slap"] = 3
+    base["buzzer"] = {"gpio": 6}
+    base["i2c_muxes"].append({"address": 0x71, "first_bus": 12})
+    with pytest.raises(ConfigError) as err:
+        parse_config(base)
+    text = str(err.value)
+    assert "inputs.seats[0].slap: GPIO3 is already used by I2C SCL (bus 1)" in text
+    assert "inputs.seats[1].slap: GPIO6 is already used by buzzer.gpio" in text
+    assert "i2c_muxes[1]: /dev/i2c-12 is already channel 2 of the mux at 0x70" in text
 
 
 def test_broken_toml_names_the_line(tmp_path) -> None:
