@@ -128,7 +128,7 @@ def test_config_set_validates_keeps_comments_and_replaces_the_file_whole(tmp_pat
     ok = tablectl(nobody, "config", "set", "arbiter.window_ms", "4.5", "--file", str(config))
     assert ok.returncode == 0 and "daemon is not running" in ok.stdout
     text = config.read_text()
-    assert "window_ms = 4.5" in text and text.startswith("# /etc/table-host/table.toml")
+    assert "window_ms = 4.5" in text and text.startswith("# hardware/wiring/4-seat.toml")
     bad = tablectl(nobody, "config", "set", "inputs.seats.1.slap", "5", "--file", str(config))
     assert bad.returncode == 1 and "GPIO5 is already used by inputs.seats[0].slap" in bad.stderr
     assert config.read_text() == text  # refused: the file is as it was
