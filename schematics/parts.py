@@ -1,0 +1,111 @@
+"""The parts of the table, as SKiDL templates with their real pinouts (no KiCad library needed).
+
+Pin numbers are the packages' own: the Pi's 40-pin header, MCP23017 in DIP-28,
+TCA9548A in TSSOP-24 (the usual breakout passes them through), the 4-pin OLED
+module header. Names are what the datasheets print, so a netlist reads like
+the board.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from skidl import SKIDL, TEMPLATE, Part, Pin
+
+IO, PASSIVE, IN, OUT = Pin.types.BIDIR, Pin.types.PASSIVE, Pin.types.INPUT, Pin.types.OUTPUT
+OC, PWR_IN, PWR_OUT, NC = Pin.types.OPENCOLL, Pin.types.PWRIN, Pin.types.PWROUT, Pin.types.NOCONNECT
+
+# The Raspberry Pi 4/5 header: physical pin -> name (BCM GPIO numbers).
+PI_HEADER = {
+    1: "3V3", 2: "5V", 3: "GPIO2", 4: "5V", 5: "GPIO3", 6: "GND", 7: "GPIO4", 8: "GPIO14",
+    9: "GND", 10: "GPIO15", 11: "GPIO17", 12: "GPIO18", 13: "GPIO27", 14: "GND", 15: "GPIO22",
+    16: "GPIO23", 17: "3V3", 18: "GPIO24", 19: "GPIO10", 20: "GND", 21: "GPIO9", 22: "GPIO25",
+    23: "GPIO11", 24: "GPIO8", 25: "GND", 26: "GPIO7", 27: "GPIO0", 28: "GPIO1", 29: "GPIO5",
+    30: "GND", 31: "GPIO6", 32: "GPIO12", 33: "GPIO13", 34: "GND", 35: "GPIO19", 36: "GPIO16",
+    37: "GPIO26", 38: "GPIO20", 39: "GND", 40: "GPIO21",
+}
+MCP23017_PINS = {
+    **{1 + i: f"GPB{i}" for i in range(8)}, 9: "VDD", 10: "VSS", 11: "NC1", 12: "SCL", 13: "SDA",
+    14: "NC2", 15: "A0", 16: "A1", 17: "A2", 18: "~RESET", 19: "INTB", 20: "INTA",
+    **{21 + i: f"GPA{i}" for i in range(8)},
+}
+TCA9548A_PINS = {
+    1: "A0", 2: "A1", 3: "~RESET", 4: "SD0", 5: "SC0", 6: "SD1", 7: "SC1", 8: "SD2", 9: "SC2",
+    10: "SD3", 11: "SC3", 12: "GND", 13: "SD4", 14: "SC4", 15: "SD5", 16: "SC5", 17: "SD6",
+    18: "SC6", 19: "SD7", 20: "SC7", 21: "A2", 22: "SCL", 23: "SDA", 24: "VCC",
+}
+
+
+def _kind(name: str, powers: dict[str, Any], default: Any) -> Any:
+    return powers.get(name, default)
+
+
+def _template(name: str, prefix: str, pins: dict[int, str], kinds: dict[str, Any], default: Any,
+              footprint: str, description: str) -> Part:
+    return Part(tool=SKIDL, name=name, ref_prefix=prefix, dest=TEMPLATE, footprint=footprint,
+                description=description,
+                pins=[Pin(num=num, name=pin, func=_kind(pin, kinds, default)) for num, pin in pins.items()])
+
+
+PI_KINDS = {"3V3": PASSIVE, "5V": PWR_IN, "GND": PWR_IN}  # both 3V3 pins: one regulator
+RaspberryPi = _template("RPi_40pin", "J", PI_HEADER, PI_KINDS, IO, "Connector:Raspberry_Pi_40pin",
+                        "Raspberry Pi 4/5, 40-pin header")
+MCP23017 = _template("MCP23017", "U", MCP23017_PINS,
+                     {"VDD": PWR_IN, "VSS": PWR_IN, "NC1": NC, "NC2": NC, "A0": IN, "A1": IN, "A2": IN,
+                      "~RESET": IN, "INTA": OUT, "INTB": OUT, "SCL": IN},
+                     IO, "Package_DIP:DIP-28_W7.62mm", "16-bit I2C I/O expander")
+TCA9548A = _template("TCA9548A", "U", TCA9548A_PINS,
+                     {"VCC": PWR_IN, "GND": PWR_IN, "A0": IN, "A1": IN, "A2": IN, "~RESET": IN},
+                     IO, "Package_SO:TSSOP-24_4.4x7.8mm_P0.65mm", "8-channel I2C multiplexer")
+OLED = _template("OLED_I2C_128x64", "DS", {1: "GND", 2: "VCC", 3: "SCL", 4: "SDA"},
+                 {"GND": PWR_IN, "VCC": PWR_IN, "SCL": IN}, IO, "Connector_PinHeader_2.54mm:PinHeader_1x04",
+                 "SSD1306/SH1106 128x64 OLED module, I2C")
+Slap = _template("Arcade_60mm", "SW", {1: "COM", 2: "NO"}, {}, PASSIVE, "Button:Arcade_60mm_microswitch",
+                 "60 mm arcade button, microswitch COM/NO")
+NavSwitch = _template("Nav_5way", "SW", {1: "COM", 2: "LEFT", 3: "RIGHT", 4: "UP", 5: "DOWN", 6: "CENTER"},
+                      {}, PASSIVE, "Button:Nav_5way_module", "5-way navigation switch")
+SeatPlug = _template("Seat_10pin", "J", {i + 1: n for i, n in enumerate(
+    ("GND", "3V3", "SLAP", "SDA", "SCL", "LEFT", "RIGHT", "UP", "DOWN", "CENTER"))}, {}, PASSIVE,
+    "Connector_IDC:IDC-Header_2x05_P2.54mm_Vertical", "seat cable, 10-way IDC")
+Resistor = _template("R", "R", {1: "1", 2: "2"}, {}, PASSIVE, "Resistor_THT:R_Axial_DIN0207", "resistor")
+Capacitor = _template("C", "C", {1: "1", 2: "2"}, {}, PASSIVE, "Capacitor_THT:C_Disc_D5.0mm", "capacitor")
+NPN = _template("NPN", "Q", {1: "E", 2: "B", 3: "C"}, {}, PASSIVE, "Package_TO_SOT_THT:TO-92_Inline",
+                "NPN transistor (2N3904)")
+Buzzer = _template("Piezo", "BZ", {1: "+", 2: "-"}, {}, PASSIVE, "Buzzer_Beeper:Buzzer_12x9.5RM7.6",
+                   "piezo buzzer, 5 V")
+PowerIn = _template("DC_5V_in", "J", {1: "+5V", 2: "GND"}, {"+5V": PWR_OUT, "GND": PWR_OUT}, PASSIVE,
+                    "TerminalBlock:TerminalBlock_1x02_P5.08mm", "5 V supply input, screw terminal")
+Pico = _template("RPi_Pico", "U", {39: "VSYS", 38: "GND", 4: "GP2", 40: "VBUS"},
+                 {"VSYS": PWR_IN, "GND": PWR_IN, "GP2": OUT, "VBUS": NC}, IO, "Module:RaspberryPi_Pico",
+                 "RP2040 board (LED controller; USB to the Pi)")
+LevelShifter = _template("74AHCT125", "U", {1: "1OE", 2: "1A", 3: "1Y", 7: "GND", 14: "VCC",
+                                            4: "2OE", 5: "2A", 6: "2Y", 10: "3OE", 9: "3A", 8: "3Y",
+                                            13: "4OE", 12: "4A", 11: "4Y"},
+                         {"GND": PWR_IN, "VCC": PWR_IN, "1A": IN, "1OE": IN, "2OE": IN, "3OE": IN,
+                          "4OE": IN, "2A": IN, "3A": IN, "4A": IN, "1Y": OUT, "2Y": NC, "3Y": NC, "4Y": NC},
+                         IO, "Package_DIP:DIP-14_W7.62mm", "3.3 V to 5 V buffer for the WS2812 data")
+LedMatrix = _template("WS2812_panel", "J", {1: "+5V", 2: "DIN", 3: "GND"},
+                      {"+5V": PWR_IN, "GND": PWR_IN, "DIN": IN}, PASSIVE, "Connector:JST_SM_3pin",
+                      "WS2812 16x16 panel chain")
+
+
+def pin_names(template: Part) -> dict[str, str]:
+    return {str(pin.num): pin.name for pin in template.pins}
+
+
+# Which template a reference designator is, so a netlist (numbers only) reads back as names.
+REFS: list[tuple[str, Part]] = [
+    (r"J_PI$", RaspberryPi), (r"U_NAV\d+$", MCP23017), (r"U_MUX\d+$", TCA9548A), (r"DS_S\d+$", OLED),
+    (r"SW_S\d+$", Slap), (r"SW_S\d+_NAV$", NavSwitch), (r"J_S\d+$", SeatPlug), (r"R_", Resistor),
+    (r"C_", Capacitor), (r"Q_", NPN), (r"BZ\d+$", Buzzer), (r"J_PWR$", PowerIn), (r"U_LED$", Pico),
+    (r"U_LVL$", LevelShifter), (r"J_LED$", LedMatrix),
+]
+
+
+def pin_name(ref: str, pin: str) -> str:
+    import re
+
+    for pattern, template in REFS:
+        if re.match(pattern, ref):
+            return pin_names(template).get(pin, pin)
+    return pin

@@ -1,0 +1,344 @@
+"""The table's schematic as code (SKiDL), drawn from the wiring the daemon loads.
+
+    .venv/bin/python schematics/table.py        # writes schematics/out/: netlists, ERC, diagrams
+
+For each build in hardware/wiring/ (4 and 12 seats) it builds the circuit,
+runs SKiDL's electrical rules check, writes a KiCad netlist, and from that
+netlist draws the wiring diagram (wiring.py). tests/test_hardware.py reads the
+netlist back, pin by pin, and proves it connects exactly the daemon's pin map.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import sys
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path[:0] = [str(ROOT), str(HERE)]
+
+from firmware_host.config import TableConfig, load_config  # noqa: E402
+
+BUILDS = {"4-seat": ROOT / "hardware" / "wiring" / "4-seat.toml",
+          "12-seat": ROOT / "hardware" / "wiring" / "12-seat.toml"}
+OUT = HERE / "out"
+NAV_PINS = {"left": "LEFT", "right": "RIGHT", "up": "UP", "down": "DOWN", "alt": "CENTER"}
+
+
+def _quiet() -> Any:
+    """SKiDL talks a lot on stderr (missing KiCad libraries we do not use)."""
+    sink = io.StringIO()
+    return redirect_stderr(sink), redirect_stdout(sink), sink
+
+
+def build(config: TableConfig) -> tuple[Any, int, int]:
+    """The circuit of a box wired as `config`; returns (circuit, ERC errors, ERC warnings)."""
+    err, out, _ = _quiet()
+    with err, out:
+        import skidl
+        from skidl import Circuit, Net
+
+        import parts
+
+        circuit = Circuit()
+        circuit.no_files = True
+        with circuit:
+            _connect(config, skidl, Net, parts, circuit.NC)
+        for part in circuit.parts:
+            part.tag = part.ref  # stable: a netlist changes only with the circuit
+        circuit.ERC()
+        from skidl.logger import erc_logger
+
+        errors, warnings = erc_logger.error.count, erc_logger.warning.count
+    return circuit, errors, warnings
+
+
+def _connect(config: TableConfig, skidl: Any, Net: Any, parts: Any, nc: Any) -> None:  # noqa: N803 - SKiDL's name
+    gnd, v5, v3 = Net("GND"), Net("+5V"), Net("+3V3")
+    gnd.drive = v5.drive = v3.drive = skidl.POWER  # the supply; the Pi's own 3.3 V regulator
+    supply = parts.PowerIn(ref="J_PWR", value="5V supply")
+    v5 += supply["+5V"]
+    gnd += supply["GND"]
+    pi = parts.RaspberryPi(ref="J_PI", value="Raspberry Pi 4/5")
+    v5 += pi[2], pi[4]
+    v3 += pi[1], pi[17]
+    gnd += [pi[n] for n, name in parts.PI_HEADER.items() if name == "GND"]
+    used: set[str] = set()
+
+    def gpio(n: int) -> Any:
+        used.add(f"GPIO{n}")
+        return pi[f"GPIO{n}"]
+
+    sda, scl = Net("I2C_SDA"), Net("I2C_SCL")
+    if config.uses_i2c():
+        sda += gpio(2)
+        scl += gpio(3)
+
+    def decouple(ref: str, rail: Any) -> None:
+        cap = parts.Capacitor(ref=ref, value="100nF")
+        rail.connect(cap[1])
+        gnd.connect(cap[2])
+
+    def strap(pin: Any, high: bool) -> None:
+        (v3 if high else gnd).connect(pin)
+
+    chips = {}
+    for e in config.inputs.expanders:
+        chip = parts.MCP23017(ref=f"U_{e.name.upper()}", value=f"MCP23017 0x{e.address:02x}")
+        chips[e.name] = chip
+        v3 += chip["VDD"], chip["~RESET"]
+        gnd += chip["VSS"]
+        for bit in range(3):
+            strap(chip[f"A{bit}"], bool(e.address >> bit & 1))
+        sda += chip["SDA"]
+        scl += chip["SCL"]
+        Net(f"{e.name.upper()}_INT").connect(chip["INTA"], gpio(e.interrupt_gpio))
+        decouple(f"C_{e.name.upper()}", v3)
+
+    mux_channel: dict[int, tuple[Any, int]] = {}
+    for m, mux in enumerate(config.i2c_muxes, 1):
+        chip = parts.TCA9548A(ref=f"U_MUX{m}", value=f"TCA9548A 0x{mux.address:02x}")
+        v3 += chip["VCC"], chip["~RESET"]
+        gnd += chip["GND"]
+        for bit in range(3):
+            strap(chip[f"A{bit}"], bool(mux.address >> bit & 1))
+        sda += chip["SDA"]
+        scl += chip["SCL"]
+        decouple(f"C_MUX{m}", v3)
+        for channel in range(8):
+            mux_channel[mux.first_bus + channel] = (chip, channel)
+
+    for s, seat in enumerate(config.inputs.seats):
+        n = s + 1
+        plug = parts.SeatPlug(ref=f"J_S{n}", value=f"seat {n} cable")
+        slap = parts.Slap(ref=f"SW_S{n}", value=f"seat {n} slap")
+        nav = parts.NavSwitch(ref=f"SW_S{n}_NAV", value=f"seat {n} navigation")
+        gnd += plug["GND"], slap["COM"], nav["COM"]
+        v3 += plug["3V3"]
+        Net(f"S{n}_SLAP").connect(gpio(seat.slap), plug["SLAP"], slap["NO"])
+        for control, pin_name in NAV_PINS.items():
+            line = getattr(seat, control)
+            net = Net(f"S{n}_{pin_name}")
+            net += plug[pin_name], nav[pin_name]
+            if line is None:
+                continue
+            if line.gpio is not None:
+                net += gpio(line.gpio)
+            else:
+                port, bit = str(line.pin).upper()[0], str(line.pin)[1:]
+                net += chips[str(line.expander)][f"GP{port}{bit}"]
+        if s < len(config.screens):
+            screen = config.screens[s]
+            oled = parts.OLED(ref=f"DS_S{n}", value=f"{screen.kind} 0x{screen.address:02x}")
+            gnd += oled["GND"]
+            v3 += oled["VCC"]
+            chip, channel = mux_channel[screen.bus]
+            for line_name, mux_pin in (("SDA", f"SD{channel}"), ("SCL", f"SC{channel}")):
+                net = Net(f"S{n}_{line_name}")
+                net += chip[mux_pin], plug[line_name], oled[line_name]
+                pull = parts.Resistor(ref=f"R_S{n}_{line_name}", value="4k7")
+                net += pull[1]
+                v3 += pull[2]
+        else:
+            for name in ("SDA", "SCL"):
+                Net(f"S{n}_{name}_UNUSED").connect(plug[name])
+                plug[name].do_erc = False
+
+    for chip in chips.values():  # unused expander pins: no connection
+        for pin in chip.pins:
+            if pin.net is None:
+                nc.connect(pin)
+    for chip, channel in {(id(c), ch): (c, ch) for c, ch in mux_channel.values()}.values():
+        for name in (f"SD{channel}", f"SC{channel}"):
+            if chip[name].net is None:
+                nc.connect(chip[name])
+
+    if config.buzzer is not None:
+        base, transistor, piezo = parts.Resistor(ref="R_BZ", value="1k"), parts.NPN(ref="Q_BZ", value="2N3904"), \
+            parts.Buzzer(ref="BZ1", value="piezo 5V")
+        Net("BUZZER").connect(gpio(config.buzzer.gpio), base[1])
+        Net("BUZZER_B").connect(base[2], transistor["B"])
+        gnd += transistor["E"]
+        Net("BUZZER_C").connect(transistor["C"], piezo["-"])
+        v5 += piezo["+"]
+
+    pico = parts.Pico(ref="U_LED", value="RP2040 (Pico)")
+    shifter = parts.LevelShifter(ref="U_LVL", value="74AHCT125")
+    panel = parts.LedMatrix(ref="J_LED", value=f"WS2812 {config.centre.width}x{config.centre.height}")
+    feed = parts.Resistor(ref="R_LED", value="330")
+    bulk = parts.Capacitor(ref="C_BULK", value="1000uF 10V")
+    v5 += pico["VSYS"], shifter["VCC"], panel["+5V"], bulk[1]
+    gnd += pico["GND"], shifter["GND"], shifter["1OE"], panel["GND"], bulk[2]
+    Net("LED_DATA_3V3").connect(pico["GP2"], shifter["1A"])
+    Net("LED_DATA_5V").connect(shifter["1Y"], feed[1])
+    Net("LED_DIN").connect(feed[2], panel["DIN"])
+    v5 += shifter["2OE"], shifter["3OE"], shifter["4OE"]  # the spare buffers off, inputs held
+    gnd += shifter["2A"], shifter["3A"], shifter["4A"]
+    nc.connect(pico["VBUS"], shifter["2Y"], shifter["3Y"], shifter["4Y"])
+    decouple("C_LVL", v5)
+
+    for n, name in parts.PI_HEADER.items():  # the Pi's spare pins
+        if name.startswith("GPIO") and name not in used:
+            nc.connect(pi[n])
+
+
+def netlist(circuit: Any) -> str:
+    """The KiCad netlist, without the date line so that the file changes only with the circuit."""
+    err, out, _ = _quiet()
+    with err, out:
+        from skidl import KICAD8
+
+        text = str(circuit.generate_netlist(tool=KICAD8, do_backup=False))
+    text = re.sub(r'\(date "[^"]*"\)', '(date "")', text)
+    text = re.sub(r'\(source "[^"]*"\)', '(source "schematics/table.py")', text)
+    text = re.sub(r'\s*\(field\s*\(name "SKiDL Line"\) "[^"]*"\)', "", text)
+    return re.sub(r'\(tstamps? "[^"]*"\)', "", text)
+
+
+# ------------------------------------------------------------ reading a netlist back
+
+
+def parse_sexpr(text: str) -> list[Any]:
+    tokens = re.findall(r'\(|\)|"(?:[^"\\]|\\.)*"|[^\s()]+', text)
+    stack: list[list[Any]] = [[]]
+    for token in tokens:
+        if token == "(":
+            stack.append([])
+        elif token == ")":
+            done = stack.pop()
+            stack[-1].append(done)
+        else:
+            stack[-1].append(token[1:-1] if token.startswith('"') else token)
+    return stack[0]
+
+
+def nets_of(text: str) -> dict[str, set[tuple[str, str]]]:
+    """Net name -> {(ref, pin name)} from a KiCad netlist."""
+    root = parse_sexpr(text)[0]
+    out: dict[str, set[tuple[str, str]]] = {}
+    for section in root:
+        if isinstance(section, list) and section and section[0] == "nets":
+            for net in section[1:]:
+                fields = {f[0]: f for f in net[1:] if isinstance(f, list)}
+                name = fields["name"][1]
+                nodes = set()
+                for node in net[1:]:
+                    if isinstance(node, list) and node[0] == "node":
+                        attrs = {a[0]: a[1] for a in node[1:] if isinstance(a, list) and len(a) > 1}
+                        nodes.add((attrs["ref"], attrs.get("pinfunction", attrs["pin"])))
+                out[name] = nodes
+    return out
+
+
+def mismatches(nets: dict[str, set[tuple[str, str]]], config: TableConfig) -> list[str]:
+    """Every way the netlist's wires differ from the pin map, traced pin by pin from the
+    buttons and displays back to the Pi and the chips (net names are not trusted)."""
+    import parts
+
+    where: dict[tuple[str, str], set[tuple[str, str]]] = {}
+    for nodes in nets.values():
+        for node in nodes:
+            where[node] = nodes
+
+    def peers(ref: str, pin_name: str) -> set[tuple[str, str]]:
+        template = next(t for pattern, t in parts.REFS if re.match(pattern, ref))
+        number = next((num for num, name in parts.pin_names(template).items() if name == pin_name), None)
+        return where.get((ref, str(number)), set())
+
+    def named(nodes: set[tuple[str, str]], prefix: str) -> set[tuple[str, str]]:
+        return {(ref, parts.pin_name(ref, pin)) for ref, pin in nodes if re.match(prefix, ref)}
+
+    def pi_gpios(nodes: set[tuple[str, str]]) -> set[int]:
+        return {int(name[4:]) for _, name in named(nodes, r"J_PI$") if name.startswith("GPIO")}
+
+    def strapped(ref: str) -> int:
+        address = 0
+        for bit in range(3):
+            if ("J_PI", "1") in peers(ref, f"A{bit}"):  # tied to 3V3 (header pin 1)
+                address |= 1 << bit
+        return address
+
+    problems: list[str] = []
+    chips = {strapped(ref) | 0x20: ref for ref in {r for nodes in nets.values() for r, _ in nodes}
+             if re.match(r"U_NAV\d+$", ref)}
+    muxes = {strapped(ref) | 0x70: ref for ref in {r for nodes in nets.values() for r, _ in nodes}
+             if re.match(r"U_MUX\d+$", ref)}
+    expanders = {e.name: e for e in config.inputs.expanders}
+    for s, seat in enumerate(config.inputs.seats):
+        n = s + 1
+        got = pi_gpios(peers(f"SW_S{n}", "NO"))
+        if got != {seat.slap}:
+            problems.append(f"seat {n} slap: schematic GPIO{sorted(got)}, pin map GPIO{seat.slap}")
+        for control, pin_name in NAV_PINS.items():
+            line = getattr(seat, control)
+            ends = peers(f"SW_S{n}_NAV", pin_name)
+            if line is None:
+                continue
+            if line.gpio is not None:
+                ok = pi_gpios(ends) == {line.gpio}
+            else:
+                e = expanders[str(line.expander)]
+                chip = chips.get(e.address, "?")
+                ok = (chip, f"GP{str(line.pin).upper()}") in named(ends, r"U_NAV")
+            if not ok:
+                problems.append(f"seat {n} {control}: schematic {sorted(named(ends, r'(U_|J_PI)'))}, "
+                                f"pin map {line.key()}")
+        if s < len(config.screens):
+            screen = config.screens[s]
+            mux = next((m for m in config.i2c_muxes if m.channel_of(screen.bus) is not None), None)
+            channel = mux.channel_of(screen.bus) if mux else None
+            for line_name, mux_pin in (("SDA", "SD"), ("SCL", "SC")):
+                ends = named(peers(f"DS_S{n}", line_name), r"U_MUX")
+                want = {(muxes.get(mux.address, "?"), f"{mux_pin}{channel}")} if mux else set()
+                if ends != want:
+                    problems.append(f"seat {n} display {line_name}: schematic {sorted(ends)}, pin map "
+                                    f"/dev/i2c-{screen.bus} = {sorted(want)}")
+    for e in config.inputs.expanders:
+        chip = chips.get(e.address)
+        got = pi_gpios(peers(chip, "INTA")) if chip else set()
+        if got != {e.interrupt_gpio}:
+            problems.append(f"expander {e.name} INTA: schematic GPIO{sorted(got)}, pin map "
+                            f"GPIO{e.interrupt_gpio}")
+    if set(chips) != {e.address for e in config.inputs.expanders}:
+        problems.append(f"expanders at {sorted(map(hex, chips))}, pin map "
+                        f"{sorted(hex(e.address) for e in config.inputs.expanders)}")
+    if set(muxes) != {m.address for m in config.i2c_muxes}:
+        problems.append(f"multiplexers at {sorted(map(hex, muxes))}, pin map "
+                        f"{sorted(hex(m.address) for m in config.i2c_muxes)}")
+    if config.buzzer is not None:
+        base = next((ref for ref, name in named(peers("Q_BZ", "B"), r"R_")), "")
+        got = pi_gpios(where.get((base, "1"), set()))
+        if got != {config.buzzer.gpio}:
+            problems.append(f"buzzer: schematic GPIO{sorted(got)}, pin map GPIO{config.buzzer.gpio}")
+    wanted = {seat.slap for seat in config.inputs.seats} | {e.interrupt_gpio for e in config.inputs.expanders} \
+        | {line.gpio for seat in config.inputs.seats for line in seat.lines().values() if line.gpio is not None} \
+        | ({config.buzzer.gpio} if config.buzzer else set()) | ({2, 3} if config.uses_i2c() else set())
+    wired = set().union(*(pi_gpios(nodes) for nodes in nets.values() if not nodes <= {("J_PI", "")}))
+    if wired != wanted:
+        problems.append(f"Pi GPIOs wired {sorted(wired)}, pin map uses {sorted(wanted)}")
+    return problems
+
+
+def main() -> int:
+    from wiring import draw
+
+    OUT.mkdir(exist_ok=True)
+    status = 0
+    for name, path in BUILDS.items():
+        config = load_config(path)
+        circuit, errors, warnings = build(config)
+        text = netlist(circuit)
+        (OUT / f"table-{name}.net").write_text(text)
+        draw(nets_of(text), config, name).save(OUT / f"table-{name}-wiring.png", optimize=True)
+        print(f"{name}: {len(circuit.parts)} parts, {len(nets_of(text))} nets, "
+              f"ERC {errors} errors, {warnings} warnings -> {OUT.relative_to(ROOT)}/table-{name}.net")
+        status |= bool(errors or warnings)
+    return status
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
