@@ -39,10 +39,9 @@ def build(config: TableConfig) -> tuple[Any, int, int]:
     """The circuit of a box wired as `config`; returns (circuit, ERC errors, ERC warnings)."""
     err, out, _ = _quiet()
     with err, out:
+        import parts
         import skidl
         from skidl import Circuit, Net
-
-        import parts
 
         circuit = Circuit()
         circuit.no_files = True
@@ -57,7 +56,7 @@ def build(config: TableConfig) -> tuple[Any, int, int]:
     return circuit, errors, warnings
 
 
-def _connect(config: TableConfig, skidl: Any, Net: Any, parts: Any, nc: Any) -> None:  # noqa: N803 - SKiDL's name
+def _connect(config: TableConfig, skidl: Any, Net: Any, parts: Any, nc: Any) -> None:
     gnd, v5, v3 = Net("GND"), Net("+5V"), Net("+3V3")
     gnd.drive = v5.drive = v3.drive = skidl.POWER  # the supply; the Pi's own 3.3 V regulator
     supply = parts.PowerIn(ref="J_PWR", value="5V supply")
@@ -158,8 +157,9 @@ def _connect(config: TableConfig, skidl: Any, Net: Any, parts: Any, nc: Any) -> 
                 nc.connect(chip[name])
 
     if config.buzzer is not None:
-        base, transistor, piezo = parts.Resistor(ref="R_BZ", value="1k"), parts.NPN(ref="Q_BZ", value="2N3904"), \
-            parts.Buzzer(ref="BZ1", value="piezo 5V")
+        base = parts.Resistor(ref="R_BZ", value="1k")
+        transistor = parts.NPN(ref="Q_BZ", value="2N3904")
+        piezo = parts.Buzzer(ref="BZ1", value="piezo 5V")
         Net("BUZZER").connect(gpio(config.buzzer.gpio), base[1])
         Net("BUZZER_B").connect(base[2], transistor["B"])
         gnd += transistor["E"]
@@ -314,9 +314,10 @@ def mismatches(nets: dict[str, set[tuple[str, str]]], config: TableConfig) -> li
         got = pi_gpios(where.get((base, "1"), set()))
         if got != {config.buzzer.gpio}:
             problems.append(f"buzzer: schematic GPIO{sorted(got)}, pin map GPIO{config.buzzer.gpio}")
-    wanted = {seat.slap for seat in config.inputs.seats} | {e.interrupt_gpio for e in config.inputs.expanders} \
-        | {line.gpio for seat in config.inputs.seats for line in seat.lines().values() if line.gpio is not None} \
-        | ({config.buzzer.gpio} if config.buzzer else set()) | ({2, 3} if config.uses_i2c() else set())
+    wanted = {line.gpio for seat in config.inputs.seats for line in seat.lines().values()
+              if line.gpio is not None}
+    wanted |= {e.interrupt_gpio for e in config.inputs.expanders}
+    wanted |= ({config.buzzer.gpio} if config.buzzer else set()) | ({2, 3} if config.uses_i2c() else set())
     wired = set().union(*(pi_gpios(nodes) for nodes in nets.values() if not nodes <= {("J_PI", "")}))
     if wired != wanted:
         problems.append(f"Pi GPIOs wired {sorted(wired)}, pin map uses {sorted(wanted)}")

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from PIL import Image, ImageDraw, ImageFont
-
 import parts
+from PIL import Image, ImageDraw, ImageFont
 
 COLOURS = {  # wire colours: the usual conventions, then one per kind of signal
     "GND": (30, 30, 30), "+5V": (220, 40, 40), "+3V3": (240, 140, 20), "SDA": (40, 110, 230),

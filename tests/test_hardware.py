@@ -42,7 +42,7 @@ def test_the_daemons_default_pin_map_is_exactly_what_the_netlist_connects(build)
     nets = table.nets_of((table.OUT / f"table-{name}.net").read_text())
     assert default_config(BUILDS[name]) == config  # what the daemon and emulation load
     assert table.mismatches(nets, default_config(BUILDS[name])) == []
-    seat1 = [ends for ends in nets.values() if ("SW_S1", "2") in ends][0]
+    seat1 = next(ends for ends in nets.values() if ("SW_S1", "2") in ends)
     assert ("J_PI", "29") in seat1  # seat 1's slap: header pin 29 is GPIO5, as the pin map says
 
 
