@@ -43,6 +43,12 @@ def build_parser() -> argparse.ArgumentParser:
                      help="terminal UI: textual (the default on a terminal), plain, or none (headless)")
     run.add_argument("--config", help="configuration file (default /etc/table-host/table.toml)")
 
+    power = sub.add_parser("power", help="the power budget of a build and the 5 V supply it calls for")
+    power.add_argument("--config", help="configuration file (default: the 4-seat build, hardware/wiring/)")
+    power.add_argument("--seats", type=int, default=4, help="without --config: the build for this many seats")
+    power.add_argument("--pi", choices=("pi4", "pi5"), default="pi4")
+    power.add_argument("--json", action="store_true")
+
     watch = sub.add_parser("watch", help="watch bots play a match, round by round")
     watch.add_argument("--game", choices=GAMES, default="classic")
     watch.add_argument("--players", type=int, default=4)
@@ -86,6 +92,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _scenario(args)
         if command == "bench":
             return _bench(args)
+        if command == "power":
+            return _power(args)
         if command == "watch":
             return _watch(args)
         return _run(args)
@@ -194,6 +202,19 @@ def _run(args: argparse.Namespace) -> int:
 
     ui = args.ui or ("textual" if sys.stdin.isatty() and sys.stdout.isatty() else "none")
     return run(args.config, args.emulate, log=lambda line: print(line, file=sys.stderr, flush=True), ui=ui)
+
+
+def _power(args: argparse.Namespace) -> int:
+    from .config import ConfigError, default_config, load_config
+    from .power import as_dict, power_budget
+
+    try:
+        config = load_config(args.config) if args.config else default_config(args.seats)
+    except ConfigError as exc:
+        _fail(str(exc))
+    budget = power_budget(config, args.pi)
+    _emit(as_dict(budget), args.json, budget.text())
+    return 0
 
 
 def _watch(args: argparse.Namespace) -> int:
