@@ -494,10 +494,10 @@ def run(config_file: str | None, emulate: bool, log: Any = print, ui: str = "non
                 config = load_config(last_good_path())
                 problem = f"configuration invalid, running the last good one: {exc}"
                 log(problem)
-        elif emulate:
+        else:  # the box as built: hardware/wiring/4-seat.toml
             config = emulated_config(4)
-        else:
-            raise ConfigError([f"{path}: no configuration file (see docs/inputs.md)"])
+            if not emulate:
+                log(f"{path}: no configuration file; running the 4-seat build (hardware/wiring/4-seat.toml)")
         daemon = Daemon(config, emulate, log=log, ui=ui, config_file=path)
         daemon.config_problem = problem
     except (ConfigError, StoreError, RulesError) as exc:
