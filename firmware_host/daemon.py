@@ -150,7 +150,7 @@ class Daemon:
                 self.notify.send("WATCHDOG=1")
                 next_ping = now + self.notify.watchdog_ns
             due = [d for d in (self.table.deadline(), self.inputs.next_deadline(),
-                               next_ping if self.notify.watchdog_ns else None, self._next_count(),
+                               next_ping if self.notify.watchdog_ns else None, self._next_count(now),
                                min(self._bot_due.values(), default=None)) if d is not None]
             timeout = max(0.0, (min(due) - now) / 1e9) if due else None
             try:
@@ -256,12 +256,12 @@ class Daemon:
         if self.phase_centre is not None:
             self.led.show(self.phase_centre)
 
-    def _next_count(self) -> int | None:
+    def _next_count(self, now: int) -> int | None:
         """During the countdown: when the number on the screens next changes."""
         table = self.table
         if table.phase is not Phase.COUNTDOWN:
             return None
-        left = countdown_left(table, time.monotonic_ns())
+        left = countdown_left(table, now)
         return table.phase_since + table.timing.countdown_ns - max(0, left - 1) * 1_000_000_000
 
     def _say(self, line: str) -> None:

@@ -36,15 +36,11 @@ TCA9548A_PINS = {
 }
 
 
-def _kind(name: str, powers: dict[str, Any], default: Any) -> Any:
-    return powers.get(name, default)
-
-
 def _template(name: str, prefix: str, pins: dict[int, str], kinds: dict[str, Any], default: Any,
               footprint: str, description: str) -> Part:
     return Part(tool=SKIDL, name=name, ref_prefix=prefix, dest=TEMPLATE, footprint=footprint,
                 description=description,
-                pins=[Pin(num=num, name=pin, func=_kind(pin, kinds, default)) for num, pin in pins.items()])
+                pins=[Pin(num=num, name=pin, func=kinds.get(pin, default)) for num, pin in pins.items()])
 
 
 PI_KINDS = {"3V3": PASSIVE, "5V": PWR_IN, "GND": PWR_IN}  # both 3V3 pins: one regulator

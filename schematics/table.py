@@ -151,7 +151,7 @@ def _connect(config: TableConfig, skidl: Any, Net: Any, parts: Any, nc: Any) -> 
         for pin in chip.pins:
             if pin.net is None:
                 nc.connect(pin)
-    for chip, channel in {(id(c), ch): (c, ch) for c, ch in mux_channel.values()}.values():
+    for chip, channel in mux_channel.values():
         for name in (f"SD{channel}", f"SC{channel}"):
             if chip[name].net is None:
                 nc.connect(chip[name])
@@ -263,10 +263,9 @@ def mismatches(nets: dict[str, set[tuple[str, str]]], config: TableConfig) -> li
         return address
 
     problems: list[str] = []
-    chips = {strapped(ref) | 0x20: ref for ref in {r for nodes in nets.values() for r, _ in nodes}
-             if re.match(r"U_NAV\d+$", ref)}
-    muxes = {strapped(ref) | 0x70: ref for ref in {r for nodes in nets.values() for r, _ in nodes}
-             if re.match(r"U_MUX\d+$", ref)}
+    refs = {ref for nodes in nets.values() for ref, _ in nodes}
+    chips = {strapped(ref) | 0x20: ref for ref in refs if re.match(r"U_NAV\d+$", ref)}
+    muxes = {strapped(ref) | 0x70: ref for ref in refs if re.match(r"U_MUX\d+$", ref)}
     expanders = {e.name: e for e in config.inputs.expanders}
     for s, seat in enumerate(config.inputs.seats):
         n = s + 1
@@ -318,7 +317,7 @@ def mismatches(nets: dict[str, set[tuple[str, str]]], config: TableConfig) -> li
               if line.gpio is not None}
     wanted |= {e.interrupt_gpio for e in config.inputs.expanders}
     wanted |= ({config.buzzer.gpio} if config.buzzer else set()) | ({2, 3} if config.uses_i2c() else set())
-    wired = set().union(*(pi_gpios(nodes) for nodes in nets.values() if not nodes <= {("J_PI", "")}))
+    wired = set().union(*map(pi_gpios, nets.values()))
     if wired != wanted:
         problems.append(f"Pi GPIOs wired {sorted(wired)}, pin map uses {sorted(wanted)}")
     return problems

@@ -50,35 +50,25 @@ def mono_braille(img: Image.Image) -> str:
     return "\n".join(lines)
 
 
+def _half_block_rows(img: Image.Image) -> list[list[tuple[tuple[int, int, int], tuple[int, int, int]]]]:
+    """Rows of (upper, lower) RGB pixel pairs: one terminal cell each, drawn as an upper half block."""
+    px = img.convert("RGB").load()
+    w, h = img.size
+    return [[(px[x, y], px[x, y + 1] if y + 1 < h else (0, 0, 0)) for x in range(w)] for y in range(0, h, 2)]
+
+
 def rgb_cells(img: Image.Image, width: int = 2) -> list[list[tuple[str, str]]]:
     """An RGB frame as rows of (foreground, background) colours, upper pixel over lower: a
     terminal widget draws each as `width` upper half blocks (2 keeps the LEDs square)."""
-    px = img.convert("RGB").load()
-    w, h = img.size
-    rows = []
-    for y in range(0, h, 2):
-        row = []
-        for x in range(w):
-            top = "#{:02x}{:02x}{:02x}".format(*px[x, y])
-            bottom = "#{:02x}{:02x}{:02x}".format(*(px[x, y + 1] if y + 1 < h else (0, 0, 0)))
-            row.extend([(top, bottom)] * width)
-        rows.append(row)
-    return rows
+    return [[("#{:02x}{:02x}{:02x}".format(*top), "#{:02x}{:02x}{:02x}".format(*bottom))
+             for top, bottom in row for _ in range(width)] for row in _half_block_rows(img)]
 
 
 def rgb_text(img: Image.Image) -> str:
     """An RGB frame with ANSI 24-bit colours: upper half block, foreground over background."""
-    px = img.convert("RGB").load()
-    w, h = img.size
-    lines = []
-    for y in range(0, h, 2):
-        cells = []
-        for x in range(w):
-            r, g, b = px[x, y]
-            r2, g2, b2 = px[x, y + 1] if y + 1 < h else (0, 0, 0)
-            cells.append(f"\x1b[38;2;{r};{g};{b}m\x1b[48;2;{r2};{g2};{b2}m{UPPER}")
-        lines.append("".join(cells) + "\x1b[0m")
-    return "\n".join(lines)
+    return "\n".join("".join(f"\x1b[38;2;{r};{g};{b}m\x1b[48;2;{r2};{g2};{b2}m{UPPER}"
+                             for (r, g, b), (r2, g2, b2) in row) + "\x1b[0m"
+                     for row in _half_block_rows(img))
 
 
 def capture_png(path: str | Path, centre: Image.Image, seats: list[Image.Image], scale: int = 2,
