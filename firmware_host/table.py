@@ -11,6 +11,7 @@ false starts.
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -26,6 +27,7 @@ from .rules.match import Match
 from .rules.options import GAMES, PLAYERS
 
 S = 1_000_000_000
+TRACE_LEN = 2000
 
 
 class Phase(StrEnum):
@@ -64,6 +66,8 @@ class Table:
     phase_since: int = 0
     matches_played: int = 0
     notices: list[str] = field(default_factory=list)
+    trace: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=TRACE_LEN))
+    """The last input events and decisions, with their times (`tablectl inputs`, the virtual Pi)."""
 
     # ------------------------------------------------------------ who plays
 
@@ -85,6 +89,8 @@ class Table:
 
     def on_input(self, event: InputEvent, now: int) -> None:
         """A clean input event from a physical seat."""
+        self.trace.append({"input": str(event.kind), "seat": event.seat + 1, "control": event.control,
+                           "ts_ns": event.ts, "received_ns": now})
         if event.seat < 0:  # an expander fault or recovery: say it, keep going
             self._note(event.detail)
             return
@@ -212,6 +218,11 @@ class Table:
             self._enter(Phase.PLAYING, go)
         if self.phase is Phase.PLAYING and self.referee is not None and self.match is not None:
             outcomes = self.referee.decide(now)
+            seats = self.seat_of_player
+            for o in outcomes:
+                self.trace.append({"decided": o.press.control, "seat": seats[o.press.seat] + 1,
+                                   "ts_ns": o.press.ts, "decided_ns": o.decided_ns,
+                                   "refused": str(o.refusal.reason) if o.refusal else None})
             if self.match.round.result is not None:
                 self._enter(Phase.MATCH_RESULT if self.match.is_over else Phase.ROUND_RESULT, now)
         elif self.phase is Phase.ROUND_RESULT and now >= self.phase_since + self.timing.round_result_ns:
@@ -239,6 +250,19 @@ class Table:
     def _note(self, text: str) -> None:
         self.notices.append(text)
         del self.notices[:-200]
+
+    def inputs(self) -> dict[str, Any]:
+        """What reached the engine: clean input events with the kernel's edge time (`ts_ns`) and
+        when the loop took them (`received_ns`); decisions with the press's edge time and when
+        the engine decided (`decided_ns`), all on the inputs' clock (CLOCK_MONOTONIC on a Pi);
+        the arbiter's ties and late presses in this match."""
+        seats = self.seat_of_player
+        arbiter = [{"kind": d.kind, "delta_ns": d.delta_ns,
+                    "presses": [{"seat": seats[p.seat] + 1, "control": p.control, "ts_ns": p.ts}
+                                for p in d.presses]}
+                   for d in (self.referee.arbiter.decisions if self.referee else ())]
+        return {"events": list(self.trace), "arbiter": arbiter,
+                "window_ns": self.window_ns, "epsilon_ns": self.epsilon_ns}
 
     def status(self) -> dict[str, Any]:
         return {

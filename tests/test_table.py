@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from firmware_host.config import emulated_config
-from firmware_host.inputs.pins import EmulatedButtons, TableInputs, pin_factory
+from firmware_host.inputs.pins import EmulatedButtons, TableInputs, emulated_factory
 from firmware_host.rules.common import RulesError
 from firmware_host.table import Phase, Table, Timing
 
@@ -16,7 +16,7 @@ MS = 1_000_000
 @pytest.fixture
 def box():
     cfg = emulated_config(4)
-    factory = pin_factory(emulate=True)
+    factory = emulated_factory()
     buttons = EmulatedButtons(cfg.inputs, factory)
     table = Table(4, Timing(countdown_ns=3 * S, round_result_ns=10 * S, match_result_ns=30 * S,
                             idle_ns=300 * S))
@@ -117,3 +117,23 @@ def test_commands_refuse_what_cannot_be_done(box) -> None:
         table.abort(3 * S)
     tap(0, "alt", 4 * S)  # seat 1 tries to start alone: said, not crashed
     assert table.phase is Phase.LOBBY and "1 joined" in table.notices[-1]
+
+
+def test_inputs_lists_each_event_and_decision_with_its_edge_time(box) -> None:
+    """`tablectl inputs` (the virtual Pi checks order and latency from it): seats from 1, the
+    edge's own time, when the loop took it and when the engine decided."""
+    table, tap = box
+    tap(2, "slap", 1 * S)  # seat 3 joins
+    tap(0, "slap", 2 * S)
+    table.start(3 * S)
+    tap(2, "slap", 4 * S)  # before go: a false start
+    table.tick(6 * S)  # go
+    tap(0, "slap", 7 * S + 123)
+    table.tick(7 * S + 9 * MS)
+    events = table.inputs()["events"]
+    assert events[0] == {"input": "press", "seat": 3, "control": "slap", "ts_ns": 1 * S, "received_ns": 1 * S}
+    assert {"input": "false_start", "seat": 3, "control": "slap", "ts_ns": 4 * S,
+            "received_ns": 4 * S} in events
+    decided = [e for e in events if "decided" in e]
+    assert [(e["seat"], e["ts_ns"], e["decided_ns"]) for e in decided] == [(1, 7 * S + 123, 7 * S + 9 * MS)]
+    assert table.inputs()["window_ns"] == 5 * MS
