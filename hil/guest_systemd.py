@@ -14,6 +14,7 @@ proc(5) (status, mountinfo), systemd.exec(5)/systemd.service(5) properties via `
 
 from __future__ import annotations
 
+import contextlib
 import grp
 import json
 import os
@@ -31,14 +32,16 @@ UNIT = "table-host.service"
 CHIP_NAME = "table"                # the configfs directory; the chip's label is set below
 CHIP_LABEL = "table-gpio"
 LINES = 28                         # GPIO0..GPIO27, the Pi header's BCM lines
-OUT = open("/dev/ttyS1", "w", buffering=1)  # noqa: SIM115 - open for the whole run
+RESULTS = "/dev/ttyS1"             # the second serial port: a file on the host
 T0 = time.monotonic()
+OUT: list = []                     # the open results port, once main() runs
 
 
 def say(text: str) -> None:
     line = f"hil: {time.monotonic() - T0:6.1f}s {text}"
     print(line, flush=True)
-    OUT.write(line + "\n")
+    for out in OUT:
+        out.write(line + "\n")
 
 
 def sh(cmd: list[str] | str, timeout: float = 120, env: dict[str, str] | None = None,
@@ -99,11 +102,24 @@ def install(settings: dict[str, object]) -> dict[str, object]:
     if SRC.exists():
         shutil.rmtree(SRC)
     shutil.copytree(MEDIA / "src", SRC, symlinks=True)
-    env = {"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(MEDIA / "wheels"), "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    env = {"PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_LOG": "/root/pip.log"}
     t = time.monotonic()
-    done = sh([str(SRC / "systemd/install.sh"), "--no-start"], timeout=900, env=env)
+    done = sh([str(SRC / "systemd/install.sh"), "--no-start", "--wheels", str(MEDIA / "wheels")],
+              timeout=900, env=env)
     return {"install_rc": done.returncode, "install_s": round(time.monotonic() - t, 1),
-            "install_output": tail(done.stdout + done.stderr, 12)}
+            "install_output": tail(done.stdout + done.stderr, 12), "pip_marks": pip_marks(t)}
+
+
+def pip_marks(t0: float) -> list[str]:
+    """Where pip spent the install's time (its log has a time stamp on every line)."""
+    log = Path("/root/pip.log")
+    if not log.exists():
+        return []
+    keep = ("Processing ", "Installing build dependencies", "Getting requirements", "Preparing metadata",
+            "Building wheel", "Created wheel", "Installing collected", "Successfully installed")
+    lines = log.read_text(errors="replace").splitlines()
+    marks = [ln[:200] for ln in lines if any(k in ln for k in keep)]
+    return [lines[0][:120], *marks[:40], lines[-1][:120]] if lines else []
 
 
 def configure(chip: dict[str, object], settings: dict[str, object]) -> dict[str, object]:
@@ -152,10 +168,12 @@ def watchdog(state: dict[str, str]) -> dict[str, object]:
         now = show()
         stamps.add(int(now.get("WatchdogTimestampMonotonic", "0") or 0))
     ok = (len(stamps - {0}) >= 2 and now.get("ActiveState") == "active"
-          and now.get("NRestarts") == first.get("NRestarts") == "0" and now.get("MainPID") == first.get("MainPID"))
+          and now.get("NRestarts") == first.get("NRestarts") == "0"
+          and now.get("MainPID") == first.get("MainPID"))
     return {"watchdog_ok": ok, "watchdog_s": period, "watchdog_pings_seen": len(stamps - {0}),
             "watched_s": round(2 * period + 2, 1), "NRestarts": now.get("NRestarts"),
-            "state_after_watch": {k: now.get(k) for k in ("ActiveState", "SubState", "MainPID", "StatusText")}}
+            "state_after_watch": {k: now.get(k) for k in ("ActiveState", "SubState", "MainPID",
+                                                          "StatusText")}}
 
 
 def sandbox(pid: int) -> dict[str, object]:
@@ -192,10 +210,8 @@ def sandbox(pid: int) -> dict[str, object]:
     out["cwd"] = os.readlink(proc / "cwd")
     fds = []
     for fd in (proc / "fd").iterdir():
-        try:
+        with contextlib.suppress(OSError):  # closed meanwhile
             fds.append(os.readlink(fd))
-        except OSError:
-            pass
     out["open_gpiochips"] = sorted({f for f in fds if f.startswith("/dev/gpiochip")})
     rundir = Path("/run/table-host")
     out["runtime_files"] = sorted(p.name for p in rundir.iterdir()) if rundir.is_dir() else []
@@ -217,16 +233,19 @@ def security() -> dict[str, object]:
 def tablectl_as_admin() -> dict[str, object]:
     """`tablectl status` in a login shell of a table-admin member (what SSH gives)."""
     done = sh(["runuser", "-l", "admin", "-c", "tablectl status"], timeout=60)
-    out: dict[str, object] = {"tablectl_rc": done.returncode, "tablectl_output": tail(done.stdout + done.stderr, 8)}
+    out: dict[str, object] = {"tablectl_rc": done.returncode,
+                              "tablectl_output": tail(done.stdout + done.stderr, 8)}
     if done.returncode != 0:  # tell PATH from socket permission
         full = sh(["runuser", "-u", "admin", "--", "/opt/table-host/venv/bin/tablectl", "status"], timeout=60)
-        out |= {"tablectl_full_path_rc": full.returncode, "tablectl_full_path_output": tail(full.stdout + full.stderr, 4)}
+        out |= {"tablectl_full_path_rc": full.returncode,
+                "tablectl_full_path_output": tail(full.stdout + full.stderr, 4)}
     out["tablectl_ok"] = done.returncode == 0
     return out
 
 
 def journal(lines: int = 25) -> str:
-    return tail(sh(["journalctl", "-b", "-u", UNIT, "--no-pager", "-o", "cat", "-n", str(lines)]).stdout, lines)
+    done = sh(["journalctl", "-b", "-u", UNIT, "--no-pager", "-o", "cat", "-n", str(lines)])
+    return tail(done.stdout, lines)
 
 
 def check_unit(settings: dict[str, object], r: dict[str, object]) -> None:
@@ -275,6 +294,7 @@ def faulty_unit(settings: dict[str, object], r: dict[str, object]) -> None:
 
 
 def main() -> int:
+    OUT.append(open(RESULTS, "w", buffering=1))  # noqa: SIM115 - open for the whole run
     settings = json.loads((MEDIA / "settings.json").read_text())
     r: dict[str, object] = {"unit_active": False, "watchdog_ok": False, "tablectl_ok": False, "failed": []}
     up = float(Path("/proc/uptime").read_text().split()[0])
@@ -283,6 +303,8 @@ def main() -> int:
     r["systemd"] = sh(["systemctl", "--version"]).stdout.split("\n")[0]
     r["pid1"] = Path("/proc/1/comm").read_text().strip()
     say(f"systemd up after {up:.1f} s ({r['systemd']}, PID 1 is {r['pid1']})")
+    r["boot_time"] = sh(["systemd-analyze", "time"]).stdout.strip()
+    r["boot_blame"] = sh(["systemd-analyze", "blame", "--no-pager"]).stdout.strip().splitlines()[:10]
     steps = [("chip", lambda: r.update(gpio=make_chip())),
              ("install", lambda: r.update(install(settings))),
              ("admin", lambda: sh(["useradd", "--create-home", "--shell", "/bin/bash", "--groups",
@@ -310,8 +332,8 @@ def main() -> int:
     except Exception as exc:
         r["table_host_groups"] = str(exc)
     r["check_s"] = round(time.monotonic() - T0, 1)
-    OUT.write("HIL-RESULT " + json.dumps(r, default=str) + "\n")
-    OUT.flush()
+    OUT[0].write("HIL-RESULT " + json.dumps(r, default=str) + "\n")
+    OUT[0].flush()
     os.sync()
     return 0
 

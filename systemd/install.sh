@@ -2,17 +2,22 @@
 # Install the table on Raspberry Pi OS (run as root from a checkout):
 #   sudo systemd/install.sh            user, virtual environment, unit, config, udev, config.txt
 #   systemd/install.sh --root DIR      lay the files out under DIR only (staging, tests)
-# Options: --no-pip (keep the virtual environment as it is), --no-start.
+# Options: --no-pip (keep the virtual environment as it is), --no-start,
+#          --wheels DIR (pip offline: the project's dependencies as wheels in DIR, no index).
+# Raspberry Pi OS has the gpio, i2c and spi groups and their udev rules (raspberrypi-sys-mods);
+# on another Debian (a non-Pi board, the test bench) this creates the groups and the rules.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 root=""
 pip=1
 start=1
+wheels=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --root) root="$2"; shift 2 ;;
         --no-pip) pip=0; shift ;;
         --no-start) start=0; shift ;;
+        --wheels) wheels=$(cd "$2" && pwd); shift 2 ;;
         *) echo "install.sh: unknown option $1" >&2; exit 2 ;;
     esac
 done
@@ -20,18 +25,24 @@ staging=${root:+1}
 
 if [ -z "$staging" ]; then
     [ "$(id -u)" -eq 0 ] || { echo "install.sh: run as root (sudo)" >&2; exit 2; }
-    getent group table-admin >/dev/null || groupadd --system table-admin
-    groups=""
-    for g in gpio i2c spi dialout; do getent group "$g" >/dev/null && groups="$groups,$g"; done
+    # The unit's SupplementaryGroups: systemd refuses to start it (216/GROUP) if one is missing.
+    for g in table-admin gpio i2c spi dialout; do
+        getent group "$g" >/dev/null || groupadd --system "$g"
+    done
     id table-host >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin \
-        --gid table-admin ${groups:+--groups "${groups#,}"} table-host
+        --gid table-admin table-host
+    usermod --append --groups gpio,i2c,spi,dialout table-host
 fi
 
 install -d "$root/opt/table-host"
 if [ "$pip" -eq 1 ]; then
     python3 -m venv "$root/opt/table-host/venv"
-    "$root/opt/table-host/venv/bin/pip" install --quiet "$src[pi]"
+    "$root/opt/table-host/venv/bin/pip" install --quiet ${wheels:+--no-index --find-links "$wheels"} \
+        "$src[pi]"
 fi
+# tablectl for the table-admin group's logins (SSH), on everyone's PATH.
+install -d "$root/usr/local/bin"
+ln -sfn /opt/table-host/venv/bin/tablectl "$root/usr/local/bin/tablectl"
 
 install -D -m 0644 "$src/systemd/table-host.service" "$root/etc/systemd/system/table-host.service"
 if [ ! -e "$root/etc/table-host/table.toml" ]; then
@@ -39,9 +50,13 @@ if [ ! -e "$root/etc/table-host/table.toml" ]; then
 fi
 [ -z "$staging" ] && chgrp table-admin /etc/table-host/table.toml
 
-# The LED controller (an RP2040, USB vendor 2e8a) always appears as /dev/table-led.
+# The LED controller (an RP2040, USB vendor 2e8a) always appears as /dev/table-led. GPIO chips,
+# I2C buses and SPI belong to their groups, as raspberrypi-sys-mods' 99-com.rules has it on a Pi.
 install -D -m 0644 /dev/stdin "$root/etc/udev/rules.d/90-table-host.rules" <<'RULES'
 SUBSYSTEM=="tty", ATTRS{idVendor}=="2e8a", SYMLINK+="table-led", GROUP="dialout", MODE="0660"
+SUBSYSTEM=="gpio", KERNEL=="gpiochip*", GROUP="gpio", MODE="0660"
+SUBSYSTEM=="i2c-dev", GROUP="i2c", MODE="0660"
+SUBSYSTEM=="spidev", GROUP="spi", MODE="0660"
 RULES
 
 # I2C at 400 kHz, the TCA9548A multiplexer (as pca9548) giving each seat's OLED its own bus, SPI.
@@ -60,6 +75,9 @@ fi
 
 if [ -z "$staging" ]; then
     udevadm control --reload-rules || true
+    # Devices already there (the GPIO chip, I2C buses) get their group now, not at the next boot.
+    udevadm trigger --subsystem-match=gpio --subsystem-match=i2c-dev --subsystem-match=spidev || true
+    udevadm settle --timeout=30 || true
     systemctl daemon-reload
     if [ "$start" -eq 1 ]; then
         systemctl enable --now table-host.service

@@ -15,6 +15,7 @@ if [ -z "$root" ]; then
     systemctl disable --now table-host.service 2>/dev/null || true
 fi
 rm -f "$root/etc/systemd/system/table-host.service" "$root/etc/udev/rules.d/90-table-host.rules"
+[ -L "$root/usr/local/bin/tablectl" ] && rm -f "$root/usr/local/bin/tablectl"
 rm -rf "$root/opt/table-host"
 config="$root/boot/firmware/config.txt"
 if [ -f "$config" ]; then
