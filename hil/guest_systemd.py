@@ -133,24 +133,27 @@ def configure(chip: dict[str, object], settings: dict[str, object]) -> dict[str,
     return {"config_set": results, "config_ok": all(r["rc"] == 0 for r in results)}
 
 
-def wait_active(seconds: float) -> tuple[dict[str, str], float]:
+def wait_active(seconds: float, until_restart: bool) -> tuple[dict[str, str], float]:
+    """Until READY (active), failed, or (until_restart) the first exit that systemd restarts."""
     t = time.monotonic()
     state = show()
     while time.monotonic() - t < seconds:
         state = show()
-        if state.get("ActiveState") == "active" or state.get("ActiveState") == "failed":
+        if state.get("ActiveState") in ("active", "failed"):
+            break
+        if until_restart and (state.get("NRestarts", "0") != "0" or state.get("SubState") == "auto-restart"):
             break
         time.sleep(0.5)
     return state, round(time.monotonic() - t, 1)
 
 
-def start_unit(wait: float) -> dict[str, object]:
+def start_unit(wait: float, until_restart: bool = False) -> dict[str, object]:
     sh(["systemctl", "daemon-reload"])
     sh(["systemctl", "reset-failed", UNIT])
     t = time.monotonic()
     sh(["systemctl", "enable", UNIT])
     sh(["systemctl", "start", "--no-block", UNIT])
-    state, took = wait_active(wait)
+    state, took = wait_active(wait, until_restart)
     return {"state": state, "start_s": round(time.monotonic() - t, 1), "active_after_s": took}
 
 
@@ -279,8 +282,9 @@ def faulty_unit(settings: dict[str, object], r: dict[str, object]) -> None:
     sh(["systemctl", "stop", UNIT], timeout=60)
     sh(["journalctl", "--rotate"])
     shutil.copyfile(old, good)
-    started = start_unit(float(settings.get("faulty_wait_s", 30)))
-    time.sleep(float(settings.get("faulty_settle_s", 5)))
+    started = start_unit(float(settings.get("ready_timeout_s", 180)), until_restart=True)
+    if started["state"].get("ActiveState") == "active":
+        time.sleep(float(settings.get("faulty_settle_s", 5)))  # up: does it stay up?
     state = show()
     r["faulty_unit"] = {"ActiveState": state.get("ActiveState"), "SubState": state.get("SubState"),
                         "NRestarts": state.get("NRestarts"), "StatusText": state.get("StatusText"),
