@@ -45,7 +45,7 @@ class SimChip:
 
     def create(self) -> SimChip:
         """Lay out the device with one bank of `lines` lines named GPIO0.., and switch it live."""
-        self.bank.mkdir(parents=True, exist_ok=False)
+        self.bank.mkdir(parents=True, exist_ok=True)
         (self.bank / "num_lines").write_text(f"{self.lines}\n")
         (self.bank / "label").write_text(f"{self.label}\n")
         for n in range(self.lines):
