@@ -164,7 +164,8 @@ def human(summary: dict[str, Any], parts: dict[str, dict[str, Any]]) -> str:
                      f"{show(gpio.get('edge_to_engine_p99_ms'))} ms; stamps inside their sysfs write "
                      f"{gpio.get('stamps_inside_write')}; late presses {gpio.get('late_presses')}")
         lines.append(f"races (epsilon {gpio.get('epsilon_ms')} ms): {gpio.get('races')}; bounce bursts "
-                     f"{gpio.get('bounce_bursts')}, first contact kept {gpio.get('bounce_first_contact')}")
+                     f"{gpio.get('bounce_bursts')}, first contact kept {gpio.get('bounce_first_contact')}, "
+                     f"bounces dropped {gpio.get('bounce_contacts_dropped')}")
         checks = gpio["checks"].items()
         lines.append("checks: " + ", ".join(f"{k} {'ok' if v else 'FAILED'}" for k, v in checks))
         lines += [f"  problem: {p}" for p in gpio.get("problems", [])]

@@ -151,13 +151,13 @@ def scenarios(bench: Bench, sock: Path, config: Path) -> dict[str, Any]:
     for _ in range(6):
         race(bench, (2, 3), "race at once")
 
-    for _ in range(5):  # contact bounce: three contacts and two openings, 2 ms apart, then held
+    for _ in range(5):  # contact bounce: three contacts and two openings, 0.5 ms apart, then held
         g = bench.group()
         bench.press(3, "bounce", "decided", g)
         for _ in range(2):
-            time.sleep(0.002)
+            spin(0.0005)
             bench.release(3)
-            time.sleep(0.002)
+            spin(0.0005)
             bench.press(3, "bounce", "bounce", g)
         time.sleep(0.1)
         bench.release(3)
@@ -192,6 +192,13 @@ def scenarios(bench: Bench, sock: Path, config: Path) -> dict[str, Any]:
         race(bench, (1, 4) if i % 2 else (2, 3), "race at once, wide epsilon")
     time.sleep(0.3)
     return {"phases": phases, "arbiter": arbiter + ask({"cmd": "inputs"}, sock)["arbiter"]}
+
+
+def spin(seconds: float) -> None:
+    """Wait without giving up the vCPU: a sleeping thread may wake tens of ms late under TCG."""
+    end = time.monotonic_ns() + round(seconds * S)
+    while time.monotonic_ns() < end:
+        pass
 
 
 def race(bench: Bench, seats: tuple[int, int], name: str, gap: float | None = None) -> None:
@@ -296,18 +303,22 @@ def analyse(sent: list[dict[str, Any]], trace: dict[str, Any], arbiter: list[dic
     if not checks["false_start"]:
         problems.append("a press before go was not reported as a false start (or was decided)")
 
-    # Bounce: one decision per burst, none for the later contacts; first contact's stamp counts.
-    # A burst whose writes spread over the debounce time (a stalled VM) is no bounce: left out.
+    # Bounce: the first contact is decided, with its own stamp; no later contact written within
+    # the debounce time of it is. (Under TCG a burst may stretch past it: those contacts may count.)
     debounce_ns = round(debounce_ms * MS)
-    bursts = {g: b for g, b in _groups(sent, "bounce").items()
-              if b[-1]["after_ns"] - b[0]["before_ns"] < debounce_ns}
-    slow = len(_groups(sent, "bounce")) - len(bursts)
-    one_each = [g for g, b in bursts.items() if sum(len(decided_by.get(id(s), [])) for s in b) == 1]
-    first_contact = [g for g in one_each if len(decided_by.get(id(bursts[g][0]), [])) == 1]
-    checks["debounce"] = bool(bursts) and len(one_each) == len(bursts)
+    bursts = _groups(sent, "bounce")
+    first_kept, bounces, leaked = 0, 0, 0
+    for burst in bursts.values():
+        first = decided_by.get(id(burst[0]), [])
+        first_kept += len(first) == 1
+        start = first[0]["ts_ns"] if first else burst[0]["before_ns"]
+        within = [c for c in burst[1:] if c["after_ns"] < start + debounce_ns]
+        bounces += len(within)
+        leaked += sum(len(decided_by.get(id(c), [])) for c in within)
+    checks["debounce"] = bool(bursts) and first_kept == len(bursts) and bounces > 0 and not leaked
     if not checks["debounce"]:
-        problems.append(f"bounce: {len(bursts) - len(one_each)} of {len(bursts)} bursts within "
-                        f"{debounce_ms:g} ms gave other than one press ({slow} slower bursts left out)")
+        problems.append(f"bounce: first contact decided in {first_kept} of {len(bursts)} bursts; "
+                        f"{leaked} of {bounces} contacts within {debounce_ms:g} ms decided")
 
     stuck_ok = False
     for s in (s for s in sent if s["expect"] == "stuck"):
@@ -363,7 +374,7 @@ def analyse(sent: list[dict[str, Any]], trace: dict[str, Any], arbiter: list[dic
     arrivals = [(e["received_ns"] - e["ts_ns"]) / MS for e in presses_in if phase(e["ts_ns"]) is phases[0]]
     return {
         "presses_sent": len(to_decide) + len(bursts),
-        "presses_decided": len(to_decide) - len(missing) + len(one_each),
+        "presses_decided": len(to_decide) - len(missing) + first_kept,
         "fraction_in_order": fraction,
         "edge_to_decision_p50_ms": _round(percentile(latencies, 50)),
         "edge_to_decision_p99_ms": _round(percentile(latencies, 99)),
@@ -377,8 +388,8 @@ def analyse(sent: list[dict[str, Any]], trace: dict[str, Any], arbiter: list[dic
         "races": races,
         "late_presses": sum(a["kind"] == "late" for a in arbiter),
         "bounce_bursts": len(bursts),
-        "bounce_bursts_too_slow": slow,
-        "bounce_first_contact": len(first_contact),
+        "bounce_first_contact": first_kept,
+        "bounce_contacts_dropped": f"{bounces - leaked}/{bounces}",
         "checks": checks,
         "problems": problems,
         "ok": all(checks.values()),
