@@ -31,7 +31,9 @@ def fake_kernel(tmp_path: Path) -> SimChip:
     (chip.device / "dev_name").write_text("gpio-sim.0\n")
     (chip.bank / "chip_name").write_text("gpiochip3\n")
     for n in range(chip.lines):
-        (tmp_path / "platform/gpio-sim.0/gpiochip3" / f"sim_gpio{n}").mkdir(parents=True)
+        line = tmp_path / "platform/gpio-sim.0/gpiochip3" / f"sim_gpio{n}"
+        line.mkdir(parents=True)
+        (line / "pull").write_text("pull-down\n")  # the kernel's default before a consumer sets a bias
     return chip
 
 
