@@ -113,9 +113,22 @@ def test_a_race_within_epsilon_needs_the_arbiters_drawn_tie() -> None:
     tie = {"kind": "tie", "delta_ns": b - a, "presses": [{"seat": 3, "control": "slap", "ts_ns": b},
                                                          {"seat": 2, "control": "slap", "ts_ns": a}]}
     assert analyse(s, t, [tie], PHASE)["races"] == {"within_epsilon": 1, "tie_drawn": 1, "beyond_epsilon": 0,
-                                                    "in_stamp_order": 0}
+                                                    "in_stamp_order": 0, "late": 0}
     assert analyse(s, t, [tie], PHASE)["fraction_in_order"] == 1.0  # a tie in drawn order is in order
     assert not analyse(s, t, [], PHASE)["checks"]["races"]  # no draw logged
+
+
+def test_a_press_the_arbiter_logged_late_is_out_of_order_as_fairness_md_promises() -> None:
+    s = [sent(1, 1 * S, group=1, scenario="race in turn"),
+         sent(2, 1 * S + 2 * MS, group=1, scenario="race in turn")]
+    t = trace(pressed(2, 1 * S + 2 * MS + 10), decided(2, 1 * S + 2 * MS + 10, 1 * S + 8 * MS),
+              pressed(1, 1 * S + 10, lag=40 * MS), decided(1, 1 * S + 10, 1 * S + 40 * MS))
+    late = {"kind": "late", "delta_ns": 2 * MS,
+            "presses": [{"seat": 1, "control": "slap", "ts_ns": 1 * S + 10}]}
+    r = analyse(s, t, [late], PHASE)
+    assert r["fraction_in_order"] == 0.5 and r["late_presses"] == 1
+    assert r["checks"]["in_order"] and r["checks"]["races"] and r["races"]["late"] == 1
+    assert not analyse(s, t, [], PHASE)["checks"]["in_order"]  # out of order and not logged: a fault
 
 
 def test_false_start_and_bounce_and_stamps_before_their_write() -> None:
@@ -125,6 +138,10 @@ def test_false_start_and_bounce_and_stamps_before_their_write() -> None:
                  decided(3, 2 * S + 10, 2 * S + 6 * MS))
     r = analyse(s, good, [], PHASE)
     assert r["checks"]["false_start"] and r["checks"]["debounce"] and r["bounce_first_contact"] == 1
+    later = trace(pressed(2, 1 * S + 10, "false_start"), pressed(3, 2 * S + 4 * MS + 10),
+                  decided(3, 2 * S + 4 * MS + 10, 2 * S + 10 * MS))  # the first contact's edge got lost
+    r = analyse(s, later, [], PHASE)
+    assert r["checks"]["debounce"] and r["bounce_first_contact"] == 0
     leaked = trace(*good["events"], pressed(3, 2 * S + 4 * MS + 10), decided(3, 2 * S + 4 * MS + 10, 3 * S))
     assert not analyse(s, leaked, [], PHASE)["checks"]["debounce"]
     early = trace(pressed(2, 1 * S - 10, "false_start"))  # stamped before the bench wrote: not the edge's
