@@ -30,6 +30,7 @@ import time
 import traceback
 from bisect import bisect_right
 from dataclasses import asdict, dataclass, field
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -303,20 +304,23 @@ def analyse(sent: list[dict[str, Any]], trace: dict[str, Any], arbiter: list[dic
     if not checks["false_start"]:
         problems.append("a press before go was not reported as a false start (or was decided)")
 
-    # Bounce: of the contacts written within the debounce time of a burst's first, exactly one is
-    # decided, ideally the first with its own stamp. (A contact written later is a new press.)
+    # Bounce, as leading-edge debounce promises on stamps: each burst gives at least one press, no
+    # two of its presses closer than the debounce time, and some contact written inside that time
+    # after a decided press was dropped. Ideally the press is the first contact's (a stalled VM
+    # can lose or mislabel that edge: docs/virtual-pi.md).
     debounce_ns = round(debounce_ms * MS)
     bursts = _groups(sent, "bounce")
     first_kept, bounced, wrong = 0, 0, 0
     for burst in bursts.values():
-        within = [c for c in burst if c["after_ns"] < burst[0]["before_ns"] + debounce_ns]
-        bounced += len(within) > 1
-        wrong += sum(len(decided_by.get(id(c), [])) for c in within) != 1
+        ds = sorted(d["ts_ns"] for c in burst for d in decided_by.get(id(c), []))
+        wrong += not ds or any(b - a < debounce_ns for a, b in pairwise(ds))
+        bounced += any(not decided_by.get(id(c)) and any(0 <= c["before_ns"] - t < debounce_ns for t in ds)
+                       for c in burst)
         first_kept += len(decided_by.get(id(burst[0]), [])) == 1
     checks["debounce"] = bounced > 0 and not wrong
     if not checks["debounce"]:
-        problems.append(f"bounce: {wrong} of {len(bursts)} bursts gave other than one press "
-                        f"({bounced} bursts bounced within {debounce_ms:g} ms)")
+        problems.append(f"bounce: {wrong} of {len(bursts)} bursts gave no press or two within "
+                        f"{debounce_ms:g} ms; {bounced} bursts had a contact dropped as bounce")
 
     stuck_ok = False
     for s in (s for s in sent if s["expect"] == "stuck"):

@@ -133,7 +133,8 @@ def test_a_press_the_arbiter_logged_late_is_out_of_order_as_fairness_md_promises
 
 def test_false_start_and_bounce_and_stamps_before_their_write() -> None:
     s = [sent(2, 1 * S, "false_start", "false start"),
-         sent(3, 2 * S, scenario="bounce", group=1), sent(3, 2 * S + 4 * MS, "bounce", "bounce", 1)]
+         sent(3, 2 * S, scenario="bounce", group=1), sent(3, 2 * S + 4 * MS, "bounce", "bounce", 1),
+         sent(3, 2 * S + 8 * MS, "bounce", "bounce", 1)]
     good = trace(pressed(2, 1 * S + 10, "false_start"), pressed(3, 2 * S + 10),
                  decided(3, 2 * S + 10, 2 * S + 6 * MS))
     r = analyse(s, good, [], PHASE)
