@@ -7,11 +7,12 @@ CLOCK_MONOTONIC stamps from gpio-sim's irq), lgpio, gpiozero's LGPIOFactory, the
 `table-host run` starts it, the control socket. What is simulated: the buttons (a line's pull
 written through sysfs, docs/virtual-pi.md).
 
-Each press the bench makes is a sysfs write, timed just before and just after. The kernel stamps
-the edge inside that write (the pull is applied and the irq handled synchronously), so an event
-the engine got is matched to its press by seat and by its stamp lying inside that write's window:
-that proves the time the table used is the kernel's edge time on the guest's CLOCK_MONOTONIC,
-not the moment our code ran.
+Each press the bench makes is a sysfs write, timed just before and just after. gpio-sim raises
+the edge interrupt from irq_work, which nearly always runs before the write returns, so the
+kernel's stamp lies inside the write's window: an event the engine got is matched to the last
+press written on its seat's line before its stamp, and the stamp inside that window shows the
+time the table used is the kernel's edge time on the guest's CLOCK_MONOTONIC, not the moment
+our code ran.
 """
 
 from __future__ import annotations
