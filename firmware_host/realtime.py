@@ -39,7 +39,7 @@ TIMER_SLACK_NS = 1_000
 SWITCH_INTERVAL_S = 0.0005
 """How long a thread waiting for Python's GIL waits before asking the holder to let go (5 ms by
 default): the game thread woken on time must not then wait 5 ms for a display thread's render."""
-PR_SET_TIMERSLACK = 29  # linux/prctl.h
+PR_SET_TIMERSLACK, PR_GET_TIMERSLACK = 29, 30  # linux/prctl.h
 GRANT = ("the unit grants it with LimitRTPRIO=15 (systemd/table-host.service); by hand: root, "
          "CAP_SYS_NICE or `ulimit -r 15`")
 
@@ -77,13 +77,25 @@ def make_normal(tid: int) -> None:
         os.sched_setscheduler(tid, os.SCHED_OTHER, os.sched_param(0))
 
 
+def _prctl(option: int, value: int = 0) -> int:
+    libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+    return int(libc.prctl(option, ctypes.c_ulong(value), 0, 0, 0))
+
+
 def set_timer_slack(ns: int = TIMER_SLACK_NS) -> bool:
     """Timer slack of the calling thread (prctl applies to the caller only; new threads copy it)."""
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
-        return libc.prctl(PR_SET_TIMERSLACK, ctypes.c_ulong(ns), 0, 0, 0) == 0
+        return _prctl(PR_SET_TIMERSLACK, ns) == 0
     except (OSError, AttributeError):
         return False
+
+
+def timer_slack() -> int:
+    """The calling thread's timer slack in ns (-1: unknown)."""
+    try:
+        return _prctl(PR_GET_TIMERSLACK)
+    except (OSError, AttributeError):
+        return -1
 
 
 def lgpio_edge_thread() -> int | None:
