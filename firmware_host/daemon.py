@@ -532,8 +532,8 @@ def run(config_file: str | None, emulate: bool, log: Any = print, ui: str = "non
         # board is opened, so that lgpio's threads, started by the opening, inherit it; emulated
         # parts (the LED controller's own thread) are not the Pi's and start before it.
         realtime = Realtime(log) if ui == "none" else None
-        lgpio_inherits = realtime is not None and config.hardware.backend != "emulated"
-        if lgpio_inherits:
+        lgpio_inherits = config.hardware.backend != "emulated"
+        if realtime is not None and lgpio_inherits:
             realtime.claim_game_thread()
         board = open_board(config)
         if realtime is not None:
