@@ -195,7 +195,7 @@ class TableInputs:
             self._recover(name, ts)
             return
         try:
-            changes = self._chips[name].on_interrupt()
+            _, changes = self._chips[name].on_interrupt()
         except OSError as exc:
             self._chip_failed(name, ts, exc)
             return
