@@ -246,6 +246,49 @@ def test_a_change_on_port_a_while_pending_makes_no_phantom_press_later_nor_a_fal
     assert not [e for e in events if e.kind is Event.STUCK and e.seat == 0]
 
 
+def test_an_edge_between_setup_clearing_the_chip_and_the_alert_being_armed_is_not_lost() -> None:
+    parts = make_table(hook=True)
+    _, buttons, buses, events, _ = parts
+    chip = buttons.chips["nav1"]
+
+    def press_after_setup_read(reg: int) -> None:
+        if reg == GPIOB:  # setup's last read, which cleared the chip
+            buses[1].after = None
+            chip.set_input(pin_index("A1"), True, 500 * MS)
+
+    buses[1].after = press_after_setup_read
+    start(*parts)
+    assert not chip.int_low("A")  # serviced: INTA is high again
+    buttons.set(0, "right", False, 800 * MS)
+    buttons.set(1, "left", True, 1_000 * MS)  # and later interrupts still come
+    assert presses(events) == [(0, "right", 500 * MS), (1, "left", 1_000 * MS)]
+
+
+def test_an_edge_during_recovery_is_serviced() -> None:
+    parts = make_table(hook=True)
+    _, buttons, buses, events, _ = parts
+    inputs = start(*parts)
+    chip = buttons.chips["nav1"]
+    chip.fail = True
+    buttons.set(0, "right", True, 1_000 * MS)
+    assert events[-1].kind == "fault"
+    chip.fail = False
+    buttons.set(0, "right", False, 1_050 * MS)
+
+    def press_after_recovery_read(reg: int) -> None:
+        if reg == GPIOB:
+            buses[1].after = None
+            chip.set_input(pin_index("B2"), True, 1_150 * MS)  # seat 2's up, just after the clear
+
+    buses[1].after = press_after_recovery_read
+    inputs.tick(1_100 * MS)
+    assert [e.kind for e in events].count("recovered") == 1
+    assert presses(events) == [(1, "up", 1_150 * MS)]
+    assert not chip.int_low("A")
+    buttons.set(0, "left", True, 1_300 * MS)
+    assert presses(events)[-1] == (0, "left", 1_300 * MS)
+
+
 # ---------------------------------------------------------------- property: no phantom, none lost
 
 ALL_PINS = list(range(16))
@@ -327,3 +370,21 @@ def test_changes_that_come_while_an_interrupt_is_pending_are_seen_in_gpio(steps)
         assert all(a != b for a, b in zip([False, *reported], reported, strict=False))
         assert len(reported) <= true_changes[pin]
         assert (reported[-1] if reported else False) == (not chip.levels >> pin & 1)
+
+
+def test_an_interrupt_line_stuck_low_is_a_fault_reported_once_and_retried() -> None:
+    parts = make_table()
+    cfg, buttons, _, events, factory = parts
+    inputs = start(*parts)
+    int_pin = factory.pin(cfg.inputs.expanders[0].interrupt_gpio)
+    int_pin.set_level(False, 1_000 * MS)  # shorted to ground: low with nothing latched
+    assert events[-1] == InputEvent("fault", -1, "nav1", 1_000 * MS,
+                                    "expander nav1: its interrupt line GPIO17 stays low with nothing latched")
+    inputs.tick(1_100 * MS)
+    inputs.tick(1_300 * MS)
+    assert [e.kind for e in events] == ["fault"]  # retried, still low, not reported again
+    int_pin.set_level(True, 1_400 * MS)  # the short is gone
+    inputs.tick(1_700 * MS)
+    assert events[-1].kind == "recovered"
+    buttons.set(1, "left", True, 2_000 * MS)
+    assert presses(events) == [(1, "left", 2_000 * MS)]

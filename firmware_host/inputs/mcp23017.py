@@ -102,6 +102,11 @@ class MCP23017:
     def levels(self) -> int:
         return self._levels
 
+    def flags(self) -> int:
+        """INTFB:INTFA: which pins latched an interrupt; reading them clears nothing."""
+        r = self.bus.read_byte_data
+        return r(self.address, INTFA) | r(self.address, INTFB) << 8
+
     def on_interrupt(self) -> Readout:
         """What changed since the last read, pressed meaning pulled low.
 
@@ -111,7 +116,7 @@ class MCP23017:
         (the chip latches only the first, DS §3.6.4) and clears both ports.
         """
         r = self.bus.read_byte_data
-        flags = r(self.address, INTFA) | r(self.address, INTFB) << 8
+        flags = self.flags()
         changes: list[tuple[int, bool]] = []
         for shift, reg in ((0, INTCAPA), (8, INTCAPB)):
             if flags >> shift & 0xFF:
