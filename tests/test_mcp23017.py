@@ -36,7 +36,7 @@ from firmware_host.inputs.mcp23017 import (
     EmulatedMCP23017,
     pin_index,
 )
-from firmware_host.inputs.pins import EmulatedButtons, InputEvent, TableInputs, pin_factory
+from firmware_host.inputs.pins import EmulatedButtons, InputEvent, TableInputs, emulated_factory
 
 MS = 1_000_000
 
@@ -202,7 +202,7 @@ class HookBus:
 def make_table(hook: bool = False):
     """The 4-seat build on mock pins: seat 1's navigation on nav1 port A, seat 2's on port B."""
     cfg = emulated_config(4)
-    factory = pin_factory(emulate=True)
+    factory = emulated_factory()
     buttons = EmulatedButtons(cfg.inputs, factory)
     buses = {n: HookBus(b) for n, b in buttons.buses.items()} if hook else buttons.buses
     events: list[InputEvent] = []
