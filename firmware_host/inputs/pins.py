@@ -254,14 +254,19 @@ class TableInputs:
 
     def _edge(self, seat: int, control: str, down: bool, ts: int) -> None:
         with self._lock:
-            event = self._filters[(seat, control)].edge(down, ts)
-            if event is None:
-                return
-            if event is Event.PRESS and control in ARBITRATED:
-                false_start = self.gate.admit(seat, ts)
-                if false_start is not None:
-                    event = false_start
-        self.sink(InputEvent(event, seat, control, ts))
+            flt = self._filters[(seat, control)]
+            found = [self._gated(seat, control, *settled)] if (settled := flt.settle(ts)) else []
+            event = flt.edge(down, ts)
+            if event is not None:
+                found.append(self._gated(seat, control, event, ts))
+        for item in found:
+            self.sink(item)
+
+    def _gated(self, seat: int, control: str, event: Event, ts: int) -> InputEvent:
+        """A press of an arbitrated control passes the start gate (false starts); under the lock."""
+        if event is Event.PRESS and control in ARBITRATED:
+            event = self.gate.admit(seat, ts) or event
+        return InputEvent(event, seat, control, ts)
 
     def expanders_down(self) -> list[str]:
         """The expanders that do not answer now (their seats' navigation is out until they do)."""
@@ -272,7 +277,8 @@ class TableInputs:
     def next_deadline(self) -> int | None:
         """When `tick` next has something to check (a button that may become stuck)."""
         with self._lock:
-            dues = [d for f in self._filters.values() if (d := f.stuck_due()) is not None]
+            dues = [d for f in self._filters.values()
+                    for d in (f.stuck_due(), f.settle_due()) if d is not None]
         dues += [when for when, _ in self._chip_retry.values()]
         return min(dues, default=None)
 
@@ -280,6 +286,9 @@ class TableInputs:
         found = []
         with self._lock:
             for (seat, control), flt in self._filters.items():
+                settled = flt.settle(now)
+                if settled is not None:
+                    found.append(self._gated(seat, control, *settled))
                 if flt.check(now) is Event.STUCK:
                     found.append(InputEvent(Event.STUCK, seat, control, now))
         for event in found:
