@@ -303,7 +303,8 @@ class Daemon:
             else:
                 self.config_problem = ""
                 remember_good(self.config_file)
-                restart = new.inputs != self.config.inputs or new.screens != self.config.screens
+                restart = (new.inputs != self.config.inputs or new.screens != self.config.screens
+                           or new.buzzer != self.config.buzzer)
                 self.table.window_ns = round(new.arbiter.window_ms * 1e6)
                 self.table.epsilon_ns = round(new.arbiter.epsilon_ms * 1e6)
                 if self.screens is not None:
@@ -311,7 +312,7 @@ class Daemon:
                 self.config = new
                 note = "configuration reloaded"
                 if restart:
-                    note += "; wiring and screens change at restart"
+                    note += "; wiring, screens and buzzer change at restart"
                 self.log(note)
                 answer = {"reloaded": True, "restart_needed": restart}
         self.notify.send("READY=1", f"STATUS={self._status()}")

@@ -20,7 +20,7 @@ OLED_A = 0.020  # SSD1306/SH1106 with every pixel lit, from the Pi's 3.3 V
 EXPANDER_A = 0.001
 MUX_A = 0.001
 PICO_A = 0.050
-BUZZER_A = 0.030
+BUZZER_A = 0.040  # CUI CD-1206 datasheet: 40 mA mean at 5 Vo-p, ½ duty
 SUPPLIES_A = (10, 15, 20, 30, 40, 60)  # common 5 V ratings
 LOAD = 0.8  # run a supply at no more than 80 % of its rating
 

@@ -43,8 +43,8 @@ def test_volume_is_the_duty_cycle_up_to_one_half() -> None:
 
 
 def test_buzzer_settings_are_checked_and_name_their_line(tmp_path: Path) -> None:
-    text = build_file(4).read_text().replace(
-        "gpio = 18  # through", 'volume = 1.5\nmute = ["count", "beep"]\ngpio = 18  # through')
+    text = build_file(4).read_text().replace("volume = 1.0  # 0..1: the PWM duty, 0..50 %", "volume = 1.5")
+    text = text.replace('mute = []  # sounds not to play, e.g. ["count"]', 'mute = ["count", "beep"]')
     path = tmp_path / "table.toml"
     path.write_text(text)
     with pytest.raises(ConfigError) as caught:
