@@ -326,3 +326,70 @@ def test_a_terminal_ui_logs_each_sound_and_rings_its_bell(dirs: Path) -> None:
         assert out.getvalue() == "\a" and rung == [Cue("too_late", 1, 0)]
     finally:
         daemon.close()
+
+
+# ------------------------------------------------------------ the Pi path: gpiozero's LGPIOPin
+
+
+class RecordingLgpio:
+    """lgpio's calls as the Pi path makes them; tx_pwm checks its arguments as lgTxPwm does
+    (lg lgGpio.c: frequency 0 = off or 0.1-10000 Hz, duty 0-100 %)."""
+
+    def __init__(self) -> None:
+        self.tx: list[tuple[float, float]] = []
+        self.modes: dict[int, int] = {}
+
+    def gpiochip_open(self, chip: int) -> int:
+        return 7
+
+    def gpiochip_close(self, handle: int) -> None:
+        pass
+
+    def gpio_claim_input(self, handle: int, gpio: int, flags: int = 0) -> None:
+        self.modes[gpio] = 0
+
+    def gpio_claim_output(self, handle: int, gpio: int, level: int = 0) -> None:
+        self.modes[gpio] = 2  # GPIO_IS_OUT
+
+    def gpio_get_mode(self, handle: int, gpio: int) -> int:
+        return self.modes.get(gpio, 0)
+
+    def gpio_write(self, handle: int, gpio: int, level: int) -> None:
+        self.tx.append(("write", level))  # type: ignore[arg-type]
+
+    def gpio_free(self, handle: int, gpio: int) -> None:
+        pass
+
+    def tx_pwm(self, handle: int, gpio: int, freq: float, duty: float, offset: int = 0,
+               cycles: int = 0) -> int:
+        assert gpio == GPIO
+        assert freq == 0 or 0.1 <= freq <= 10_000, f"LG_BAD_PWM_FREQ ({freq})"
+        assert 0 <= duty <= 100 and duty == int(duty), f"LG_BAD_PWM_DUTY ({duty})"
+        self.tx.append((freq, duty))
+        return 1
+
+
+def test_on_the_pi_the_player_makes_the_same_tx_pwm_calls_the_emulated_pin_records(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import gpiozero.pins.lgpio as pins_lgpio
+
+    fake = RecordingLgpio()
+    for name in ("gpiochip_open", "gpiochip_close", "gpio_claim_input", "gpio_claim_output",
+                 "gpio_get_mode", "gpio_write", "gpio_free", "tx_pwm"):
+        monkeypatch.setattr(pins_lgpio.lgpio, name, getattr(fake, name), raising=False)
+
+    class Pi4Factory(pins_lgpio.LGPIOFactory):
+        def _get_revision(self) -> int:
+            return 0xC03114  # a Pi 4 B
+
+    pi = Pi4Factory(chip=0)
+    emulated = emulated_factory()
+    players = [BuzzerPlayer(BuzzerConfig(gpio=GPIO, volume=0.5), f) for f in (pi, emulated)]
+    for player in players:
+        player.play("too_late")
+        assert player.wait_idle()
+        player.close()
+    tx = [e for e in fake.tx if e[0] != "write"]
+    assert tx == emulated.pin(GPIO).pwm  # the model records exactly what lgpio is handed
+    assert notes(tx) == [(2400, 25), (1800, 25)] and tx[-1] == (0, 0)
+    pi.close()
