@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 Sound = Literal["count", "go", "false_start", "too_late", "ligretto", "round_end", "match_won"]
 SOUNDS: tuple[str, ...] = get_args(Sound)
 
+RESONANCE_HZ = 2400
+"""The transducer's rated frequency (CUI CD-1206 datasheet): where it is loudest."""
 LOUDEST_DUTY = 0.5
 """A square wave at ½ duty drives a transducer hardest (its datasheet's rating condition)."""
 LONGEST_MS = 600
@@ -112,7 +114,7 @@ class BuzzerPlayer:
         from gpiozero import PWMOutputDevice
 
         try:
-            self._device = PWMOutputDevice(config.gpio, initial_value=0, frequency=tunes["go"][0].hz,
+            self._device = PWMOutputDevice(config.gpio, initial_value=0, frequency=RESONANCE_HZ,
                                            pin_factory=factory)
             self._device.pin.frequency = None  # silent and no PWM running until a tune plays
         except Exception as exc:  # a GPIO in use, no PWM: the table plays on, silent, and says why
@@ -166,7 +168,7 @@ class BuzzerPlayer:
             for note in self.tunes[name]:
                 self._sound(note.hz)
                 with self._cond:
-                    cut = self._cond.wait_for(lambda a=asked: self._asked != a or self._closing,  # type: ignore[misc]
+                    cut = self._cond.wait_for(lambda a=asked: self._asked != a or self._closing,
                                               note.ms / 1000)
                 if cut:
                     break
