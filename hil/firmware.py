@@ -171,7 +171,9 @@ def _scripted(board: Board, width: int, height: int) -> dict[str, Any]:
         payload = reply[0][2]
         out["protocol"] = payload[0]
         out["size"] = f"{payload[1]}x{payload[2]}"
-        out["firmware"] = bytes(payload[3:]).decode("ascii", "replace")
+        out["firmware"] = bytes(payload[5:]).decode("ascii", "replace")
+        out["firmware_data_pin"] = payload[3]
+        out["firmware_native"] = bool(payload[4] & ledproto.NATIVE)
 
     def frame(seq: int) -> tuple[bytes, bytes]:
         pixels = bytes((ledproto.SYNC,)) * 6 + rnd.randbytes(width * height * 3 - 6)  # sync bytes inside too
@@ -241,6 +243,8 @@ def _through_the_link(board: Board, width: int, height: int, seconds: float) -> 
             "frames_per_s": round(acked / elapsed, 1),
             "retransmits": link.stats.retransmits,
             "naks": link.stats.naks,
+            "frames_dropped": link.stats.frames_dropped,
+            "stale_replies": link.stats.stale_replies,
             "frames_shown": len(shown),
             "pixels_match": caught_up and all(s in expected for s in shown),
             "last_frame_shown": caught_up,
@@ -319,11 +323,13 @@ def summary(r: dict[str, Any]) -> str:
     acked, sent = r.get("firmware_frames_acked", 0), r.get("firmware_frames_sent", 0)
     lines.append(f"  link: {acked}/{sent} frames acked, "
                  f"{r.get('frames_per_s', 0)} frames/s, {r.get('retransmits', 0)} retransmits, "
-                 f"{r.get('naks', 0)} NAKs, data pin GP{r.get('data_pins_driven')}")
+                 f"{r.get('naks', 0)} NAKs, {r.get('frames_dropped', 0)} stale frames dropped, "
+                 f"data pin driven {', '.join(f'GP{p}' for p in r.get('data_pins_driven', []))}")
     bench = r.get("bench") or {}
     if "per_frame_ms" in bench:
         parts = ", ".join(f"{k} {v}" for k, v in bench["per_frame_ms"].items())
-        lines.append(f"  per frame (wasm, ms): {parts}; crc {bench.get('crc')}, copy {bench.get('copy')}")
+        lines.append(f"  per frame (wasm, ms): {parts}; CRC and copy as {bench.get('impl')} code, "
+                     f"{bench.get('allocated_per_frame_bytes')} bytes allocated a frame")
     return "\n".join(lines)
 
 
