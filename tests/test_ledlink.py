@@ -152,8 +152,8 @@ def _viper_module() -> dict:
     sys.modules["micropython"] = fake
     try:
         namespace: dict = {"ptr8": object, "ptr16": object, "__name__": "ledviper"}
-        exec(compile((ROOT / "firmware_host" / "displays" / "ledviper.py").read_text(), "ledviper.py", "exec"),
-             namespace)
+        source = (ROOT / "firmware_host" / "displays" / "ledviper.py").read_text()
+        exec(compile(source, "ledviper.py", "exec"), namespace)
     finally:
         if saved is None:
             del sys.modules["micropython"]

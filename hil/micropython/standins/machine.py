@@ -16,6 +16,7 @@ except ImportError:
 
 shown = None  # the last buffer clocked out: what the LEDs show
 writes = 0
+last_pin = None  # the GPIO the last bitstream went out on
 bits = 0  # bits clocked out so far: the board spends (high + low) ns on each
 
 
@@ -39,12 +40,13 @@ class Pin:
 
 
 def bitstream(pin, encoding, timing, buf):
-    global shown, writes, bits
+    global shown, writes, bits, last_pin
     if encoding != 0:
         raise ValueError("encoding")
     if pin.mode != Pin.OUT:
         raise ValueError(f"pin {pin.pin} is not an output")
     shown = bytes(buf)
+    last_pin = pin.pin
     writes += 1
     bits += len(buf) * 8
     if hil is not None:
