@@ -286,6 +286,7 @@ def run(cache: Path, seconds: float = 3.0) -> dict[str, Any]:
     result["bench"] = _bench(modules) if (FIRMWARE / "bench.py").exists() else {}
     result["micropython_version"] = result["bench"].get("micropython", "") or _version(modules)
     result["host_protocol"] = ledproto.VERSION
+    result["rp2040_estimate"] = board_estimate(width, height)
     result.setdefault("firmware_frames_sent", 0)
     result.setdefault("firmware_frames_acked", 0)
     result["ok"] = all(result.get(k) for k in (
@@ -314,6 +315,17 @@ def _version(modules: Path) -> str:
     return next((r[8:] for r in board.reports if r.startswith("version ")), "")
 
 
+def board_estimate(width: int, height: int, usb_bytes_per_ms: float = 600.0, cpu_ms: float = 1.7) -> dict:
+    """docs/led-protocol.md's arithmetic for an RP2040: the bitstream (24 bits of 1.25 us per
+    LED, interrupts off), the block on USB (CDC at a conservative 600 bytes/ms), and the CPU
+    work with viper (CRC, copy, Python per block). Only a board's bench.py calibrates it."""
+    bitstream = width * height * 24 * 1.25e-3
+    usb = (2 + width * height * 3 + 8) / usb_bytes_per_ms
+    frame = bitstream + usb + cpu_ms
+    return {"bitstream_ms": round(bitstream, 2), "usb_ms": round(usb, 2), "cpu_ms": cpu_ms,
+            "frame_ms": round(frame, 2), "frames_per_s": round(1000 / frame, 1)}
+
+
 def summary(r: dict[str, Any]) -> str:
     lines = [f"LED firmware under MicroPython {r.get('micropython_version', '?')} (WebAssembly), "
              f"{r['width']}x{r['height']}, protocol {r.get('protocol', '?')} (host {r['host_protocol']})"]
@@ -330,6 +342,10 @@ def summary(r: dict[str, Any]) -> str:
         parts = ", ".join(f"{k} {v}" for k, v in bench["per_frame_ms"].items())
         lines.append(f"  per frame (wasm, ms): {parts}; CRC and copy as {bench.get('impl')} code, "
                      f"{bench.get('allocated_per_frame_bytes')} bytes allocated a frame")
+    board = board_estimate(r["width"], r["height"])
+    lines.append(f"  RP2040 estimate (docs/led-protocol.md): bitstream {board['bitstream_ms']} ms + USB "
+                 f"{board['usb_ms']} ms + CPU {board['cpu_ms']} ms = {board['frame_ms']} ms, "
+                 f"{board['frames_per_s']} frames/s")
     return "\n".join(lines)
 
 

@@ -53,7 +53,9 @@ class Controller:
 
     def serve(self, readinto):
         """The main loop: blocks in, answers out, forever (until the line closes)."""
-        reader = ledproto.Reader(readinto, max(self.frame_len, 64))
+        # Room for any block, not only our frame: a host configured for another size still
+        # gets a hello reply that says which size this controller drives.
+        reader = ledproto.Reader(readinto, ledproto.MAX_BLOCK)
         while True:
             seq, kind, n = reader.block()
             self.take(seq, kind, reader.mv[ledproto.HEADER : n - 2] if kind else None)
