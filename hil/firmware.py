@@ -268,7 +268,6 @@ def _bench(modules: Path) -> dict[str, Any]:
 
 def run(cache: Path, seconds: float = 3.0) -> dict[str, Any]:
     """Everything above; the keys are stable for `./dev hil`."""
-    sys.path.insert(0, str(ROOT)) if str(ROOT) not in sys.path else None
     from firmware_host.displays import ledproto
 
     modules = node_modules(Path(cache))
