@@ -356,6 +356,59 @@ def test_a_controller_with_the_old_protocol_is_named_and_refused() -> None:
         link.close()
 
 
+class StaleAcker:
+    """A port whose controller says hello, then answers every frame with the ack of the
+    frame before it: alive-looking traffic that never acknowledges what is in flight."""
+
+    def __init__(self) -> None:
+        self.decoder = ledproto.Decoder()
+        self.outgoing = b""
+        self.last_seq = 0
+
+    def reset_input_buffer(self) -> None:
+        self.outgoing = b""
+
+    def write(self, data: bytes) -> int:
+        for seq, kind, _ in self.decoder.feed(data)[0]:
+            if kind == ledproto.HELLO:
+                about = bytes((32, 16)) if ledproto.VERSION == 1 else bytes((32, 16, 2, 1))
+                self.outgoing += ledproto.encode(seq, ledproto.HELLO_REPLY,
+                                                 bytes((ledproto.VERSION,)) + about + b"stale")
+            elif kind == ledproto.FRAME:
+                old = self.last_seq
+                self.outgoing += ledproto.encode(old, ledproto.ACK, bytes((old,)))
+                self.last_seq = seq
+        return len(data)
+
+    @property
+    def in_waiting(self) -> int:
+        return len(self.outgoing)
+
+    def read(self, n: int = 1) -> bytes:
+        if not self.outgoing:
+            time.sleep(0.01)
+        out, self.outgoing = self.outgoing[:n], self.outgoing[n:]
+        return out
+
+    def close(self) -> None:
+        pass
+
+
+def test_acks_for_old_frames_do_not_keep_a_dead_link_looking_alive() -> None:
+    log: list[str] = []
+    link = LedLink("/dev/table-led", 32, 16, log.append, open_port=lambda _p: StaleAcker())
+    try:
+        link.show(picture(1))
+        for _ in range(400):
+            if any("stopped answering" in line for line in log):
+                break
+            time.sleep(0.01)
+        assert any("stopped answering" in line for line in log)
+        assert link.stats.frames_acked == 0
+    finally:
+        link.close()
+
+
 def test_a_slow_controller_gets_only_the_newest_frame_and_never_a_queue(led) -> None:
     """The game draws every 5 ms; the controller needs 120 ms a frame. The host must keep at
     most one frame in flight (so nothing piles up in the USB buffers while the strip is
