@@ -41,6 +41,8 @@ RUNNER = NODE_DIR / "runner.mjs"
 STANDINS = NODE_DIR / "standins"
 FIRMWARE = ROOT / "hardware" / "led_controller"
 PACKAGE = "@micropython/micropython-webassembly-pyscript"
+CHECKS = ("hello", "frame_acked", "frame_shown", "damaged_naked", "damaged_not_shown", "resync_at_once",
+          "resync_shown", "link_online", "pixels_match", "data_pin_as_wired")
 
 
 class Missing(RuntimeError):
@@ -271,7 +273,8 @@ def run(cache: Path, seconds: float = 3.0) -> dict[str, Any]:
     from firmware_host.displays import ledproto
 
     modules = node_modules(Path(cache))
-    width, height = _board_size()
+    wiring = _board()
+    width, height = wiring["WIDTH"], wiring["HEIGHT"]
     board = Board(modules)
     result: dict[str, Any] = {"micropython_version": "", "width": width, "height": height}
     try:
@@ -280,6 +283,7 @@ def run(cache: Path, seconds: float = 3.0) -> dict[str, Any]:
     finally:
         err = board.close()
     result["data_pins_driven"] = sorted(board.pins)
+    result["data_pin_as_wired"] = result["data_pins_driven"] == [wiring["DATA_PIN"]]
     if err.strip():
         result["firmware_stderr"] = err.strip()[-500:]
     result["bench"] = _bench(modules) if (FIRMWARE / "bench.py").exists() else {}
@@ -288,23 +292,18 @@ def run(cache: Path, seconds: float = 3.0) -> dict[str, Any]:
     result["rp2040_estimate"] = board_estimate(width, height)
     result.setdefault("firmware_frames_sent", 0)
     result.setdefault("firmware_frames_acked", 0)
-    result["ok"] = all(result.get(k) for k in (
-        "hello", "frame_acked", "frame_shown", "damaged_naked", "damaged_not_shown", "resync_at_once",
-        "resync_shown", "link_online", "pixels_match")) and result["firmware_frames_acked"] > 0
+    result["ok"] = all(result.get(k) for k in CHECKS) and result["firmware_frames_acked"] > 0
     return result
 
 
-def _board_size() -> tuple[int, int]:
-    text = (FIRMWARE / "main.py").read_text()
-    board = FIRMWARE / "board.py"
-    if board.exists():
-        text = board.read_text()
+def _board() -> dict[str, int]:
+    """The firmware's wiring (hardware/led_controller/board.py): WIDTH, HEIGHT, DATA_PIN."""
     values = {}
-    for line in text.splitlines():
+    for line in (FIRMWARE / "board.py").read_text().splitlines():
         name, _, value = line.partition("=")
-        if name.strip() in ("WIDTH", "HEIGHT"):
+        if name.strip() in ("WIDTH", "HEIGHT", "DATA_PIN"):
             values[name.strip()] = int(value.split("#")[0])
-    return values["WIDTH"], values["HEIGHT"]
+    return values
 
 
 def _version(modules: Path) -> str:
@@ -328,9 +327,7 @@ def board_estimate(width: int, height: int, usb_bytes_per_ms: float = 600.0, cpu
 def summary(r: dict[str, Any]) -> str:
     lines = [f"LED firmware under MicroPython {r.get('micropython_version', '?')} (WebAssembly), "
              f"{r['width']}x{r['height']}, protocol {r.get('protocol', '?')} (host {r['host_protocol']})"]
-    checks = ["hello", "frame_acked", "frame_shown", "damaged_naked", "damaged_not_shown", "resync_at_once",
-              "resync_shown", "pixels_match"]
-    lines.append("  " + ", ".join(f"{k} {'yes' if r.get(k) else 'NO'}" for k in checks))
+    lines.append("  " + ", ".join(f"{k} {'yes' if r.get(k) else 'NO'}" for k in CHECKS))
     acked, sent = r.get("firmware_frames_acked", 0), r.get("firmware_frames_sent", 0)
     lines.append(f"  link: {acked}/{sent} frames acked, "
                  f"{r.get('frames_per_s', 0)} frames/s, {r.get('retransmits', 0)} retransmits, "
