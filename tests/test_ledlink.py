@@ -116,7 +116,7 @@ def test_the_matrix_is_16x16_panels_in_serpentine_rows() -> None:
 
 def test_the_controller_answers_hello_and_writes_frames_into_the_strip_buffer_as_grb() -> None:
     sent: list[bytes] = []
-    strip = Strip(32 * 16)
+    strip = Strip(32 * 16, clocked=False)
     ctl = Controller(sent.append, strip, 32, 16, data_pin=2)
     ctl.take(1, ledproto.HELLO, memoryview(bytes((2, 32, 16))))
     (reply,), _ = ledproto.Decoder().feed(sent[-1])
