@@ -42,6 +42,10 @@ class SetupMissing(Exception):
     """Something the host needs is not there: the message says what and how to get it."""
 
 
+SETUP_ERRORS = ("SetupMissing", "Missing")
+"""A part raising one of these could not start for want of something on the host (exit 2)."""
+
+
 HOST_TOOLS = {  # what vng needs on the host, and the Debian package that brings it
     "qemu-system-x86_64": "qemu-system-x86",
     "busybox": "busybox-static",
@@ -117,6 +121,8 @@ def run_part(name: str, module: str, call: Callable[[Any], dict[str, Any]]) -> d
     try:
         result = dict(call(mod))
     except Exception as exc:
+        if type(exc).__name__ in SETUP_ERRORS:  # the part's own "install X" message
+            return {"ran": False, "ok": False, "setup": True, "why": str(exc)}
         return {"ran": True, "ok": False, "why": f"{type(exc).__name__}: {exc}",
                 "traceback": traceback.format_exc()}
     result.setdefault("ok", True)
@@ -214,6 +220,10 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(summary, default=str))
     else:
         print(human(summary, parts))
+    missing = [f"hil: {name}: {p['why']}" for name, p in parts.items() if p.get("setup")]
+    if missing:
+        print("\n".join(missing), file=sys.stderr)
+        return EXIT_SETUP
     return 0 if summary["ok"] else 1
 
 

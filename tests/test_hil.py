@@ -208,3 +208,15 @@ def test_a_missing_host_tool_is_one_line_naming_the_package(monkeypatch: pytest.
     with pytest.raises(orchestrator.SetupMissing, match=r"^qemu-system-x86_64 is missing: apt-get install "
                                                         r"qemu-system-x86"):
         orchestrator.check_host()
+
+
+def test_a_part_missing_a_host_tool_is_a_set_up_problem() -> None:
+    class Missing(Exception):
+        pass
+
+    def needs_node(_: Any) -> dict[str, Any]:
+        raise Missing("node not found on PATH: apt-get install nodejs npm")
+
+    part = orchestrator.run_part("firmware", "kernel", needs_node)
+    assert part == {"ran": False, "ok": False, "setup": True,
+                    "why": "node not found on PATH: apt-get install nodejs npm"}
