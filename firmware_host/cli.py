@@ -49,6 +49,9 @@ def build_parser() -> argparse.ArgumentParser:
     power.add_argument("--pi", choices=("pi4", "pi5"), default="pi4")
     power.add_argument("--json", action="store_true")
 
+    boot = sub.add_parser("boot-config", help="the config.txt lines a configuration needs (install.sh)")
+    boot.add_argument("--config", help="configuration file (default: the 4-seat build, hardware/wiring/)")
+
     watch = sub.add_parser("watch", help="watch bots play a match, round by round")
     watch.add_argument("--game", choices=GAMES, default="classic")
     watch.add_argument("--players", type=int, default=4)
@@ -74,6 +77,8 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--rounds", type=int, default=3000, help="engine: rounds to time")
     bench.add_argument("--pairs", type=int, default=1_000_000, help="arbitration: contested pairs")
     bench.add_argument("--seconds", type=float, default=10.0, help="arbitration: real-time latency run")
+    bench.add_argument("--load", type=int, default=0,
+                       help="arbitration: busy processes running beside the real-time run")
     bench.add_argument("--decisions", type=int, default=1500, help="display: decisions per game")
     bench.add_argument("--idle", type=float, default=10.0, help="daemon: seconds measured idle")
     return p
@@ -94,6 +99,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _bench(args)
         if command == "power":
             return _power(args)
+        if command == "boot-config":
+            return _boot_config(args)
         if command == "watch":
             return _watch(args)
         return _run(args)
@@ -177,6 +184,8 @@ def _bench(args: argparse.Namespace) -> int:
 
     if args.rounds < 1 or args.pairs < 1 or args.seconds <= 0 or args.decisions < 1:
         _fail("--rounds, --pairs, --seconds and --decisions must be positive")
+    if not 0 <= args.load <= 64:
+        _fail("--load must be 0 to 64 busy processes")
     figures: dict[str, Any] = {}
     text = []
     if args.which in ("engine", "all"):
@@ -184,7 +193,7 @@ def _bench(args: argparse.Namespace) -> int:
         text.append(bench.engine_text(figures["engine"]))
     if args.which in ("arbitration", "all"):
         order = bench.bench_arbitration_order(args.pairs)
-        latency = bench.bench_arbitration_latency(args.seconds)
+        latency = bench.bench_arbitration_latency(args.seconds, load=args.load)
         figures["arbitration"] = {"order": order, "latency": latency}
         text.append(bench.arbitration_text(order, latency))
     if args.which in ("display", "all"):
@@ -214,6 +223,18 @@ def _power(args: argparse.Namespace) -> int:
         _fail(str(exc))
     budget = power_budget(config, args.pi)
     _emit(as_dict(budget), args.json, budget.text())
+    return 0
+
+
+def _boot_config(args: argparse.Namespace) -> int:
+    """Only the buses the configuration uses: an enabled bus owns its GPIOs."""
+    from .config import ConfigError, boot_config, default_config, load_config
+
+    try:
+        config = load_config(args.config) if args.config else default_config(4)
+    except ConfigError as exc:
+        _fail(str(exc))
+    print("\n".join(boot_config(config)))
     return 0
 
 

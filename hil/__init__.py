@@ -1,1 +1,4 @@
-"""The virtual Raspberry Pi: `./dev hil` boots a Linux kernel under QEMU and runs the table on it."""
+"""Hardware-in-the-loop runs: the real code against real interpreters and kernels.
+
+`./dev hil` (`python -m hil`) boots a Linux kernel under QEMU and runs the table on it; docs/virtual-pi.md.
+"""

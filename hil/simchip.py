@@ -14,6 +14,7 @@ The writer takes the two roots as arguments so tests can point it at a plain fol
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,7 +46,7 @@ class SimChip:
 
     def create(self) -> SimChip:
         """Lay out the device with one bank of `lines` lines named GPIO0.., and switch it live."""
-        self.bank.mkdir(parents=True, exist_ok=False)
+        self.bank.mkdir(parents=True, exist_ok=True)
         (self.bank / "num_lines").write_text(f"{self.lines}\n")
         (self.bank / "label").write_text(f"{self.label}\n")
         for n in range(self.lines):
@@ -73,8 +74,13 @@ class SimChip:
     def set_pull(self, offset: int, pull: str) -> tuple[int, int]:
         """Write the line's pull; the monotonic time just before and just after the write."""
         path = self.line_dir(offset) / "pull"
+        data = pull.encode()
         before = time.monotonic_ns()
-        path.write_text(pull)
+        fd = os.open(path, os.O_WRONLY | os.O_TRUNC)  # as `echo pull-down > .../pull` does; lean under TCG
+        try:
+            os.write(fd, data)
+        finally:
+            os.close(fd)
         after = time.monotonic_ns()
         self.writes.append((offset, pull, before, after))
         return before, after
