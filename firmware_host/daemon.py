@@ -91,8 +91,9 @@ class Daemon:
         buses = self.buttons.buses if self.buttons else _smbus(config)
         self.inputs = TableInputs(config.inputs, self.factory, buses, self.events.put)
         self.inputs.gate = self.table.gate
-        screens = config.screens or emulated_config(len(config.inputs.seats)).screens
-        opener = recording_opener({}) if emulate else hardware_opener(list(screens))
+        wired = config if config.screens else emulated_config(len(config.inputs.seats))
+        screens = wired.screens
+        opener = recording_opener({}) if emulate else hardware_opener(list(screens), list(wired.i2c_muxes))
         self.oleds = SeatDisplays(specs_for(list(screens)), opener, say)
         centre = config.centre
         self._led_dir = tempfile.TemporaryDirectory() if emulate else None
