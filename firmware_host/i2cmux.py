@@ -17,6 +17,9 @@ What sysfs does show, per the kernel source:
   `i2c_mux_add_adapter`: `sysfs_create_link(&muxc->dev->kobj,
   &priv->adap.dev.kobj, "channel-%u")`).
 So `readlink /sys/bus/i2c/devices/1-0070/channel-0` ends in `i2c-22` on a Pi 4.
+The bus opens as /dev/i2c-22 only while the i2c-dev driver has it: that driver
+names its class device after the adapter (drivers/i2c/i2c-dev.c,
+`i2cdev_attach_adapter`: `"i2c-%d"`), i.e. /sys/class/i2c-dev/i2c-22.
 """
 
 from __future__ import annotations
@@ -31,9 +34,9 @@ SYSFS = Path("/sys")
 CHANNELS = 8  # a TCA9548A / PCA9548
 
 
-class MuxChannelMissing(OSError):
-    """The mux or its channel is not in sysfs (yet): the seat's screen stays offline and is
-    looked up again at its next retry, so a mux whose driver loads late is still found."""
+class I2CBusMissing(OSError):
+    """The mux, its channel or the bus is not in sysfs (yet): the seat's screen stays offline
+    and is looked up again at its next retry, so a mux whose driver loads late is found."""
 
 
 def mux_device(parent: int, address: int, sysfs: Path = SYSFS) -> Path:
@@ -52,7 +55,7 @@ def channel_bus(parent: int, address: int, channel: int, sysfs: Path = SYSFS) ->
     mux = f"i2c-mux at 0x{address:02x} on i2c-{parent}"
     device = mux_device(parent, address, sysfs)
     if not device.is_dir():
-        raise MuxChannelMissing(f"no {mux} in sysfs ({device} missing): is "
+        raise I2CBusMissing(f"no {mux} in sysfs ({device} missing): is "
                                 f"`{overlay_line(parent, address)}` in config.txt and the box rebooted?")
     link = device / f"channel-{channel}"
     try:
@@ -60,7 +63,7 @@ def channel_bus(parent: int, address: int, channel: int, sysfs: Path = SYSFS) ->
     except FileNotFoundError:
         present = sorted(int(p.name[8:]) for p in device.glob("channel-*") if p.name[8:].isdigit())
         if present:
-            raise MuxChannelMissing(
+            raise I2CBusMissing(
                 f"the {mux} has channels {', '.join(map(str, present))} but no channel-{channel} in "
                 f"sysfs ({link} missing): is it a pca9548 (8 channels) in config.txt's dtoverlay line?"
             ) from None
@@ -68,14 +71,14 @@ def channel_bus(parent: int, address: int, channel: int, sysfs: Path = SYSFS) ->
         why = ("its driver added no channels" if bound else
                "no driver has taken it (yet): the i2c_mux_pca954x module is not loaded, or the chip "
                f"did not answer (`i2cdetect -y {parent}` shows {address:02x} or UU when it is there)")
-        raise MuxChannelMissing(f"the {mux} has no channel-{channel} in sysfs ({link} missing): {why}; "
+        raise I2CBusMissing(f"the {mux} has no channel-{channel} in sysfs ({link} missing): {why}; "
                                 f"`dmesg | grep pca954x` says more") from None
     except OSError as exc:
-        raise MuxChannelMissing(f"the {mux}: cannot read {link}: {exc.strerror or exc}") from None
+        raise I2CBusMissing(f"the {mux}: cannot read {link}: {exc.strerror or exc}") from None
     name = Path(target).name
     found = re.fullmatch(r"i2c-(\d+)", name)
     if found is None:
-        raise MuxChannelMissing(f"the {mux}: {link} points to {target}, not to an i2c-N bus")
+        raise I2CBusMissing(f"the {mux}: {link} points to {target}, not to an i2c-N bus")
     return int(found.group(1))
 
 
@@ -85,10 +88,23 @@ def resolve_bus(screen: Any, muxes: Iterable[Any], sysfs: Path = SYSFS) -> int:
     if screen.bus is not None:
         return int(screen.bus)
     if screen.mux is None or screen.channel is None:
-        raise MuxChannelMissing("the screen names neither a fixed bus nor a mux and channel")
+        raise I2CBusMissing("the screen names neither a fixed bus nor a mux and channel")
     found = [m for m in muxes if m.address == screen.mux]
     if len(found) != 1:
-        raise MuxChannelMissing(f"{len(found) or 'no'} [[i2c_muxes]] entries at 0x{screen.mux:02x}: "
+        raise I2CBusMissing(f"{len(found) or 'no'} [[i2c_muxes]] entries at 0x{screen.mux:02x}: "
                                 "give the screen a fixed bus = N")
     return channel_bus(found[0].bus, found[0].address, screen.channel, sysfs)
 
+
+
+def check_i2c_dev(bus: int, sysfs: Path = SYSFS) -> None:
+    """Say exactly why /dev/i2c-`bus` cannot be there, before luma's "device not found"."""
+    if (sysfs / "class" / "i2c-dev" / f"i2c-{bus}").exists():
+        return
+    adapter = sysfs / "bus" / "i2c" / "devices" / f"i2c-{bus}"
+    if not adapter.exists():
+        raise I2CBusMissing(f"no bus i2c-{bus} in sysfs ({adapter} missing): `i2cdetect -l` lists "
+                            "the buses there are")
+    raise I2CBusMissing(f"no /dev/i2c-{bus}: the i2c-dev module is not loaded ({sysfs}/class/i2c-dev/"
+                        f"i2c-{bus} missing; `sudo modprobe i2c-dev`, and list i2c-dev in "
+                        "/etc/modules-load.d/ so it loads at boot)")

@@ -44,6 +44,12 @@ install -D -m 0644 /dev/stdin "$root/etc/udev/rules.d/90-table-host.rules" <<'RU
 SUBSYSTEM=="tty", ATTRS{idVendor}=="2e8a", SYMLINK+="table-led", GROUP="dialout", MODE="0660"
 RULES
 
+# /dev/i2c-N exists only while the i2c-dev driver holds bus N; config.txt does not load it.
+install -D -m 0644 /dev/stdin "$root/etc/modules-load.d/table-host.conf" <<'MODULES'
+i2c-dev
+MODULES
+[ -z "$staging" ] && { modprobe i2c-dev || true; }
+
 # I2C at 400 kHz, the TCA9548A multiplexer (as pca9548) giving each seat's OLED its own bus, SPI.
 config="$root/boot/firmware/config.txt"
 install -d "$(dirname "$config")"

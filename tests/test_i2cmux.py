@@ -15,7 +15,7 @@ from PIL import Image
 from firmware_host.config import ConfigError, I2CMux, SeatScreen, default_config, parse_config
 from firmware_host.displays import oled
 from firmware_host.displays.oled import ControllerModel, RecordingInterface, SeatDisplays
-from firmware_host.i2cmux import MuxChannelMissing, channel_bus, resolve_bus
+from firmware_host.i2cmux import I2CBusMissing, channel_bus, resolve_bus
 
 PI4_I2C1 = "devices/platform/soc/fe804000.i2c"  # bcm2711's i2c_arm controller
 PI5_I2C1 = "devices/platform/axi/1000120000.pcie/1f00074000.i2c"  # RP1's i2c1
@@ -40,8 +40,22 @@ def kernel_mux(sysfs: Path, controller: str, parent: int, address: int, buses: d
     for channel, bus in buses.items():
         (adapter / f"i2c-{bus}").mkdir()
         (device / f"channel-{channel}").symlink_to(f"../i2c-{bus}")
-        (links / f"i2c-{bus}").symlink_to(os.path.relpath(adapter / f"i2c-{bus}", links))
+        adapter_link(sysfs, adapter / f"i2c-{bus}")
     return device
+
+
+def adapter_link(sysfs: Path, adapter: Path, i2c_dev: bool = True) -> None:
+    """An adapter in /sys/bus/i2c/devices and, with i2c-dev loaded, its /sys/class/i2c-dev entry
+    (drivers/i2c/i2c-dev.c names it i2c-%d after the adapter's number)."""
+    adapter.mkdir(parents=True, exist_ok=True)
+    links = sysfs / "bus/i2c/devices"
+    links.mkdir(parents=True, exist_ok=True)
+    (links / adapter.name).symlink_to(os.path.relpath(adapter, links))
+    if i2c_dev:
+        (adapter / "i2c-dev" / adapter.name).mkdir(parents=True)
+        (sysfs / "class/i2c-dev").mkdir(parents=True, exist_ok=True)
+        (sysfs / "class/i2c-dev" / adapter.name).symlink_to(
+            os.path.relpath(adapter / "i2c-dev" / adapter.name, sysfs / "class/i2c-dev"))
 
 
 def pi4(tmp_path: Path, muxes: int = 1) -> Path:
@@ -84,7 +98,7 @@ def test_a_fixed_bus_overrides_the_lookup(tmp_path: Path) -> None:
 
 
 def test_a_missing_mux_is_named_exactly(tmp_path: Path) -> None:
-    with pytest.raises(MuxChannelMissing) as err:
+    with pytest.raises(I2CBusMissing) as err:
         resolve_bus(SeatScreen(mux=0x70, channel=1), [I2CMux(address=0x70)], tmp_path)
     assert str(err.value) == (
         f"no i2c-mux at 0x70 on i2c-1 in sysfs ({tmp_path}/bus/i2c/devices/1-0070 missing): "
@@ -93,7 +107,7 @@ def test_a_missing_mux_is_named_exactly(tmp_path: Path) -> None:
 
 def test_a_missing_channel_link_is_named_exactly(tmp_path: Path) -> None:
     kernel_mux(tmp_path, PI4_I2C1, 1, 0x70, {c: 22 + c for c in range(4)})  # a 4-channel chip's worth
-    with pytest.raises(MuxChannelMissing) as err:
+    with pytest.raises(I2CBusMissing) as err:
         channel_bus(1, 0x70, 5, tmp_path)
     assert str(err.value) == (
         "the i2c-mux at 0x70 on i2c-1 has channels 0, 1, 2, 3 but no channel-5 in sysfs "
@@ -103,7 +117,7 @@ def test_a_missing_channel_link_is_named_exactly(tmp_path: Path) -> None:
 
 def test_a_mux_no_driver_took_says_so(tmp_path: Path) -> None:
     kernel_mux(tmp_path, PI4_I2C1, 1, 0x71, {}, driver=False)  # in the device tree, chip silent
-    with pytest.raises(MuxChannelMissing, match=r"^the i2c-mux at 0x71 on i2c-1 has no channel-0 in "
+    with pytest.raises(I2CBusMissing, match=r"^the i2c-mux at 0x71 on i2c-1 has no channel-0 in "
                        r"sysfs \(.*/1-0071/channel-0 missing\): no driver has taken it \(yet\): .*"
                        r"`i2cdetect -y 1` shows 71 or UU"):
         channel_bus(1, 0x71, 0, tmp_path)
@@ -210,6 +224,7 @@ def test_a_fixed_bus_is_opened_as_given(tmp_path: Path, luma_i2c: dict[int, Reco
     data = default_config(2).model_dump()
     data["screens"][1]["bus"] = 7  # someone knows better
     config = parse_config(data)
+    adapter_link(tmp_path, tmp_path / "devices/platform/soc/fe805000.i2c/i2c-7")
     displays = SeatDisplays(oled.specs_for(config.screens),
                             oled.hardware_opener(config.screens, config.i2c_muxes, pi4(tmp_path)))
     try:
@@ -220,6 +235,21 @@ def test_a_fixed_bus_is_opened_as_given(tmp_path: Path, luma_i2c: dict[int, Reco
         assert [s.bus for s in oled.specs_for(config.screens)] == ["mux 0x70 channel 0", "i2c-7"]
     finally:
         displays.close()
+
+
+def test_a_bus_without_i2c_dev_or_a_bus_that_is_not_there_is_named(
+        tmp_path: Path, luma_i2c: dict[int, RecordingInterface]) -> None:
+    config = parse_config({**default_config(2).model_dump(), "screens": [{"bus": 3}, {"bus": 4}]})
+    adapter_link(tmp_path, tmp_path / PI4_I2C1 / "i2c-3", i2c_dev=False)
+    opener = oled.hardware_opener(config.screens, config.i2c_muxes, tmp_path)
+    with pytest.raises(I2CBusMissing) as err:
+        opener(oled.specs_for(config.screens)[0])
+    assert str(err.value) == (
+        f"no /dev/i2c-3: the i2c-dev module is not loaded ({tmp_path}/class/i2c-dev/i2c-3 missing; "
+        "`sudo modprobe i2c-dev`, and list i2c-dev in /etc/modules-load.d/ so it loads at boot)")
+    with pytest.raises(I2CBusMissing, match=r"^no bus i2c-4 in sysfs \(.*/bus/i2c/devices/i2c-4 missing\)"):
+        opener(oled.specs_for(config.screens)[1])
+    assert luma_i2c == {}
 
 
 def test_emulation_opens_no_bus(luma_i2c: dict[int, RecordingInterface]) -> None:

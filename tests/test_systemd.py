@@ -68,6 +68,7 @@ def test_install_and_uninstall_lay_out_and_remove_the_table(tmp_path: Path) -> N
     assert (staged / "etc/systemd/system/table-host.service").read_text() == UNIT.read_text()
     assert (staged / "etc/table-host/table.toml").exists()
     assert 'SYMLINK+="table-led"' in (staged / "etc/udev/rules.d/90-table-host.rules").read_text()
+    assert (staged / "etc/modules-load.d/table-host.conf").read_text() == "i2c-dev\n"  # /dev/i2c-N at boot
     boot = (staged / "boot/firmware/config.txt").read_text()
     assert "dtoverlay=i2c-mux,pca9548,addr=0x70" in boot and "i2c_arm_baudrate=400000" in boot
     again = subprocess.run(["bash", str(ROOT / "systemd/install.sh"), "--root", str(staged), "--no-pip"],
@@ -77,5 +78,6 @@ def test_install_and_uninstall_lay_out_and_remove_the_table(tmp_path: Path) -> N
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert not (staged / "etc/systemd/system/table-host.service").exists()
+    assert not (staged / "etc/modules-load.d/table-host.conf").exists()
     assert (staged / "etc/table-host/table.toml").exists()  # configuration kept without --purge
     assert "table-host" not in (staged / "boot/firmware/config.txt").read_text()

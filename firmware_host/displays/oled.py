@@ -25,7 +25,7 @@ from typing import Any
 
 from PIL import Image
 
-from ..i2cmux import SYSFS, resolve_bus
+from ..i2cmux import SYSFS, check_i2c_dev, resolve_bus
 
 BACKOFF_FIRST_S = 0.25
 BACKOFF_MAX_S = 8.0
@@ -364,6 +364,7 @@ def hardware_opener(screens: Sequence[Any], muxes: Sequence[Any] = (),
             return open_luma(spec, spi(port=cfg.spi_port, device=cfg.spi_device, gpio_DC=cfg.dc_gpio,
                                        gpio_RST=cfg.reset_gpio, bus_speed_hz=8_000_000))
         bus = resolve_bus(cfg, muxes, sysfs)
+        check_i2c_dev(bus, sysfs)
         try:
             return open_luma(spec, i2c(port=bus, address=cfg.address))
         except Exception as exc:  # luma's DeviceNotFoundError and the like do not say which bus
