@@ -126,15 +126,29 @@ def test_a_mux_no_driver_took_says_so(tmp_path: Path) -> None:
 # ------------------------------------------------------------ through the real opener
 
 
+class Bus(RecordingInterface):
+    """A recorded /dev/i2c-N that counts how often it was closed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.opened = 1
+        self.closed = 0
+
+    def cleanup(self) -> None:
+        self.closed += 1
+
+
 @pytest.fixture
-def luma_i2c(monkeypatch: pytest.MonkeyPatch) -> dict[int, RecordingInterface]:
+def luma_i2c(monkeypatch: pytest.MonkeyPatch) -> dict[int, Bus]:
     """luma's I2C interface, recorded: which /dev/i2c-N each display was opened on."""
     import luma.core.interface.serial as serial
 
-    opened: dict[int, RecordingInterface] = {}
+    opened: dict[int, Bus] = {}
 
-    def i2c(port: int = 1, address: int = 0x3C, **_: Any) -> RecordingInterface:
-        return opened.setdefault(port, RecordingInterface())
+    def i2c(port: int = 1, address: int = 0x3C, **_: Any) -> Bus:
+        if port in opened:
+            opened[port].opened += 1
+        return opened.setdefault(port, Bus())
 
     monkeypatch.setattr(serial, "i2c", i2c)
     return opened
@@ -162,7 +176,7 @@ def frame(seat: int) -> Image.Image:
 
 
 def test_on_a_pi_4_the_oleds_are_opened_on_the_kernels_buses_not_10_to_13(
-        tmp_path: Path, luma_i2c: dict[int, RecordingInterface]) -> None:
+        tmp_path: Path, luma_i2c: dict[int, Bus]) -> None:
     """The old wiring files said /dev/i2c-10..13: on a Pi 4 those are not the mux's channels."""
     config = default_config(4)
     displays = SeatDisplays(oled.specs_for(config.screens),
@@ -179,7 +193,7 @@ def test_on_a_pi_4_the_oleds_are_opened_on_the_kernels_buses_not_10_to_13(
 
 
 def test_a_missing_channel_degrades_its_seat_only_and_says_why(
-        tmp_path: Path, luma_i2c: dict[int, RecordingInterface]) -> None:
+        tmp_path: Path, luma_i2c: dict[int, Bus]) -> None:
     kernel_mux(tmp_path, PI5_I2C1, 1, 0x70, {0: 11, 1: 12, 3: 14})  # channel 2's link is gone
     config = default_config(4)
     log: list[str] = []
@@ -199,7 +213,7 @@ def test_a_missing_channel_degrades_its_seat_only_and_says_why(
 
 
 def test_a_mux_that_appears_late_is_found_at_the_next_retry(
-        tmp_path: Path, luma_i2c: dict[int, RecordingInterface]) -> None:
+        tmp_path: Path, luma_i2c: dict[int, Bus]) -> None:
     config = default_config(2)
     log: list[str] = []
     displays = SeatDisplays(oled.specs_for(config.screens),
@@ -220,7 +234,7 @@ def test_a_mux_that_appears_late_is_found_at_the_next_retry(
         displays.close()
 
 
-def test_a_fixed_bus_is_opened_as_given(tmp_path: Path, luma_i2c: dict[int, RecordingInterface]) -> None:
+def test_a_fixed_bus_is_opened_as_given(tmp_path: Path, luma_i2c: dict[int, Bus]) -> None:
     data = default_config(2).model_dump()
     data["screens"][1]["bus"] = 7  # someone knows better
     config = parse_config(data)
@@ -238,7 +252,7 @@ def test_a_fixed_bus_is_opened_as_given(tmp_path: Path, luma_i2c: dict[int, Reco
 
 
 def test_a_bus_without_i2c_dev_or_a_bus_that_is_not_there_is_named(
-        tmp_path: Path, luma_i2c: dict[int, RecordingInterface]) -> None:
+        tmp_path: Path, luma_i2c: dict[int, Bus]) -> None:
     config = parse_config({**default_config(2).model_dump(), "screens": [{"bus": 3}, {"bus": 4}]})
     adapter_link(tmp_path, tmp_path / PI4_I2C1 / "i2c-3", i2c_dev=False)
     opener = oled.hardware_opener(config.screens, config.i2c_muxes, tmp_path)
@@ -252,9 +266,29 @@ def test_a_bus_without_i2c_dev_or_a_bus_that_is_not_there_is_named(
     assert luma_i2c == {}
 
 
-def test_emulation_opens_no_bus(luma_i2c: dict[int, RecordingInterface]) -> None:
+def test_a_display_that_keeps_failing_closes_its_bus_every_time(
+        tmp_path: Path, luma_i2c: dict[int, Bus]) -> None:
+    """smbus2 holds /dev/i2c-N open until closed: a retry every 8 s must not leak a file each."""
+    config = default_config(2)
+    displays = SeatDisplays(oled.specs_for(config.screens),
+                            oled.hardware_opener(config.screens, config.i2c_muxes, pi4(tmp_path)))
+    try:
+        displays.show(0, frame(0))
+        displays.show(1, frame(1))
+        wait_for(lambda: all(s["online"] for s in displays.status().values()))
+        luma_i2c[23].fail = True  # seat 2's OLED unplugged: no answer at 0x3c
+        displays.show(1, frame(2))
+        wait_for(lambda: luma_i2c[23].opened >= 3)  # failed while drawing, then failed to open again
+        wait_for(lambda: luma_i2c[23].closed == luma_i2c[23].opened)
+        assert displays.status()[1]["problem"].startswith("i2c-23 (mux 0x70 channel 1), address 0x3c: ")
+        assert luma_i2c[22].closed == 0 and displays.status()[0]["online"]
+    finally:
+        displays.close()
+
+
+def test_emulation_opens_no_bus(luma_i2c: dict[int, Bus]) -> None:
     config = default_config(4)
-    interfaces: dict[int, RecordingInterface] = {}
+    interfaces: dict[int, Bus] = {}
     displays = SeatDisplays(oled.specs_for(config.screens), oled.recording_opener(interfaces))
     try:
         for seat in range(4):

@@ -15,6 +15,7 @@ bus is checked.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -294,6 +295,9 @@ class BusWorker(threading.Thread):
                       f"(retried every {BACKOFF_MAX_S:g} s at most)")
         screen.problem = problem
         screen.online = False
+        if screen.device is not None:  # close its bus: a display that keeps failing must not
+            with contextlib.suppress(Exception):  # leak a file every retry
+                screen.device.cleanup()  # persist = True: only the interface closes
         screen.device = None
         screen.dirty = True  # redraw the newest frame when it comes back
         screen.retry_at = time.monotonic() + screen.backoff
@@ -365,10 +369,15 @@ def hardware_opener(screens: Sequence[Any], muxes: Sequence[Any] = (),
                                        gpio_RST=cfg.reset_gpio, bus_speed_hz=8_000_000))
         bus = resolve_bus(cfg, muxes, sysfs)
         check_i2c_dev(bus, sysfs)
+        where = f"i2c-{bus}" if cfg.bus is not None else f"i2c-{bus} ({cfg.place()})"
         try:
-            return open_luma(spec, i2c(port=bus, address=cfg.address))
+            interface = i2c(port=bus, address=cfg.address)
         except Exception as exc:  # luma's DeviceNotFoundError and the like do not say which bus
-            where = f"i2c-{bus}" if cfg.bus is not None else f"i2c-{bus} ({cfg.place()})"
+            raise OSError(f"{where}, address 0x{cfg.address:02x}: {exc}") from exc
+        try:
+            return open_luma(spec, interface)
+        except Exception as exc:
+            interface.cleanup()  # its /dev/i2c-N file: smbus2 never closes it by itself
             raise OSError(f"{where}, address 0x{cfg.address:02x}: {exc}") from exc
 
     return open_display
