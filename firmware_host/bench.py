@@ -197,11 +197,11 @@ def bench_arbitration_latency(seconds: float = 10.0, seats: int = 12, rate_hz: f
 
     from .arbiter import Arbiter
     from .config import emulated_config
-    from .inputs.pins import EmulatedButtons, TableInputs, pin_factory
+    from .inputs.pins import EmulatedButtons, TableInputs, emulated_factory
     from .referee import Referee
 
     cfg = emulated_config(seats)
-    factory = pin_factory(emulate=True)
+    factory = emulated_factory()
     buttons = EmulatedButtons(cfg.inputs, factory)
     events: queue.SimpleQueue[Any] = queue.SimpleQueue()
     match = new_match("classic", seats, f"latency/{seed}", {"rounds": 1000})

@@ -175,7 +175,28 @@ class BuzzerConfig(_Strict):
     gpio: int = Field(ge=0, le=27)
 
 
+BACKENDS = ("pi", "gpiochip", "emulated")
+
+
+class HardwareConfig(_Strict):
+    """Which hardware the table drives: said in the file, never guessed (firmware_host/board.py)."""
+
+    backend: Literal["pi", "gpiochip", "emulated"] = "pi"
+    chip: int | str | None = Field(
+        None, description="the GPIO chip: its number, /dev/gpiochipN, or its label (gpiochip: required)")
+    board_revision: str = Field(
+        "c03114", pattern=r"^[0-9a-fA-F]{4,8}$",
+        description="gpiochip: the Pi revision code whose BCM numbering the chip's lines follow")
+
+    @model_validator(mode="after")
+    def _chip_named(self) -> HardwareConfig:
+        if self.backend == "gpiochip" and self.chip in (None, ""):
+            raise ValueError('the gpiochip backend needs chip = N, "/dev/gpiochipN" or the chip\'s label')
+        return self
+
+
 class TableConfig(_Strict):
+    hardware: HardwareConfig = HardwareConfig()
     inputs: InputsConfig
     arbiter: ArbiterConfig = ArbiterConfig()
     screens: list[SeatScreen] = []
@@ -379,4 +400,10 @@ def default_config(seats: int = 4) -> TableConfig:
     return parse_config(data, path.name)
 
 
-emulated_config = default_config  # emulation is the real box, its pins mocked
+def emulated_config(seats: int = 4) -> TableConfig:
+    """The box as built with every part emulated: a laptop runs the very pin map the schematic draws."""
+    return as_emulated(default_config(seats))
+
+
+def as_emulated(config: TableConfig) -> TableConfig:
+    return config.model_copy(update={"hardware": HardwareConfig(backend="emulated")})

@@ -11,25 +11,25 @@ queues the affected screens; the disk and the buses are other threads' work.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import queue
 import random
 import signal
 import socket
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 from . import paths
-from .config import ConfigError, TableConfig, emulated_config, load_config
+from .board import EX_UNAVAILABLE, Board, HardwareUnavailable, open_board
+from .config import ConfigError, TableConfig, as_emulated, emulated_config, load_config
 from .control import ControlServer, Request, serve_request
-from .displays.emulated_led import EmulatedLedController
 from .displays.ledlink import LedLink
-from .displays.oled import SeatDisplays, hardware_opener, recording_opener, specs_for
+from .displays.oled import SeatDisplays, specs_for
 from .displays.screens import TableScreens
 from .inputs.keyboard import KeyboardSeats
-from .inputs.pins import EmulatedButtons, InputEvent, TableInputs, on_a_pi, pin_factory
+from .inputs.pins import InputEvent, TableInputs
 from .rules.common import RulesError
 from .rules.sight import sight_of
 from .store import Store, StoreError
@@ -41,7 +41,7 @@ BOT_TAP_NS = 80_000_000  # bots press like a brisk person: a button every 80 ms
 
 
 def config_path(explicit: str | None) -> Path:
-    return Path(explicit) if explicit else paths.config_file()
+    return Path(explicit).absolute() if explicit else paths.config_file()
 
 
 class Notifier:
@@ -63,8 +63,10 @@ class Notifier:
 
 
 class Daemon:
-    def __init__(self, config: TableConfig, emulate: bool, state_db: Path | None = None,
-                 log: Any = print, ui: str = "none", config_file: Path | None = None) -> None:
+    def __init__(self, config: TableConfig, state_db: Path | None = None, log: Any = print,
+                 ui: str = "none", config_file: Path | None = None, board: Board | None = None) -> None:
+        """`board`: the hardware to drive; opened from `config.hardware` when not given (and then
+        `HardwareUnavailable` says what could not be opened)."""
         self.config = config
         self.config_file = config_file
         say = self._say  # the workers log through this, so the terminal UI can take the log over
@@ -86,21 +88,14 @@ class Daemon:
         if ui in ("plain", "textual"):  # before any worker starts talking: their lines go on the screen
             self.log = self.table._note
         self.store = Store(state_db)
-        self.factory = pin_factory(emulate)
-        self.buttons = EmulatedButtons(config.inputs, self.factory) if emulate else None
-        buses = self.buttons.buses if self.buttons else _smbus(config)
-        self.inputs = TableInputs(config.inputs, self.factory, buses, self.events.put)
+        self.board = board if board is not None else open_board(config)
+        self.buttons = self.board.presser
+        buses = {e.bus: self.board.i2c(e.bus) for e in config.inputs.expanders}
+        self.inputs = TableInputs(config.inputs, self.board.factory, buses, self.events.put)
         self.inputs.gate = self.table.gate
-        wired = config if config.screens else emulated_config(len(config.inputs.seats))
-        screens = wired.screens
-        opener = recording_opener({}) if emulate else hardware_opener(list(screens), list(wired.i2c_muxes))
-        self.oleds = SeatDisplays(specs_for(list(screens)), opener, say)
+        self.oleds = SeatDisplays(specs_for(list(config.screens)), self.board.screen_opener(config), say)
         centre = config.centre
-        self._led_dir = tempfile.TemporaryDirectory() if emulate else None
-        self.led_emulator = EmulatedLedController(self._led_dir.name, centre.width, centre.height) \
-            if self._led_dir else None
-        port = str(self.led_emulator.path) if self.led_emulator else centre.port
-        self.led = LedLink(port, centre.width, centre.height, say)
+        self.led = LedLink(self.board.led_port(config), centre.width, centre.height, say)
         self.screens: TableScreens | None = None
         self.control = ControlServer(paths.directory("RUNTIME_DIRECTORY") / "control.sock", self.events, say)
         self.match_id: int | None = None
@@ -183,8 +178,10 @@ class Daemon:
                 if body.get("cmd") == "debug":
                     return self.debug()
                 result = handle(self.table, self.store, now, body)
-                if body.get("cmd") == "status" and self.config_problem:
-                    result["warning"] = self.config_problem
+                if body.get("cmd") == "status":
+                    if self.config_problem:
+                        result["warning"] = self.config_problem
+                    result["hardware"] = {"board": self.board.describe(), "missing": self.missing()}
                 return result
 
             serve_request(item, answer)
@@ -426,9 +423,21 @@ class Daemon:
 
     # ------------------------------------------------------------ the rest
 
+    def missing(self) -> list[str]:
+        """The parts that were tried and do not answer: the table plays on without them."""
+        out = [f"seat {seat + 1} screen ({s['bus']})" for seat, s in sorted(self.oleds.status().items())
+               if not s["online"] and s.get("failures")]
+        out += [f"expander {name}" for name in self.inputs.expanders_down()]
+        if not self.led.stats.online and self.led.stats.last_error:
+            out.append("LED controller")
+        return out
+
     def _status(self) -> str:
         s = self.table.status()
         text = f"{s['phase']}, {s['game']}"
+        missing = self.missing()
+        if missing:
+            text = f"DEGRADED, not answering: {', '.join(missing)}; " + text
         if self.config_problem:
             text = "CONFIGURATION INVALID (last good one runs); " + text
         if s["round"]:
@@ -442,10 +451,8 @@ class Daemon:
                      self.store.close):
             with contextlib.suppress(Exception):
                 part()
-        if self.led_emulator is not None:
-            self.led_emulator.close()
-        if self._led_dir is not None:
-            self._led_dir.cleanup()
+        with contextlib.suppress(Exception):
+            self.board.close()
 
 
 class _PlayerScreens:
@@ -456,14 +463,6 @@ class _PlayerScreens:
 
     def show(self, player: int, frame: Any) -> bool:
         return self.oleds.show(self.table.seat_of_player[player], frame)
-
-
-def _smbus(config: TableConfig) -> dict[int, Any]:
-    if not config.inputs.expanders:
-        return {}
-    import smbus2
-
-    return {e.bus: smbus2.SMBus(e.bus) for e in config.inputs.expanders}
 
 
 def last_good_path() -> Path:
@@ -478,30 +477,57 @@ def remember_good(path: Path) -> None:
         target.write_bytes(path.read_bytes())
 
 
-def run(config_file: str | None, emulate: bool, log: Any = print, ui: str = "none") -> int:
-    """Load the configuration (the emulated default when there is none and no Pi), run.
-    A broken file with a last good copy kept: run on the copy and say so loudly."""
-    path = config_path(config_file)
-    emulate = emulate or not on_a_pi()
+def under_systemd() -> bool:
+    """Started by systemd as a service: it sets INVOCATION_ID for every unit it runs."""
+    return bool(os.environ.get("INVOCATION_ID") or os.environ.get("NOTIFY_SOCKET"))
+
+
+def choose_config(path: Path, emulate: bool, log: Any) -> tuple[TableConfig, str]:
+    """The configuration to run and any problem to keep saying. Which hardware it drives is
+    the file's `[hardware]` (or `--emulate`), never a guess. No file: the 4-seat build,
+    emulated, said loudly; as a service that is an error, since a service must drive hardware."""
     problem = ""
+    if path.exists():
+        try:
+            config = load_config(path)
+            remember_good(path)
+        except ConfigError as exc:
+            if not last_good_path().exists():
+                raise
+            config = load_config(last_good_path())
+            problem = f"configuration invalid, running the last good one: {exc}"
+            log(problem)
+    elif under_systemd() and not emulate:
+        raise ConfigError([f"{path}: no configuration file; the service drives the hardware that "
+                           "file names (systemd/install.sh puts the 4-seat build there)"])
+    else:
+        config = emulated_config(4)
+        log(f"no configuration file at {path}: running the 4-seat build (hardware/wiring/4-seat.toml), "
+            "emulated")
+    if emulate and config.hardware.backend != "emulated":
+        config = as_emulated(config)
+        log("--emulate: every part emulated, whatever the configuration's [hardware] says")
+    return config, problem
+
+
+def run(config_file: str | None, emulate: bool, log: Any = print, ui: str = "none") -> int:
+    """Load the configuration, open the hardware it names, run. A broken file with a last good
+    copy kept: run on the copy and say so loudly. GPIO that cannot be opened: say exactly what
+    failed (journal and STATUS=) and exit 69, which systemd shows as status=69/UNAVAILABLE."""
+    path = config_path(config_file)
     try:
-        if path.exists():
-            try:
-                config = load_config(path)
-                remember_good(path)
-            except ConfigError as exc:
-                if not last_good_path().exists():
-                    raise
-                config = load_config(last_good_path())
-                problem = f"configuration invalid, running the last good one: {exc}"
-                log(problem)
-        else:  # the box as built: hardware/wiring/4-seat.toml
-            config = emulated_config(4)
-            if not emulate:
-                log(f"{path}: no configuration file; running the 4-seat build (hardware/wiring/4-seat.toml)")
-        daemon = Daemon(config, emulate, log=log, ui=ui, config_file=path)
+        config, problem = choose_config(path, emulate, log)
+        log(f"hardware: {config.hardware.backend}")
+        board = open_board(config)
+        daemon = Daemon(config, log=log, ui=ui, config_file=path, board=board)
         daemon.config_problem = problem
+    except HardwareUnavailable as exc:
+        message = f"hardware unavailable: {exc}"
+        log(f"table-host: {message}")
+        Notifier().send(f"STATUS={message}", f"ERRNO={errno.ENODEV}")
+        return EX_UNAVAILABLE
     except (ConfigError, StoreError, RulesError) as exc:
         log(f"table-host: {exc}")
         return 2
+    log(f"hardware: {board.describe()}")
     return daemon.run()

@@ -17,7 +17,7 @@ from firmware_host.inputs.mcp23017 import (
     EmulatedMCP23017,
     pin_index,
 )
-from firmware_host.inputs.pins import EmulatedButtons, InputEvent, TableInputs, pin_factory
+from firmware_host.inputs.pins import EmulatedButtons, InputEvent, TableInputs, emulated_factory
 
 MS = 1_000_000
 
@@ -32,7 +32,7 @@ def table():
             data = cfg.model_dump()
             data["inputs"]["false_start_lockout_ms"] = lockout_ms
             cfg = parse_config(data)
-        factory = pin_factory(emulate=True)
+        factory = emulated_factory()
         buttons = EmulatedButtons(cfg.inputs, factory)
         events: list[InputEvent] = []
         inputs = TableInputs(cfg.inputs, factory, buttons.buses, events.append)

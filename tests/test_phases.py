@@ -94,7 +94,7 @@ def dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_the_daemon_sends_the_phase_screens_to_the_real_display_drivers(dirs: Path) -> None:
     from firmware_host.daemon import Daemon
 
-    daemon = Daemon(emulated_config(2), True)
+    daemon = Daemon(emulated_config(2))
     try:
         daemon.config_problem = "configuration invalid, running the last good one: x"
         daemon._show_phase(0)

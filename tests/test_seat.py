@@ -11,7 +11,7 @@ from firmware_host.arbiter import Arbiter
 from firmware_host.bots import Bot
 from firmware_host.catalog import new_match
 from firmware_host.config import emulated_config
-from firmware_host.inputs.pins import EmulatedButtons, TableInputs, pin_factory
+from firmware_host.inputs.pins import EmulatedButtons, TableInputs, emulated_factory
 from firmware_host.referee import Referee
 from firmware_host.rules.classic import Card, MoveToRow, PlayCard, TurnHand
 from firmware_host.rules.crazy import PlayCrazy
@@ -107,7 +107,7 @@ def test_bots_play_whole_rounds_by_pressing_pins(game: str, players: int) -> Non
     """Nothing skips the path: bot → buttons → mock pins → filters → arbiter → seat → engine."""
     match = new_match(game, players, 11, {"rounds": 1})
     cfg = emulated_config(players)
-    factory = pin_factory(emulate=True)
+    factory = emulated_factory()
     buttons = EmulatedButtons(cfg.inputs, factory)
     referee = Referee(match, Arbiter(seed=3))
     inputs = TableInputs(cfg.inputs, factory, buttons.buses, referee.on_input)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from firmware_host.config import emulated_config
-from firmware_host.inputs.pins import EmulatedButtons, TableInputs, pin_factory
+from firmware_host.inputs.pins import EmulatedButtons, TableInputs, emulated_factory
 from firmware_host.rules.common import RulesError
 from firmware_host.table import Phase, Table, Timing
 
@@ -16,7 +16,7 @@ MS = 1_000_000
 @pytest.fixture
 def box():
     cfg = emulated_config(4)
-    factory = pin_factory(emulate=True)
+    factory = emulated_factory()
     buttons = EmulatedButtons(cfg.inputs, factory)
     table = Table(4, Timing(countdown_ns=3 * S, round_result_ns=10 * S, match_result_ns=30 * S,
                             idle_ns=300 * S))

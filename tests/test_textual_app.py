@@ -34,7 +34,7 @@ async def until(pilot: Any, check: Any, timeout: float = 15.0) -> None:
 
 
 def play(script: Any, size: tuple[int, int] = (200, 60)) -> tuple[Daemon, TableApp]:
-    daemon = Daemon(emulated_config(4), True, ui="textual")
+    daemon = Daemon(emulated_config(4), ui="textual")
     app = TableApp(daemon)
 
     async def go() -> None:

@@ -326,8 +326,11 @@ class SeatDisplays:
         key = frame.tobytes()
         if self._last.get(seat) == key:
             return False
+        worker = self._bus_of.get(seat)
+        if worker is None:  # a seat built without a screen
+            return False
         self._last[seat] = key
-        self._bus_of[seat].submit(seat, frame)
+        worker.submit(seat, frame)
         return True
 
     def status(self) -> dict[int, dict[str, Any]]:
@@ -335,7 +338,7 @@ class SeatDisplays:
         for worker in self._workers.values():
             for seat, s in worker.screens.items():
                 out[seat] = {"online": s.online, "frames_sent": s.frames_sent, "bus": s.spec.bus,
-                             "problem": s.problem}
+                             "failures": s.failures, "problem": s.problem}
         return out
 
     def close(self) -> None:

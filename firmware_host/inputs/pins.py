@@ -12,7 +12,6 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping
 from functools import partial
-from pathlib import Path
 from time import monotonic_ns
 from typing import Any, NamedTuple
 
@@ -32,10 +31,6 @@ class InputEvent(NamedTuple):
     control: str
     ts: int
     detail: str = ""
-
-
-class HardwareUnavailable(RuntimeError):
-    """No Pi GPIO here (or it cannot be opened): say so, and how to emulate."""
 
 
 class TimedMockPin(MockPin):
@@ -70,20 +65,9 @@ class TimedMockPin(MockPin):
         return True
 
 
-def on_a_pi() -> bool:
-    return Path("/dev/gpiochip0").exists() and Path("/proc/device-tree/model").exists()
-
-
-def pin_factory(emulate: bool) -> Any:
-    """lgpio on a Pi; mock pins with chosen timestamps in emulation."""
-    if emulate:
-        return MockFactory(pin_class=TimedMockPin)
-    try:
-        from gpiozero.pins.lgpio import LGPIOFactory
-
-        return LGPIOFactory()
-    except Exception as exc:  # lgpio missing, no gpiochip, no permission
-        raise HardwareUnavailable(f"cannot open the Pi's GPIO ({exc}); run with --emulate") from None
+def emulated_factory() -> MockFactory:
+    """Mock pins whose edges carry chosen timestamps (board.EmulatedBoard, tests, benchmarks)."""
+    return MockFactory(pin_class=TimedMockPin)
 
 
 def ticks_to_ns(ticks: float) -> int:
@@ -215,6 +199,10 @@ class TableInputs:
                 if false_start is not None:
                     event = false_start
         self.sink(InputEvent(event, seat, control, ts))
+
+    def expanders_down(self) -> list[str]:
+        """The expanders that do not answer now (their seats' navigation is out until they do)."""
+        return [name for name, ok in self._chip_ok.items() if not ok]
 
     # ------------------------------------------------------------ timers
 
