@@ -15,7 +15,7 @@ from PIL import Image
 from firmware_host.config import ConfigError, I2CMux, SeatScreen, default_config, parse_config
 from firmware_host.displays import oled
 from firmware_host.displays.oled import ControllerModel, RecordingInterface, SeatDisplays
-from firmware_host.i2cmux import I2CBusMissing, channel_bus, resolve_bus
+from firmware_host.i2cmux import I2CBusMissing, channel_bus, check_i2c_dev, resolve_bus
 
 PI4_I2C1 = "devices/platform/soc/fe804000.i2c"  # bcm2711's i2c_arm controller
 PI5_I2C1 = "devices/platform/axi/1000120000.pcie/1f00074000.i2c"  # RP1's i2c1
@@ -69,6 +69,43 @@ def pi5(tmp_path: Path) -> Path:
     """A Pi 5: aliases up to i2c10, so the mux's channels are 11..18."""
     kernel_mux(tmp_path, PI5_I2C1, 1, 0x70, {c: 11 + c for c in range(8)})
     return tmp_path
+
+
+def recorded(tmp_path: Path, state: str) -> Path:
+    """The sysfs a real kernel showed (tests/golden/i2c-mux-sysfs-linux-6.1.txt), rebuilt."""
+    golden = Path(__file__).parent / "golden" / "i2c-mux-sysfs-linux-6.1.txt"
+    snapshots: dict[str, list[str]] = {}
+    for line in golden.read_text().splitlines():
+        if line.startswith("== "):
+            current = snapshots.setdefault(line[3:].split(":")[0], [])
+        elif line and not line.startswith("#"):
+            current.append(line)
+    root = tmp_path / state
+    for line in snapshots[state]:
+        kind, path, *rest = line.split(" ", 2)
+        where = root / path.removeprefix("/sys/")
+        real = Path(os.path.realpath(where.parent))
+        real.mkdir(parents=True, exist_ok=True)
+        if kind == "l":
+            Path(os.path.normpath(real / rest[0])).mkdir(parents=True, exist_ok=True)
+            where.symlink_to(rest[0])
+        else:
+            (real / where.name).write_text(rest[0] + "\n" if rest else "")
+    return root
+
+
+def test_against_what_a_real_kernel_showed(tmp_path: Path) -> None:
+    """Linux 6.1, i2c-stub as i2c-1, the i2c-mux core numbering the channels itself."""
+    before = recorded(tmp_path, "before")
+    with pytest.raises(I2CBusMissing, match="^the i2c-mux at 0x70 on i2c-1 has no channel-0 in sysfs "
+                                            r"\(.*/1-0070/channel-0 missing\): no driver has taken it"):
+        channel_bus(1, 0x70, 0, before)
+    after = recorded(tmp_path, "after")
+    assert [channel_bus(1, 0x70, c, after) for c in range(8)] == [2, 3, 4, 5, 6, 7, 8, 9]
+    for bus in range(2, 10):
+        check_i2c_dev(bus, after)
+    with pytest.raises(I2CBusMissing, match=r"^no i2c-mux at 0x71 on i2c-1 in sysfs"):
+        channel_bus(1, 0x71, 0, after)
 
 
 def buses_of(seats: int, sysfs: Path) -> list[int]:
@@ -342,3 +379,16 @@ def test_two_screens_on_one_channel_are_refused() -> None:
     with pytest.raises(ConfigError, match=r"screens\[1\]: same place \(mux 0x70 channel 0, address 0x3c\) "
                                           r"as screens\[0\]"):
         parse_config(data)
+
+
+def test_the_pi_board_opens_screens_through_the_sysfs_lookup() -> None:
+    from firmware_host.board import PiBoard
+
+    if Path("/sys/bus/i2c/devices/1-0070").exists():
+        pytest.skip("this machine has a mux at 0x70 on i2c-1")
+    config = default_config(4)
+    board = object.__new__(PiBoard)  # its GPIO side is not needed for its screens
+    opener = board.screen_opener(config)
+    with pytest.raises(I2CBusMissing, match=r"^no i2c-mux at 0x70 on i2c-1 in sysfs \(/sys/bus/i2c/devices/"
+                                            r"1-0070 missing\)"):
+        opener(oled.specs_for(config.screens)[0])
