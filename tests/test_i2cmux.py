@@ -14,7 +14,8 @@ from PIL import Image
 
 from firmware_host.config import ConfigError, I2CMux, SeatScreen, default_config, parse_config
 from firmware_host.displays import oled
-from firmware_host.displays.oled import ControllerModel, RecordingInterface, SeatDisplays
+from firmware_host.displays.controllers import model_for
+from firmware_host.displays.oled import RecordingInterface, SeatDisplays
 from firmware_host.i2cmux import I2CBusMissing, channel_bus, check_i2c_dev, resolve_bus
 
 PI4_I2C1 = "devices/platform/soc/fe804000.i2c"  # bcm2711's i2c_arm controller
@@ -201,7 +202,7 @@ def wait_for(condition: Any, timeout: float = 5.0) -> None:
 
 
 def picture(interface: RecordingInterface) -> bytes:
-    model = ControllerModel()
+    model = model_for("ssd1306")
     model.feed(interface.transfers)
     return model.image().tobytes()
 
