@@ -20,6 +20,9 @@ So `readlink /sys/bus/i2c/devices/1-0070/channel-0` ends in `i2c-22` on a Pi 4.
 The bus opens as /dev/i2c-22 only while the i2c-dev driver has it: that driver
 names its class device after the adapter (drivers/i2c/i2c-dev.c,
 `i2cdev_attach_adapter`: `"i2c-%d"`), i.e. /sys/class/i2c-dev/i2c-22.
+
+tests/golden/i2c-mux-sysfs-linux-6.1.txt is this layout as Linux 6.1 showed it
+in a VM (its own i2c core, i2c-mux core and i2c-dev); the tests replay it.
 """
 
 from __future__ import annotations
@@ -56,7 +59,7 @@ def channel_bus(parent: int, address: int, channel: int, sysfs: Path = SYSFS) ->
     device = mux_device(parent, address, sysfs)
     if not device.is_dir():
         raise I2CBusMissing(f"no {mux} in sysfs ({device} missing): is "
-                                f"`{overlay_line(parent, address)}` in config.txt and the box rebooted?")
+                            f"`{overlay_line(parent, address)}` in config.txt and the box rebooted?")
     link = device / f"channel-{channel}"
     try:
         target = os.readlink(link)
@@ -72,7 +75,7 @@ def channel_bus(parent: int, address: int, channel: int, sysfs: Path = SYSFS) ->
                "no driver has taken it (yet): the i2c_mux_pca954x module is not loaded, or the chip "
                f"did not answer (`i2cdetect -y {parent}` shows {address:02x} or UU when it is there)")
         raise I2CBusMissing(f"the {mux} has no channel-{channel} in sysfs ({link} missing): {why}; "
-                                f"`dmesg | grep pca954x` says more") from None
+                            f"`dmesg | grep pca954x` says more") from None
     except OSError as exc:
         raise I2CBusMissing(f"the {mux}: cannot read {link}: {exc.strerror or exc}") from None
     name = Path(target).name
@@ -92,9 +95,8 @@ def resolve_bus(screen: Any, muxes: Iterable[Any], sysfs: Path = SYSFS) -> int:
     found = [m for m in muxes if m.address == screen.mux]
     if len(found) != 1:
         raise I2CBusMissing(f"{len(found) or 'no'} [[i2c_muxes]] entries at 0x{screen.mux:02x}: "
-                                "give the screen a fixed bus = N")
+                            "give the screen a fixed bus = N")
     return channel_bus(found[0].bus, found[0].address, screen.channel, sysfs)
-
 
 
 def check_i2c_dev(bus: int, sysfs: Path = SYSFS) -> None:
