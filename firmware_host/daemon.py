@@ -30,6 +30,7 @@ from .displays.oled import SeatDisplays, specs_for
 from .displays.screens import TableScreens
 from .inputs.keyboard import KeyboardSeats
 from .inputs.pins import InputEvent, TableInputs
+from .realtime import Realtime
 from .rules.common import RulesError
 from .rules.sight import sight_of
 from .store import Store, StoreError
@@ -87,6 +88,7 @@ class Daemon:
             self.tui = TerminalUI(self.events.put)
         if ui in ("plain", "textual"):  # before any worker starts talking: their lines go on the screen
             self.log = self.table._note
+        self.realtime: Realtime | None = None  # set by run(): the threads' real-time priority
         self.store = Store(state_db)
         self.board = board if board is not None else open_board(config)
         self.buttons = self.board.presser
@@ -182,6 +184,7 @@ class Daemon:
                     if self.config_problem:
                         result["warning"] = self.config_problem
                     result["hardware"] = {"board": self.board.describe(), "missing": self.missing()}
+                    result["priority"] = self.priority()
                 return result
 
             serve_request(item, answer)
@@ -316,6 +319,7 @@ class Daemon:
             if self.table.referee else [],
             "contests": [c.describe() for c in self.table.referee.contests] if self.table.referee else [],
             "history": self.store.history(10),
+            "priority": self.priority(),
             "versions": {"python": platform.python_version(), "table-host": version("table-host"),
                          "gpiozero": version("gpiozero"), "luma.oled": version("luma.oled")},
         }
@@ -432,6 +436,12 @@ class Daemon:
             out.append("LED controller")
         return out
 
+    def priority(self) -> dict[str, str]:
+        """The scheduling in force for the game thread and the edge thread (firmware_host/realtime.py)."""
+        if self.realtime is None:
+            return {"game": "SCHED_OTHER (real-time is asked for headless only: --ui none, as the service)"}
+        return self.realtime.status()
+
     def _status(self) -> str:
         s = self.table.status()
         text = f"{s['phase']}, {s['game']}"
@@ -518,9 +528,23 @@ def run(config_file: str | None, emulate: bool, log: Any = print, ui: str = "non
     try:
         config, problem = choose_config(path, emulate, log)
         log(f"hardware: {config.hardware.backend}")
+        # Headless, this thread serves the table: real-time. On real GPIO it is claimed before the
+        # board is opened, so that lgpio's threads, started by the opening, inherit it; emulated
+        # parts (the LED controller's own thread) are not the Pi's and start before it.
+        realtime = Realtime(log) if ui == "none" else None
+        lgpio_inherits = config.hardware.backend != "emulated"
+        if realtime is not None and lgpio_inherits:
+            realtime.claim_game_thread()
         board = open_board(config)
+        if realtime is not None:
+            if not lgpio_inherits:
+                realtime.claim_game_thread()
+            realtime.claim_edge_thread()
+            realtime.stop_inheriting()  # the daemon's own workers run at normal priority
+            log("priority: " + ", ".join(f"{role} thread {text}" for role, text in realtime.status().items()))
         daemon = Daemon(config, log=log, ui=ui, config_file=path, board=board)
         daemon.config_problem = problem
+        daemon.realtime = realtime
     except HardwareUnavailable as exc:
         message = f"hardware unavailable: {exc}"
         log(f"table-host: {message}")
