@@ -33,6 +33,7 @@ from .inputs.pins import InputEvent, TableInputs
 from .realtime import Realtime
 from .rules.common import RulesError
 from .rules.sight import sight_of
+from .sounds import BuzzerPlayer, Cue
 from .store import Store, StoreError
 from .table import Phase, Table
 from .tui import TableView, TerminalUI
@@ -98,6 +99,8 @@ class Daemon:
         self.oleds = SeatDisplays(specs_for(list(config.screens)), self.board.screen_opener(config), say)
         centre = config.centre
         self.led = LedLink(self.board.led_port(config), centre.width, centre.height, say)
+        self.buzzer = BuzzerPlayer(config.buzzer, self.board.factory, on_error=say)
+        self.on_sound: Any = None  # the Textual app's bell, set when it mounts
         self.screens: TableScreens | None = None
         self.control = ControlServer(paths.directory("RUNTIME_DIRECTORY") / "control.sock", self.events, say)
         self.match_id: int | None = None
@@ -197,6 +200,8 @@ class Daemon:
 
     def _advance(self, now: int) -> None:
         outcomes = self.table.tick(now)
+        for cue in self.table.take_cues():  # the one place the table's sounds leave it
+            self._sound(cue)
         match = self.table.match
         if match is not None and match is not self._bound:  # a new match began
             self.match_id = self.store.begin_match(
@@ -220,6 +225,19 @@ class Daemon:
         if status != self._last_status:
             self._last_status = status
             self.notify.send(f"STATUS={status}")
+
+    def _sound(self, cue: Cue) -> None:
+        """The buzzer plays it (its own thread); a terminal UI also logs it and rings its bell;
+        headless it is a debug line (journald's <7> prefix when the journal reads us)."""
+        self.buzzer.play(cue)
+        if self.ui in ("plain", "textual"):
+            self.table._note(cue.describe())
+            if self.tui is not None:
+                self.tui.bell()
+            if self.on_sound is not None:
+                self.on_sound(cue)
+        else:
+            self.log(("<7>" if os.environ.get("JOURNAL_STREAM") else "debug: ") + cue.describe())
 
     def _bind_screens(self) -> None:
         referee = self.table.referee
@@ -288,7 +306,8 @@ class Daemon:
             else:
                 self.config_problem = ""
                 remember_good(self.config_file)
-                restart = new.inputs != self.config.inputs or new.screens != self.config.screens
+                restart = (new.inputs != self.config.inputs or new.screens != self.config.screens
+                           or new.buzzer != self.config.buzzer)
                 self.table.window_ns = round(new.arbiter.window_ms * 1e6)
                 self.table.epsilon_ns = round(new.arbiter.epsilon_ms * 1e6)
                 if self.screens is not None:
@@ -296,7 +315,7 @@ class Daemon:
                 self.config = new
                 note = "configuration reloaded"
                 if restart:
-                    note += "; wiring and screens change at restart"
+                    note += "; wiring, screens and buzzer change at restart"
                 self.log(note)
                 answer = {"reloaded": True, "restart_needed": restart}
         self.notify.send("READY=1", f"STATUS={self._status()}")
@@ -434,6 +453,8 @@ class Daemon:
         out += [f"expander {name}" for name in self.inputs.expanders_down()]
         if not self.led.stats.online and self.led.stats.last_error:
             out.append("LED controller")
+        if self.buzzer.problem:
+            out.append("buzzer")
         return out
 
     def priority(self) -> dict[str, str]:
@@ -458,7 +479,7 @@ class Daemon:
         if self.tui is not None:
             self.tui.close()
         for part in (self.control.close, self.inputs.close, self.led.close, self.oleds.close,
-                     self.store.close):
+                     self.buzzer.close, self.store.close):
             with contextlib.suppress(Exception):
                 part()
         with contextlib.suppress(Exception):

@@ -221,7 +221,7 @@ def test_bench_display_prints_queue_times_bytes_and_bus_times() -> None:
     figures = json.loads(result.stdout)["display"]
     assert set(figures["games"]) == {"classic_12", "classic_4", "dice_4", "domino_4", "crazy_5"}
     assert figures["bytes_per_frame"]["oled_ssd1306_i2c"] == 1096
-    assert figures["bytes_per_frame"]["centre_usb_serial_32x16"] == 7 + 2 + 32 * 16 * 3
+    assert figures["bytes_per_frame"]["centre_usb_serial_32x16"] == 8 + 2 + 32 * 16 * 3  # protocol 2
     assert figures["bus_time_per_frame"]["oled_ssd1306_i2c_ms"] == round(1096 * 9 / 400_000 * 1e3, 2)
     assert all(g["frames_queued_per_decision"] >= 1 for g in figures["games"].values())
     assert figures["meets_target"] == (figures["queue_p99_ms"] <= 5.0)

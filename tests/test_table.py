@@ -61,6 +61,9 @@ def test_presses_before_go_are_false_starts_and_play_begins_at_go(box) -> None:
     tap(0, "alt", 3 * S)  # start: countdown from 3 s to 6 s
     tap(1, "slap", 4 * S)  # jumps the start
     assert any("false start" in n for n in table.referee.notices)
+    assert table.deadline() == 4 * S  # the countdown ticks each second, then go at 6 s
+    table.tick(4 * S)
+    table.tick(5 * S)
     assert table.deadline() == 6 * S
     table.tick(6 * S)
     assert table.phase is Phase.PLAYING and table.gate.go_ts == 6 * S
