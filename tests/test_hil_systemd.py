@@ -5,8 +5,10 @@ The bench itself boots a VM (`python -m hil.systemd_vm`, minutes); these check i
 
 from __future__ import annotations
 
+import os
 import stat
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -18,8 +20,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def staged_install(tmp_path: Path) -> Path:
     staged = tmp_path / "root"
+    env = {**os.environ, "TABLE_HOST": str(Path(sys.executable).parent / "table-host")}
     run = subprocess.run(["bash", str(ROOT / "systemd/install.sh"), "--root", str(staged), "--no-pip"],
-                         capture_output=True, text=True, timeout=60)
+                         capture_output=True, text=True, timeout=60, env=env)
     assert run.returncode == 0, run.stderr
     return staged
 
