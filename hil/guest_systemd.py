@@ -23,6 +23,7 @@ import re
 import shutil
 import subprocess
 import sys
+import termios
 import time
 from pathlib import Path
 
@@ -157,10 +158,18 @@ def start_unit(wait: float, until_restart: bool = False) -> dict[str, object]:
     return {"state": state, "start_s": round(time.monotonic() - t, 1), "active_after_s": took}
 
 
+def span_s(text: str) -> float:
+    """A systemd time span as `systemctl show` prints it ("10s", "1min 30s", "500ms") in seconds."""
+    units = {"us": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0}
+    total = 0.0
+    for number, unit in re.findall(r"([0-9.]+)\s*(us|ms|min|s|h)?", text or ""):
+        total += float(number) * units[unit or "us"]  # a bare number is microseconds
+    return total
+
+
 def watchdog(state: dict[str, str]) -> dict[str, object]:
     """The service pings: WatchdogTimestamp moves, and no restart for more than two watchdog periods."""
-    usec = int(state.get("WatchdogUSec", "0") or 0)
-    period = usec / 1e6 if usec else 0.0
+    period = span_s(state.get("WatchdogUSec", ""))
     if not period:
         return {"watchdog_ok": False, "watchdog_error": "the unit has no WatchdogSec"}
     first = state
@@ -274,6 +283,49 @@ def check_unit(settings: dict[str, object], r: dict[str, object]) -> None:
     r["journal"] = journal()
 
 
+# Run in a transient service with the unit's own sandbox (systemd-run -p): what the table needs.
+PROBES = {
+    # gpiozero's Pi detection reads these (gpiozero/pins/local.py get_pi_revision)
+    "proc_cpuinfo": "import os; print(os.path.exists('/proc/cpuinfo'))",
+    # lgpio makes its notification FIFO .lgd-nfyN in $LG_WD, else the working directory
+    "lgpio": "import lgpio; h = lgpio.gpiochip_open(0); lgpio.gpiochip_close(h); print(True)",
+}
+PROBE_SKIP = {"Type", "NotifyAccess", "ExecStart", "ExecReload", "Restart", "RestartSec", "WatchdogSec",
+              "TimeoutStopSec", "StateDirectory", "RuntimeDirectory", "ConfigurationDirectory"}
+
+
+def probe(unit_text: str, code: str) -> dict[str, object]:
+    props: list[str] = []
+    section = ""
+    for line in unit_text.splitlines():
+        line = line.strip()
+        if line.startswith("["):
+            section = line
+            continue
+        if section != "[Service]" or not line or line.startswith("#") or "=" not in line:
+            continue
+        if line.split("=", 1)[0] in PROBE_SKIP:
+            continue
+        props += ["-p", line.replace("%t/table-host", "/run/table-host-probe")]
+    props += ["-p", "RuntimeDirectory=table-host-probe"]
+    done = sh(["systemd-run", "--wait", "--pipe", "--quiet", "--collect", *props,
+               "/opt/table-host/venv/bin/python", "-c", code], timeout=180)
+    return {"ok": done.returncode == 0 and done.stdout.strip() == "True",
+            "output": tail(done.stdout + done.stderr, 3)}
+
+
+def sandbox_probes(r: dict[str, object]) -> None:
+    """The sandbox as installed and as it was before the fixes, each probed for what the table needs."""
+    units = {"unit": (Path("/etc/systemd/system") / UNIT).read_text(),
+             "old_unit": (MEDIA / "faulty" / UNIT).read_text()}
+    found = {name: {what: probe(text, code) for what, code in PROBES.items()} for name, text in units.items()}
+    r["sandbox_probes"] = found
+    r["old_unit_caught"] = (all(p["ok"] for p in found["unit"].values())
+                            and not all(p["ok"] for p in found["old_unit"].values()))
+    say(f"sandbox probes: unit {[(k, v['ok']) for k, v in found['unit'].items()]}, "
+        f"old unit {[(k, v['ok']) for k, v in found['old_unit'].items()]}")
+
+
 def faulty_unit(settings: dict[str, object], r: dict[str, object]) -> None:
     """The unit as it was before the sandbox faults were fixed: it must not come up."""
     old = MEDIA / "faulty" / UNIT
@@ -291,6 +343,10 @@ def faulty_unit(settings: dict[str, object], r: dict[str, object]) -> None:
                         "ExecMainStatus": state.get("ExecMainStatus"),
                         "came_up": state.get("ActiveState") == "active" and state.get("NRestarts") == "0",
                         "active_after_s": started["active_after_s"], "journal": journal(12)}
+    pid = int(state.get("MainPID", "0") or 0)
+    if pid:
+        with contextlib.suppress(OSError):
+            r["faulty_unit"]["sandbox"] = sandbox(pid)
     say(f"faulty unit: {state.get('ActiveState')}/{state.get('SubState')} restarts {state.get('NRestarts')}")
     sh(["systemctl", "stop", UNIT], timeout=60)
     good.write_bytes(saved)
@@ -316,6 +372,7 @@ def main() -> int:
              ("configure", lambda: r.update(configure(r.get("gpio", {}), settings))),
              ("unit", lambda: check_unit(settings, r))]
     if settings.get("faulty"):
+        steps.append(("sandbox probes", lambda: sandbox_probes(r)))
         steps.append(("faulty unit", lambda: faulty_unit(settings, r)))
     for name, step in steps:
         say(f"{name} ...")
@@ -338,7 +395,11 @@ def main() -> int:
     r["check_s"] = round(time.monotonic() - T0, 1)
     OUT[0].write("HIL-RESULT " + json.dumps(r, default=str) + "\n")
     OUT[0].flush()
+    termios.tcdrain(OUT[0].fileno())
     os.sync()
+    # Power off here: once, the VM stayed up minutes after the script's last line (exit of the
+    # unit's main process, with a tty as its controlling terminal, never reached SuccessAction).
+    sh(["systemctl", "poweroff", "--force", "--force"])
     return 0
 
 

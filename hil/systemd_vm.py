@@ -360,12 +360,25 @@ def boot(work: Path, kernel, image: Path, initrd: Path, disk: Path, timeout: flo
     return r
 
 
+AFTER_RESULT_S = 30
 SILENT_S = 90  # the kernel prints within seconds; a silent VM has hung in the firmware (seen once in ~5)
 
 
+def _finished(results: Path) -> bool:
+    if not results.exists():
+        return False
+    with results.open("rb") as f:
+        f.seek(max(0, results.stat().st_size - 2**20))
+        return b"HIL-RESULT " in f.read() and results.read_bytes().endswith(b"\n")
+
+
 def _qemu(cmd: list[str], console: Path, timeout: float) -> tuple[int | None, str, bool]:
-    """Run QEMU to the guest's power-off: (exit status or None, stderr, hung silent before the kernel)."""
+    """Run QEMU to the guest's power-off: (exit status or None, stderr, hung silent before the kernel).
+
+    A guest that wrote its result gets AFTER_RESULT_S to power off, then QEMU is stopped."""
     t = time.monotonic()
+    results = console.with_name("results.txt")
+    done_at: float | None = None
     with tempfile.TemporaryFile("w+") as err:
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, text=True)
         try:
@@ -380,6 +393,12 @@ def _qemu(cmd: list[str], console: Path, timeout: float) -> tuple[int | None, st
                     proc.kill()
                     proc.wait()
                     return None, f"timed out after {timeout:.0f} s", False
+                if done_at is None and _finished(results):
+                    done_at = time.monotonic()
+                if done_at is not None and time.monotonic() - done_at > AFTER_RESULT_S:
+                    proc.kill()
+                    proc.wait()
+                    return 0, f"stopped {AFTER_RESULT_S} s after the guest's result (no power-off)", False
         finally:
             if proc.poll() is None:
                 proc.kill()
@@ -419,7 +438,7 @@ def run(cache: Path, kernel, faulty: bool = True, log=_stderr) -> dict:
     r["prepare_s"] = round(prepared, 1)
     r["total_s"] = round(time.monotonic() - t, 1)
     r["ok"] = bool(r.get("unit_active") and r.get("watchdog_ok") and r.get("tablectl_ok")
-                   and (not faulty or r.get("faulty_unit", {}).get("came_up") is False))
+                   and (not faulty or r.get("old_unit_caught")))
     return r
 
 
@@ -434,6 +453,10 @@ def summary(r: dict) -> str:
         f"chip open {sb.get('open_gpiochips')}, FIFO in runtime dir {sb.get('lgpio_fifo_in_runtime_dir')}",
         f"  gpio: {r.get('gpio')}",
     ]
+    if "sandbox_probes" in r:
+        lines.append("  probes in the unit's sandbox (systemd-run -p ...): " + "; ".join(
+            f"{name}: " + ", ".join(f"{k} {'ok' if v['ok'] else 'FAILS'}" for k, v in found.items())
+            for name, found in r["sandbox_probes"].items()) + f"; old unit caught {r.get('old_unit_caught')}")
     if "faulty_unit" in r:
         f = r["faulty_unit"]
         lines.append(f"  old unit (ProcSubset=pid, no LG_WD): came up {f.get('came_up')}, "
