@@ -225,6 +225,15 @@ def sandbox(pid: int) -> dict[str, object]:
         with contextlib.suppress(OSError):  # closed meanwhile
             fds.append(os.readlink(fd))
     out["open_gpiochips"] = sorted({f for f in fds if f.startswith("/dev/gpiochip")})
+    threads = []  # proc(5) stat: field 40 rt_priority, 41 policy (1 SCHED_FIFO, 2 SCHED_RR)
+    for task in (proc / "task").iterdir():
+        with contextlib.suppress(OSError):
+            text = (task / "stat").read_text()
+            fields = text.rsplit(")", 1)[1].split()
+            if fields[38] in ("1", "2"):
+                name = text[text.index("(") + 1:text.rindex(")")]
+                threads.append(f"{name} {'FIFO' if fields[38] == '1' else 'RR'} {fields[37]}")
+    out["realtime_threads"] = sorted(threads)
     rundir = Path("/run/table-host")
     out["runtime_files"] = sorted(p.name for p in rundir.iterdir()) if rundir.is_dir() else []
     out["lgpio_fifo_in_runtime_dir"] = any(n.startswith(".lgd-nfy") for n in out["runtime_files"])
@@ -373,6 +382,7 @@ def main() -> int:
              ("unit", lambda: check_unit(settings, r))]
     if settings.get("faulty"):
         steps.append(("sandbox probes", lambda: sandbox_probes(r)))
+    if settings.get("old_unit_start"):
         steps.append(("faulty unit", lambda: faulty_unit(settings, r)))
     for name, step in steps:
         say(f"{name} ...")
