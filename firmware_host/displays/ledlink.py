@@ -41,7 +41,10 @@ class LinkStats:
     reconnects: int = 0
     bytes_sent: int = 0
     last_error: str = ""
+    wrong: bool = False  # the last error came from a controller that answered but does not fit
     since_online: float = field(default=0.0)
+    hello: tuple[int, int, int] = (0, 0, 0)  # what the controller said: protocol, width, height
+    acked_generation: int = 0  # the newest frame `show` handed over that the controller acked
 
 
 def frame_payload(image: Image.Image) -> bytes:
@@ -65,14 +68,16 @@ class LedLink:
         self._thread = threading.Thread(target=self._run, name="led-link", daemon=True)
         self._thread.start()
 
-    def show(self, image: Image.Image) -> None:
-        """Hand over the newest frame; never waits for the wire."""
+    def show(self, image: Image.Image) -> int:
+        """Hand over the newest frame; never waits for the wire. Returns the frame's
+        generation: `stats.acked_generation` reaches it when the controller acks it."""
         if image.size != (self.width, self.height):
             raise ValueError(f"frame is {image.size}, the matrix is {self.width}x{self.height}")
         with self._wake:
             self._newest = frame_payload(image)
             self._generation += 1
             self._wake.notify()
+            return self._generation
 
     def close(self) -> None:
         with self._wake:
@@ -94,6 +99,7 @@ class LedLink:
                     self._log(f"LED controller offline: {exc}")
                 self.stats.online = False
                 self.stats.last_error = str(exc)
+                self.stats.wrong = isinstance(exc, ValueError)
             finally:
                 if port is not None:
                     with contextlib.suppress(Exception):
@@ -121,6 +127,7 @@ class LedLink:
                     raise ValueError(f"controller {name} drives {w}x{h}, "
                                      f"configured {self.width}x{self.height}")
                 self.stats.controller = name
+                self.stats.hello = (version, w, h)
                 self.stats.reconnects += 1 if self.stats.frames_sent else 0
                 self.stats.online = True
                 self.stats.since_online = time.monotonic()
@@ -161,6 +168,7 @@ class LedLink:
                 heard = time.monotonic()
                 if kind == ledproto.ACK and waiting is not None and payload[:1] == bytes((waiting,)):
                     self.stats.frames_acked += 1
+                    self.stats.acked_generation = sent_generation
                     waiting = None
                 elif kind == ledproto.NAK:
                     self.stats.naks += 1
