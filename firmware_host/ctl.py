@@ -114,6 +114,7 @@ def selftest(args: argparse.Namespace) -> int:
             body["seats"] = args.seats
     out = sys.stderr if args.json else sys.stdout
     printed = 0
+    aborted = False
     try:
         answer = ask(body)
         while answer.get("ok"):
@@ -125,10 +126,13 @@ def selftest(args: argparse.Namespace) -> int:
                 break
             try:
                 time.sleep(POLL_S)
-            except KeyboardInterrupt:
+                answer = ask({"cmd": "selftest", "action": "status"})
+            except KeyboardInterrupt:  # Ctrl-C stops the test on the table too, then the report
+                if aborted:
+                    raise
+                aborted = True
                 print("tablectl: aborting the self-test", file=sys.stderr)
                 ask({"cmd": "selftest", "action": "abort"})
-            answer = ask({"cmd": "selftest", "action": "status"})
     except NotRunning as exc:
         print(f"tablectl: {exc}", file=sys.stderr)
         return 1

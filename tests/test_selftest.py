@@ -292,3 +292,58 @@ def test_the_real_daemon_process_runs_the_probe_and_a_timed_out_walk(tmp_path: P
         assert daemon.ctl("status")["phase"] == "attract"  # the table is back
     finally:
         daemon.close()
+
+
+def test_each_seat_screen_asks_for_its_control_and_shows_what_arrived() -> None:
+    from firmware_host.inputs.edges import Event
+    from firmware_host.inputs.pins import InputEvent
+    from firmware_host.selftest import SelfTest
+    from firmware_host.views.seat import render_banner
+
+    shown: dict[int, Any] = {}
+    test = SelfTest(emulated_config(4), None, None, None, lambda _item: None, shown.__setitem__,
+                    seats=[0, 1], timeout_s=10)
+    test.on_probed(0)  # nothing probed: straight to the walk
+    S = 1_000_000_000
+
+    def on(seat: int, *lines: str, big: str) -> bool:
+        return shown[seat].tobytes() == render_banner(*lines, big=big).tobytes()
+
+    assert on(0, "seat 1: press", "1 of 6   10 s", "", big="SLAP")
+    assert on(1, "seat 2", "now testing seat 1", "waiting", big="SELF-TEST")
+    assert on(2, "seat 3", "skipped", big="SELF-TEST")
+    test.on_input(InputEvent(Event.PRESS, 0, "slap", 5), 5)
+    assert on(0, "seat 1: press", "2 of 6   10 s", "slap ok", big="LEFT")
+    assert test.deadline() == 5 + S  # the countdown on the screen changes a second later
+    test.on_input(InputEvent(Event.RELEASE, 0, "slap", 6), 6)  # releases are not presses
+    test.on_input(InputEvent(Event.PRESS, 2, "up", 7), 7)
+    assert on(0, "seat 1: press", "3 of 6   10 s", "left: got seat 3's up", big="RIGHT")
+    test.tick(7 + S + S // 2)
+    assert on(0, "seat 1: press", "3 of 6   9 s", "left: got seat 3's up", big="RIGHT")
+    test.tick(7 + 10 * S)
+    assert on(0, "seat 1: press", "4 of 6   10 s", "right not pressed", big="UP")
+    assert test.prompt() == "seat 1: press UP"
+
+
+def test_a_led_controller_missing_or_of_another_size_is_reported(
+        table: Callable[..., Daemon], capsys: pytest.CaptureFixture[str]) -> None:
+    from firmware_host.displays.emulated_led import EmulatedLedController
+
+    def smaller_matrix(board: EmulatedBoard) -> None:
+        board.led.close()
+        board.led = EmulatedLedController(board._led_dir.name, 16, 16)
+
+    table(smaller_matrix)
+    _, report, _ = tablectl(capsys, "selftest", "--probe")
+    found = results(report)
+    assert found["LED controller"] == ("unexpected",
+                                       "controller table-led 1.0 drives 16x16, configured 32x16")
+    assert found["matrix"] == ("not tested", "no LED controller")
+
+
+def test_an_unplugged_led_controller_is_missing_with_the_serial_error(
+        table: Callable[..., Daemon], capsys: pytest.CaptureFixture[str]) -> None:
+    daemon = table(lambda board: board.led.unplug())
+    _, report, _ = tablectl(capsys, "selftest", "--probe")
+    result, detail = results(report)["LED controller"]
+    assert result == "missing" and str(daemon.led.path) in detail and "No such file" in detail
