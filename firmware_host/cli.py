@@ -49,6 +49,9 @@ def build_parser() -> argparse.ArgumentParser:
     power.add_argument("--pi", choices=("pi4", "pi5"), default="pi4")
     power.add_argument("--json", action="store_true")
 
+    boot = sub.add_parser("boot-config", help="the config.txt lines a configuration needs (install.sh)")
+    boot.add_argument("--config", help="configuration file (default: the 4-seat build, hardware/wiring/)")
+
     watch = sub.add_parser("watch", help="watch bots play a match, round by round")
     watch.add_argument("--game", choices=GAMES, default="classic")
     watch.add_argument("--players", type=int, default=4)
@@ -94,6 +97,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _bench(args)
         if command == "power":
             return _power(args)
+        if command == "boot-config":
+            return _boot_config(args)
         if command == "watch":
             return _watch(args)
         return _run(args)
@@ -214,6 +219,18 @@ def _power(args: argparse.Namespace) -> int:
         _fail(str(exc))
     budget = power_budget(config, args.pi)
     _emit(as_dict(budget), args.json, budget.text())
+    return 0
+
+
+def _boot_config(args: argparse.Namespace) -> int:
+    """Only the buses the configuration uses: an enabled bus owns its GPIOs."""
+    from .config import ConfigError, boot_config, default_config, load_config
+
+    try:
+        config = load_config(args.config) if args.config else default_config(4)
+    except ConfigError as exc:
+        _fail(str(exc))
+    print("\n".join(boot_config(config)))
     return 0
 
 

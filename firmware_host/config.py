@@ -178,15 +178,58 @@ class TableConfig(_Strict):
                     or any(s.interface == "i2c" for s in self.screens))
 
 
-def semantic_problems(cfg: TableConfig) -> list[str]:
-    """What a schema cannot see: shared pins, unknown expanders, shared addresses."""
-    problems: list[str] = []
-    used: dict[str, str] = {}
-    expanders = {e.name: e for e in cfg.inputs.expanders}
+SPI_PINS = {
+    0: {8: "SPI0 CE0", 7: "SPI0 CE1", 9: "SPI0 MISO", 10: "SPI0 MOSI", 11: "SPI0 SCLK"},
+    1: {18: "SPI1 CE0", 17: "SPI1 CE1", 16: "SPI1 CE2", 19: "SPI1 MISO", 20: "SPI1 MOSI", 21: "SPI1 SCLK"},
+}
+"""The GPIOs a Pi's SPI controller claims once config.txt enables it (`dtparam=spi=on` for SPI0,
+`dtoverlay=spi1-3cs` for SPI1): every chip select, whether a display uses it or not."""
+
+
+def bus_pins(cfg: TableConfig) -> dict[int, str]:
+    """GPIO -> the bus that owns it, for the buses this configuration switches on."""
+    owned: dict[int, str] = {}
     if cfg.uses_i2c():  # the Pi's I2C bus 1 is on GPIO2 (SDA) and GPIO3 (SCL)
-        used["GPIO2"], used["GPIO3"] = "I2C SDA (bus 1)", "I2C SCL (bus 1)"
+        owned |= {2: "I2C SDA (bus 1)", 3: "I2C SCL (bus 1)"}
+    for port in sorted({s.bus for s in cfg.screens if s.interface == "spi"}):
+        owned |= SPI_PINS.get(port, {})
+    return owned
+
+
+def boot_config(cfg: TableConfig) -> list[str]:
+    """The config.txt lines this configuration needs: only the buses it uses, since an enabled
+    bus claims its GPIOs (the 12-seat build's expander interrupts are on SPI0's GPIO 9 and 10)."""
+    lines = []
+    if cfg.uses_i2c():
+        lines += ["dtparam=i2c_arm=on", "dtparam=i2c_arm_baudrate=400000"]
+    lines += [f"dtoverlay=i2c-mux,pca9548,addr=0x{m.address:02x}" for m in cfg.i2c_muxes]
+    ports = {s.bus for s in cfg.screens if s.interface == "spi"}
+    if 0 in ports:
+        lines.append("dtparam=spi=on")
+    if 1 in ports:
+        lines.append("dtoverlay=spi1-3cs")
+    return lines
+
+
+def semantic_problems(cfg: TableConfig) -> list[str]:
+    """What a schema cannot see: shared pins, pins an enabled bus owns, unknown expanders,
+    shared addresses."""
+    problems: list[str] = []
+    used: dict[str, str] = {f"GPIO{gpio}": owner for gpio, owner in bus_pins(cfg).items()}
+    expanders = {e.name: e for e in cfg.inputs.expanders}
     if cfg.buzzer is not None:
-        used[f"GPIO{cfg.buzzer.gpio}"] = "buzzer.gpio"
+        key = f"GPIO{cfg.buzzer.gpio}"
+        if key in used:
+            problems.append(f"buzzer.gpio: {key} is already used by {used[key]}")
+        used.setdefault(key, "buzzer.gpio")
+    for s, screen in enumerate(cfg.screens):
+        for role in ("dc_gpio", "reset_gpio"):
+            gpio = getattr(screen, role)
+            if gpio is None:
+                continue
+            if f"GPIO{gpio}" in used:
+                problems.append(f"screens[{s}].{role}: GPIO{gpio} is already used by {used[f'GPIO{gpio}']}")
+            used.setdefault(f"GPIO{gpio}", f"screens[{s}].{role}")
     for e in cfg.inputs.expanders:
         key = f"GPIO{e.interrupt_gpio}"
         if key in used and used[key] != f"expanders.{e.name}.interrupt_gpio":

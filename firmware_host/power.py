@@ -23,6 +23,11 @@ PICO_A = 0.050
 BUZZER_A = 0.030
 SUPPLIES_A = (10, 15, 20, 30, 40, 60)  # common 5 V ratings
 LOAD = 0.8  # run a supply at no more than 80 % of its rating
+FUSES_A = (2.0, 3.15, 4.0, 5.0, 6.3, 8.0, 10.0, 12.0, 15.0, 20.0, 25.0, 30.0, 40.0, 50.0, 60.0, 80.0)
+"""Time-lag (T) fuse ratings, amperes."""
+FUSE_LOAD = 0.75
+"""A time-lag fuse carries at most 75 % of its rating for good: a 5 A fuse on a Pi 5's 5 A budget
+would have no margin and open on a warm day."""
 
 
 @dataclass(frozen=True)
@@ -36,6 +41,8 @@ class Budget:
     total_a: float
     supply_a: int
     supply_w: int
+    pi_fuse_a: float
+    led_fuse_a: float
 
     def text(self) -> str:
         return "\n".join([
@@ -45,6 +52,8 @@ class Budget:
             f"{self.logic_3v3_a:.3f} A)",
             f"LED controller and buzzer: {self.others_a:.2f} A",
             f"total at 5 V: {self.total_a:.2f} A -> a 5 V {self.supply_a} A ({self.supply_w} W) supply",
+            f"fuses (time-lag, loaded to at most {FUSE_LOAD:.0%}): {self.pi_fuse_a:g} A for the Pi, "
+            f"{self.led_fuse_a:g} A for the LED panels",
         ])
 
 
@@ -57,7 +66,11 @@ def power_budget(config: TableConfig, pi: str = "pi4") -> Budget:
     total = leds_a + PI_A[pi] + others
     supply = next((a for a in SUPPLIES_A if total <= a * LOAD), SUPPLIES_A[-1])
     return Budget(leds, config.centre.brightness, round(leds_a, 3), PI_A[pi], round(logic, 3),
-                  round(others, 3), round(total, 3), supply, supply * 5)
+                  round(others, 3), round(total, 3), supply, supply * 5, fuse_for(PI_A[pi]), fuse_for(leds_a))
+
+
+def fuse_for(load_a: float) -> float:
+    return next((f for f in FUSES_A if load_a <= f * FUSE_LOAD), FUSES_A[-1])
 
 
 def as_dict(budget: Budget) -> dict[str, float | int]:

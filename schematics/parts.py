@@ -60,9 +60,12 @@ Slap = _template("Arcade_60mm", "SW", {1: "COM", 2: "NO"}, {}, PASSIVE, "Button:
                  "60 mm arcade button, microswitch COM/NO")
 NavSwitch = _template("Nav_5way", "SW", {1: "COM", 2: "LEFT", 3: "RIGHT", 4: "UP", 5: "DOWN", 6: "CENTER"},
                       {}, PASSIVE, "Button:Nav_5way_module", "5-way navigation switch")
-SeatPlug = _template("Seat_10pin", "J", {i + 1: n for i, n in enumerate(
-    ("GND", "3V3", "SLAP", "SDA", "SCL", "LEFT", "RIGHT", "UP", "DOWN", "CENTER"))}, {}, PASSIVE,
-    "Connector_IDC:IDC-Header_2x05_P2.54mm_Vertical", "seat cable, 10-way IDC")
+SEAT_CABLE = ("SDA", "3V3", "GND1", "SCL", "GND2", "SLAP", "LEFT", "RIGHT", "UP", "DOWN", "CENTER", "GND3")
+"""The seat ribbon, conductor by conductor (an IDC header's pin n is the ribbon's wire n). UM10204
+§7.5 asks, for a flat cable longer than 10 cm, that SDA and SCL never lie side by side: SDA, VDD,
+VSS, SCL; a second ground keeps SCL's edges off the slap line, a third closes the cable."""
+SeatPlug = _template("Seat_12pin", "J", {i + 1: n for i, n in enumerate(SEAT_CABLE)}, {}, PASSIVE,
+                     "Connector_IDC:IDC-Header_2x06_P2.54mm_Vertical", "seat cable, 12-way IDC")
 Resistor = _template("R", "R", {1: "1", 2: "2"}, {}, PASSIVE, "Resistor_THT:R_Axial_DIN0207", "resistor")
 Capacitor = _template("C", "C", {1: "1", 2: "2"}, {}, PASSIVE, "Capacitor_THT:C_Disc_D5.0mm", "capacitor")
 NPN = _template("NPN", "Q", {1: "E", 2: "B", 3: "C"}, {}, PASSIVE, "Package_TO_SOT_THT:TO-92_Inline",
@@ -71,6 +74,8 @@ Buzzer = _template("Piezo", "BZ", {1: "+", 2: "-"}, {}, PASSIVE, "Buzzer_Beeper:
                    "piezo buzzer, 5 V")
 PowerIn = _template("DC_5V_in", "J", {1: "+5V", 2: "GND"}, {"+5V": PWR_OUT, "GND": PWR_OUT}, PASSIVE,
                     "TerminalBlock:TerminalBlock_1x02_P5.08mm", "5 V supply input, screw terminal")
+Schottky = _template("D_Schottky", "D", {1: "K", 2: "A"}, {}, PASSIVE,
+                     "Diode_THT:D_DO-41_SOD81_P10.16mm_Horizontal", "Schottky diode, 1 A (1N5819)")
 Pico = _template("RPi_Pico", "U", {39: "VSYS", 38: "GND", 4: "GP2", 40: "VBUS"},
                  {"VSYS": PWR_IN, "GND": PWR_IN, "GP2": OUT, "VBUS": NC}, IO, "Module:RaspberryPi_Pico",
                  "RP2040 board (LED controller; USB to the Pi)")
@@ -94,7 +99,7 @@ REFS: list[tuple[str, Part]] = [
     (r"J_PI$", RaspberryPi), (r"U_NAV\d+$", MCP23017), (r"U_MUX\d+$", TCA9548A), (r"DS_S\d+$", OLED),
     (r"SW_S\d+$", Slap), (r"SW_S\d+_NAV$", NavSwitch), (r"J_S\d+$", SeatPlug), (r"R_", Resistor),
     (r"C_", Capacitor), (r"Q_", NPN), (r"BZ\d+$", Buzzer), (r"J_PWR$", PowerIn), (r"U_LED$", Pico),
-    (r"U_LVL$", LevelShifter), (r"J_LED$", LedMatrix),
+    (r"U_LVL$", LevelShifter), (r"J_LED$", LedMatrix), (r"D_", Schottky),
 ]
 
 

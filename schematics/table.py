@@ -116,7 +116,7 @@ def _connect(config: TableConfig, skidl: Any, Net: Any, parts: Any, nc: Any) -> 
         plug = parts.SeatPlug(ref=f"J_S{n}", value=f"seat {n} cable")
         slap = parts.Slap(ref=f"SW_S{n}", value=f"seat {n} slap")
         nav = parts.NavSwitch(ref=f"SW_S{n}_NAV", value=f"seat {n} navigation")
-        gnd += plug["GND"], slap["COM"], nav["COM"]
+        gnd += plug["GND1"], plug["GND2"], plug["GND3"], slap["COM"], nav["COM"]
         v3 += plug["3V3"]
         Net(f"S{n}_SLAP").connect(gpio(seat.slap), plug["SLAP"], slap["NO"])
         for control, pin_name in NAV_PINS.items():
@@ -171,7 +171,14 @@ def _connect(config: TableConfig, skidl: Any, Net: Any, parts: Any, nc: Any) -> 
     panel = parts.LedMatrix(ref="J_LED", value=f"WS2812 {config.centre.width}x{config.centre.height}")
     feed = parts.Resistor(ref="R_LED", value="330")
     bulk = parts.Capacitor(ref="C_BULK", value="1000uF 10V")
-    v5 += pico["VSYS"], shifter["VCC"], panel["+5V"], bulk[1]
+    # Pico datasheet §4.5: an external supply on VSYS while USB VBUS is also connected goes
+    # through a Schottky diode, so neither source feeds the other (the Pico's own D1 does VBUS).
+    vsys = parts.Schottky(ref="D_VSYS", value="1N5819")
+    v5 += vsys["A"]
+    pico_vsys = Net("PICO_VSYS")
+    pico_vsys.connect(vsys["K"], pico["VSYS"])
+    pico_vsys.drive = skidl.POWER  # the supply, through the diode
+    v5 += shifter["VCC"], panel["+5V"], bulk[1]
     gnd += pico["GND"], shifter["GND"], shifter["1OE"], panel["GND"], bulk[2]
     Net("LED_DATA_3V3").connect(pico["GP2"], shifter["1A"])
     Net("LED_DATA_5V").connect(shifter["1Y"], feed[1])

@@ -39,24 +39,28 @@ if [ ! -e "$root/etc/table-host/table.toml" ]; then
 fi
 [ -z "$staging" ] && chgrp table-admin /etc/table-host/table.toml
 
-# The LED controller (an RP2040, USB vendor 2e8a) always appears as /dev/table-led.
+# The LED controller always appears as /dev/table-led: an RP2040 running MicroPython enumerates
+# as USB 2e8a:0005 (vendor Raspberry Pi, product MicroPython), not just any Raspberry Pi device.
 install -D -m 0644 /dev/stdin "$root/etc/udev/rules.d/90-table-host.rules" <<'RULES'
-SUBSYSTEM=="tty", ATTRS{idVendor}=="2e8a", SYMLINK+="table-led", GROUP="dialout", MODE="0660"
+SUBSYSTEM=="tty", ATTRS{idVendor}=="2e8a", ATTRS{idProduct}=="0005", SYMLINK+="table-led", GROUP="dialout", MODE="0660"
 RULES
 
-# I2C at 400 kHz, the TCA9548A multiplexer (as pca9548) giving each seat's OLED its own bus, SPI.
+# config.txt: only the buses the configuration uses (I2C at 400 kHz, one i2c-mux overlay per
+# TCA9548A, SPI only for an SPI display: SPI0 would claim GPIO 7-11, which the 12-seat build
+# uses for expander interrupts). `table-host boot-config` derives the lines; the block between
+# the markers is replaced on every install, so re-run install.sh after changing the buses.
+table_host=${TABLE_HOST:-$root/opt/table-host/venv/bin/table-host}
+lines=$("$table_host" boot-config --config "$root/etc/table-host/table.toml") \
+    || { echo "install.sh: cannot derive config.txt lines (above); fix table.toml first" >&2; exit 2; }
 config="$root/boot/firmware/config.txt"
 install -d "$(dirname "$config")"
 touch "$config"
-if ! grep -q "# table-host" "$config"; then
-    cat >> "$config" <<'BOOT'
-# table-host
-dtparam=i2c_arm=on
-dtparam=i2c_arm_baudrate=400000
-dtoverlay=i2c-mux,pca9548,addr=0x70
-dtparam=spi=on
-BOOT
+if grep -qx '# table-host end' "$config"; then
+    sed -i '/^# table-host$/,/^# table-host end$/d' "$config"
+else  # an install before the end marker: its block was the marker and four lines
+    sed -i '/^# table-host$/,+4d' "$config"
 fi
+printf '# table-host\n%s\n# table-host end\n' "$lines" >> "$config"
 
 if [ -z "$staging" ]; then
     udevadm control --reload-rules || true

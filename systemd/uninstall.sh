@@ -18,7 +18,11 @@ rm -f "$root/etc/systemd/system/table-host.service" "$root/etc/udev/rules.d/90-t
 rm -rf "$root/opt/table-host"
 config="$root/boot/firmware/config.txt"
 if [ -f "$config" ]; then
-    sed -i '/^# table-host$/,+4d' "$config"
+    if grep -qx '# table-host end' "$config"; then
+        sed -i '/^# table-host$/,/^# table-host end$/d' "$config"
+    else  # an install before the end marker: its block was the marker and four lines
+        sed -i '/^# table-host$/,+4d' "$config"
+    fi
 fi
 if [ "$purge" -eq 1 ]; then
     rm -rf "$root/etc/table-host" "$root/var/lib/table-host"

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from PIL import Image
 
 from firmware_host.catalog import new_match
+from firmware_host.displays.controllers import ControllerError, SH1106Model, SSD1306Model, model_for
 from firmware_host.displays.oled import (
-    ControllerModel,
     DisplaySpec,
     RecordingInterface,
     SeatDisplays,
@@ -35,7 +35,7 @@ def test_the_bytes_the_real_driver_sends_decode_back_to_the_view(kind: str, offs
     setup = len(interface.transfers)
     view = a_view()
     device.display(view)
-    model = ControllerModel()
+    model = model_for(kind)
     model.feed(interface.transfers)  # the init sequence, then the frame
     assert model.on and model.image(offset=offset).tobytes() == view.tobytes()
     assert interface.i2c_bytes(interface.transfers[setup:]) == wire_bytes
@@ -64,7 +64,7 @@ class Screens:
         return device
 
     def picture(self, seat: int) -> bytes:
-        model = ControllerModel()
+        model = model_for("ssd1306")
         model.feed(self.interfaces[seat].transfers)
         return model.image().tobytes()
 
@@ -144,3 +144,50 @@ def test_our_packing_sends_exactly_the_bytes_lumas_own_driver_sends(pixels: list
     open_luma(DisplaySpec(0, kind), ours).display(image)
     {"ssd1306": ssd1306, "sh1106": sh1106}[kind](theirs, width=128, height=64).display(image)
     assert ours.transfers == theirs.transfers
+
+
+# ------------------------------------------------------------ the controllers, as their datasheets say
+
+
+def test_luma_starts_an_ssd1306_with_commands_its_datasheet_defines_and_a_frame_lands_in_ram() -> None:
+    interface = RecordingInterface()
+    device = open_luma(DisplaySpec(0, "ssd1306"), interface)
+    model = SSD1306Model()
+    model.feed(interface.transfers)
+    assert model.on and model.charge_pump and model.mode == 0  # 8Dh 14h, 20h 00h (horizontal)
+    assert model.contrast == 0xCF and model.segment_remap and model.com_reversed
+    view = a_view()
+    device.display(view)
+    model.feed(interface.transfers[-2:])
+    assert model.image().tobytes() == view.tobytes()
+
+
+def test_luma_starts_an_sh1106_and_sends_it_only_the_ssd1306_bytes_it_ignores() -> None:
+    interface = RecordingInterface()
+    open_luma(DisplaySpec(0, "sh1106"), interface)
+    model = SH1106Model()
+    model.feed(interface.transfers)
+    assert model.on and model.undefined == [0x20, 0x8D]  # SSD1306's memory mode and charge pump
+
+
+def test_ssd1306_addressing_modes_move_the_pointer_as_section_10_1_3_says() -> None:
+    page = SSD1306Model()  # page addressing after reset: past column 127 back to the start column set
+    page.feed([("command", bytes([0xB3, 0x0E, 0x17])), ("data", bytes([1, 2, 3]))])  # page 3, col 126
+    assert page.ram[3][126:128] == bytes([3, 2]) and page.page == 3 and page.column == 127
+    horizontal = SSD1306Model()
+    horizontal.feed([("command", bytes([0x20, 0x00, 0x21, 10, 11, 0x22, 1, 2])),
+                     ("data", bytes(range(1, 6)))])
+    assert (horizontal.ram[1][10:13], horizontal.ram[2][10:12]) == (b"\5\2\0", b"\3\4")  # 5 wrapped
+    assert (horizontal.column, horizontal.page) == (11, 1)
+    vertical = SSD1306Model()
+    vertical.feed([("command", bytes([0x20, 0x01, 0x21, 5, 6, 0x22, 0, 1])), ("data", bytes([7, 8, 9]))])
+    assert (vertical.ram[0][5], vertical.ram[1][5], vertical.ram[0][6]) == (7, 8, 9)
+
+
+def test_a_byte_the_ssd1306_does_not_define_or_a_short_command_is_an_error() -> None:
+    with pytest.raises(ControllerError, match="E0h is not an SSD1306 command"):
+        SSD1306Model().feed([("command", bytes([0xE0]))])
+    with pytest.raises(ControllerError, match="21h needs 2 more bytes, got 1"):
+        SSD1306Model().feed([("command", bytes([0x21, 0]))])
+    with pytest.raises(ControllerError, match="invalid addressing mode"):
+        SSD1306Model().feed([("command", bytes([0x20, 0x03]))])

@@ -73,3 +73,87 @@ def test_the_header_pinout_matches_the_raspberry_pi_documentation() -> None:
     assert {pin: parts.PI_HEADER[pin] for pin in known} == known
     gpios = [name for name in parts.PI_HEADER.values() if name.startswith("GPIO")]
     assert sorted(int(g[4:]) for g in gpios) == list(range(28))  # each GPIO once
+
+
+# ------------------------------------------------------------ buses own their pins
+
+
+def test_the_12_seat_build_leaves_spi_off_since_its_interrupts_use_gpio_9_and_10() -> None:
+    from firmware_host.config import boot_config
+
+    config = default_config(12)
+    assert {e.interrupt_gpio for e in config.inputs.expanders} >= {9, 10}
+    lines = boot_config(config)
+    assert "dtparam=spi=on" not in lines
+    assert lines == ["dtparam=i2c_arm=on", "dtparam=i2c_arm_baudrate=400000",
+                     "dtoverlay=i2c-mux,pca9548,addr=0x70", "dtoverlay=i2c-mux,pca9548,addr=0x71"]
+
+
+def test_an_spi_display_turns_spi_on_and_its_pins_are_refused_to_anything_else() -> None:
+    import pytest
+
+    from firmware_host.config import ConfigError, boot_config, parse_config
+
+    data = default_config(12).model_dump()
+    data["screens"][0] = {"kind": "ssd1306", "interface": "spi", "bus": 0, "spi_device": 0, "dc_gpio": 14}
+    with pytest.raises(ConfigError) as caught:
+        parse_config(data)
+    problems = "\n".join(caught.value.problems)
+    assert "GPIO9 is already used by SPI0 MISO" in problems  # an expander's interrupt line
+    assert "GPIO10 is already used by SPI0 MOSI" in problems
+    for e in data["inputs"]["expanders"]:
+        e["interrupt_gpio"] = {9: 14, 10: 15}.get(e["interrupt_gpio"], e["interrupt_gpio"])
+    with pytest.raises(ConfigError, match=r"interrupt_gpio GPIO14 is already used by screens\[0\]\.dc_gpio"):
+        parse_config(data)
+    data["screens"][0]["dc_gpio"] = 7  # SPI0 CE1: claimed even though this display uses CE0
+    with pytest.raises(ConfigError, match="GPIO7 is already used by SPI0 CE1"):
+        parse_config(data)
+    small = default_config(4).model_dump()
+    small["screens"][0] = data["screens"][0] | {"dc_gpio": 26}
+    assert "dtparam=spi=on" in boot_config(parse_config(small))
+
+
+# ------------------------------------------------------------ the seat cable and the LED controller
+
+
+def _wire_roles(nets: dict[str, set[tuple[str, str]]], plug: str) -> list[str]:
+    """What each conductor of a seat ribbon carries, in cable order, traced from the netlist:
+    an I2C line by the multiplexer pin it reaches, power by the rail, else a button line."""
+    by_pin = {pin: nodes for nodes in nets.values() for ref, pin in nodes if ref == plug}
+    roles = []
+    for number in sorted(by_pin, key=int):
+        ends = {parts.pin_name(ref, pin) for ref, pin in by_pin[number] if ref.startswith("U_MUX")}
+        names = {name for name, nodes in nets.items() if nodes is by_pin[number]}
+        if any(e.startswith("SD") for e in ends):
+            roles.append("SDA")
+        elif any(e.startswith("SC") for e in ends):
+            roles.append("SCL")
+        elif names & {"GND", "+3V3"}:
+            roles.append("power")
+        else:
+            roles.append("button")
+    return roles
+
+
+def test_no_seat_ribbon_lays_sda_or_scl_beside_anything_but_a_supply_wire(build) -> None:
+    """UM10204 §7.5: on a flat cable over 10 cm, SDA and SCL are kept apart by VDD/VSS wires."""
+    name, config, _, _, text = build
+    nets = table.nets_of(text)
+    for n in range(1, len(config.screens) + 1):
+        roles = _wire_roles(nets, f"J_S{n}")
+        assert roles.count("SDA") == roles.count("SCL") == 1, (name, n, roles)
+        for i, role in enumerate(roles):
+            if role in ("SDA", "SCL"):
+                beside = roles[max(i - 1, 0):i] + roles[i + 1:i + 2]
+                assert set(beside) == {"power"}, (name, n, roles)
+
+
+def test_the_pico_takes_5_v_on_vsys_through_a_schottky_diode(build) -> None:
+    """Pico datasheet §4.5: VSYS fed from outside while USB VBUS is connected needs the diode."""
+    _, _, _, _, text = build
+    nets = table.nets_of(text)
+    vsys = next(nodes for nodes in nets.values() if ("U_LED", "39") in nodes)
+    assert ("U_LED", "39") not in nets["+5V"]
+    diode = next(ref for ref, _ in vsys if ref.startswith("D_"))
+    assert (diode, "1") in vsys and (diode, "2") in nets["+5V"]  # cathode to VSYS, anode to 5 V
+    assert all(("U_LED", "40") not in nodes for name, nodes in nets.items() if name != "NC")

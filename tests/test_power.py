@@ -18,6 +18,13 @@ def test_the_4_seat_build_at_its_cap_calls_for_a_20_a_supply() -> None:
     assert budget.total_a == pytest.approx(11.264 + 3.0 + 0.05 + 0.03)
     assert (budget.supply_a, budget.supply_w) == (20, 100)  # 14.3 A is 72 % of 20 A
     assert budget.logic_3v3_a == pytest.approx(4 * 0.020 + 2 * 0.001 + 0.001)
+    assert (budget.pi_fuse_a, budget.led_fuse_a) == (4.0, 20.0)  # 3 A is 75 % of 4 A; 11.26 A > 75 % of 15 A
+
+
+def test_a_pi_5s_fuse_keeps_a_margin_over_its_5_a_budget() -> None:
+    budget = power_budget(default_config(4), "pi5")
+    assert budget.pi_a == 5.0 and budget.pi_fuse_a == 8.0  # a 5 A or 6.3 A fuse would run at 100 / 79 %
+    assert budget.pi_a <= budget.pi_fuse_a * 0.75 and "8 A for the Pi" in budget.text()
 
 
 def test_full_brightness_or_a_pi_5_needs_a_bigger_supply() -> None:
@@ -29,6 +36,7 @@ def test_full_brightness_or_a_pi_5_needs_a_bigger_supply() -> None:
     assert budget.leds_a == pytest.approx(512 * 0.061)
     assert budget.total_a == pytest.approx(31.232 + 5.0 + 0.08)
     assert budget.supply_a == 60  # 36.3 A would load a 40 A supply to 91 %
+    assert budget.led_fuse_a == 50.0  # 31.2 A is 78 % of 40 A
 
 
 def test_the_power_command_prints_the_figures_with_their_units(tmp_path) -> None:

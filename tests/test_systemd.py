@@ -60,18 +60,28 @@ def test_the_configuration_template_is_valid_for_the_4_seat_build() -> None:
     assert [e.interrupt_gpio for e in cfg.inputs.expanders] == [17, 27]
 
 
+def _install(staged: Path) -> subprocess.CompletedProcess[str]:
+    """Staged with this checkout's table-host (the real install runs the one it installed)."""
+    import os
+    import sys
+
+    env = {**os.environ, "TABLE_HOST": str(Path(sys.executable).parent / "table-host")}
+    return subprocess.run(["bash", str(ROOT / "systemd/install.sh"), "--root", str(staged), "--no-pip"],
+                          capture_output=True, text=True, timeout=60, env=env)
+
+
 def test_install_and_uninstall_lay_out_and_remove_the_table(tmp_path: Path) -> None:
     staged = tmp_path / "root"
-    run = subprocess.run(["bash", str(ROOT / "systemd/install.sh"), "--root", str(staged), "--no-pip"],
-                         capture_output=True, text=True, timeout=60)
+    run = _install(staged)
     assert run.returncode == 0, run.stderr
     assert (staged / "etc/systemd/system/table-host.service").read_text() == UNIT.read_text()
     assert (staged / "etc/table-host/table.toml").exists()
-    assert 'SYMLINK+="table-led"' in (staged / "etc/udev/rules.d/90-table-host.rules").read_text()
+    rule = (staged / "etc/udev/rules.d/90-table-host.rules").read_text()
+    assert 'ATTRS{idVendor}=="2e8a", ATTRS{idProduct}=="0005", SYMLINK+="table-led"' in rule
     boot = (staged / "boot/firmware/config.txt").read_text()
-    assert "dtoverlay=i2c-mux,pca9548,addr=0x70" in boot and "i2c_arm_baudrate=400000" in boot
-    again = subprocess.run(["bash", str(ROOT / "systemd/install.sh"), "--root", str(staged), "--no-pip"],
-                           capture_output=True, text=True, timeout=60)
+    assert boot == ("# table-host\ndtparam=i2c_arm=on\ndtparam=i2c_arm_baudrate=400000\n"
+                    "dtoverlay=i2c-mux,pca9548,addr=0x70\n# table-host end\n")  # no SPI: no SPI display
+    again = _install(staged)
     assert again.returncode == 0 and (staged / "boot/firmware/config.txt").read_text() == boot  # once
     out = subprocess.run(["bash", str(ROOT / "systemd/uninstall.sh"), "--root", str(staged)],
                          capture_output=True, text=True, timeout=60)
@@ -79,3 +89,25 @@ def test_install_and_uninstall_lay_out_and_remove_the_table(tmp_path: Path) -> N
     assert not (staged / "etc/systemd/system/table-host.service").exists()
     assert (staged / "etc/table-host/table.toml").exists()  # configuration kept without --purge
     assert "table-host" not in (staged / "boot/firmware/config.txt").read_text()
+
+
+def test_reinstalling_over_an_old_block_replaces_it_and_keeps_the_rest(tmp_path: Path) -> None:
+    staged = tmp_path / "root"
+    config = staged / "boot/firmware/config.txt"
+    config.parent.mkdir(parents=True)
+    old = ("# table-host\ndtparam=i2c_arm=on\ndtparam=i2c_arm_baudrate=400000\n"
+           "dtoverlay=i2c-mux,pca9548,addr=0x70\ndtparam=spi=on\n")
+    config.write_text("arm_64bit=1\n" + old + "dtoverlay=vc4-kms-v3d\n")
+    assert _install(staged).returncode == 0
+    text = config.read_text()
+    assert "dtparam=spi=on" not in text
+    assert text.startswith("arm_64bit=1\ndtoverlay=vc4-kms-v3d\n# table-host\n")
+
+
+def test_install_refuses_a_configuration_that_does_not_load(tmp_path: Path) -> None:
+    staged = tmp_path / "root"
+    (staged / "etc/table-host").mkdir(parents=True)
+    (staged / "etc/table-host/table.toml").write_text("[inputs]\nseats = 3\n")
+    run = _install(staged)
+    assert run.returncode == 2 and "cannot derive config.txt lines" in run.stderr
+    assert "inputs.seats" in run.stderr

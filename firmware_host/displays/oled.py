@@ -8,9 +8,9 @@ offline, retried with growing pauses, and redrawn with its latest frame when it
 answers again.
 
 For tests and emulation, `RecordingInterface` stands where luma's I2C interface
-would and keeps the bytes the real driver sends; `ControllerModel` plays them
-into a model of the controller's display RAM, so the whole path down to the
-bus is checked.
+would and keeps the bytes the real driver sends; `controllers.py` plays them
+into models of the SSD1306 and SH1106 as their datasheets define them, so the
+whole path down to the bus is checked.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
@@ -62,88 +62,6 @@ class RecordingInterface:
                 blocks = -(-len(payload) // I2C_CHUNK)
                 total += 2 * blocks + len(payload)
         return total
-
-
-_ONE_ARG = {0x81, 0xA8, 0xD3, 0xD5, 0x8D, 0xDA, 0xD9, 0xDB, 0x20, 0xAD}
-
-
-@dataclass
-class ControllerModel:
-    """The SSD1306 / SH1106 display RAM, fed with the bytes sent to the controller."""
-
-    columns: int = 132
-    pages: int = 8
-    ram: list[bytearray] = field(default_factory=list)
-    page: int = 0
-    column: int = 0
-    col_range: tuple[int, int] = (0, 127)
-    page_range: tuple[int, int] = (0, 7)
-    horizontal: bool = False  # memory mode 0 (SSD1306 horizontal addressing)
-    on: bool = False
-    contrast: int = 0
-
-    def __post_init__(self) -> None:
-        self.ram = [bytearray(self.columns) for _ in range(self.pages)]
-
-    def feed(self, transfers: list[tuple[str, bytes]]) -> None:
-        for kind, payload in transfers:
-            if kind == "command":
-                self._commands(payload)
-            else:
-                self._data(payload)
-
-    def _commands(self, cmd: bytes) -> None:
-        i = 0
-        while i < len(cmd):
-            c = cmd[i]
-            if c == 0x21:  # column address range
-                self.col_range = (cmd[i + 1], cmd[i + 2])
-                self.column = cmd[i + 1]
-                i += 3
-                continue
-            if c == 0x22:  # page address range
-                self.page_range = (cmd[i + 1], cmd[i + 2])
-                self.page = cmd[i + 1]
-                i += 3
-                continue
-            if c in _ONE_ARG:
-                if c == 0x20:
-                    self.horizontal = cmd[i + 1] == 0x00
-                if c == 0x81:
-                    self.contrast = cmd[i + 1]
-                i += 2
-                continue
-            if 0xB0 <= c <= 0xB7:
-                self.page = c - 0xB0
-            elif c <= 0x0F:
-                self.column = (self.column & 0xF0) | c
-            elif 0x10 <= c <= 0x1F:
-                self.column = (self.column & 0x0F) | (c - 0x10) << 4
-            elif c in (0xAE, 0xAF):
-                self.on = c == 0xAF
-            i += 1
-
-    def _data(self, data: bytes) -> None:
-        for byte in data:
-            if 0 <= self.page < self.pages and 0 <= self.column < self.columns:
-                self.ram[self.page][self.column] = byte
-            self.column += 1
-            if self.horizontal and self.column > self.col_range[1]:
-                self.column = self.col_range[0]
-                self.page = self.page + 1 if self.page < self.page_range[1] else self.page_range[0]
-
-    def image(self, width: int = 128, height: int = 64, offset: int = 0) -> Image.Image:
-        """The picture the RAM holds: each byte is 8 vertical pixels of one column."""
-        img = Image.new("1", (width, height), 0)
-        px = img.load()
-        for page in range(height // 8):
-            row = self.ram[page]
-            for x in range(width):
-                byte = row[x + offset]
-                for bit in range(8):
-                    if byte >> bit & 1:
-                        px[x, page * 8 + bit] = 1
-        return img
 
 
 @dataclass(frozen=True, slots=True)
