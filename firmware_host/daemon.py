@@ -85,6 +85,7 @@ class Daemon:
         self.phase_seats: dict[int, Any] = {}  # what the seats show outside play
         self.phase_centre: Any = None
         self.selftest: SelfTest | None = None  # the running or last self-test
+        self._selftest_frames = 0
         if ui == "plain":
             self.tui = TerminalUI(self.events.put)
         if ui in ("plain", "textual"):  # before any worker starts talking: their lines go on the screen
@@ -247,7 +248,7 @@ class Daemon:
         back in play, the game screens are drawn afresh over them. The self-test has the
         screens while it runs; after it, the phase is drawn afresh."""
         if self.selftest is not None and self.selftest.active:
-            self._phase_key = ()
+            self._phase_key = ("selftest", self._selftest_frames)  # the terminal redraws on a change
             return
         table = self.table
         match = table.match
@@ -399,6 +400,7 @@ class Daemon:
         return {"selftest": test.report()}
 
     def _selftest_show(self, seat: int, frame: Any) -> None:
+        self._selftest_frames += 1
         self.phase_seats[seat] = frame
         self.oleds.show(seat, frame)
 

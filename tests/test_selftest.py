@@ -180,9 +180,9 @@ def test_a_walk_pressed_in_order_is_all_ok(table: Callable[..., Daemon],
     assert "seat 1: press SLAP (GPIO5)" in progress and "seat 4: press ALT (nav2:B4)" in progress
     # After the test the screens are the table's again.
     end = time.monotonic() + 5
-    while daemon.phase_seats.get(0) is not None and daemon._phase_key == () and time.monotonic() < end:
+    while daemon._phase_key[0] == "selftest" and time.monotonic() < end:
         time.sleep(0.01)
-    assert daemon._phase_key != ()
+    assert daemon._phase_key[0] == "attract"
 
 
 def test_a_control_wired_to_another_seat_is_miswired(table: Callable[..., Daemon],
@@ -347,3 +347,22 @@ def test_an_unplugged_led_controller_is_missing_with_the_serial_error(
     _, report, _ = tablectl(capsys, "selftest", "--probe")
     result, detail = results(report)["LED controller"]
     assert result == "missing" and str(daemon.led.path) in detail and "No such file" in detail
+
+
+def test_the_beep_is_a_2khz_square_wave_where_the_pin_can_do_pwm() -> None:
+    from gpiozero.pins.mock import MockFactory, MockPWMPin
+
+    from firmware_host.selftest import beep
+
+    factory = MockFactory(pin_class=MockPWMPin)
+    check = beep(factory, 18)
+    assert (check.result, check.detail) == ("ok", "beeped 0.2 s, 2000 Hz: did you hear it?")
+    pin = factory.pin(18)
+    assert [s.state for s in pin.states][-2:] == [0.5, 0]  # half duty, then silent
+    busy = MockFactory(pin_class=MockPWMPin)
+    from gpiozero import OutputDevice
+
+    holder = OutputDevice(18, pin_factory=busy)  # another part holds the pin
+    taken = beep(busy, 18)
+    holder.close()
+    assert taken.result == "missing" and taken.detail.startswith("GPIOPinInUse: ")
