@@ -279,3 +279,35 @@ def test_keyboard_seats_press_the_emulated_pins(table) -> None:
     assert not keyboard.key("q", 1_300 * MS)
     assert not keyboard.key("1", 1_400 * MS)  # no direct select buttons wired on seat 1
     assert presses(events) == [(0, "slap", 1_000 * MS), (2, "slap", 1_001 * MS), (0, "right", 1_200 * MS)]
+
+
+def test_a_tap_shorter_than_the_debounce_is_a_press_and_a_release_not_a_stuck_button(table) -> None:
+    """A hard slap can be over in 20 ms: its release falls in the 30 ms quiet window. The window
+    closing with the line up applies that release, with its own time stamp; the next slap counts."""
+    buttons, inputs, events = table()
+    buttons.tap(0, "slap", 1_000 * MS, hold_ns=20 * MS)
+    assert inputs.next_deadline() == 1_030 * MS  # the window closes, the line is up
+    inputs.tick(1_030 * MS)
+    assert [(e.kind, e.ts) for e in events if e.control == "slap"] == [
+        (Event.PRESS, 1_000 * MS), (Event.RELEASE, 1_020 * MS)]
+    inputs.tick(5_000 * MS)
+    assert not [e for e in events if e.kind is Event.STUCK]
+    buttons.tap(0, "slap", 5_000 * MS)
+    assert presses(events)[-1] == (0, "slap", 5_000 * MS)
+
+
+def test_a_late_release_is_applied_before_the_next_edge_even_without_a_tick(table) -> None:
+    buttons, _, events = table()
+    buttons.tap(0, "slap", 1_000 * MS, hold_ns=10 * MS)
+    buttons.set(0, "slap", True, 1_100 * MS)  # the next press comes before any timer ran
+    assert [(e.kind, e.ts) for e in events if e.control == "slap"] == [
+        (Event.PRESS, 1_000 * MS), (Event.RELEASE, 1_010 * MS), (Event.PRESS, 1_100 * MS)]
+
+
+def test_bounce_that_ends_at_the_level_taken_changes_nothing() -> None:
+    flt = LineFilter(debounce_ns=30 * MS)
+    flt.start(False, 0)
+    assert flt.edge(True, 100 * MS) is Event.PRESS
+    for i, level in enumerate((False, True, False, True), 1):  # contact bounce, ends closed
+        assert flt.edge(level, 100 * MS + i * MS) is None
+    assert flt.settle_due() is None and flt.settle(200 * MS) is None and flt.down

@@ -1,7 +1,11 @@
 """Clean presses from raw button edges: pure, fed with edge timestamps, no clock inside.
 
 - Leading-edge debounce: the first contact counts, with its own timestamp;
-  every edge in the next `debounce_ns` is contact bounce and is dropped.
+  every edge in the next `debounce_ns` is contact bounce and is dropped. If the
+  line is left at the other level when that window closes (a tap shorter than
+  the window), that last edge is applied then, with its own timestamp: a quick
+  slap is a press and a release, never a button left down that turns stuck and
+  swallows the next press.
 - Stuck: a button still down `stuck_ns` after its press is reported stuck and
   ignored until it is released (a jammed or shorted button must not block or
   flood the table).
@@ -36,6 +40,7 @@ class LineFilter:
     stuck: bool = False
     _quiet_until: int = -(1 << 62)
     _down_since: int | None = None
+    _late: tuple[bool, int] | None = None  # the last edge dropped in the quiet window
     bounces: int = 0
 
     def start(self, down: bool, ts: int) -> None:
@@ -44,10 +49,15 @@ class LineFilter:
         self._down_since = ts if down else None
 
     def edge(self, down: bool, ts: int) -> Event | None:
-        """A raw edge; returns the clean event it makes, if any."""
-        if ts < self._quiet_until or down == self.down:
+        """A raw edge; returns the clean event it makes, if any. Call `settle(ts)` first."""
+        if ts < self._quiet_until:
+            self.bounces += 1
+            self._late = (down, ts)
+            return None
+        if down == self.down:
             self.bounces += 1
             return None
+        self._late = None
         self.down = down
         if down:
             self._down_since = ts
@@ -59,6 +69,23 @@ class LineFilter:
             self.stuck = False
             return Event.UNSTUCK
         return Event.RELEASE
+
+    def settle_due(self) -> int | None:
+        """When the quiet window closes with the line at the other level (for the caller's timer)."""
+        if self._late is None or self._late[0] == self.down:
+            return None
+        return self._quiet_until
+
+    def settle(self, now: int) -> tuple[Event, int] | None:
+        """At or after `settle_due()`: apply the edge the window dropped, stamped with its own
+        time, and return (event, ts)."""
+        due = self.settle_due()
+        if due is None or now < due or self._late is None:
+            return None
+        down, ts = self._late
+        self._quiet_until = -(1 << 62)
+        event = self.edge(down, ts)
+        return (event, ts) if event is not None else None
 
     def stuck_due(self) -> int | None:
         """When this line will count as stuck if it stays down (for the caller's timer)."""

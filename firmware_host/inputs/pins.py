@@ -23,6 +23,7 @@ from .mcp23017 import MCP23017, Bus, EmulatedBus, EmulatedMCP23017, pin_index
 
 RETRY_FIRST_NS = 100_000_000
 RETRY_MAX_NS = 2_000_000_000
+STUCK_INT_ROUNDS = 3  # reads in a row that find nothing while INT stays low: a fault
 
 
 class InputEvent(NamedTuple):
@@ -94,8 +95,12 @@ class TableInputs:
         """gpiozero holds `when_changed` only weakly: these keep ours alive."""
         self._chips: dict[str, MCP23017] = {}
         self._chip_lines: dict[str, dict[int, tuple[int, str]]] = {}
-        self._chip_ok: dict[str, bool] = {}
+        self._chip_ok: dict[str, bool] = {}  # absent until the chip was first set up
         self._chip_retry: dict[str, tuple[int, int]] = {}  # name -> (when, backoff)
+        self._chip_int: dict[str, tuple[int, Any]] = {}  # name -> (GPIO, its interrupt pin)
+        self._chip_guard = threading.Lock()
+        self._chip_busy: set[str] = set()
+        self._chip_asked: dict[str, int] = {}  # an edge that came while the chip was being read
         debounce, stuck = int(config.debounce_ms * 1e6), int(config.stuck_s * 1e9)
         now = monotonic_ns()
         for seat, wiring in enumerate(config.seats):
@@ -111,11 +116,13 @@ class TableInputs:
                         seat, control)
         for spec in config.expanders:
             lines = self._chip_lines.get(spec.name, {})
-            chip = MCP23017(buses[spec.bus], spec.address, list(lines))
-            self._chips[spec.name] = chip
-            self._chip_ok[spec.name] = self._setup_chip(spec.name, now)
+            self._chips[spec.name] = MCP23017(buses[spec.bus], spec.address, list(lines))
+            # Armed before setup clears the chip: an edge after that clear and before arming
+            # would leave INT low for good, and a falling-edge alert never fires again.
             int_pin = self._input_pin(factory, spec.interrupt_gpio, "falling")
+            self._chip_int[spec.name] = (spec.interrupt_gpio, int_pin)
             self._listen(int_pin, partial(self._interrupt, spec.name))
+            self._service(spec.name, now)
 
     def _listen(self, pin: Any, callback: Callable[[float, int], None]) -> None:
         self._callbacks.append(callback)
@@ -130,16 +137,16 @@ class TableInputs:
         self._pins.append(pin)
         return pin
 
-    def _setup_chip(self, name: str, now: int) -> bool:
+    def _setup_chip(self, name: str, now: int) -> None:
         try:
             self._chips[name].setup()
         except OSError as exc:
             self._chip_failed(name, now, exc)
-            return False
+            return
+        self._chip_ok[name] = True
         levels = self._chips[name].levels()
         for p, (seat, control) in self._chip_lines.get(name, {}).items():
             self._filters[(seat, control)].start(not levels >> p & 1, now)
-        return True
 
     def _chip_failed(self, name: str, now: int, exc: OSError) -> None:
         """Report once, then retry with backoff: a failed read leaves the chip's interrupt
@@ -156,6 +163,8 @@ class TableInputs:
         before = {key: self._filters[key].down for key in self._chip_lines.get(name, {}).values()}
         try:
             self._chips[name].setup()
+            if self._int_stuck(name):  # a change just after setup's read is no fault: INTF says so
+                raise OSError(self._stuck_message(name))
         except OSError as exc:
             self._chip_failed(name, now, exc)
             return
@@ -174,31 +183,90 @@ class TableInputs:
         self._edge(seat, control, not state, ticks_to_ns(ticks))
 
     def _interrupt(self, name: str, ticks: float, state: int) -> None:
-        ts = ticks_to_ns(ticks)
-        if not self._chip_ok[name]:
-            self._recover(name, ts)
-            return
+        self._service(name, ticks_to_ns(ticks))
+
+    def _service(self, name: str, ts: int) -> None:
+        """Set up, recover or read the chip, then again while its INT line is low.
+
+        One thread reads a chip at a time; an edge that comes meanwhile (lgpio's
+        thread, or this one re-entered from a mock pin) is left to that reader, which
+        looks again before it lets go. A line still low after a read means a change
+        came during the read (its edge may be gone); a line that stays low with
+        nothing latched is a fault, retried like a chip that does not answer.
+        """
+        with self._chip_guard:
+            if name in self._chip_busy:
+                self._chip_asked.setdefault(name, ts)
+                return
+            self._chip_busy.add(name)
+        idle, first_ts = 0, ts
         try:
-            changes = self._chips[name].on_interrupt()
+            while True:
+                if name not in self._chip_ok:
+                    self._setup_chip(name, ts)
+                elif not self._chip_ok[name]:
+                    self._recover(name, ts)
+                elif self._read_chip(name, ts):
+                    idle = 0
+                else:
+                    idle += 1
+                with self._chip_guard:
+                    asked = self._chip_asked.pop(name, None)
+                    low = self._chip_ok.get(name, False) and not self._chip_int[name][1].state
+                    if asked is None and not low:
+                        self._chip_busy.discard(name)
+                        return
+                if asked is None and idle >= STUCK_INT_ROUNDS:
+                    self._chip_failed(name, first_ts, OSError(self._stuck_message(name)))
+                    with self._chip_guard:  # the retry timer takes it from here
+                        self._chip_asked.pop(name, None)
+                        self._chip_busy.discard(name)
+                    return
+                # Low with no edge: the change came after the last read, so it is from now.
+                ts = asked if asked is not None else monotonic_ns()
+        except BaseException:
+            with self._chip_guard:
+                self._chip_busy.discard(name)
+            raise
+
+    def _int_stuck(self, name: str) -> bool:
+        """Is INT low while neither port has an interrupt latched? Then it is not the chip
+        pulling it (DS20001952C §3.6.1: INT is active only while a port is pending)."""
+        pin = self._chip_int[name][1]
+        return not pin.state and not self._chips[name].flags() and not pin.state
+
+    def _stuck_message(self, name: str) -> str:
+        return f"its interrupt line GPIO{self._chip_int[name][0]} stays low with nothing latched"
+
+    def _read_chip(self, name: str, ts: int) -> bool:
+        """One interrupt service; False if the chip had nothing latched and nothing changed."""
+        try:
+            flags, changes = self._chips[name].on_interrupt()
         except OSError as exc:
             self._chip_failed(name, ts, exc)
-            return
+            return True
         lines = self._chip_lines.get(name, {})
         for pin, pressed in changes:
             if pin in lines:
                 seat, control = lines[pin]
                 self._edge(seat, control, pressed, ts)  # stamped with the interrupt's edge
+        return bool(flags or changes)
 
     def _edge(self, seat: int, control: str, down: bool, ts: int) -> None:
         with self._lock:
-            event = self._filters[(seat, control)].edge(down, ts)
-            if event is None:
-                return
-            if event is Event.PRESS and control in ARBITRATED:
-                false_start = self.gate.admit(seat, ts)
-                if false_start is not None:
-                    event = false_start
-        self.sink(InputEvent(event, seat, control, ts))
+            flt = self._filters[(seat, control)]
+            found = [self._gated(seat, control, *settled)] if (settled := flt.settle(ts)) else []
+            event = flt.edge(down, ts)
+            if event is not None:
+                found.append(self._gated(seat, control, event, ts))
+        for item in found:
+            self.sink(item)
+
+    def _gated(self, seat: int, control: str, event: Event, ts: int) -> InputEvent:
+        """A press of an arbitrated control passes the start gate (false starts); under the lock."""
+        if event is Event.PRESS and control in ARBITRATED:
+            event = self.gate.admit(seat, ts) or event
+        return InputEvent(event, seat, control, ts)
 
     def expanders_down(self) -> list[str]:
         """The expanders that do not answer now (their seats' navigation is out until they do)."""
@@ -209,7 +277,8 @@ class TableInputs:
     def next_deadline(self) -> int | None:
         """When `tick` next has something to check (a button that may become stuck)."""
         with self._lock:
-            dues = [d for f in self._filters.values() if (d := f.stuck_due()) is not None]
+            dues = [d for f in self._filters.values()
+                    for d in (f.stuck_due(), f.settle_due()) if d is not None]
         dues += [when for when, _ in self._chip_retry.values()]
         return min(dues, default=None)
 
@@ -217,13 +286,16 @@ class TableInputs:
         found = []
         with self._lock:
             for (seat, control), flt in self._filters.items():
+                settled = flt.settle(now)
+                if settled is not None:
+                    found.append(self._gated(seat, control, *settled))
                 if flt.check(now) is Event.STUCK:
                     found.append(InputEvent(Event.STUCK, seat, control, now))
         for event in found:
             self.sink(event)
         for name, (when, _) in list(self._chip_retry.items()):
             if now >= when:
-                self._recover(name, now)
+                self._service(name, now)
 
     def close(self) -> None:
         for pin in self._pins:
