@@ -138,6 +138,8 @@ def selftest(args: argparse.Namespace) -> int:
         return 1
     if not answer.get("ok"):
         print(f"tablectl: {answer.get('error', 'refused')}", file=sys.stderr)
+        if args.json:
+            print(json.dumps(answer))
         return 1
     report = answer["selftest"]
     if args.json:

@@ -260,9 +260,8 @@ def test_refused_during_a_match_with_a_clear_message(table: Callable[..., Daemon
     assert ctl.ask({"cmd": "new", "game": "classic"})["ok"]
     assert ctl.ask({"cmd": "bots", "count": 2})["ok"]
     assert ctl.ask({"cmd": "start"})["ok"]
-    code = ctl.main(["selftest", "--probe"])
-    _, err = capsys.readouterr()
-    assert code == 1
+    code, refusal, err = tablectl(capsys, "selftest", "--probe")
+    assert code == 1 and refusal["ok"] is False
     assert err.strip() == ("tablectl: a match is running (countdown): the self-test runs between matches; "
                            "let it end or tablectl abort")
     for bad in ("one", "0"):
