@@ -204,7 +204,7 @@ class SelfTest:
                  seats: Sequence[int] | None = None, timeout_s: float = DEFAULT_TIMEOUT_S,
                  probe_only: bool = False, note: Callable[[str], None] = lambda _line: None) -> None:
         wired = len(config.inputs.seats)
-        seats = list(range(wired)) if seats is None else list(seats)
+        seats = list(range(wired)) if seats is None else list(dict.fromkeys(seats))
         for seat in seats:
             if not 0 <= seat < wired:
                 raise ValueError(f"seat {seat + 1} is not wired (this table has seats 1 to {wired})")

@@ -264,6 +264,9 @@ def test_refused_during_a_match_with_a_clear_message(table: Callable[..., Daemon
     assert code == 1 and refusal["ok"] is False
     assert err.strip() == ("tablectl: a match is running (countdown): the self-test runs between matches; "
                            "let it end or tablectl abort")
+    assert ctl.ask({"cmd": "abort"})["ok"]
+    code, refusal, err = tablectl(capsys, "selftest", "--seats", "2,5")
+    assert code == 1 and err.strip() == "tablectl: seat 5 is not wired (this table has seats 1 to 4)"
     for bad in ("one", "0"):
         with pytest.raises(SystemExit) as exc:
             ctl.main(["selftest", "--seats", bad])
