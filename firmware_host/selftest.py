@@ -31,7 +31,7 @@ from .config import TableConfig
 from .displays import ledproto
 from .displays.oled import specs_for
 from .inputs.edges import Event
-from .inputs.mcp23017 import IOCON, IOCON_MIRROR, IODIRA, IODIRB
+from .inputs.mcp23017 import INTFA, INTFB, IOCON, IOCON_MIRROR, IODIRA, IODIRB
 from .inputs.pins import InputEvent
 from .views.centre import cap, seat_colour
 from .views.font import draw_centred
@@ -98,6 +98,22 @@ def probe_expander(bus: Any, name: str, bus_number: int, address: int) -> Check:
     else:
         check.result, check.detail = OK, seen
     return check
+
+
+def unserved_interrupt(bus: Any, name: str, address: int, interrupt_gpio: int) -> str:
+    """Why an expander's button may never arrive: INTFA/INTFB (DS20001952C §3.5.8) flag the pins
+    whose change raised the interrupt, and stay set until INTCAP or GPIO is read (§3.6.4),
+    which the table does as soon as INT's edge reaches its GPIO. Flags still set long after
+    a press: the edge never came (the INTA wire, or its GPIO). Reading INTF clears nothing."""
+    try:
+        flags = bus.read_byte_data(address, INTFA) | bus.read_byte_data(address, INTFB) << 8
+    except OSError as exc:
+        return f"expander {name} does not answer now: {exc}"
+    if not flags:
+        return ""
+    pins = ", ".join(f"{'AB'[p // 8]}{p % 8}" for p in range(16) if flags >> p & 1)
+    return (f"expander {name} holds an interrupt for {pins} (INTF 0x{flags:04x}) that never reached "
+            f"GPIO{interrupt_gpio}: check its INTA wire")
 
 
 def screen_frame(seat: int) -> Image.Image:
@@ -192,6 +208,7 @@ class Step:
     seat: int
     control: str
     check: Check
+    expander: str | None = None  # the expander the control is wired to, if any
     strays: list[str] = field(default_factory=list)  # presses of controls already found ok
 
 
@@ -222,6 +239,7 @@ class SelfTest:
         self._redraw_at = 0
         self._abort_asked = ""
         self._last_word: dict[int, str] = {}
+        self._expanders = {e.name: e for e in config.inputs.expanders}
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------ probing (its own thread)
@@ -275,7 +293,7 @@ class SelfTest:
                 chip = down.get(str(line.expander)) if line.expander is not None else None
                 if chip is not None:
                     check.result, check.detail = NOT_TESTED, f"expander {line.expander} is {chip.result}"
-                self.walk.append(Step(seat, control, check))
+                self.walk.append(Step(seat, control, check, line.expander))
         self.state = "walking"
         self._say("self-test: walking the seats " + ", ".join(str(s + 1) for s in self.seats)
                   + f" ({self.timeout_ns / S:g} s a control; hold a slap {self.config.inputs.stuck_s:g} s "
@@ -336,6 +354,11 @@ class SelfTest:
         if now >= self._step_due:
             step.check.result = NOT_PRESSED
             step.check.detail = f"nothing in {self.timeout_ns / S:g} s"
+            if step.expander is not None:
+                spec = self._expanders[step.expander]
+                why = unserved_interrupt(self.board.i2c(spec.bus), spec.name, spec.address,
+                                         spec.interrupt_gpio)
+                step.check.detail += f"; {why}" if why else ""
             if step.strays:
                 step.check.detail += f"; meanwhile {', '.join(dict.fromkeys(step.strays))} (tested ok before)"
             self._last_word[step.seat] = f"{step.control} not pressed"

@@ -304,7 +304,9 @@ def test_each_seat_screen_asks_for_its_control_and_shows_what_arrived() -> None:
     from firmware_host.views.seat import render_banner
 
     shown: dict[int, Any] = {}
-    test = SelfTest(emulated_config(4), None, None, None, lambda _item: None, shown.__setitem__,
+    config = emulated_config(4)
+    board = open_board(config)  # its expanders answer, with no interrupt pending
+    test = SelfTest(config, board, None, None, lambda _item: None, shown.__setitem__,
                     seats=[0, 1], timeout_s=10)
     test.on_probed(0)  # nothing probed: straight to the walk
     S = 1_000_000_000
@@ -326,6 +328,7 @@ def test_each_seat_screen_asks_for_its_control_and_shows_what_arrived() -> None:
     test.tick(7 + 10 * S)
     assert on(0, "seat 1: press", "4 of 6   10 s", "right not pressed", big="UP")
     assert test.prompt() == "seat 1: press UP"
+    board.close()
 
 
 def test_a_led_controller_missing_or_of_another_size_is_reported(
@@ -369,3 +372,18 @@ def test_the_beep_is_a_2khz_square_wave_where_the_pin_can_do_pwm() -> None:
     taken = beep(busy, 18)
     holder.close()
     assert taken.result == "missing" and taken.detail.startswith("GPIOPinInUse: ")
+
+
+def test_an_expander_press_whose_interrupt_never_reaches_the_pi_is_named(
+        table: Callable[..., Daemon], capsys: pytest.CaptureFixture[str]) -> None:
+    daemon = table()
+    assert daemon.buttons is not None
+    daemon.buttons.chips["nav1"].interrupt = None  # INTA's wire to GPIO17 cut
+    hand = walk_in_background(daemon, lambda seat, control: (seat, control))
+    code, report, _ = tablectl(capsys, "selftest", "--seats", "1", "--timeout", "0.2")
+    hand.join(timeout=5)
+    found = results(report)
+    assert code == 1 and found["seat 1 slap"][0] == "ok"  # a Pi GPIO: no expander in the way
+    assert found["seat 1 left"] == ("not pressed", "nothing in 0.2 s; expander nav1 holds an interrupt for "
+                                    "A0 (INTF 0x0001) that never reached GPIO17: check its INTA wire")
+    assert found["seat 1 alt"][1].endswith("(INTF 0x0001) that never reached GPIO17: check its INTA wire")
