@@ -151,9 +151,8 @@ def probe_led(led: Any, size: tuple[int, int], brightness: float) -> list[Check]
         controller.detail = stats.last_error or "no answer"
         matrix.result, matrix.detail = NOT_TESTED, "no LED controller"
         return [controller, matrix]
-    version, w, h = stats.hello
-    controller.result = OK
-    controller.detail = f"{stats.controller}, protocol {version} (host {ledproto.VERSION}), {w}x{h}"
+    controller.result = OK  # online: its hello said this protocol and the configured size
+    controller.detail = f"{stats.controller}, protocol {ledproto.VERSION}, {size[0]}x{size[1]}"
     generation = led.show(matrix_pattern(size, brightness))
     until = time.monotonic() + LED_ACK_WAIT_S
     while led.stats.acked_generation < generation and time.monotonic() < until:

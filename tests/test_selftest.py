@@ -115,7 +115,7 @@ def test_probe_with_everything_present_is_all_ok(table: Callable[..., Daemon],
     assert found["expander nav1"] == ("ok", "IODIRA 0xff, IODIRB 0xff, IOCON 0x40")
     assert found["expander nav2"][0] == "ok"
     assert [found[f"seat {n} screen"][0] for n in (1, 2, 3, 4)] == ["ok"] * 4
-    assert found["LED controller"] == ("ok", "table-led 1.0, protocol 1 (host 1), 32x16")
+    assert found["LED controller"] == ("ok", "table-led 1.0, protocol 1, 32x16")
     assert found["matrix"][0] == "ok"
     assert found["buzzer"][0] == "ok" and found["buzzer"][1].startswith("beeped 0.2 s, ")
     assert "expander nav1" in progress and "self-test done: everything answered" in progress

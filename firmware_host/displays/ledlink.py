@@ -43,7 +43,6 @@ class LinkStats:
     last_error: str = ""
     wrong: bool = False  # the last error came from a controller that answered but does not fit
     since_online: float = field(default=0.0)
-    hello: tuple[int, int, int] = (0, 0, 0)  # what the controller said: protocol, width, height
     acked_generation: int = 0  # the newest frame `show` handed over that the controller acked
 
 
@@ -127,7 +126,6 @@ class LedLink:
                     raise ValueError(f"controller {name} drives {w}x{h}, "
                                      f"configured {self.width}x{self.height}")
                 self.stats.controller = name
-                self.stats.hello = (version, w, h)
                 self.stats.reconnects += 1 if self.stats.frames_sent else 0
                 self.stats.online = True
                 self.stats.since_online = time.monotonic()
