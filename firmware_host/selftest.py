@@ -14,7 +14,8 @@ A mode of the running daemon (it owns the hardware), entered between matches:
 3. A report: ok / missing / unexpected / miswired / not pressed, per part and per control.
 
 Nothing here sleeps on the daemon's thread: the walk is driven by input events and its
-`deadline()`, like everything else the loop does.
+`deadline()`, like everything else the loop does. Its one bus transfer there is a read of an
+expander's interrupt flags when one of its controls times out (a few hundred microseconds).
 """
 
 from __future__ import annotations
