@@ -6,17 +6,20 @@ presses that are due at `now`, on the same clock as the timestamps
 (CLOCK_MONOTONIC on the Pi).
 
 The model (docs/fairness.md):
-- every press is held until `now >= ts + window + epsilon`: any press stamped
-  earlier has arrived by then, provided delivery lags its edge by at most the
-  window;
-- a tie is every press less than `epsilon` after the earliest press not yet
-  released (not chained: under load, a chain of close presses must never
+- the earliest press waiting is decided at exactly `now >= ts + window`, not a
+  nanosecond later: any press stamped earlier has arrived by then, provided
+  delivery lags its edge by at most the window;
+- a tie is every press that has arrived by then less than `epsilon` after that
+  earliest press (not chained: under load, a chain of close presses must never
   swallow two presses `epsilon` or more apart); a tie is ordered by a draw
   from the arbiter's own seeded generator, never by seat or pin number, and
   every draw is logged. So two presses `epsilon` or more apart always come out
   in timestamp order;
-- a press that arrives after a later one was already released is "late":
-  released at once and logged, because the order already given cannot change.
+- a press that arrives after a later-stamped one was already released is
+  "late": released at once and logged, because the order already given cannot
+  change. (A press less than `epsilon` after a tie already drawn can be late
+  although it arrived within the window: it was not in the draw, and comes
+  out after the presses it ties with.)
 """
 
 from __future__ import annotations
@@ -66,8 +69,7 @@ class Arbiter:
     decisions: deque[Decision] = field(default_factory=lambda: deque(maxlen=1000))
     _held: list[Press] = field(default_factory=list)
     _seq: int = 0
-    _released_upto: int = -(1 << 62)  # every press stamped up to here has been decided
-    _newest: int = -(1 << 62)  # the newest timestamp actually released
+    _released_upto: int = -(1 << 62)  # the newest timestamp released: a press stamped up to it is late
     _rng: random.Random = field(init=False)
 
     def __post_init__(self) -> None:
@@ -93,7 +95,7 @@ class Arbiter:
         first = self._held[0].ts
         if first <= self._released_upto:
             return first  # a late press: due at once
-        return first + self.epsilon_ns + self.window_ns
+        return first + self.window_ns
 
     def release(self, now: int) -> list[Press]:
         """Every press that is due at `now`, in timestamp order, ties drawn."""
@@ -103,18 +105,17 @@ class Arbiter:
             first = held[0].ts
             if first <= self._released_upto:
                 late = held.pop(0)
-                self._log(Decision("late", (late,), delta_ns=max(0, self._newest - late.ts)))
+                self._log(Decision("late", (late,), delta_ns=self._released_upto - late.ts))
                 out.append(late)
                 continue
-            # Every press stamped before first + epsilon has arrived by now.
-            if now < first + self.epsilon_ns + self.window_ns:
+            # Exactly the window after the earliest press: every press stamped before it is here.
+            if now < first + self.window_ns:
                 break
             end = self._tie_end()
             tie = held[:end]
             del held[:end]
             out.extend(self._draw(tie) if len(tie) > 1 else tie)
-            self._released_upto = max(first, first + self.epsilon_ns - 1)
-            self._newest = max(self._newest, *(p.ts for p in tie))
+            self._released_upto = tie[-1].ts  # held is sorted: the newest of the tie
         return out
 
     def flush(self) -> list[Press]:

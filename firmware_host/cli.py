@@ -77,6 +77,8 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--rounds", type=int, default=3000, help="engine: rounds to time")
     bench.add_argument("--pairs", type=int, default=1_000_000, help="arbitration: contested pairs")
     bench.add_argument("--seconds", type=float, default=10.0, help="arbitration: real-time latency run")
+    bench.add_argument("--load", type=int, default=0,
+                       help="arbitration: busy processes running beside the real-time run")
     bench.add_argument("--decisions", type=int, default=1500, help="display: decisions per game")
     bench.add_argument("--idle", type=float, default=10.0, help="daemon: seconds measured idle")
     return p
@@ -182,6 +184,8 @@ def _bench(args: argparse.Namespace) -> int:
 
     if args.rounds < 1 or args.pairs < 1 or args.seconds <= 0 or args.decisions < 1:
         _fail("--rounds, --pairs, --seconds and --decisions must be positive")
+    if not 0 <= args.load <= 64:
+        _fail("--load must be 0 to 64 busy processes")
     figures: dict[str, Any] = {}
     text = []
     if args.which in ("engine", "all"):
@@ -189,7 +193,7 @@ def _bench(args: argparse.Namespace) -> int:
         text.append(bench.engine_text(figures["engine"]))
     if args.which in ("arbitration", "all"):
         order = bench.bench_arbitration_order(args.pairs)
-        latency = bench.bench_arbitration_latency(args.seconds)
+        latency = bench.bench_arbitration_latency(args.seconds, load=args.load)
         figures["arbitration"] = {"order": order, "latency": latency}
         text.append(bench.arbitration_text(order, latency))
     if args.which in ("display", "all"):

@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from .inputs.mcp23017 import pin_index
+from .sounds import Sound
 
 NAV = ("left", "right", "up", "down", "alt")
 SELECTS = tuple(f"select{i}" for i in range(1, 6))
@@ -141,7 +142,12 @@ class I2CMux(_Strict):
 
 
 class BuzzerConfig(_Strict):
+    """The buzzer's GPIO and how it sounds (sounds.py; docs/sounds.md)."""
+
     gpio: int = Field(ge=0, le=27)
+    enabled: bool = True
+    volume: float = Field(1.0, ge=0.0, le=1.0, description="0 silent .. 1 loudest: PWM duty 0 .. 50 %")
+    mute: list[Sound] = Field([], description="sounds not to play, e.g. [\"count\"]")
 
 
 BACKENDS = ("pi", "gpiochip", "emulated")

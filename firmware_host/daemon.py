@@ -30,9 +30,11 @@ from .displays.oled import SeatDisplays, specs_for
 from .displays.screens import TableScreens
 from .inputs.keyboard import KeyboardSeats
 from .inputs.pins import InputEvent, TableInputs
+from .realtime import Realtime
 from .rules.common import RulesError
 from .rules.sight import sight_of
 from .selftest import DEFAULT_TIMEOUT_S, SelfTest, matrix_pattern
+from .sounds import BuzzerPlayer, Cue
 from .store import Store, StoreError
 from .table import Phase, Table
 from .tui import TableView, TerminalUI
@@ -90,6 +92,7 @@ class Daemon:
             self.tui = TerminalUI(self.events.put)
         if ui in ("plain", "textual"):  # before any worker starts talking: their lines go on the screen
             self.log = self.table._note
+        self.realtime: Realtime | None = None  # set by run(): the threads' real-time priority
         self.store = Store(state_db)
         self.board = board if board is not None else open_board(config)
         self.buttons = self.board.presser
@@ -99,6 +102,8 @@ class Daemon:
         self.oleds = SeatDisplays(specs_for(list(config.screens)), self.board.screen_opener(config), say)
         centre = config.centre
         self.led = LedLink(self.board.led_port(config), centre.width, centre.height, say)
+        self.buzzer = BuzzerPlayer(config.buzzer, self.board.factory, on_error=say)
+        self.on_sound: Any = None  # the Textual app's bell, set when it mounts
         self.screens: TableScreens | None = None
         self.control = ControlServer(paths.directory("RUNTIME_DIRECTORY") / "control.sock", self.events, say)
         self.match_id: int | None = None
@@ -195,6 +200,7 @@ class Daemon:
                     if self.config_problem:
                         result["warning"] = self.config_problem
                     result["hardware"] = {"board": self.board.describe(), "missing": self.missing()}
+                    result["priority"] = self.priority()
                 return result
 
             serve_request(item, answer)
@@ -209,6 +215,8 @@ class Daemon:
 
     def _advance(self, now: int) -> None:
         outcomes = self.table.tick(now)
+        for cue in self.table.take_cues():  # the one place the table's sounds leave it
+            self._sound(cue)
         match = self.table.match
         if match is not None and match is not self._bound:  # a new match began
             self.match_id = self.store.begin_match(
@@ -232,6 +240,19 @@ class Daemon:
         if status != self._last_status:
             self._last_status = status
             self.notify.send(f"STATUS={status}")
+
+    def _sound(self, cue: Cue) -> None:
+        """The buzzer plays it (its own thread); a terminal UI also logs it and rings its bell;
+        headless it is a debug line (journald's <7> prefix when the journal reads us)."""
+        self.buzzer.play(cue)
+        if self.ui in ("plain", "textual"):
+            self.table._note(cue.describe())
+            if self.tui is not None:
+                self.tui.bell()
+            if self.on_sound is not None:
+                self.on_sound(cue)
+        else:
+            self.log(("<7>" if os.environ.get("JOURNAL_STREAM") else "debug: ") + cue.describe())
 
     def _bind_screens(self) -> None:
         referee = self.table.referee
@@ -304,7 +325,8 @@ class Daemon:
             else:
                 self.config_problem = ""
                 remember_good(self.config_file)
-                restart = new.inputs != self.config.inputs or new.screens != self.config.screens
+                restart = (new.inputs != self.config.inputs or new.screens != self.config.screens
+                           or new.buzzer != self.config.buzzer)
                 self.table.window_ns = round(new.arbiter.window_ms * 1e6)
                 self.table.epsilon_ns = round(new.arbiter.epsilon_ms * 1e6)
                 if self.screens is not None:
@@ -312,7 +334,7 @@ class Daemon:
                 self.config = new
                 note = "configuration reloaded"
                 if restart:
-                    note += "; wiring and screens change at restart"
+                    note += "; wiring, screens and buzzer change at restart"
                 self.log(note)
                 answer = {"reloaded": True, "restart_needed": restart}
         self.notify.send("READY=1", f"STATUS={self._status()}")
@@ -335,6 +357,7 @@ class Daemon:
             if self.table.referee else [],
             "contests": [c.describe() for c in self.table.referee.contests] if self.table.referee else [],
             "history": self.store.history(10),
+            "priority": self.priority(),
             "versions": {"python": platform.python_version(), "table-host": version("table-host"),
                          "gpiozero": version("gpiozero"), "luma.oled": version("luma.oled")},
         }
@@ -384,7 +407,8 @@ class Daemon:
                 raise ValueError("timeout_s must be a number of seconds")
             test = SelfTest(self.config, self.board, self.oleds, self.led, self.events.put,
                             self._selftest_show, None if seats is None else [s - 1 for s in seats],
-                            float(timeout), bool(body.get("probe_only")), note=self._say)
+                            float(timeout), bool(body.get("probe_only")), note=self._say,
+                            buzzer=self.buzzer)
             self.selftest = test
             centre = self.config.centre
             self.phase_centre = matrix_pattern((centre.width, centre.height), centre.brightness)
@@ -489,7 +513,15 @@ class Daemon:
         out += [f"expander {name}" for name in self.inputs.expanders_down()]
         if not self.led.stats.online and self.led.stats.last_error:
             out.append("LED controller")
+        if self.buzzer.problem:
+            out.append("buzzer")
         return out
+
+    def priority(self) -> dict[str, str]:
+        """The scheduling in force for the game thread and the edge thread (firmware_host/realtime.py)."""
+        if self.realtime is None:
+            return {"game": "SCHED_OTHER (real-time is asked for headless only: --ui none, as the service)"}
+        return self.realtime.status()
 
     def _status(self) -> str:
         s = self.table.status()
@@ -509,7 +541,7 @@ class Daemon:
         if self.tui is not None:
             self.tui.close()
         for part in (self.control.close, self.inputs.close, self.led.close, self.oleds.close,
-                     self.store.close):
+                     self.buzzer.close, self.store.close):
             with contextlib.suppress(Exception):
                 part()
         with contextlib.suppress(Exception):
@@ -579,9 +611,23 @@ def run(config_file: str | None, emulate: bool, log: Any = print, ui: str = "non
     try:
         config, problem = choose_config(path, emulate, log)
         log(f"hardware: {config.hardware.backend}")
+        # Headless, this thread serves the table: real-time. On real GPIO it is claimed before the
+        # board is opened, so that lgpio's threads, started by the opening, inherit it; emulated
+        # parts (the LED controller's own thread) are not the Pi's and start before it.
+        realtime = Realtime(log) if ui == "none" else None
+        lgpio_inherits = config.hardware.backend != "emulated"
+        if realtime is not None and lgpio_inherits:
+            realtime.claim_game_thread()
         board = open_board(config)
+        if realtime is not None:
+            if not lgpio_inherits:
+                realtime.claim_game_thread()
+            realtime.claim_edge_thread()
+            realtime.stop_inheriting()  # the daemon's own workers run at normal priority
+            log("priority: " + ", ".join(f"{role} thread {text}" for role, text in realtime.status().items()))
         daemon = Daemon(config, log=log, ui=ui, config_file=path, board=board)
         daemon.config_problem = problem
+        daemon.realtime = realtime
     except HardwareUnavailable as exc:
         message = f"hardware unavailable: {exc}"
         log(f"table-host: {message}")

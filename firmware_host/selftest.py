@@ -5,7 +5,8 @@ A mode of the running daemon (it owns the hardware), entered between matches:
 1. Probe, on a worker thread (the daemon's loop keeps serving): the GPIO chip, each expander
    (an I2C read of registers whose reset values the MCP23017 datasheet gives), each seat's
    screen (a frame through its real driver and bus), the LED controller (its hello) and a
-   test pattern on the matrix (acked or not), a beep on the buzzer.
+   test pattern on the matrix (acked or not), a tune on the buzzer (through the table's own
+   sound player, which holds its pin).
 2. Walk the seats, on the daemon's thread: each seat's screen asks for each control in turn
    (slap, then the navigation and select buttons as wired) and shows what arrived. Presses
    come through the normal input path (pins, expanders, debounce), so the walk proves it:
@@ -29,7 +30,6 @@ from typing import Any
 from PIL import Image, ImageDraw
 
 from .config import TableConfig
-from .displays import ledproto
 from .displays.oled import specs_for
 from .inputs.edges import Event
 from .inputs.mcp23017 import INTFA, INTFB, IOCON, IOCON_MIRROR, IODIRA, IODIRB
@@ -43,8 +43,7 @@ DEFAULT_TIMEOUT_S = 10.0
 SCREEN_TIMEOUT_S = 2.0  # a frame on a 400 kHz bus takes ~25 ms; a hung bus gets this long
 LED_HELLO_WAIT_S = 2.0  # the link reopens every 0.2 s and waits 0.5 s for a hello
 LED_ACK_WAIT_S = 2.0
-BEEP_S = 0.2
-BEEP_HZ = 2000
+BEEP_WAIT_S = 2.0  # every tune is shorter than a second (sounds.LONGEST_MS)
 
 OK, MISSING, UNEXPECTED = "ok", "missing", "unexpected"
 MISWIRED, NOT_PRESSED, NOT_TESTED, WAITING = "miswired", "not pressed", "not tested", "waiting"
@@ -153,7 +152,9 @@ def probe_led(led: Any, size: tuple[int, int], brightness: float) -> list[Check]
         matrix.result, matrix.detail = NOT_TESTED, "no LED controller"
         return [controller, matrix]
     controller.result = OK  # online: its hello said this protocol and the configured size
-    controller.detail = f"{stats.controller}, protocol {ledproto.VERSION}, {size[0]}x{size[1]}"
+    controller.detail = (f"{stats.controller}, protocol {stats.protocol}, {size[0]}x{size[1]}, "
+                         f"data on GP{stats.data_pin}"
+                         + ("" if stats.native else ", CRC and pixel copy as Python loops (slow)"))
     generation = led.show(matrix_pattern(size, brightness))
     until = time.monotonic() + LED_ACK_WAIT_S
     while led.stats.acked_generation < generation and time.monotonic() < until:
@@ -168,37 +169,33 @@ def probe_led(led: Any, size: tuple[int, int], brightness: float) -> list[Check]
     return [controller, matrix]
 
 
-def beep(factory: Any, gpio: int) -> Check:
-    """A short beep through gpiozero on the board's factory: a square wave where the pin can
-    do PWM (a passive piezo sounds only so), plain on/off otherwise (an active buzzer beeps
-    either way), said in the report. Nobody can hear it but the builder. (Until the table has
-    a sound player of its own: once one holds the pin, the self-test asks it instead, through
-    SelfTest's `beeper`, or this finds the pin in use.)"""
-    from gpiozero import DigitalOutputDevice, PWMOutputDevice
-    from gpiozero.exc import PinPWMUnsupported
+def ask_buzzer(player: Any, buzzer: Any) -> Check:
+    """The table's sound player (sounds.py) holds the buzzer's pin: ask it for a tune (its
+    "go", one long note on the transducer's resonance, unless the configuration mutes it) and
+    wait for the end. Nobody can hear it but the builder: the report asks."""
+    from .sounds import TUNES, tune_ms
 
-    check = Check("buzzer", f"GPIO{gpio}")
-    device: Any = None
-    try:
-        try:
-            device = PWMOutputDevice(gpio, frequency=BEEP_HZ, pin_factory=factory)
-            how = f"{BEEP_HZ} Hz"
-            device.value = 0.5
-        except PinPWMUnsupported:
-            if device is not None:
-                device.close()
-            device = DigitalOutputDevice(gpio, pin_factory=factory)
-            how = "on/off (no PWM on this pin)"
-            device.on()
-        time.sleep(BEEP_S)
-        device.off()
-    except Exception as exc:  # GPIOPinInUse, lgpio's errors: say which
-        check.result, check.detail = MISSING, f"{type(exc).__name__}: {exc}"
+    if buzzer is None:
+        return Check("buzzer", "-", NOT_TESTED, "no [buzzer] in the configuration")
+    check = Check("buzzer", f"GPIO{buzzer.gpio}")
+    if not player.on:
+        check.result = MISSING if player.problem else NOT_TESTED
+        check.detail = player.problem or "switched off (enabled = false or volume = 0)"
         return check
-    finally:
-        if device is not None:
-            device.close()
-    check.result, check.detail = OK, f"beeped {BEEP_S:g} s, {how}: did you hear it?"
+    name = next((n for n in ("go", *TUNES) if n not in player.muted), None)
+    if name is None:
+        check.result, check.detail = NOT_TESTED, "every sound is muted ([buzzer] mute)"
+        return check
+    player.play(name)
+    done = player.wait_idle(BEEP_WAIT_S)
+    if player.problem:
+        check.result, check.detail = MISSING, player.problem
+    elif not done:
+        check.result, check.detail = UNEXPECTED, f"still playing {name!r} after {BEEP_WAIT_S:g} s"
+    else:
+        check.result = OK
+        check.detail = (f"played {name!r} ({tune_ms(TUNES[name])} ms, duty {player.duty:.0%}): "
+                        "did you hear it?")
     return check
 
 
@@ -222,9 +219,8 @@ class SelfTest:
                  wake: Callable[[Any], None], show_seat: Callable[[int, Image.Image], None],
                  seats: Sequence[int] | None = None, timeout_s: float = DEFAULT_TIMEOUT_S,
                  probe_only: bool = False, note: Callable[[str], None] = lambda _line: None,
-                 beeper: Callable[[], Check] | None = None) -> None:
-        """`beeper` sounds the buzzer and says how it went; by default `beep` on the board's
-        factory. A daemon whose own player holds the buzzer's pin passes one that asks it."""
+                 buzzer: Any = None) -> None:
+        """`buzzer`: the daemon's sound player (sounds.BuzzerPlayer), asked for a tune."""
         wired = len(config.inputs.seats)
         seats = list(range(wired)) if seats is None else list(dict.fromkeys(seats))
         for seat in seats:
@@ -234,7 +230,7 @@ class SelfTest:
             raise ValueError("timeout_s must be above 0 and at most 600 seconds")
         self.config, self.board, self.oleds, self.led = config, board, oleds, led
         self.wake, self.show_seat, self.note = wake, show_seat, note
-        self.beeper = beeper
+        self.buzzer = buzzer
         self.seats, self.timeout_ns, self.probe_only = seats, round(timeout_s * S), probe_only
         self.state = "probing"
         self.parts: list[Check] = []
@@ -269,12 +265,8 @@ class SelfTest:
             centre = self.config.centre
             for check in probe_led(self.led, (centre.width, centre.height), centre.brightness):
                 self._found(check)
-            if self.beeper is not None:
-                self._found(self.beeper())
-            elif self.config.buzzer is None:
-                self._found(Check("buzzer", "-", NOT_TESTED, "no [buzzer] in the configuration"))
-            else:
-                self._found(beep(self.board.factory, self.config.buzzer.gpio))
+            if self.buzzer is not None:
+                self._found(ask_buzzer(self.buzzer, self.config.buzzer))
         except Exception as exc:  # a probe that breaks must end the test, not hang it
             self._found(Check("self-test", "probe", UNEXPECTED, f"{type(exc).__name__}: {exc}"))
         self.wake(("selftest", "probed"))

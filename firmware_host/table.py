@@ -6,7 +6,9 @@ inputs' clock), so the whole machine is pure and testable. Physical seats that
 join become players 0, 1, … in joining order; bots take the seats asked for.
 The input layer must share `gate` (TableInputs.gate = table.gate): the table
 arms it for each countdown and opens it at "go", so presses before go are
-false starts.
+false starts. What the players must hear is noted as sound cues (`take_cues`):
+each second of the countdown and go, a false start, a race lost ("too late"),
+a Ligretto or another round end, the match won; the daemon plays them.
 """
 
 from __future__ import annotations
@@ -21,9 +23,10 @@ from .catalog import new_match
 from .inputs.edges import Event, StartGate
 from .inputs.pins import InputEvent
 from .referee import Outcome, Referee
-from .rules.common import RulesError
+from .rules.common import Ending, Reason, RulesError
 from .rules.match import Match
 from .rules.options import GAMES, PLAYERS
+from .sounds import Cue
 
 S = 1_000_000_000
 
@@ -64,6 +67,8 @@ class Table:
     phase_since: int = 0
     matches_played: int = 0
     notices: list[str] = field(default_factory=list)
+    cues: list[Cue] = field(default_factory=list)  # sounds asked for, oldest first, until taken
+    next_count: int | None = None  # when the countdown's next second ticks
 
     # ------------------------------------------------------------ who plays
 
@@ -91,6 +96,8 @@ class Table:
         if self.phase in (Phase.COUNTDOWN, Phase.PLAYING):
             player = self.player_of(event.seat)
             if player is not None and self.referee is not None:
+                if event.kind is Event.FALSE_START:
+                    self._cue("false_start", event.seat, now)
                 self.referee.on_input(event._replace(seat=player))
             return
         if event.kind is not Event.PRESS:
@@ -194,7 +201,7 @@ class Table:
     def deadline(self) -> int | None:
         """When `tick` next has work: the end of a countdown or a result, or a due press."""
         due = {
-            Phase.COUNTDOWN: self.phase_since + self.timing.countdown_ns,
+            Phase.COUNTDOWN: min(self.phase_since + self.timing.countdown_ns, self.next_count or 1 << 62),
             Phase.ROUND_RESULT: self.phase_since + self.timing.round_result_ns,
             Phase.MATCH_RESULT: self.phase_since + self.timing.match_result_ns,
             Phase.LOBBY: self.phase_since + self.timing.idle_ns,
@@ -210,9 +217,18 @@ class Table:
             go = self.phase_since + self.timing.countdown_ns
             self.gate.go(go)
             self._enter(Phase.PLAYING, go)
+            self.next_count = None
+            self._cue("go", None, now)
+        elif self.phase is Phase.COUNTDOWN and self.next_count is not None and now >= self.next_count:
+            self._cue("count", None, now)  # one tick however late we are: never a burst
+            self._count_after(now)
         if self.phase is Phase.PLAYING and self.referee is not None and self.match is not None:
             outcomes = self.referee.decide(now)
+            for outcome in outcomes:
+                if outcome.refusal is not None and outcome.refusal.reason is Reason.TOO_LATE:
+                    self._cue("too_late", self.seat_of_player[outcome.press.seat], now)
             if self.match.round.result is not None:
+                self._round_over_cue(now)
                 self._enter(Phase.MATCH_RESULT if self.match.is_over else Phase.ROUND_RESULT, now)
         elif self.phase is Phase.ROUND_RESULT and now >= self.phase_since + self.timing.round_result_ns:
             self._next_round(now)
@@ -231,6 +247,35 @@ class Table:
     def _countdown(self, now: int) -> None:
         self.gate.arm()
         self._enter(Phase.COUNTDOWN, now)
+        self._cue("count", None, now)
+        self._count_after(now)
+
+    def _count_after(self, now: int) -> None:
+        """The next whole second of the countdown after `now`, if it comes before go."""
+        due = self.phase_since + ((now - self.phase_since) // S + 1) * S
+        self.next_count = due if due < self.phase_since + self.timing.countdown_ns else None
+
+    def _round_over_cue(self, now: int) -> None:
+        assert self.match is not None
+        result = self.match.round.result
+        assert result is not None
+        seats = self.seat_of_player
+        if self.match.is_over:
+            winners = self.match.winners
+            self._cue("match_won", seats[winners[0]] if len(winners) == 1 else None, now)
+        elif result.ending in (Ending.LIGRETTO, Ending.LIGRETTO_STOP):
+            self._cue("ligretto", seats[result.finishers[0]] if result.finishers else None, now)
+        else:
+            self._cue("round_end", None, now)
+
+    def _cue(self, sound: str, seat: int | None, now: int) -> None:
+        self.cues.append(Cue(sound, seat, now))
+        del self.cues[:-50]  # nobody takes them (a bare table in a test): keep the newest
+
+    def take_cues(self) -> list[Cue]:
+        """The sounds asked for since the last call, oldest first."""
+        cues, self.cues = self.cues, []
+        return cues
 
     def _enter(self, phase: Phase, now: int) -> None:
         self.phase = phase

@@ -70,6 +70,10 @@ class DaemonStopped(Message):
     pass
 
 
+class Sounded(Message):
+    """The table played a sound (its line is in the log already): ring the terminal's bell."""
+
+
 class TableApp(App[int]):
     TITLE = "table-host"
     CSS = """
@@ -122,6 +126,7 @@ class TableApp(App[int]):
         self.sharp = self.size.height >= 45 and self.size.width >= 200
         self._title_seat()
         self.daemon.on_view = self.post_message_view
+        self.daemon.on_sound = lambda _cue: self.post_message(Sounded())
         self._thread = threading.Thread(target=self._serve, name="table", daemon=True)
         self._thread.start()
 
@@ -151,6 +156,9 @@ class TableApp(App[int]):
         for line in fresh:
             log.write(line)
         self._notices_shown = len(view.notices)
+
+    def on_sounded(self, _: Sounded) -> None:
+        self.bell()
 
     def _draw_seat(self) -> None:
         if self.view is not None:

@@ -99,6 +99,12 @@ class TerminalUI:
             self._out.write("".join(parts))
             self._out.flush()
 
+    def bell(self) -> None:
+        """A sound the table played: the terminal's bell (BEL), where the terminal has one."""
+        with contextlib.suppress(OSError):
+            self._out.write("\a")
+            self._out.flush()
+
     def close(self) -> None:
         self._stop = True
         if self._saved is not None:

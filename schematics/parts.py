@@ -70,8 +70,11 @@ Resistor = _template("R", "R", {1: "1", 2: "2"}, {}, PASSIVE, "Resistor_THT:R_Ax
 Capacitor = _template("C", "C", {1: "1", 2: "2"}, {}, PASSIVE, "Capacitor_THT:C_Disc_D5.0mm", "capacitor")
 NPN = _template("NPN", "Q", {1: "E", 2: "B", 3: "C"}, {}, PASSIVE, "Package_TO_SOT_THT:TO-92_Inline",
                 "NPN transistor (2N3904)")
-Buzzer = _template("Piezo", "BZ", {1: "+", 2: "-"}, {}, PASSIVE, "Buzzer_Beeper:Buzzer_12x9.5RM7.6",
-                   "piezo buzzer, 5 V")
+Buzzer = _template("Transducer_magnetic", "BZ", {1: "+", 2: "-"}, {}, PASSIVE,
+                   "Buzzer_Beeper:Buzzer_12x9.5RM7.6",
+                   "magnetic transducer, 5 Vo-p, 2400 Hz, 47 ohm coil (CUI CD-1206 class), driven by PWM")
+Diode = _template("D", "D", {1: "K", 2: "A"}, {}, PASSIVE, "Diode_THT:D_DO-35_SOD27_P7.62mm_Horizontal",
+                  "small-signal diode (1N4148)")
 PowerIn = _template("DC_5V_in", "J", {1: "+5V", 2: "GND"}, {"+5V": PWR_OUT, "GND": PWR_OUT}, PASSIVE,
                     "TerminalBlock:TerminalBlock_1x02_P5.08mm", "5 V supply input, screw terminal")
 Schottky = _template("D_Schottky", "D", {1: "K", 2: "A"}, {}, PASSIVE,
@@ -99,7 +102,7 @@ REFS: list[tuple[str, Part]] = [
     (r"J_PI$", RaspberryPi), (r"U_NAV\d+$", MCP23017), (r"U_MUX\d+$", TCA9548A), (r"DS_S\d+$", OLED),
     (r"SW_S\d+$", Slap), (r"SW_S\d+_NAV$", NavSwitch), (r"J_S\d+$", SeatPlug), (r"R_", Resistor),
     (r"C_", Capacitor), (r"Q_", NPN), (r"BZ\d+$", Buzzer), (r"J_PWR$", PowerIn), (r"U_LED$", Pico),
-    (r"U_LVL$", LevelShifter), (r"J_LED$", LedMatrix), (r"D_", Schottky),
+    (r"U_LVL$", LevelShifter), (r"J_LED$", LedMatrix), (r"D_BZ$", Diode), (r"D_VSYS$", Schottky),
 ]
 
 

@@ -157,14 +157,18 @@ def _connect(config: TableConfig, skidl: Any, Net: Any, parts: Any, nc: Any) -> 
                 nc.connect(chip[name])
 
     if config.buzzer is not None:
-        base = parts.Resistor(ref="R_BZ", value="1k")
+        # A magnetic transducer, low side switched at the tune's frequency: 470 ohm gives the
+        # 2N3904 about 5 mA of base from 3.3 V, enough to saturate it at the coil's 100 mA peak
+        # (5 V / 47 ohm); the diode takes the coil's flyback when the transistor opens.
+        base = parts.Resistor(ref="R_BZ", value="470")
         transistor = parts.NPN(ref="Q_BZ", value="2N3904")
-        piezo = parts.Buzzer(ref="BZ1", value="piezo 5V")
+        transducer = parts.Buzzer(ref="BZ1", value="CD-1206 5V 2.4kHz")
+        flyback = parts.Diode(ref="D_BZ", value="1N4148")
         Net("BUZZER").connect(gpio(config.buzzer.gpio), base[1])
         Net("BUZZER_B").connect(base[2], transistor["B"])
         gnd += transistor["E"]
-        Net("BUZZER_C").connect(transistor["C"], piezo["-"])
-        v5 += piezo["+"]
+        Net("BUZZER_C").connect(transistor["C"], transducer["-"], flyback["A"])
+        v5 += transducer["+"], flyback["K"]
 
     pico = parts.Pico(ref="U_LED", value="RP2040 (Pico)")
     shifter = parts.LevelShifter(ref="U_LVL", value="74AHCT125")

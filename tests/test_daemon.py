@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -29,9 +30,9 @@ class Daemon:
         self.proc: subprocess.Popen | None = None
         self.messages: list[str] = []
 
-    def start(self) -> None:
+    def start(self, prefix: tuple[str, ...] = ()) -> None:
         self.log = open(self.tmp / "daemon.log", "a")  # noqa: SIM115 - kept open while it runs
-        self.proc = subprocess.Popen([sys.executable, "-m", "firmware_host.cli", "run", "--emulate",
+        self.proc = subprocess.Popen([*prefix, sys.executable, "-m", "firmware_host.cli", "run", "--emulate",
                                       "--ui", "none"], cwd=ROOT, env=self.env,
                                      stdout=subprocess.DEVNULL, stderr=self.log, text=True)
         self.wait_for("READY=1")
@@ -180,3 +181,28 @@ def test_a_file_broken_while_stopped_starts_on_the_last_good_one(daemon: Daemon,
     status = daemon.ctl("status")
     assert status["ok"] and "last good one" in status["warning"]
     assert any("CONFIGURATION INVALID" in m for m in daemon.messages)  # STATUS= for systemd
+
+
+SETPRIV = shutil.which("setpriv")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="as root the daemon may take real-time priority")
+def test_the_game_thread_runs_real_time_and_the_daemons_workers_do_not(daemon: Daemon) -> None:
+    daemon.start()
+    assert daemon.ctl("status")["priority"]["game"] == "SCHED_FIFO 15"
+    assert daemon.proc is not None
+    tasks = Path(f"/proc/{daemon.proc.pid}/task")
+    tids = [int(t.name) for t in tasks.iterdir()]
+    realtime = [tid for tid in tids if os.sched_getscheduler(tid) & ~os.SCHED_RESET_ON_FORK == os.SCHED_FIFO]
+    assert realtime == [daemon.proc.pid]  # the game thread; displays, LED link, store, socket: normal
+    assert len(list(tasks.iterdir())) > 5
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not SETPRIV, reason="root and setpriv take CAP_SYS_NICE away")
+def test_refused_real_time_is_one_clear_line_and_the_table_plays_on(daemon: Daemon) -> None:
+    daemon.start(prefix=(SETPRIV, "--bounding-set", "-sys_nice", "--inh-caps", "-sys_nice"))
+    status = daemon.ctl("status")
+    assert status["ok"] and status["priority"]["game"].startswith("SCHED_OTHER (real-time refused")
+    log = (daemon.tmp / "daemon.log").read_text()
+    refused = [line for line in log.splitlines() if "real-time priority refused" in line]
+    assert len(refused) == 1 and "LimitRTPRIO=15" in refused[0], log

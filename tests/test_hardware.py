@@ -67,6 +67,23 @@ def test_any_drift_between_pin_map_and_schematic_is_caught() -> None:
     assert "Pi GPIOs wired" in joined
 
 
+def test_the_buzzers_coil_is_switched_low_side_with_its_flyback_diode(build) -> None:
+    """A magnetic transducer is a coil: when the transistor opens, its current must go
+    somewhere, through a diode back to +5 V, not through the 2N3904's collector."""
+    name = build[0]
+    nets = table.nets_of((table.OUT / f"table-{name}.net").read_text())
+    numbers = {ref: {pin: num for num, pin in parts.pin_names(part).items()}
+               for ref, part in (("D_BZ", parts.Diode), ("BZ1", parts.Buzzer), ("Q_BZ", parts.NPN))}
+    net_of = {end: net for net, ends in nets.items() for end in ends}
+
+    def net(ref: str, pin: str) -> str:
+        return net_of[(ref, numbers[ref][pin])]
+
+    assert net("D_BZ", "A") == net("BZ1", "-") == net("Q_BZ", "C")
+    assert net("D_BZ", "K") == net("BZ1", "+") == "+5V"
+    assert net("Q_BZ", "E") == "GND"
+
+
 def test_the_header_pinout_matches_the_raspberry_pi_documentation() -> None:
     known = {1: "3V3", 2: "5V", 3: "GPIO2", 5: "GPIO3", 6: "GND", 11: "GPIO17", 12: "GPIO18",
              29: "GPIO5", 31: "GPIO6", 33: "GPIO13", 35: "GPIO19", 39: "GND", 40: "GPIO21"}

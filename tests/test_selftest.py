@@ -19,6 +19,7 @@ from firmware_host import ctl
 from firmware_host.board import EmulatedBoard, open_board
 from firmware_host.config import emulated_config
 from firmware_host.daemon import Daemon
+from firmware_host.displays.ledctl import led_index
 from firmware_host.displays.oled import RecordingInterface
 from firmware_host.inputs.mcp23017 import IODIRA, IODIRB
 from firmware_host.selftest import matrix_pattern, probe_expander
@@ -97,15 +98,16 @@ def walk_in_background(daemon: Daemon,
 
 def test_probe_with_everything_present_is_all_ok(table: Callable[..., Daemon],
                                                  capsys: pytest.CaptureFixture[str]) -> None:
-    shown: list[bytes] = []
+    shown: list[list[tuple[int, int, int]]] = []
 
     def watch_the_strip(board: EmulatedBoard) -> None:
-        show = board.led.controller.show
-        def recorded(payload: bytes, w: int, h: int) -> None:
-            shown.append(bytes(payload[2:]))
-            show(payload, w, h)
+        strip, write = board.led.strip, board.led.strip.write
 
-        board.led.controller.show = recorded
+        def recorded() -> None:
+            write()
+            shown.append(strip.pixels)  # what the LEDs took up, in chain order
+
+        strip.write = recorded  # type: ignore[method-assign]
 
     daemon = table(watch_the_strip)
     code, report, progress = tablectl(capsys, "selftest", "--probe")
@@ -115,19 +117,24 @@ def test_probe_with_everything_present_is_all_ok(table: Callable[..., Daemon],
     assert found["expander nav1"] == ("ok", "IODIRA 0xff, IODIRB 0xff, IOCON 0x40")
     assert found["expander nav2"][0] == "ok"
     assert [found[f"seat {n} screen"][0] for n in (1, 2, 3, 4)] == ["ok"] * 4
-    assert found["LED controller"] == ("ok", "table-led 1.0, protocol 1, 32x16")
+    assert found["LED controller"] == ("ok", "table-led 2.0, protocol 2, 32x16, data on GP2")
     assert found["matrix"][0] == "ok"
-    assert found["buzzer"][0] == "ok" and found["buzzer"][1].startswith("beeped 0.2 s, ")
+    assert found["buzzer"] == ("ok", "played 'go' (350 ms, duty 50%): did you hear it?")
     assert "expander nav1" in progress and "self-test done: everything answered" in progress
-    # The controller was sent the pattern (then the table's own picture again).
+    # The LEDs showed the pattern, each pixel where the chain has it (then the table's picture).
     pattern = matrix_pattern((32, 16), daemon.config.centre.brightness)
-    assert pattern.tobytes() in shown
+    on_leds = [None] * 512
+    for y in range(16):
+        for x in range(32):
+            on_leds[led_index(x, y, 32)] = pattern.getpixel((x, y))
+    assert on_leds in shown
     assert pattern.getpixel((0, 0)) == (89, 0, 0)  # the red origin pixel at the brightness cap
     board = daemon.board
     assert isinstance(board, EmulatedBoard)
-    # The buzzer's pin was driven for the beep (on, or half duty) and let go again.
-    levels = [state.state for state in board.factory.pin(18).states]
-    assert levels[-2] and not levels[-1]
+    # The table's player sounded it on the buzzer's pin: 2400 Hz at half duty, then PWM off,
+    # as lgpio would be told (tx_pwm frequency and whole-percent duty).
+    assert daemon.buzzer.played == ["go"]
+    assert board.factory.pin(18).pwm[-4:] == [(2400, 0), (2400, 50), (2400, 0), (0, 0)]
 
 
 def test_a_missing_expander_and_a_dead_screen_are_named_with_their_errors(
@@ -343,7 +350,7 @@ def test_a_led_controller_missing_or_of_another_size_is_reported(
     _, report, _ = tablectl(capsys, "selftest", "--probe")
     found = results(report)
     assert found["LED controller"] == ("unexpected",
-                                       "controller table-led 1.0 drives 16x16, configured 32x16")
+                                       "controller table-led 2.0 drives 16x16, configured 32x16")
     assert found["matrix"] == ("not tested", "no LED controller")
 
 
@@ -355,23 +362,17 @@ def test_an_unplugged_led_controller_is_missing_with_the_serial_error(
     assert result == "missing" and str(daemon.led.path) in detail and "No such file" in detail
 
 
-def test_the_beep_is_a_2khz_square_wave_where_the_pin_can_do_pwm() -> None:
-    from gpiozero.pins.mock import MockFactory, MockPWMPin
-
-    from firmware_host.selftest import beep
-
-    factory = MockFactory(pin_class=MockPWMPin)
-    check = beep(factory, 18)
-    assert (check.result, check.detail) == ("ok", "beeped 0.2 s, 2000 Hz: did you hear it?")
-    pin = factory.pin(18)
-    assert [s.state for s in pin.states][-2:] == [0.5, 0]  # half duty, then silent
-    busy = MockFactory(pin_class=MockPWMPin)
+def test_a_buzzer_the_player_cannot_open_or_switched_off_is_said(
+        table: Callable[..., Daemon], capsys: pytest.CaptureFixture[str]) -> None:
     from gpiozero import OutputDevice
 
-    holder = OutputDevice(18, pin_factory=busy)  # another part holds the pin
-    taken = beep(busy, 18)
-    holder.close()
-    assert taken.result == "missing" and taken.detail.startswith("GPIOPinInUse: ")
+    def pin_taken(board: EmulatedBoard) -> None:
+        board.squatter = OutputDevice(18, pin_factory=board.factory)  # type: ignore[attr-defined]
+
+    table(pin_taken)
+    _, report, _ = tablectl(capsys, "selftest", "--probe")
+    result, detail = results(report)["buzzer"]
+    assert result == "missing" and detail.startswith("buzzer on GPIO18: ")
 
 
 def test_an_expander_press_whose_interrupt_never_reaches_the_pi_is_named(

@@ -111,3 +111,16 @@ def test_install_refuses_a_configuration_that_does_not_load(tmp_path: Path) -> N
     run = _install(staged)
     assert run.returncode == 2 and "cannot derive config.txt lines" in run.stderr
     assert "inputs.seats" in run.stderr
+
+
+def test_the_unit_grants_real_time_up_to_the_daemons_priority_and_no_capability() -> None:
+    """LimitRTPRIO (setrlimit(2) RLIMIT_RTPRIO) caps what the daemon's threads may take; the
+    syscall filter lets sched_setscheduler through, nothing else of @resources."""
+    from firmware_host.realtime import PRIORITY
+
+    text = UNIT.read_text()
+    assert f"LimitRTPRIO={PRIORITY}\n" in text and PRIORITY < 50  # below the kernel's IRQ threads
+    assert "RestrictRealtime=no" in text and "CapabilityBoundingSet=\n" in text
+    assert "AmbientCapabilities=\n" in text and "CAP_SYS_NICE" not in text
+    assert "SystemCallFilter=~@privileged @resources\nSystemCallFilter=sched_setscheduler\n" in text
+    assert "CPUSchedulingPolicy" not in text  # the daemon chooses its threads; workers stay normal

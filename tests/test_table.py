@@ -61,6 +61,9 @@ def test_presses_before_go_are_false_starts_and_play_begins_at_go(box) -> None:
     tap(0, "alt", 3 * S)  # start: countdown from 3 s to 6 s
     tap(1, "slap", 4 * S)  # jumps the start
     assert any("false start" in n for n in table.referee.notices)
+    assert table.deadline() == 4 * S  # the countdown ticks each second, then go at 6 s
+    table.tick(4 * S)
+    table.tick(5 * S)
     assert table.deadline() == 6 * S
     table.tick(6 * S)
     assert table.phase is Phase.PLAYING and table.gate.go_ts == 6 * S
@@ -68,6 +71,20 @@ def test_presses_before_go_are_false_starts_and_play_begins_at_go(box) -> None:
     assert table.match.round.journal == []
     table.tick(7 * S + 10 * MS)
     assert len(table.match.round.journal) == 1 and table.match.round.journal[0].seat == 1
+
+
+def test_the_table_holds_a_press_exactly_the_window_not_a_nanosecond_more(box) -> None:
+    table, tap = box
+    tap(0, "slap", 1 * S)
+    tap(1, "slap", 2 * S)
+    tap(0, "alt", 3 * S)
+    table.tick(6 * S)
+    tap(1, "alt", 7 * S + 123)
+    assert table.deadline() == 7 * S + 123 + table.window_ns  # the configured window, no epsilon on top
+    table.tick(table.deadline() - 1)
+    assert table.match.round.journal == []
+    table.tick(table.deadline())
+    assert len(table.match.round.journal) == 1
 
 
 def test_rounds_end_into_results_and_the_match_into_the_lobby(box) -> None:

@@ -123,3 +123,25 @@ def test_the_centre_is_drawn_in_its_own_colours_led_by_led() -> None:
     dim = Image.new("RGB", (1, 2), (0, 40, 0))  # capped brightness is brightened for the screen
     text = centre_text(TableView("", dim, {}, []))
     assert text.plain == "\u2580\u2580" and "#00ff00 on #00ff00" in str(text.spans[0].style)
+
+
+def test_each_sound_rings_the_terminals_bell_and_shows_in_the_log(dirs: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from textual.widgets import RichLog
+
+    rung: list[int] = []
+    monkeypatch.setattr(TableApp, "bell", lambda self: rung.append(1))
+
+    async def script(pilot: Any, daemon: Daemon, app: TableApp) -> None:
+        await pilot.press("space")
+        await until(pilot, lambda: daemon.table.joined == [0])
+        await pilot.press("b", "enter")
+        await until(pilot, lambda: [c.sound for c in daemon.buzzer.heard][:4] == ["count"] * 3 + ["go"])
+        await until(pilot, lambda: len(rung) >= 4)  # three seconds and go, each a bell
+        log = app.query_one("#log", RichLog)
+        await until(pilot, lambda: "♪ go" in [line.text for line in log.lines])
+        assert [line.text for line in log.lines].count("♪ countdown") >= 3
+        await pilot.press("q")
+        await until(pilot, lambda: not app._thread.is_alive())
+
+    play(script)

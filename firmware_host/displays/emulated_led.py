@@ -12,27 +12,43 @@ import contextlib
 import os
 import select
 import threading
+import time
 import tty
 from pathlib import Path
 
 from . import ledproto
 from .ledctl import Controller, led_index
 
-QUIET_S = 0.02  # this long without a byte mid-block: the rest is not coming
+BIT_S = 1.25e-6  # WS2812B datasheet: T0H + T0L = T1H + T1L = 1.25 us a bit, 24 bits an LED
 
 
 class Strip:
-    """A WS2812 chain in memory."""
+    """A WS2812 chain in memory, kept as MicroPython's neopixel keeps it (micropython-lib
+    neopixel.py): `buf` holds G, R, B for each LED in chain order (ORDER places r, g, b
+    at offsets 1, 0, 2); write() is when the LEDs take it up, and it takes as long as the
+    bitstream does on the board (machine.bitstream holds the CPU): 15.4 ms for 512 LEDs."""
 
-    def __init__(self, count: int) -> None:
-        self.pixels = [(0, 0, 0)] * count
+    ORDER = (1, 0, 2, 3)
+
+    def __init__(self, count: int, clocked: bool = True) -> None:
+        self.buf = bytearray(count * 3)
+        self.shown = bytes(count * 3)  # what the LEDs show: buf as of the last write()
         self.writes = 0
-
-    def __setitem__(self, i: int, rgb: tuple[int, int, int]) -> None:
-        self.pixels[i] = rgb
+        self.clocked = clocked
 
     def write(self) -> None:
+        if self.clocked:
+            time.sleep(len(self.buf) * 8 * BIT_S)
+        self.shown = bytes(self.buf)
         self.writes += 1
+
+    def __getitem__(self, i: int) -> tuple[int, int, int]:
+        g, r, b = self.shown[i * 3 : i * 3 + 3]
+        return r, g, b
+
+    @property
+    def pixels(self) -> list[tuple[int, int, int]]:
+        return [self[i] for i in range(len(self.shown) // 3)]
 
 
 class EmulatedLedController:
@@ -40,22 +56,21 @@ class EmulatedLedController:
         self.path = Path(directory) / "table-led"
         self.width, self.height = width, height
         self.strip = Strip(width * height)
-        self.corrupt_next = 0  # damage this many incoming blocks (flip a byte in each)
+        self.corrupt_next = 0  # damage this many incoming reads (flip a byte in each)
         self.drop_next = 0  # lose this many incoming frame blocks without a word
-        self._lock = threading.Lock()
         self._master: int | None = None
         self._thread: threading.Thread | None = None
         self._plugged = threading.Event()
-        self.controller = Controller(self._write, self.strip, width, height)
-        self._handle = self.controller.handle
-        self.controller.handle = self._handle_or_drop  # type: ignore[method-assign]
+        self.controller = Controller(self._write, self.strip, width, height, data_pin=2)
+        self._take = self.controller.take
+        self.controller.take = self._take_or_drop  # type: ignore[method-assign]
         self.plug()
 
-    def _handle_or_drop(self, seq: int, kind: int, payload: bytes) -> None:
+    def _take_or_drop(self, seq: int, kind: int | None, payload: memoryview | None) -> None:
         if self.drop_next and kind == ledproto.FRAME:
             self.drop_next -= 1  # lost on the way: no picture, no ack
             return
-        self._handle(seq, kind, payload)
+        self._take(seq, kind, payload)
 
     # ------------------------------------------------------------ the cable
 
@@ -100,25 +115,24 @@ class EmulatedLedController:
                 os.write(master, data)
 
     def _run(self, master: int) -> None:
-        while self._plugged.is_set():
-            try:
-                # Woken only by bytes, or after a quiet spell in the middle of a block.
-                quiet = QUIET_S if self.controller.decoder.buf else None
-                ready, _, _ = select.select([master, self._wake_r], [], [], quiet)
-                if self._wake_r in ready:
-                    return
-                if not ready:
-                    with self._lock:
-                        self.controller.idle()
+        def readinto(buf: memoryview) -> int:
+            """The firmware's blocking read of USB serial: waits for bytes, or for unplug()."""
+            while True:
+                ready, _, _ = select.select([master, self._wake_r], [], [])
+                if self._wake_r in ready or not self._plugged.is_set():
+                    raise EOFError("unplugged")
+                try:
+                    data = os.read(master, len(buf))
+                except OSError:  # the host closed its end: wait for it to come back
+                    self._plugged.wait(0.01)
                     continue
-                data = os.read(master, 65536)
-            except OSError:  # closed under us: unplugged, or the host hung up
-                if not self._plugged.is_set():
-                    return
-                continue
-            if data:
-                with self._lock:
-                    self.controller.feed(self._inject(data))
+                if data:
+                    data = self._inject(data)
+                    buf[: len(data)] = data
+                    return len(data)
+
+        with contextlib.suppress(EOFError, OSError):
+            self.controller.serve(readinto)
 
     def _inject(self, data: bytes) -> bytes:
         if self.corrupt_next and len(data) > 8:
@@ -131,14 +145,16 @@ class EmulatedLedController:
     # ------------------------------------------------------------ what it shows
 
     def pixel(self, x: int, y: int) -> tuple[int, int, int]:
-        return self.strip.pixels[led_index(x, y, self.width)]
+        return self.strip[led_index(x, y, self.width)]
 
     def frame_bytes(self) -> bytes:
         """The shown picture back in row order, to compare with the image sent."""
+        shown = self.strip.shown
         out = bytearray()
         for y in range(self.height):
             for x in range(self.width):
-                out.extend(self.pixel(x, y))
+                i = led_index(x, y, self.width) * 3
+                out += bytes((shown[i + 1], shown[i], shown[i + 2]))
         return bytes(out)
 
 

@@ -1,13 +1,16 @@
-"""The host end of the LED controller link: newest frame out, acks in, always in sync.
+"""The host end of the LED controller link: the newest frame out, its ack in.
 
 `show(image)` only stores the newest frame; a worker thread owns the serial
-port. It says hello (and refuses to go on with a controller that speaks
-another protocol version), sends the newest frame, waits for its ack and sends
-again when the ack does not come or a NAK does. Only the newest picture
-matters, so a retransmission is the newest frame under a new sequence number.
-If the port fails — the cable pulled — it reopens it every 0.2 s and, once
-the controller answers hello, sends a full frame: back in sync within 2 s of
-the cable returning.
+port. It says hello (and refuses a controller that speaks another protocol
+version, naming both), then keeps at most one frame in flight: the next frame
+goes when the ack for this one comes, and it is the newest picture the game
+drew meanwhile (older ones are dropped, never queued). Acks and NAKs count
+only for the sequence number in flight, so a late ack for an old frame
+neither releases the next one nor keeps a dead controller looking alive.
+If no ack comes within ACK_TIMEOUT_S, or a NAK for the frame in flight does,
+the newest frame goes again under a new sequence number. If the port fails
+(the cable pulled) it reopens it every 0.2 s and, once the controller answers
+hello, sends a full frame: back in sync within 2 s of the cable returning.
 """
 
 from __future__ import annotations
@@ -23,8 +26,12 @@ from PIL import Image
 
 from . import ledproto
 
-ACK_TIMEOUT_S = 0.05
+# A frame takes the board ~25 ms (docs/led-protocol.md); USB does not lose bytes, so a
+# missing ack means a damaged header or a controller that restarted: wait well past a
+# frame's time before sending again, or retransmissions pile up behind a busy controller.
+ACK_TIMEOUT_S = 0.25
 HELLO_TIMEOUT_S = 0.5
+LEGACY_HELLO_TIMEOUT_S = 0.3
 REOPEN_EVERY_S = 0.2
 SILENT_LIMIT_S = 1.0
 IDLE_CHECK_S = 1.0  # no answer this long: the controller is gone, start over
@@ -34,10 +41,15 @@ IDLE_CHECK_S = 1.0  # no answer this long: the controller is gone, start over
 class LinkStats:
     online: bool = False
     controller: str = ""
+    protocol: int = 0  # the controller's, from its hello reply
+    data_pin: int = -1  # the RP2040 GPIO the controller drives, from its hello reply
+    native: bool = False  # its CRC and pixel copy run as compiled code
     frames_sent: int = 0
     frames_acked: int = 0
+    frames_dropped: int = 0  # drawn by the game, replaced by a newer one before they went out
     retransmits: int = 0
     naks: int = 0
+    stale_replies: int = 0  # acks or NAKs for a sequence number no longer in flight
     reconnects: int = 0
     bytes_sent: int = 0
     last_error: str = ""
@@ -62,6 +74,7 @@ class LedLink:
         self._open_port = open_port or _pyserial
         self._newest: bytes | None = None
         self._generation = 0
+        self._sent_generation = -1
         self._wake = threading.Condition()
         self._stopping = False
         self._thread = threading.Thread(target=self._run, name="led-link", daemon=True)
@@ -73,6 +86,8 @@ class LedLink:
         if image.size != (self.width, self.height):
             raise ValueError(f"frame is {image.size}, the matrix is {self.width}x{self.height}")
         with self._wake:
+            if self._newest is not None and self._generation != self._sent_generation:
+                self.stats.frames_dropped += 1  # never went out: only the newest matters
             self._newest = frame_payload(image)
             self._generation += 1
             self._wake.notify()
@@ -110,67 +125,106 @@ class LedLink:
     def _hello(self, port: Any) -> None:
         decoder = ledproto.Decoder()
         port.reset_input_buffer()
-        self._send(port, 0, ledproto.HELLO, bytes((ledproto.VERSION, self.width, self.height)))
+        # Padded to a frame's length: if the controller is still waiting for the rest of a
+        # block cut short (the host died mid-write), this completes it, the block fails its
+        # CRC, and the controller finds this hello inside what it read.
+        pad = bytes(2 + self.width * self.height * 3 - 3)
+        self._send(port, 0, ledproto.HELLO, bytes((ledproto.VERSION, self.width, self.height)) + pad)
         deadline = time.monotonic() + HELLO_TIMEOUT_S
         while time.monotonic() < deadline:
             blocks, _ = decoder.feed(port.read(port.in_waiting or 1))
             for _, kind, payload in blocks:
-                if kind != ledproto.HELLO_REPLY:
-                    continue
-                version, w, h = payload[0], payload[1], payload[2]
-                name = bytes(payload[3:]).decode("ascii", "replace")
-                if version != ledproto.VERSION:
-                    raise ValueError(f"controller {name} speaks protocol {version}, this host "
-                                     f"{ledproto.VERSION}: update the controller's firmware")
-                if (w, h) != (self.width, self.height):
-                    raise ValueError(f"controller {name} drives {w}x{h}, "
-                                     f"configured {self.width}x{self.height}")
-                self.stats.controller = name
-                self.stats.reconnects += 1 if self.stats.frames_sent else 0
-                self.stats.online = True
-                self.stats.since_online = time.monotonic()
-                self._log(f"LED controller {name} online (protocol {version}, {w}x{h})")
-                return
+                if kind == ledproto.HELLO_REPLY:
+                    self._check_reply(payload)
+                    return
+        legacy = self._legacy_hello(port)
+        if legacy is not None:
+            version, name = legacy
+            raise ValueError(f"controller {name} speaks protocol {version}, this host {ledproto.VERSION}: "
+                             "update the controller's firmware (hardware/led_controller/README.md)")
         raise TimeoutError("no hello from the LED controller")
+
+    def _check_reply(self, payload: bytes) -> None:
+        version = payload[0]
+        name = bytes(payload[5:]).decode("ascii", "replace")
+        if version != ledproto.VERSION:
+            raise ValueError(f"controller {name} speaks protocol {version}, this host "
+                             f"{ledproto.VERSION}: update the controller's firmware "
+                             "(hardware/led_controller/README.md)")
+        w, h, pin, flags = payload[1], payload[2], payload[3], payload[4]
+        if (w, h) != (self.width, self.height):
+            raise ValueError(f"controller {name} drives {w}x{h}, configured {self.width}x{self.height}")
+        self.stats.controller, self.stats.protocol, self.stats.data_pin = name, version, pin
+        self.stats.native = bool(flags & ledproto.NATIVE)
+        self.stats.reconnects += 1 if self.stats.frames_sent else 0
+        self.stats.online = True
+        self.stats.last_error = ""
+        self.stats.since_online = time.monotonic()
+        self._log(f"LED controller {name} online (protocol {version}, {w}x{h}, data pin GP{pin})")
+        if not self.stats.native:
+            self._log(f"LED controller {name} runs its CRC and pixel copy as Python loops: "
+                      "expect far fewer frames a second than with its viper code")
+
+    def _legacy_hello(self, port: Any) -> tuple[int, str] | None:
+        """Protocol 1 framed blocks differently (sync last); a controller that old never
+        answers our hello, so ask it in its own framing to say what it is."""
+        port.write(_v1_hello(self.width, self.height))
+        got = b""
+        deadline = time.monotonic() + LEGACY_HELLO_TIMEOUT_S
+        while time.monotonic() < deadline:
+            got += port.read(port.in_waiting or 1)
+            for i in range(max(0, len(got) - 7)):
+                n = (got[i] << 8) | got[i + 1]
+                if (n >= 10 and i + n <= len(got) and got[i + 3] == ledproto.HELLO_REPLY
+                        and got[i + n - 1] == 0x7E
+                        and ledproto.crc16(got[i : i + n - 3]) == (got[i + n - 3] << 8) | got[i + n - 2]):
+                    return got[i + 4], got[i + 7 : i + n - 3].decode("ascii", "replace")
+        return None
 
     def _serve(self, port: Any) -> None:
         decoder = ledproto.Decoder()
         seq = 0
-        sent_generation = -1
-        waiting: int | None = None  # sequence number awaiting its ack
+        waiting: int | None = None  # the sequence number in flight: at most one frame
         sent_at = 0.0
         heard = time.monotonic()
         while not self._stopping:
             with self._wake:
-                if waiting is None and (self._newest is None or self._generation == sent_generation):
+                if waiting is None and (self._newest is None or self._generation == self._sent_generation):
                     # Nothing to send, no ack awaited: sleep until show() or close(), looking
                     # at the port once a second so an unplugged cable is noticed even now.
                     self._wake.wait(IDLE_CHECK_S)
                 newest, generation = self._newest, self._generation
-            now = time.monotonic()
-            resend = waiting is not None and now - sent_at > ACK_TIMEOUT_S
-            if newest is not None and ((waiting is None and generation != sent_generation) or resend):
+                now = time.monotonic()
+                resend = waiting is not None and now - sent_at > ACK_TIMEOUT_S
+                send = newest is not None and ((waiting is None and generation != self._sent_generation)
+                                               or resend)
+                if send:
+                    self._sent_generation = generation
+            if send and newest is not None:
                 if waiting is None:
                     heard = now  # a fresh exchange: silence counts from here, not from the last one
                 seq = (seq + 1) & 0xFF
                 self.stats.frames_sent += 1  # counted before the wire: the far end may answer first
                 self.stats.retransmits += 1 if resend else 0
                 self._send(port, seq, ledproto.FRAME, newest)
-                waiting, sent_at, sent_generation = seq, now, generation
-            blocks, _ = decoder.feed(port.read(port.in_waiting or 0) if port.in_waiting else b"")
+                waiting, sent_at = seq, now
+            blocks, _ = decoder.feed(port.read(port.in_waiting) if port.in_waiting else b"")
             if not blocks and waiting is not None:
                 blocks, _ = decoder.feed(port.read(1))  # the port's timeout paces this loop
-                if not blocks and decoder.buf and time.monotonic() - sent_at > ACK_TIMEOUT_S:
-                    blocks, _ = decoder.idle()
-            for _, kind, payload in blocks:
+            for reply_seq, kind, _payload in blocks:
+                if kind not in (ledproto.ACK, ledproto.NAK):
+                    continue
+                if reply_seq != waiting:
+                    self.stats.stale_replies += 1  # an old frame's: says nothing about this one
+                    continue
                 heard = time.monotonic()
-                if kind == ledproto.ACK and waiting is not None and payload[:1] == bytes((waiting,)):
+                if kind == ledproto.ACK:
                     self.stats.frames_acked += 1
-                    self.stats.acked_generation = sent_generation
+                    self.stats.acked_generation = self._sent_generation  # the frame of this seq
                     waiting = None
-                elif kind == ledproto.NAK:
+                else:
                     self.stats.naks += 1
-                    sent_at = 0.0  # resend at once
+                    sent_at = 0.0  # damaged on the way: the newest frame goes again at once
             if waiting is not None and time.monotonic() - heard > SILENT_LIMIT_S:
                 raise TimeoutError("the LED controller stopped answering")
 
@@ -178,6 +232,13 @@ class LedLink:
         block = ledproto.encode(seq, kind, payload)
         port.write(block)
         self.stats.bytes_sent += len(block)
+
+
+def _v1_hello(width: int, height: int) -> bytes:
+    """A protocol-1 HELLO: LEN_HI LEN_LO SEQ TYPE PAYLOAD CRC_HI CRC_LO 0x7E."""
+    body = bytes((0, 10, 0, ledproto.HELLO, 1, width, height))
+    crc = ledproto.crc16(body)
+    return body + bytes((crc >> 8, crc & 0xFF, 0x7E))
 
 
 def _pyserial(path: str) -> Any:

@@ -15,7 +15,8 @@ from functools import partial
 from time import monotonic_ns
 from typing import Any, NamedTuple
 
-from gpiozero.pins.mock import MockFactory, MockPin, PinState
+from gpiozero.exc import PinInvalidState
+from gpiozero.pins.mock import MockFactory, MockPin, MockPWMPin, PinState
 
 from ..config import ARBITRATED, InputsConfig
 from .edges import Event, LineFilter, StartGate
@@ -34,10 +35,51 @@ class InputEvent(NamedTuple):
     detail: str = ""
 
 
-class TimedMockPin(MockPin):
-    """A mock pin whose edges carry the timestamp (ns) the caller gives, as the kernel's do."""
+PWM_HZ = (0.1, 10_000.0)
+"""lgpio's software PWM range (lgpio.h, lgTxPwm: "PWM frequency in Hz (0=off, 0.1-10000)")."""
+
+
+class TimedMockPin(MockPWMPin):
+    """A mock pin whose edges carry the timestamp (ns) the caller gives, as the kernel's do.
+
+    Like a Pi's line under lgpio it can also be a software PWM output (any GPIO can, lgpio.h
+    lgTxPwm): `pwm` records each (frequency Hz, duty %) lgpio would be handed, as gpiozero's
+    LGPIOPin hands it (gpiozero/pins/lgpio.py: `tx_pwm(handle, gpio, freq, int(value * 100))`,
+    so the duty is a whole percent, cut down, not rounded); (0, 0) is PWM stopped. A frequency
+    lgpio would refuse (LG_BAD_PWM_FREQ) is refused here too."""
 
     _at: float | None = None
+
+    def __init__(self, factory: Any, info: Any) -> None:
+        super().__init__(factory, info)
+        self.pwm: list[tuple[float, int]] = []
+
+    def _set_frequency(self, value: float | None) -> None:
+        running = self._frequency is not None
+        if value is not None and value > 0:
+            if not PWM_HZ[0] <= value <= PWM_HZ[1]:
+                raise PinInvalidState(f"bad PWM frequency ({value} Hz): lgpio takes "
+                                      f"{PWM_HZ[0]:g} to {PWM_HZ[1]:g} Hz")
+            super()._set_frequency(value)
+            if not running:  # LGPIOPin starts PWM at duty 0: tx_pwm(handle, gpio, freq, 0)
+                self._change_state(0.0)
+            self.pwm.append((value, self._duty()))
+        elif running:
+            super()._set_frequency(None)
+            self.pwm.append((0, 0))
+
+    def _set_state(self, value: float) -> None:
+        super()._set_state(value)
+        if self._frequency is not None:
+            self.pwm.append((self._frequency, self._duty()))
+
+    def _duty(self) -> int:
+        return int(float(self._state) * 100)
+
+    def close(self) -> None:
+        if self._frequency is not None:  # an input line closing is no edge (MockPWMPin would drive it low)
+            self.frequency = None
+        MockPin.close(self)
 
     def set_level(self, high: bool, at_ns: int) -> None:
         self._at = at_ns / 1e9

@@ -1,0 +1,161 @@
+"""Real-time priority for the two threads a press's timing depends on: the game thread and the edge thread.
+
+A press is decided exactly the arbiter's window W after its edge, if the game thread is woken on
+time; on a busy Pi a thread at normal priority waits its turn for milliseconds (docs/fairness.md).
+So the game thread, and the thread that delivers edges to it, run SCHED_FIFO (sched(7)) at
+priority 15: above every normal thread, below the kernel's interrupt threads (priority 50), so a
+runaway table can slow other programs but never starve interrupts. Linux sets the policy per
+thread, by the thread's id (`threading.get_native_id()`), and a new thread starts with its
+creator's policy unless the creator has SCHED_RESET_ON_FORK (sched_setscheduler(2)).
+
+On the Pi the edges come through lgpio: its C library starts an alert thread when the chip is
+opened (lgGpiochipOpen, lgPthAlerts.c) that reads the kernel's line events and writes them to a
+FIFO, and the `lgpio` Python module starts a thread at import (`lgpio._notify_thread`) that
+reads that FIFO and calls gpiozero's callbacks, ours among them. The daemon makes its own thread
+real-time before the board is opened, so both lgpio threads inherit it, then sets reset-on-fork so
+that the threads it starts afterwards (displays, LED link, store, control socket) run at normal
+priority; and it raises `lgpio._notify_thread` by its id in case the module was imported earlier.
+
+The right to do so comes from the unit (`LimitRTPRIO=15`, systemd/table-host.service) or from root
+or CAP_SYS_NICE. Without it the kernel says EPERM: one log line says so and what grants it, and
+the table runs at normal priority. Timer slack (prctl(2) PR_SET_TIMERSLACK) is set to 1 µs in the
+game thread, so its timed waits end when asked rather than up to 50 µs later.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import ctypes.util
+import os
+import sys
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+PRIORITY = 15
+"""SCHED_FIFO priority: above normal threads, below the kernel's IRQ threads (50)."""
+TIMER_SLACK_NS = 1_000
+SWITCH_INTERVAL_S = 0.0005
+"""How long a thread waiting for Python's GIL waits before asking the holder to let go (5 ms by
+default): the game thread woken on time must not then wait 5 ms for a display thread's render."""
+PR_SET_TIMERSLACK, PR_GET_TIMERSLACK = 29, 30  # linux/prctl.h
+GRANT = ("the unit grants it with LimitRTPRIO=15 (systemd/table-host.service); by hand: root, "
+         "CAP_SYS_NICE or `ulimit -r 15`")
+
+
+def policy_of(tid: int) -> tuple[str, int]:
+    """The scheduling policy in force for a thread (or process) id, as sched(7) names it."""
+    try:
+        policy = os.sched_getscheduler(tid) & ~getattr(os, "SCHED_RESET_ON_FORK", 0)
+        priority = os.sched_getparam(tid).sched_priority
+    except OSError as exc:
+        return f"unknown ({exc.strerror})", 0
+    names = {os.SCHED_OTHER: "SCHED_OTHER", os.SCHED_FIFO: "SCHED_FIFO", os.SCHED_RR: "SCHED_RR",
+             getattr(os, "SCHED_BATCH", -1): "SCHED_BATCH", getattr(os, "SCHED_IDLE", -2): "SCHED_IDLE"}
+    return names.get(policy, f"policy {policy}"), priority
+
+
+def is_realtime(tid: int) -> bool:
+    return policy_of(tid)[0] in ("SCHED_FIFO", "SCHED_RR")
+
+
+def make_realtime(tid: int, priority: int = PRIORITY, reset_on_fork: bool = False) -> str | None:
+    """SCHED_FIFO at `priority` for thread `tid` (0: the calling thread). None when in force,
+    else why not (the kernel's refusal)."""
+    flags = os.SCHED_FIFO | (os.SCHED_RESET_ON_FORK if reset_on_fork else 0)
+    try:
+        os.sched_setscheduler(tid, flags, os.sched_param(priority))
+    except OSError as exc:
+        return f"{exc.strerror or exc} (errno {exc.errno})"
+    return None
+
+
+def make_normal(tid: int) -> None:
+    """Back to SCHED_OTHER (always allowed: giving priority up needs no privilege)."""
+    with contextlib.suppress(OSError):
+        os.sched_setscheduler(tid, os.SCHED_OTHER, os.sched_param(0))
+
+
+def _prctl(option: int, value: int = 0) -> int:
+    libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+    return int(libc.prctl(option, ctypes.c_ulong(value), 0, 0, 0))
+
+
+def set_timer_slack(ns: int = TIMER_SLACK_NS) -> bool:
+    """Timer slack of the calling thread (prctl applies to the caller only; new threads copy it)."""
+    try:
+        return _prctl(PR_SET_TIMERSLACK, ns) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def timer_slack() -> int:
+    """The calling thread's timer slack in ns (-1: unknown)."""
+    try:
+        return _prctl(PR_GET_TIMERSLACK)
+    except (OSError, AttributeError):
+        return -1
+
+
+def lgpio_edge_thread() -> int | None:
+    """The id of lgpio's notification thread (it calls gpiozero's callbacks), if lgpio is loaded."""
+    thread = getattr(sys.modules.get("lgpio"), "_notify_thread", None)
+    return getattr(thread, "native_id", None)
+
+
+@dataclass
+class Realtime:
+    """What the daemon (or the benchmark) asked for and what it got, thread by thread."""
+
+    log: Callable[[str], None] = print
+    priority: int = PRIORITY
+    threads: dict[str, int] = field(default_factory=dict)  # role -> thread id
+    refused: dict[str, str] = field(default_factory=dict)  # role -> the kernel's answer
+    _said: bool = False
+
+    def claim(self, role: str, tid: int, reset_on_fork: bool = False) -> bool:
+        """Make thread `tid` real-time for `role` ("game", "edges"); False when refused."""
+        self.threads[role] = tid
+        why = make_realtime(tid, self.priority, reset_on_fork)
+        if why is None:
+            self.refused.pop(role, None)
+            return True
+        self.refused[role] = why
+        if not self._said:  # one line, however many threads are refused
+            self._said = True
+            self.log(f"real-time priority refused ({why}) for the {role} thread: the table runs at normal "
+                     f"priority, so a busy system can delay decisions past the window; {GRANT}")
+        return False
+
+    def claim_game_thread(self) -> bool:
+        """The calling thread is the game thread: real-time, 1 µs timer slack, short GIL waits."""
+        set_timer_slack()
+        sys.setswitchinterval(SWITCH_INTERVAL_S)
+        return self.claim("game", threading.get_native_id())
+
+    def stop_inheriting(self) -> None:
+        """Threads the game thread starts from now on run at normal priority (reset-on-fork)."""
+        tid = self.threads.get("game")
+        if tid is not None and "game" not in self.refused:
+            make_realtime(tid, self.priority, reset_on_fork=True)
+
+    def claim_edge_thread(self) -> bool | None:
+        """lgpio's notification thread, when there is one (None: edges come in the caller's thread)."""
+        tid = lgpio_edge_thread()
+        if tid is None:
+            return None
+        return self.claim("edges", tid)
+
+    def status(self) -> dict[str, str]:
+        """The policy actually in force per thread, read back from the kernel."""
+        out = {}
+        for role, tid in self.threads.items():
+            policy, priority = policy_of(tid)
+            text = f"{policy} {priority}" if policy in ("SCHED_FIFO", "SCHED_RR") else policy
+            if role in self.refused:
+                text += f" (real-time refused: {self.refused[role]})"
+            out[role] = text
+        if "edges" not in out:
+            out["edges"] = "in the thread that delivers each edge (emulated pins)"
+        return out

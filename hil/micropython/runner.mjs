@@ -1,0 +1,123 @@
+// Runs Python code under the real MicroPython interpreter (its WebAssembly port) with the
+// firmware's files in /lib, its standard input and output on a file descriptor the caller
+// passes (the device side of a pseudo-terminal), exactly as the board's USB serial.
+//
+//   node runner.mjs --modules DIR --fd N --report-fd M --lib DIR... --exec CODE
+//
+// --modules: the folder holding node_modules (installed with `npm ci` from this folder's
+// package-lock.json). --fd: read and written as the firmware's sys.stdin/sys.stdout; it must
+// be non-blocking (the caller sets O_NONBLOCK). --report-fd: lines from the `hil` JS module
+// (stand-ins report what the strip shows). Ends with exit code 0 when --fd reaches end of
+// file or I/O error (the pseudo-terminal's other side closed), 1 on a Python exception.
+import fs from "node:fs";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+
+function args(argv) {
+    const out = { lib: [] };
+    for (let i = 2; i < argv.length; i += 2) {
+        const key = argv[i].replace(/^--/, "");
+        if (key === "lib") out.lib.push(argv[i + 1]);
+        else out[key] = argv[i + 1];
+    }
+    return out;
+}
+
+const opts = args(process.argv);
+const fd = opts.fd === undefined ? null : Number(opts.fd);
+const reportFd = opts["report-fd"] === undefined ? 2 : Number(opts["report-fd"]);
+const sleeper = new Int32Array(new SharedArrayBuffer(4));
+const pending = [];  // bytes read from fd, not yet taken by the firmware
+let outBuf = [];
+const chunk = Buffer.alloc(65536);
+
+function sleepMs(ms) {
+    Atomics.wait(sleeper, 0, 0, ms);
+}
+
+function writeAll(target, data) {
+    let off = 0;
+    while (off < data.length) {
+        try {
+            off += fs.writeSync(target, data, off, data.length - off);
+        } catch (e) {
+            if (e.code !== "EAGAIN") throw e;
+            sleepMs(1);
+        }
+    }
+}
+
+function flush() {
+    if (outBuf.length && fd !== null) {
+        writeAll(fd, Uint8Array.from(outBuf));
+        outBuf = [];
+    }
+}
+
+function finish(code) {
+    try { flush(); } catch { /* the other side is gone */ }
+    process.exit(code);
+}
+
+// Moves what has arrived on fd into `pending`; false when nothing is there yet.
+function gather() {
+    let n;
+    try {
+        n = fs.readSync(fd, chunk, 0, chunk.length, null);
+    } catch (e) {
+        if (e.code === "EAGAIN") return false;
+        if (e.code === "EIO") finish(0);  // a pty whose other side closed
+        throw e;
+    }
+    if (n === 0) finish(0);
+    for (let i = 0; i < n; i++) pending.push(chunk[i]);
+    return true;
+}
+
+// The firmware's stdin: a byte, blocking until one comes (the board's stdin blocks too).
+function stdin() {
+    if (fd === null) return null;
+    if (pending.length) return pending.shift();
+    flush();  // the firmware waits for the host: what it wrote must be on its way
+    while (!gather()) sleepMs(0.2);
+    return pending.shift();
+}
+
+const mpjs = path.join(opts.modules, "node_modules", "@micropython",
+                       "micropython-webassembly-pyscript", "micropython.mjs");
+const { loadMicroPython } = await import(pathToFileURL(mpjs).href);
+const mp = await loadMicroPython({
+    stdin,
+    stdout: (data) => {
+        for (const b of data) outBuf.push(b);
+        if (outBuf.length >= 4096) flush();
+    },
+    stderr: (line) => writeAll(2, Buffer.from(line + "\n")),
+    linebuffer: false,
+    heapsize: 8 * 1024 * 1024,
+});
+
+// select.poll on stdin: Emscripten reports POLLIN always; report it only when bytes wait.
+const POLLIN = 1, POLLOUT = 4;
+mp.FS.getStream(0).stream_ops.poll = () => {
+    if (pending.length || (fd !== null && gather())) return POLLIN | POLLOUT;
+    flush();  // nothing to read: the firmware waits, what it wrote must be on its way
+    return POLLOUT;
+};
+
+mp.registerJsModule("hil", {
+    report: (line) => writeAll(reportFd, Buffer.from(String(line) + "\n")),
+});
+mp.FS.mkdirTree("/lib");
+for (const dir of opts.lib) {
+    for (const name of fs.readdirSync(dir)) {
+        if (name.endsWith(".py")) mp.FS.writeFile("/lib/" + name, fs.readFileSync(path.join(dir, name)));
+    }
+}
+try {
+    mp.runPython(opts.exec);
+} catch (e) {
+    writeAll(2, Buffer.from(String(e.message || e) + "\n"));
+    finish(1);
+}
+finish(0);
