@@ -154,7 +154,7 @@ def test_a_missing_expander_and_a_dead_screen_are_named_with_their_errors(
     assert found["expander nav1"][0] == found["seat 1 screen"][0] == "ok"
     assert report["problems"] == [
         "MISSING      expander nav2     bus 1, 0x21: [Errno 121] Remote I/O error",
-        "MISSING      seat 2 screen     i2c-11, 0x3c: [Errno 121] Remote I/O error"]
+        "MISSING      seat 2 screen     mux 0x70 channel 1, 0x3c: [Errno 121] Remote I/O error"]
 
 
 def test_an_expander_reset_or_another_device_at_its_address_is_unexpected() -> None:
