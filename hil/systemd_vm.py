@@ -138,7 +138,7 @@ def ensure_root(cache: Path, kernel, log=_stderr) -> tuple[Path, Path]:
         root = Path(tmp) / "root"
         root.mkdir()
         if tarball.is_file():
-            _run(["tar", "--numeric-owner", "-xpf", str(tarball), "-C", str(root)], timeout=600)
+            _run([need("tar", "tar"), "--numeric-owner", "-xpf", str(tarball), "-C", str(root)], timeout=600)
         else:
             log(f"hil: debootstrap {SUITE} (minbase + {len(PACKAGES)} packages, about 2-4 min, once)")
             t = time.monotonic()
@@ -147,8 +147,8 @@ def ensure_root(cache: Path, kernel, log=_stderr) -> tuple[Path, Path]:
             log(f"hil: debootstrap took {time.monotonic() - t:.0f} s")
             for old in home.glob("debootstrap-*.tar"):
                 old.unlink()
-            _run(["tar", "--numeric-owner", "-cpf", str(tarball.with_suffix(".tmp")), "-C", str(root), "."],
-                 timeout=600)
+            _run([need("tar", "tar"), "--numeric-owner", "-cpf", str(tarball.with_suffix(".tmp")),
+                  "-C", str(root), "."], timeout=600)
             tarball.with_suffix(".tmp").rename(tarball)
         customise(root, kernel)
         build_initrd(root, kernel, initrd.with_suffix(".tmp"))
@@ -279,7 +279,8 @@ def ensure_wheels(cache: Path, log=_stderr) -> Path:
 
 def checkout_files() -> list[str]:
     """The checkout as a clone would have it: tracked files plus new ones, nothing ignored."""
-    out = _run(["git", "-C", str(REPO), "ls-files", "-z", "--cached", "--others", "--exclude-standard"])
+    out = _run([need("git", "git"), "-C", str(REPO), "ls-files", "-z", "--cached", "--others",
+                "--exclude-standard"])
     return [f for f in out.split("\0") if f and (REPO / f).is_file()]
 
 
