@@ -88,8 +88,9 @@ exec switch_root /newroot /sbin/init
 """
 
 
-class Unavailable(Exception):
-    """The bench cannot run here; the message is one line: what is missing and how to get it."""
+class SetupMissing(Exception):
+    """The bench cannot run here; the message is one line: what is missing and how to get it.
+    (hil/__main__.py knows the name: such a part makes `./dev hil` exit 2.)"""
 
 
 def _stderr(line: str) -> None:
@@ -100,7 +101,7 @@ def _run(cmd: list[str], timeout: float | None = None, **kw) -> str:
     try:
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False, **kw)
     except FileNotFoundError as e:
-        raise Unavailable(f"{cmd[0]} not found") from e
+        raise SetupMissing(f"{cmd[0]} not found") from e
     if done.returncode != 0:
         last = " | ".join((done.stderr or done.stdout).strip().splitlines()[-3:])
         raise RuntimeError(f"`{' '.join(cmd)}` failed (exit {done.returncode}): {last}")
@@ -111,7 +112,7 @@ def need(tool: str, package: str) -> str:
     sbin = (f"/usr/sbin/{tool}", f"/sbin/{tool}")  # not on a user's PATH
     path = shutil.which(tool) or next((p for p in sbin if os.access(p, os.X_OK)), None)
     if not path:
-        raise Unavailable(f"{tool} is missing: apt-get install {package}")
+        raise SetupMissing(f"{tool} is missing: apt-get install {package}")
     return path
 
 
@@ -129,7 +130,7 @@ def ensure_root(cache: Path, kernel, log=_stderr) -> tuple[Path, Path]:
     debootstrap = need("debootstrap", "debootstrap")
     mkfs = need("mkfs.ext4", "e2fsprogs")
     if os.geteuid() != 0:
-        raise Unavailable("building the guest root once needs root (debootstrap): run `./dev hil` as root "
+        raise SetupMissing("building the guest root once needs root (debootstrap): run `./dev hil` as root "
                           "(or with sudo) the first time; later runs use .cache/hil/sys/")
     home.mkdir(parents=True, exist_ok=True)
     # debootstrap's result is kept on its own: a change below (RECIPE, kernel) rebuilds in seconds.
@@ -269,7 +270,7 @@ def ensure_wheels(cache: Path, log=_stderr) -> Path:
     try:
         _run([*cmd, *reqs], timeout=900)
     except RuntimeError as e:
-        raise Unavailable(f"the guest's wheels could not be downloaded: {e}") from e
+        raise SetupMissing(f"the guest's wheels could not be downloaded: {e}") from e
     (home / ".complete").write_text("\n".join(reqs) + "\n")
     for old in (cache / "sys").glob("wheels-*"):
         if old != home:
@@ -441,6 +442,9 @@ def run(cache: Path, kernel, faulty: bool = True, old_unit_start: bool = False, 
     r["total_s"] = round(time.monotonic() - t, 1)
     r["ok"] = bool(r.get("unit_active") and r.get("watchdog_ok") and r.get("tablectl_ok")
                    and (not faulty or r.get("old_unit_caught")))
+    if not r["ok"]:
+        checks = ["unit_active", "watchdog_ok", "tablectl_ok", *(["old_unit_caught"] if faulty else [])]
+        r["why"] = "; ".join([*r.get("failed", []), *(f"{k} false" for k in checks if not r.get(k))])
     return r
 
 
@@ -485,7 +489,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         kernel = ensure_kernel(args.cache, log=log)
         r = run(args.cache, kernel, faulty=not args.no_faulty, old_unit_start=args.old_unit_start, log=log)
-    except (Unavailable, KernelUnavailable) as e:
+    except (SetupMissing, KernelUnavailable) as e:
         print(f"hil: {e}", file=sys.stderr)
         return 2
     print(json.dumps(r, indent=1) if args.json else summary(r))

@@ -104,5 +104,5 @@ def test_the_initramfs_is_the_newc_format_the_kernel_unpacks() -> None:
 
 
 def test_a_missing_tool_is_one_line_naming_the_package() -> None:
-    with pytest.raises(systemd_vm.Unavailable, match=r"^no-such-qemu is missing: apt-get install qemu-x$"):
+    with pytest.raises(systemd_vm.SetupMissing, match=r"^no-such-qemu is missing: apt-get install qemu-x$"):
         systemd_vm.need("no-such-qemu", "qemu-x")
