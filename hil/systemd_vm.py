@@ -88,6 +88,10 @@ exec switch_root /newroot /sbin/init
 """
 
 
+HOST_TOOLS = [("qemu-system-x86_64", "qemu-system-x86"), ("mkfs.ext4", "e2fsprogs"), ("modprobe", "kmod"),
+              ("git", "git"), ("tar", "tar")]
+
+
 class SetupMissing(Exception):
     """The bench cannot run here; the message is one line: what is missing and how to get it.
     (hil/__main__.py knows the name: such a part makes `./dev hil` exit 2.)"""
@@ -427,6 +431,8 @@ def run(cache: Path, kernel, faulty: bool = True, old_unit_start: bool = False, 
     """
     t = time.monotonic()
     cache = Path(cache)
+    for tool, package in HOST_TOOLS:  # all of them before any work: one line for the first missing
+        need(tool, package)
     image, initrd = ensure_root(cache, kernel, log)
     wheels = ensure_wheels(cache, log)
     work = cache / "sys" / "last"
