@@ -502,10 +502,19 @@ def last_good_path() -> Path:
 
 def remember_good(path: Path) -> None:
     """Keep a copy of a configuration that loaded, to start on if the file breaks later."""
-    with contextlib.suppress(OSError):
-        target = last_good_path()
+    target = last_good_path()
+    temporary = target.with_name(f".{target.name}.{os.getpid()}")
+    try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(path.read_bytes())
+        data = path.read_bytes()
+        with open(temporary, "wb") as f:  # written whole beside it, then put in its place:
+            f.write(data)                 # a kill or a power cut leaves the old copy or the new
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(temporary, target)
+    except OSError:
+        with contextlib.suppress(OSError):
+            temporary.unlink()
 
 
 def under_systemd() -> bool:
