@@ -113,13 +113,42 @@ class Daemon:
         self.keyboard: KeyboardSeats | None = None
         if ui in ("plain", "textual") and self.buttons is not None:
             self.keyboard = KeyboardSeats(self.buttons, (0,))
-        resumed = self.store.resume()
+        self.set_aside: list[str] = []  # matches that could not come back at this start
+        self._resume()
+
+    def _resume(self) -> None:
+        """The match a crash interrupted, if it can come back on the seats wired now; else it is
+        set aside (kept in history, marked, said by `tablectl status`) and the table starts clean."""
+        resumed = self.store.resume(len(self.config.inputs.seats))
         if resumed is not None:
-            self.match_id, match = resumed
-            self._saved_rounds = len(match.results)
-            self.table.resume(match, time.monotonic_ns(), *self.store.seating(self.match_id))
-            self._bound = match
-            self._bind_screens()
+            match_id, match = resumed
+            try:
+                self.table.resume(match, time.monotonic_ns(), *self.store.seating(match_id))
+                self.match_id, self._saved_rounds, self._bound = match_id, len(match.results), match
+                self._bind_screens()
+            except Exception as exc:
+                reason = f"cannot resume: {type(exc).__name__}: {exc}"
+                self.store.set_aside(match_id, reason)
+                self.store.set_aside_notes.append(f"match {match_id} set aside: {reason}")
+                self.table.match = self.table.referee = None
+                self.table.joined.clear()
+                self.table.bots.clear()
+                self.table.phase = Phase.ATTRACT
+                self.match_id, self._saved_rounds, self._bound, self.screens = None, 0, None, None
+        self.set_aside = list(self.store.set_aside_notes)
+        for note in self.set_aside:
+            self.log(note)
+            self.table._note(note)
+
+    def status_extra(self) -> dict[str, Any]:
+        """What `tablectl status` adds to the table's own status."""
+        extra: dict[str, Any] = {"hardware": {"board": self.board.describe(), "missing": self.missing()},
+                                 "priority": self.priority()}
+        if self.config_problem:
+            extra["warning"] = self.config_problem
+        if self.set_aside:
+            extra["set_aside"] = self.set_aside
+        return extra
 
     # ------------------------------------------------------------ the loop
 
@@ -184,10 +213,7 @@ class Daemon:
                     return self.debug()
                 result = handle(self.table, self.store, now, body)
                 if body.get("cmd") == "status":
-                    if self.config_problem:
-                        result["warning"] = self.config_problem
-                    result["hardware"] = {"board": self.board.describe(), "missing": self.missing()}
-                    result["priority"] = self.priority()
+                    result.update(self.status_extra())
                 return result
 
             serve_request(item, answer)
@@ -203,6 +229,10 @@ class Daemon:
         for cue in self.table.take_cues():  # the one place the table's sounds leave it
             self._sound(cue)
         match = self.table.match
+        if match is None and self._bound is not None:  # aborted: it must not come back at a restart
+            if self.match_id is not None:
+                self.store.abort(self.match_id)
+            self.match_id, self._bound, self._saved_rounds = None, None, 0
         if match is not None and match is not self._bound:  # a new match began
             self.match_id = self.store.begin_match(
                 match, self.table.seat_of_player,

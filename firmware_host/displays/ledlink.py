@@ -106,7 +106,7 @@ class LedLink:
                 self._serve(port)
             except (OSError, ValueError, TimeoutError) as exc:  # SerialException is an OSError
                 self._offline(str(exc))
-            except Exception as exc:  # noqa: BLE001 - a bug here must not end the link for good
+            except Exception as exc:
                 self._offline(f"LED link error ({type(exc).__name__}: {exc}); starting over")
             finally:
                 if port is not None:
