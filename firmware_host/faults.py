@@ -15,7 +15,6 @@ Two figures (docs/persistence.md, docs/daemon.md):
 
 from __future__ import annotations
 
-import json
 import random
 import signal
 import subprocess
@@ -206,7 +205,3 @@ def faults_text(f: dict[str, Any]) -> str:
     lines += [f"  traceback: {line}" for line in c["tracebacks"]]
     lines.append(f"({f['seconds']} s)")
     return "\n".join(lines)
-
-
-if __name__ == "__main__":
-    print(json.dumps(bench_faults(5, 50), indent=1))

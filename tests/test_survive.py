@@ -315,3 +315,22 @@ def test_an_aborted_match_does_not_come_back_after_a_restart(dirs: Path) -> None
         assert again.store.history()[0]["set_aside"] == "aborted"
     finally:
         again.close()
+
+
+# ---------------------------------------------------------------- the figures
+
+
+def test_bench_faults_prints_kills_rounds_lost_configs_and_tracebacks() -> None:
+    import json
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, "-m", "firmware_host.cli", "bench", "faults", "--kills", "6",
+                             "--configs", "60", "--json"], cwd=ROOT, capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    f = json.loads(result.stdout)["faults"]
+    assert f["sigkill"]["kills"] == 6 and f["sigkill"]["rounds_lost"] == 0 and not f["sigkill"]["failures"]
+    assert f["sigkill"]["rounds_stored"] > 0
+    assert f["configs"]["tried"] == 60 and f["configs"]["traceback"] == 0
+    assert f["configs"]["config_error"] > 30
