@@ -334,3 +334,29 @@ def test_bench_faults_prints_kills_rounds_lost_configs_and_tracebacks() -> None:
     assert f["sigkill"]["rounds_stored"] > 0
     assert f["configs"]["tried"] == 60 and f["configs"]["traceback"] == 0
     assert f["configs"]["config_error"] > 30
+
+
+def test_sighup_with_undecodable_and_deeply_nested_files_leaves_the_daemon_running(tmp_path: Path) -> None:
+    import signal
+
+    from test_daemon import Daemon as DaemonProcess
+
+    config = tmp_path / "table.toml"
+    config.write_bytes(TEMPLATE)
+    daemon = DaemonProcess(tmp_path)
+    daemon.env["CONFIGURATION_DIRECTORY"] = str(tmp_path)
+    try:
+        daemon.start()
+        for broken in (TEMPLATE.replace(b"seats", b"s\xffeats", 1), b"x = " + b"[" * 50_000):
+            config.write_bytes(broken)
+            daemon.proc.send_signal(signal.SIGHUP)
+            daemon.wait_for("READY=1")
+            status = daemon.ctl("status")
+            assert status["ok"] and "last good one" in status["warning"], status
+        assert daemon.proc.poll() is None
+        daemon.proc.send_signal(signal.SIGTERM)
+        daemon.proc.wait(timeout=10)
+        daemon.start()  # and a start on the broken file runs on the last good copy
+        assert "last good one" in daemon.ctl("status")["warning"]
+    finally:
+        daemon.close()
