@@ -158,7 +158,7 @@ def random_kills(kills: int = 100, seed: int | str = 13, state_db: Path | None =
         for k in range(kills):
             child = subprocess.Popen([sys.executable, "-c", _CHILD, str(db), f"{seed}/{k}"], cwd=root,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            time.sleep(rng.uniform(0.15, 1.2))  # start-up, resume and play: a kill can land in any
+            time.sleep(rng.uniform(0.2, 2.0))  # start-up, resume and play: a kill can land in any
             child.send_signal(signal.SIGKILL)
             out, err = child.communicate()
             if child.returncode != -signal.SIGKILL:
