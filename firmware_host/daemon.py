@@ -649,7 +649,6 @@ def run(config_file: str | None, emulate: bool, log: Any = print, ui: str = "non
     path = config_path(config_file)
     try:
         config, problem = choose_config(path, emulate, log)
-        log(f"hardware: {config.hardware.backend}")
         # Headless, this thread serves the table: real-time. On real GPIO it is claimed before the
         # board is opened, so that lgpio's threads, started by the opening, inherit it; emulated
         # parts (the LED controller's own thread) are not the Pi's and start before it.
