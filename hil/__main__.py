@@ -171,7 +171,7 @@ def human(summary: dict[str, Any], parts: dict[str, dict[str, Any]]) -> str:
                      f"{gpio.get('stamps_inside_write')}; late presses {gpio.get('late_presses')}")
         lines.append(f"races (epsilon {gpio.get('epsilon_ms')} ms): {gpio.get('races')}; bounce bursts "
                      f"{gpio.get('bounce_bursts')}, first contact kept {gpio.get('bounce_first_contact')}, "
-                     f"bounces dropped {gpio.get('bounce_contacts_dropped')}")
+                     f"bursts with a bounce dropped {gpio.get('bounce_bursts_within_debounce')}")
         checks = gpio["checks"].items()
         lines.append("checks: " + ", ".join(f"{k} {'ok' if v else 'FAILED'}" for k, v in checks))
         lines += [f"  problem: {p}" for p in gpio.get("problems", [])]
