@@ -406,8 +406,9 @@ def bench_display(decisions: int = 1500, seed: int = 1) -> dict[str, Any]:
                 long_match = {"rounds": 1000, **({"target": 10_000} if game == "crazy" else {})}
                 match = new_match(game, players, f"display/{seed}", long_match)
                 seats = [SeatController(s, match) for s in range(players)]
-                oleds = SeatDisplays([DisplaySpec(s, bus=f"i2c-{10 + s}") for s in range(players)],
-                                     recording_opener({}))
+                specs = [DisplaySpec(s, bus=f"mux 0x{0x70 + s // 8:x} channel {s % 8}")
+                         for s in range(players)]
+                oleds = SeatDisplays(specs, recording_opener({}))
                 screens = TableScreens(seats, oleds, link)
                 screens.refresh(range(players))
                 bots = make_bots(players, "instant", seed)

@@ -204,7 +204,8 @@ class PiBoard(Board):
         return self._buses.setdefault(bus, SMBusLine(bus))
 
     def screen_opener(self, config: TableConfig) -> Callable[[DisplaySpec], Any]:
-        return hardware_opener(list(config.screens))
+        """Each screen's bus is looked up in /sys when it opens (i2cmux.resolve_bus)."""
+        return hardware_opener(list(config.screens), list(config.i2c_muxes))
 
     def describe(self) -> str:
         chip = self.factory.chip if hasattr(self.factory, "chip") else self.chip

@@ -104,16 +104,42 @@ class ArbiterConfig(_Strict):
 
 
 class SeatScreen(_Strict):
-    """A seat's OLED: on its own I2C bus (a TCA9548A channel the kernel shows as
-    /dev/i2c-N) or on SPI."""
+    """A seat's OLED: on a channel of a TCA9548A (`mux` = its address, `channel` = 0..7 as
+    on the chip's SD0..SD7), whose bus the daemon finds in sysfs when it opens the display,
+    because the kernel numbers mux channels itself; or on a fixed bus (`bus` = N of
+    /dev/i2c-N, which wins over mux and channel); or on SPI."""
 
     kind: Literal["ssd1306", "sh1106"] = "ssd1306"
     interface: Literal["i2c", "spi"] = "i2c"
-    bus: int = Field(1, ge=0, description="i2c: N of /dev/i2c-N; spi: the SPI port")
+    mux: int | None = Field(None, ge=0x70, le=0x77, description="i2c: the address of its TCA9548A")
+    channel: int | None = Field(None, ge=0, le=7, description="i2c: the mux channel, SD0..SD7")
+    bus: int | None = Field(None, ge=0, description="i2c: a fixed /dev/i2c-N; spi: the SPI port (0)")
     address: int = Field(0x3C, ge=0x03, le=0x77)
     spi_device: int = Field(0, ge=0, le=3)
     dc_gpio: int | None = Field(None, ge=0, le=27)
     reset_gpio: int | None = Field(None, ge=0, le=27)
+
+    @model_validator(mode="after")
+    def _placed(self) -> SeatScreen:
+        if (self.mux is None) != (self.channel is None):
+            raise ValueError("give mux = 0x70..0x77 and channel = 0..7 together")
+        if self.interface == "i2c" and self.mux is None and self.bus is None:
+            raise ValueError("an i2c screen needs mux = 0x70 with channel = 0..7, or a fixed bus = N")
+        if self.interface == "spi" and self.mux is not None:
+            raise ValueError("an SPI display is on no I2C mux: drop mux and channel")
+        return self
+
+    @property
+    def spi_port(self) -> int:
+        return self.bus if self.bus is not None else 0
+
+    def place(self) -> str:
+        """Where it is wired, in the builder's words: `mux 0x70 channel 0`, `i2c-22`, `spi0.0`."""
+        if self.interface == "spi":
+            return f"spi{self.spi_port}.{self.spi_device}"
+        if self.bus is not None:
+            return f"i2c-{self.bus}"
+        return f"mux 0x{self.mux:02x} channel {self.channel}"
 
 
 class CentreConfig(_Strict):
@@ -130,15 +156,20 @@ class CentreConfig(_Strict):
 
 
 class I2CMux(_Strict):
-    """A TCA9548A run by the kernel's i2c-mux overlay: its 8 channels appear as
-    /dev/i2c-`first_bus` .. /dev/i2c-`first_bus + 7` (`i2cdetect -l` shows them)."""
+    """A TCA9548A run by the kernel's i2c-mux overlay. The kernel numbers its channels' buses
+    after the board's highest i2c alias (a Pi 4 from 22 on, a Pi 5 from 11 on), so no file
+    says which; the daemon reads them from sysfs (firmware_host/i2cmux.py)."""
 
     address: int = Field(0x70, ge=0x70, le=0x77)
     bus: int = Field(1, ge=0, description="the Pi bus it hangs on")
-    first_bus: int = Field(ge=2)
 
-    def channel_of(self, bus: int) -> int | None:
-        return bus - self.first_bus if 0 <= bus - self.first_bus < 8 else None
+    @model_validator(mode="before")
+    @classmethod
+    def _no_first_bus(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "first_bus" in data:
+            raise ValueError("first_bus is gone: the kernel numbers the channels and the daemon "
+                             "finds them in sysfs; give each screen mux = 0x.. and channel = 0..7")
+        return data
 
 
 class BuzzerConfig(_Strict):
@@ -197,7 +228,7 @@ def bus_pins(cfg: TableConfig) -> dict[int, str]:
     owned: dict[int, str] = {}
     if cfg.uses_i2c():  # the Pi's I2C bus 1 is on GPIO2 (SDA) and GPIO3 (SCL)
         owned |= {2: "I2C SDA (bus 1)", 3: "I2C SCL (bus 1)"}
-    for port in sorted({s.bus for s in cfg.screens if s.interface == "spi"}):
+    for port in sorted({s.spi_port for s in cfg.screens if s.interface == "spi"}):
         owned |= SPI_PINS.get(port, {})
     return owned
 
@@ -209,7 +240,7 @@ def boot_config(cfg: TableConfig) -> list[str]:
     if cfg.uses_i2c():
         lines += ["dtparam=i2c_arm=on", "dtparam=i2c_arm_baudrate=400000"]
     lines += [f"dtoverlay=i2c-mux,pca9548,addr=0x{m.address:02x}" for m in cfg.i2c_muxes]
-    ports = {s.bus for s in cfg.screens if s.interface == "spi"}
+    ports = {s.spi_port for s in cfg.screens if s.interface == "spi"}
     if 0 in ports:
         lines.append("dtparam=spi=on")
     if 1 in ports:
@@ -242,13 +273,7 @@ def semantic_problems(cfg: TableConfig) -> list[str]:
             problems.append(f"inputs.expanders: {e.name}'s interrupt_gpio {key} "
                             f"is already used by {used[key]}")
         used.setdefault(key, f"expanders.{e.name}.interrupt_gpio")
-    mux_buses: dict[int, str] = {}
     for m, mux in enumerate(cfg.i2c_muxes):
-        for channel in range(8):
-            bus = mux.first_bus + channel
-            if bus in mux_buses:
-                problems.append(f"i2c_muxes[{m}]: /dev/i2c-{bus} is already {mux_buses[bus]}")
-            mux_buses[bus] = f"channel {channel} of the mux at 0x{mux.address:02x}"
         if any(o.address == mux.address and o.bus == mux.bus for o in cfg.i2c_muxes[:m]):
             problems.append(f"i2c_muxes[{m}]: two multiplexers at 0x{mux.address:02x} on bus {mux.bus}")
     seen_addr: dict[tuple[int, int], str] = {}
@@ -260,13 +285,24 @@ def semantic_problems(cfg: TableConfig) -> list[str]:
         seen_addr[key] = e.name
     if cfg.screens and len(cfg.screens) != len(cfg.inputs.seats):
         problems.append(f"screens: {len(cfg.screens)} screens for {len(cfg.inputs.seats)} seats")
-    seen_screen: dict[tuple[str, int, int], int] = {}
+    seen_screen: dict[tuple[Any, ...], int] = {}
     for s, screen in enumerate(cfg.screens):
-        key = (screen.interface, screen.bus,
-               screen.address if screen.interface == "i2c" else screen.spi_device)
+        if screen.interface == "spi":
+            key: tuple[Any, ...] = ("spi", screen.spi_port, screen.spi_device)
+        elif screen.bus is not None:
+            key = ("bus", screen.bus, screen.address)
+        else:
+            muxes = [m for m in cfg.i2c_muxes if m.address == screen.mux]
+            if not muxes:
+                problems.append(f"screens[{s}].mux: no [[i2c_muxes]] at 0x{screen.mux:02x}")
+            elif len(muxes) > 1:
+                problems.append(f"screens[{s}].mux: multiplexers at 0x{screen.mux:02x} on buses "
+                                f"{sorted(m.bus for m in muxes)}: give the screen a fixed bus = N")
+            key = ("mux", screen.mux, screen.channel, screen.address)
         if key in seen_screen:
-            problems.append(f"screens[{s}]: same {screen.interface} bus and address "
-                            f"as screens[{seen_screen[key]}]")
+            what = f"{screen.place()}, address 0x{screen.address:02x}" if screen.interface == "i2c" \
+                else screen.place()
+            problems.append(f"screens[{s}]: same place ({what}) as screens[{seen_screen[key]}]")
         seen_screen[key] = s
         if screen.interface == "spi" and screen.dc_gpio is None:
             problems.append(f"screens[{s}]: an SPI display needs dc_gpio")
@@ -408,9 +444,8 @@ def default_config(seats: int = 4) -> TableConfig:
             if isinstance(line, dict)}
     data["inputs"]["expanders"] = [e for e in data["inputs"]["expanders"] if e["name"] in used]
     data["screens"] = data["screens"][:seats]
-    buses = {screen["bus"] for screen in data["screens"]}
-    data["i2c_muxes"] = [m for m in data["i2c_muxes"] if any(m["first_bus"] <= b < m["first_bus"] + 8
-                                                             for b in buses)]
+    muxes = {screen.get("mux") for screen in data["screens"]}
+    data["i2c_muxes"] = [m for m in data["i2c_muxes"] if m["address"] in muxes]
     return parse_config(data, path.name)
 
 

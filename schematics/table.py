@@ -98,7 +98,7 @@ def _connect(config: TableConfig, skidl: Any, Net: Any, parts: Any, nc: Any) -> 
         Net(f"{e.name.upper()}_INT").connect(chip["INTA"], gpio(e.interrupt_gpio))
         decouple(f"C_{e.name.upper()}", v3)
 
-    mux_channel: dict[int, tuple[Any, int]] = {}
+    mux_channel: dict[tuple[int, int], tuple[Any, int]] = {}  # (mux address, channel)
     for m, mux in enumerate(config.i2c_muxes, 1):
         chip = parts.TCA9548A(ref=f"U_MUX{m}", value=f"TCA9548A 0x{mux.address:02x}")
         v3 += chip["VCC"], chip["~RESET"]
@@ -109,7 +109,7 @@ def _connect(config: TableConfig, skidl: Any, Net: Any, parts: Any, nc: Any) -> 
         scl += chip["SCL"]
         decouple(f"C_MUX{m}", v3)
         for channel in range(8):
-            mux_channel[mux.first_bus + channel] = (chip, channel)
+            mux_channel[mux.address, channel] = (chip, channel)
 
     for s, seat in enumerate(config.inputs.seats):
         n = s + 1
@@ -135,7 +135,9 @@ def _connect(config: TableConfig, skidl: Any, Net: Any, parts: Any, nc: Any) -> 
             oled = parts.OLED(ref=f"DS_S{n}", value=f"{screen.kind} 0x{screen.address:02x}")
             gnd += oled["GND"]
             v3 += oled["VCC"]
-            chip, channel = mux_channel[screen.bus]
+            if screen.mux is None:
+                raise ValueError(f"screens[{s}]: the schematic needs the screen's mux and channel")
+            chip, channel = mux_channel[screen.mux, screen.channel]
             for line_name, mux_pin in (("SDA", f"SD{channel}"), ("SCL", f"SC{channel}")):
                 net = Net(f"S{n}_{line_name}")
                 net += chip[mux_pin], plug[line_name], oled[line_name]
@@ -299,14 +301,13 @@ def mismatches(nets: dict[str, set[tuple[str, str]]], config: TableConfig) -> li
                                 f"pin map {line.key()}")
         if s < len(config.screens):
             screen = config.screens[s]
-            mux = next((m for m in config.i2c_muxes if m.channel_of(screen.bus) is not None), None)
-            channel = mux.channel_of(screen.bus) if mux else None
             for line_name, mux_pin in (("SDA", "SD"), ("SCL", "SC")):
                 ends = named(peers(f"DS_S{n}", line_name), r"U_MUX")
-                want = {(muxes.get(mux.address, "?"), f"{mux_pin}{channel}")} if mux else set()
+                want = ({(muxes.get(screen.mux, "?"), f"{mux_pin}{screen.channel}")}
+                        if screen.mux is not None else set())
                 if ends != want:
                     problems.append(f"seat {n} display {line_name}: schematic {sorted(ends)}, pin map "
-                                    f"/dev/i2c-{screen.bus} = {sorted(want)}")
+                                    f"{screen.place()} = {sorted(want)}")
     for e in config.inputs.expanders:
         chip = chips.get(e.address)
         got = pi_gpios(peers(chip, "INTA")) if chip else set()

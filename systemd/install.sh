@@ -45,6 +45,12 @@ install -D -m 0644 /dev/stdin "$root/etc/udev/rules.d/90-table-host.rules" <<'RU
 SUBSYSTEM=="tty", ATTRS{idVendor}=="2e8a", ATTRS{idProduct}=="0005", SYMLINK+="table-led", GROUP="dialout", MODE="0660"
 RULES
 
+# /dev/i2c-N exists only while the i2c-dev driver holds bus N; config.txt does not load it.
+install -D -m 0644 /dev/stdin "$root/etc/modules-load.d/table-host.conf" <<'MODULES'
+i2c-dev
+MODULES
+[ -z "$staging" ] && { modprobe i2c-dev || true; }
+
 # config.txt: only the buses the configuration uses (I2C at 400 kHz, one i2c-mux overlay per
 # TCA9548A, SPI only for an SPI display: SPI0 would claim GPIO 7-11, which the 12-seat build
 # uses for expander interrupts). `table-host boot-config` derives the lines; the block between

@@ -14,7 +14,8 @@ done
 if [ -z "$root" ]; then
     systemctl disable --now table-host.service 2>/dev/null || true
 fi
-rm -f "$root/etc/systemd/system/table-host.service" "$root/etc/udev/rules.d/90-table-host.rules"
+rm -f "$root/etc/systemd/system/table-host.service" "$root/etc/udev/rules.d/90-table-host.rules" \
+    "$root/etc/modules-load.d/table-host.conf"
 rm -rf "$root/opt/table-host"
 config="$root/boot/firmware/config.txt"
 if [ -f "$config" ]; then

@@ -253,13 +253,13 @@ def test_i2c_pins_buzzer_and_mux_buses_are_checked() -> None:
     base = emulated_config(2).model_dump()
     base["inputs"]["seats"][0]["slap"] = 3
     base["buzzer"] = {"gpio": 6}
-    base["i2c_muxes"].append({"address": 0x71, "first_bus": 12})
+    base["i2c_muxes"].append({"address": 0x70, "bus": 1})
     with pytest.raises(ConfigError) as err:
         parse_config(base)
     text = str(err.value)
     assert "inputs.seats[0].slap: GPIO3 is already used by I2C SCL (bus 1)" in text
     assert "inputs.seats[1].slap: GPIO6 is already used by buzzer.gpio" in text
-    assert "i2c_muxes[1]: /dev/i2c-12 is already channel 2 of the mux at 0x70" in text
+    assert "i2c_muxes[1]: two multiplexers at 0x70 on bus 1" in text
 
 
 def test_broken_toml_names_the_line(tmp_path) -> None:

@@ -83,14 +83,15 @@ def test_a_png_of_the_table_holds_the_real_frames(tmp_path) -> None:
 
 def test_each_seat_has_a_screen_on_its_own_mux_channel_by_default() -> None:
     specs = specs_for(emulated_config(4).screens)
-    assert [s.bus for s in specs] == ["i2c-10", "i2c-11", "i2c-12", "i2c-13"]
+    assert [s.bus for s in specs] == [f"mux 0x70 channel {c}" for c in range(4)]  # a worker each
     assert {s.address for s in specs} == {0x3C}
 
 
 def test_display_configuration_problems_are_named() -> None:
     base = emulated_config(2).model_dump()
     base["screens"] = [{"bus": 3}, {"bus": 3}]
-    with pytest.raises(ConfigError, match=r"screens\[1\]: same i2c bus and address as screens\[0\]"):
+    with pytest.raises(ConfigError, match=r"screens\[1\]: same place \(i2c-3, address 0x3c\) as "
+                                          r"screens\[0\]"):
         parse_config(base)
     base["screens"] = [{"bus": 3}, {"interface": "spi"}]
     with pytest.raises(ConfigError, match="an SPI display needs dc_gpio"):

@@ -78,6 +78,7 @@ def test_install_and_uninstall_lay_out_and_remove_the_table(tmp_path: Path) -> N
     assert (staged / "etc/table-host/table.toml").exists()
     rule = (staged / "etc/udev/rules.d/90-table-host.rules").read_text()
     assert 'ATTRS{idVendor}=="2e8a", ATTRS{idProduct}=="0005", SYMLINK+="table-led"' in rule
+    assert (staged / "etc/modules-load.d/table-host.conf").read_text() == "i2c-dev\n"  # /dev/i2c-N at boot
     boot = (staged / "boot/firmware/config.txt").read_text()
     assert boot == ("# table-host\ndtparam=i2c_arm=on\ndtparam=i2c_arm_baudrate=400000\n"
                     "dtoverlay=i2c-mux,pca9548,addr=0x70\n# table-host end\n")  # no SPI: no SPI display
@@ -87,6 +88,7 @@ def test_install_and_uninstall_lay_out_and_remove_the_table(tmp_path: Path) -> N
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert not (staged / "etc/systemd/system/table-host.service").exists()
+    assert not (staged / "etc/modules-load.d/table-host.conf").exists()
     assert (staged / "etc/table-host/table.toml").exists()  # configuration kept without --purge
     assert "table-host" not in (staged / "boot/firmware/config.txt").read_text()
 

@@ -15,14 +15,18 @@ whole path down to the bus is checked.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 from PIL import Image
+
+from ..i2cmux import SYSFS, check_i2c_dev, resolve_bus
 
 BACKOFF_FIRST_S = 0.25
 BACKOFF_MAX_S = 8.0
@@ -127,6 +131,7 @@ class _Screen:
     backoff: float = BACKOFF_FIRST_S
     frames_sent: int = 0
     failures: int = 0
+    problem: str = ""  # why it is offline, as last logged
 
 
 class BusWorker(threading.Thread):
@@ -192,14 +197,25 @@ class BusWorker(threading.Thread):
         if not screen.online and screen.failures:
             self._log(f"seat {screen.spec.seat + 1} display back online")
         screen.online = True
+        screen.problem = ""
         screen.backoff = BACKOFF_FIRST_S
         screen.shown = frame.tobytes()
 
     def _offline(self, screen: _Screen, exc: Exception) -> None:
+        """Said once per reason: a screen that never opened is reported too (a degraded seat,
+        not a silent one), and its retries stay quiet until the reason changes."""
         screen.failures += 1
+        problem = str(exc) or type(exc).__name__
         if screen.online or screen.device is not None:
-            self._log(f"seat {screen.spec.seat + 1} display offline ({exc}); retrying")
+            self._log(f"seat {screen.spec.seat + 1} display offline ({problem}); retrying")
+        elif problem != screen.problem:
+            self._log(f"seat {screen.spec.seat + 1}'s screen: {problem} "
+                      f"(retried every {BACKOFF_MAX_S:g} s at most)")
+        screen.problem = problem
         screen.online = False
+        if screen.device is not None:  # close its bus: a display that keeps failing must not
+            with contextlib.suppress(Exception):  # leak a file every retry
+                screen.device.cleanup()  # persist = True: only the interface closes
         screen.device = None
         screen.dirty = True  # redraw the newest frame when it comes back
         screen.retry_at = time.monotonic() + screen.backoff
@@ -240,7 +256,7 @@ class SeatDisplays:
         for worker in self._workers.values():
             for seat, s in worker.screens.items():
                 out[seat] = {"online": s.online, "frames_sent": s.frames_sent, "bus": s.spec.bus,
-                             "failures": s.failures}
+                             "failures": s.failures, "problem": s.problem}
         return out
 
     def close(self) -> None:
@@ -251,25 +267,39 @@ class SeatDisplays:
 
 
 def specs_for(screens: list[Any]) -> list[DisplaySpec]:
-    """DisplaySpecs from the configuration's screens (config.SeatScreen), seat by seat."""
-    return [DisplaySpec(seat, s.kind, f"{s.interface}-{s.bus}", s.address if s.interface == "i2c"
-                        else s.spi_device) for seat, s in enumerate(screens)]
+    """DisplaySpecs from the configuration's screens (config.SeatScreen), seat by seat. The
+    worker's bus is named by where the screen is wired (`mux 0x70 channel 0`, `i2c-22`,
+    `spi-0`), since a mux channel's bus number is known only once the display is opened."""
+    return [DisplaySpec(seat, s.kind, f"spi-{s.spi_port}" if s.interface == "spi" else s.place(),
+                        s.address if s.interface == "i2c" else s.spi_device)
+            for seat, s in enumerate(screens)]
 
 
-def hardware_opener(screens: list[Any]) -> Callable[[DisplaySpec], Any]:
-    """Opens the real display of a seat: luma's I2C interface on /dev/i2c-N (a mux
-    channel), or SPI with its data/command and reset GPIOs."""
+def hardware_opener(screens: Sequence[Any], muxes: Sequence[Any] = (),
+                    sysfs: Path = SYSFS) -> Callable[[DisplaySpec], Any]:
+    """Opens the real display of a seat: luma's I2C interface on /dev/i2c-N, N looked up in
+    sysfs at every attempt (firmware_host/i2cmux.py: a mux whose driver loads after the
+    daemon is found at the next retry), or SPI with its data/command and reset GPIOs."""
 
     def open_display(spec: DisplaySpec) -> Any:
         from luma.core.interface.serial import i2c, spi
 
         cfg = screens[spec.seat]
-        if cfg.interface == "i2c":
-            interface = i2c(port=cfg.bus, address=cfg.address)
-        else:
-            interface = spi(port=cfg.bus, device=cfg.spi_device, gpio_DC=cfg.dc_gpio,
-                            gpio_RST=cfg.reset_gpio, bus_speed_hz=8_000_000)
-        return open_luma(spec, interface)
+        if cfg.interface == "spi":
+            return open_luma(spec, spi(port=cfg.spi_port, device=cfg.spi_device, gpio_DC=cfg.dc_gpio,
+                                       gpio_RST=cfg.reset_gpio, bus_speed_hz=8_000_000))
+        bus = resolve_bus(cfg, muxes, sysfs)
+        check_i2c_dev(bus, sysfs)
+        where = f"i2c-{bus}" if cfg.bus is not None else f"i2c-{bus} ({cfg.place()})"
+        try:
+            interface = i2c(port=bus, address=cfg.address)
+        except Exception as exc:  # luma's DeviceNotFoundError and the like do not say which bus
+            raise OSError(f"{where}, address 0x{cfg.address:02x}: {exc}") from exc
+        try:
+            return open_luma(spec, interface)
+        except Exception as exc:
+            interface.cleanup()  # its /dev/i2c-N file: smbus2 never closes it by itself
+            raise OSError(f"{where}, address 0x{cfg.address:02x}: {exc}") from exc
 
     return open_display
 

@@ -1,0 +1,112 @@
+"""Which /dev/i2c-N each TCA9548A channel became, read from sysfs when a display is opened.
+
+No file can say it in advance. The kernel's pca954x driver adds each channel
+without a fixed number (drivers/i2c/muxes/i2c-mux-pca954x.c:
+`i2c_mux_add_adapter(muxc, 0, num)`), so the I2C core hands out the next free
+number from one past the highest "i2c" alias in the device tree
+(drivers/i2c/i2c-core-base.c, `i2c_init`: `of_alias_get_highest_id("i2c")`).
+A Pi 4's aliases reach i2c20/i2c21, so its channels start at 22 or later; a
+Pi 5's reach i2c10, so from 11 on; loading order can move them again.
+
+What sysfs does show, per the kernel source:
+- an I2C device is `/sys/bus/i2c/devices/<bus>-<address as %04x>`
+  (i2c-core-base.c, `i2c_dev_set_name`: `"%d-%04x"`), so the mux at 0x70 on
+  i2c-1 is `1-0070`;
+- when its driver adds channel n, the mux's directory gets a link `channel-<n>`
+  to the channel's adapter directory `i2c-<N>` (drivers/i2c/i2c-mux.c,
+  `i2c_mux_add_adapter`: `sysfs_create_link(&muxc->dev->kobj,
+  &priv->adap.dev.kobj, "channel-%u")`).
+So `readlink /sys/bus/i2c/devices/1-0070/channel-0` ends in `i2c-22` on a Pi 4.
+The bus opens as /dev/i2c-22 only while the i2c-dev driver has it: that driver
+names its class device after the adapter (drivers/i2c/i2c-dev.c,
+`i2cdev_attach_adapter`: `"i2c-%d"`), i.e. /sys/class/i2c-dev/i2c-22.
+
+tests/golden/i2c-mux-sysfs-linux-6.1.txt is this layout as Linux 6.1 showed it
+in a VM (its own i2c core, i2c-mux core and i2c-dev); the tests replay it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+SYSFS = Path("/sys")
+CHANNELS = 8  # a TCA9548A / PCA9548
+
+
+class I2CBusMissing(OSError):
+    """The mux, its channel or the bus is not in sysfs (yet): the seat's screen stays offline
+    and is looked up again at its next retry, so a mux whose driver loads late is found."""
+
+
+def mux_device(parent: int, address: int, sysfs: Path = SYSFS) -> Path:
+    """The mux's directory in sysfs: `/sys/bus/i2c/devices/1-0070`."""
+    return sysfs / "bus" / "i2c" / "devices" / f"{parent}-{address:04x}"
+
+
+def overlay_line(parent: int, address: int) -> str:
+    """The config.txt line that makes the kernel run this mux (on the Pi's i2c_arm bus, i2c-1)."""
+    line = f"dtoverlay=i2c-mux,pca9548,addr=0x{address:02x}"
+    return line if parent == 1 else f"{line} (with the parameter that puts it on i2c-{parent})"
+
+
+def channel_bus(parent: int, address: int, channel: int, sysfs: Path = SYSFS) -> int:
+    """N of /dev/i2c-N for one channel of the mux at `address` on i2c-`parent`."""
+    mux = f"i2c-mux at 0x{address:02x} on i2c-{parent}"
+    device = mux_device(parent, address, sysfs)
+    if not device.is_dir():
+        raise I2CBusMissing(f"no {mux} in sysfs ({device} missing): is "
+                            f"`{overlay_line(parent, address)}` in config.txt and the box rebooted?")
+    link = device / f"channel-{channel}"
+    try:
+        target = os.readlink(link)
+    except FileNotFoundError:
+        present = sorted(int(p.name[8:]) for p in device.glob("channel-*") if p.name[8:].isdigit())
+        if present:
+            raise I2CBusMissing(
+                f"the {mux} has channels {', '.join(map(str, present))} but no channel-{channel} in "
+                f"sysfs ({link} missing): is it a pca9548 (8 channels) in config.txt's dtoverlay line?"
+            ) from None
+        bound = (device / "driver").exists()
+        why = ("its driver added no channels" if bound else
+               "no driver has taken it (yet): the i2c_mux_pca954x module is not loaded, or the chip "
+               f"did not answer (`i2cdetect -y {parent}` shows {address:02x} or UU when it is there)")
+        raise I2CBusMissing(f"the {mux} has no channel-{channel} in sysfs ({link} missing): {why}; "
+                            f"`dmesg | grep pca954x` says more") from None
+    except OSError as exc:
+        raise I2CBusMissing(f"the {mux}: cannot read {link}: {exc.strerror or exc}") from None
+    name = Path(target).name
+    found = re.fullmatch(r"i2c-(\d+)", name)
+    if found is None:
+        raise I2CBusMissing(f"the {mux}: {link} points to {target}, not to an i2c-N bus")
+    return int(found.group(1))
+
+
+def resolve_bus(screen: Any, muxes: Iterable[Any], sysfs: Path = SYSFS) -> int:
+    """N of /dev/i2c-N a seat's I2C screen (config.SeatScreen) is on: its fixed `bus` when it
+    has one (someone knows better), else its mux channel's bus as the kernel numbered it."""
+    if screen.bus is not None:
+        return int(screen.bus)
+    if screen.mux is None or screen.channel is None:
+        raise I2CBusMissing("the screen names neither a fixed bus nor a mux and channel")
+    found = [m for m in muxes if m.address == screen.mux]
+    if len(found) != 1:
+        raise I2CBusMissing(f"{len(found) or 'no'} [[i2c_muxes]] entries at 0x{screen.mux:02x}: "
+                            "give the screen a fixed bus = N")
+    return channel_bus(found[0].bus, found[0].address, screen.channel, sysfs)
+
+
+def check_i2c_dev(bus: int, sysfs: Path = SYSFS) -> None:
+    """Say exactly why /dev/i2c-`bus` cannot be there, before luma's "device not found"."""
+    if (sysfs / "class" / "i2c-dev" / f"i2c-{bus}").exists():
+        return
+    adapter = sysfs / "bus" / "i2c" / "devices" / f"i2c-{bus}"
+    if not adapter.exists():
+        raise I2CBusMissing(f"no bus i2c-{bus} in sysfs ({adapter} missing): `i2cdetect -l` lists "
+                            "the buses there are")
+    raise I2CBusMissing(f"no /dev/i2c-{bus}: the i2c-dev module is not loaded ({sysfs}/class/i2c-dev/"
+                        f"i2c-{bus} missing; `sudo modprobe i2c-dev`, and list i2c-dev in "
+                        "/etc/modules-load.d/ so it loads at boot)")
