@@ -33,6 +33,7 @@ from .inputs.pins import InputEvent, TableInputs
 from .realtime import Realtime
 from .rules.common import RulesError
 from .rules.sight import sight_of
+from .selftest import DEFAULT_TIMEOUT_S, SelfTest, matrix_pattern
 from .sounds import BuzzerPlayer, Cue
 from .store import Store, StoreError
 from .table import Phase, Table
@@ -85,6 +86,8 @@ class Daemon:
         self._phase_key: tuple[Any, ...] = ()
         self.phase_seats: dict[int, Any] = {}  # what the seats show outside play
         self.phase_centre: Any = None
+        self.selftest: SelfTest | None = None  # the running or last self-test
+        self._selftest_frames = 0
         if ui == "plain":
             self.tui = TerminalUI(self.events.put)
         if ui in ("plain", "textual"):  # before any worker starts talking: their lines go on the screen
@@ -152,7 +155,8 @@ class Daemon:
                 next_ping = now + self.notify.watchdog_ns
             due = [d for d in (self.table.deadline(), self.inputs.next_deadline(),
                                next_ping if self.notify.watchdog_ns else None, self._next_count(now),
-                               min(self._bot_due.values(), default=None)) if d is not None]
+                               min(self._bot_due.values(), default=None),
+                               self.selftest.deadline() if self.selftest else None) if d is not None]
             timeout = max(0.0, (min(due) - now) / 1e9) if due else None
             try:
                 item = self.events.get(timeout=timeout)
@@ -162,13 +166,17 @@ class Daemon:
             if item is not None:
                 self._dispatch(item, now)
             self.inputs.tick(now)
+            if self.selftest is not None:
+                self.selftest.tick(now)
             self._advance(now)
         self.notify.send("STOPPING=1", "STATUS=stopping")
         self.close()
         return 0
 
     def _dispatch(self, item: Any, now: int) -> None:
-        if isinstance(item, InputEvent):
+        if isinstance(item, InputEvent) and self.selftest is not None and self.selftest.active:
+            self.selftest.on_input(item, now)  # the walk takes every press; the table waits
+        elif isinstance(item, InputEvent):
             self.table.on_input(item, now)
             if self.screens is not None and item.seat >= 0 and self.table.phase is Phase.PLAYING:
                 player = self.table.player_of(item.seat)
@@ -182,6 +190,11 @@ class Daemon:
                     return self.config_command(body)
                 if body.get("cmd") == "debug":
                     return self.debug()
+                if body.get("cmd") == "selftest":
+                    return self.selftest_command(body, now)
+                if body.get("cmd") in ("start", "new", "next") and self.selftest and self.selftest.active:
+                    raise ValueError("the self-test is running: wait for its report or "
+                                     "tablectl selftest --abort")
                 result = handle(self.table, self.store, now, body)
                 if body.get("cmd") == "status":
                     if self.config_problem:
@@ -191,6 +204,8 @@ class Daemon:
                 return result
 
             serve_request(item, answer)
+        elif item == ("selftest", "probed") and self.selftest is not None:
+            self.selftest.on_probed(now)
         elif isinstance(item, tuple) and item[0] == "key":
             self._key(item[1], now)
         elif item == ("signal", "term"):
@@ -251,7 +266,11 @@ class Daemon:
 
     def _show_phase(self, now: int) -> None:
         """Outside play the seats and the matrix show the table's phase (views/phases.py);
-        back in play, the game screens are drawn afresh over them."""
+        back in play, the game screens are drawn afresh over them. The self-test has the
+        screens while it runs; after it, the phase is drawn afresh."""
+        if self.selftest is not None and self.selftest.active:
+            self._phase_key = ("selftest", self._selftest_frames)  # the terminal redraws on a change
+            return
         table = self.table
         match = table.match
         count = countdown_left(table, now) if table.phase is Phase.COUNTDOWN else 0
@@ -368,6 +387,47 @@ class Daemon:
             return {"key": body.get("key") or "", "value": value}
         raise ValueError("config takes check [PATH], get [KEY] or reload")
 
+    # ------------------------------------------------------------ the self-test
+
+    def selftest_command(self, body: dict[str, Any], now: int) -> dict[str, Any]:
+        """start (between matches only), abort, or status: the running or last report."""
+        action = body.get("action", "status")
+        test = self.selftest
+        if action == "start":
+            if test is not None and test.active:
+                raise ValueError("a self-test is running already: tablectl selftest --abort stops it")
+            if self.table.phase in (Phase.COUNTDOWN, Phase.PLAYING, Phase.ROUND_RESULT):
+                raise ValueError(f"a match is running ({self.table.phase}): the self-test runs between "
+                                 "matches; let it end or tablectl abort")
+            seats = body.get("seats")
+            if seats is not None and not (isinstance(seats, list) and all(isinstance(s, int) for s in seats)):
+                raise ValueError("seats must be a list of seat numbers, e.g. [1, 3]")
+            timeout = body.get("timeout_s", DEFAULT_TIMEOUT_S)
+            if not isinstance(timeout, int | float):
+                raise ValueError("timeout_s must be a number of seconds")
+            test = SelfTest(self.config, self.board, self.oleds, self.led, self.events.put,
+                            self._selftest_show, None if seats is None else [s - 1 for s in seats],
+                            float(timeout), bool(body.get("probe_only")), note=self._say,
+                            buzzer=self.buzzer)
+            self.selftest = test
+            centre = self.config.centre
+            self.phase_centre = matrix_pattern((centre.width, centre.height), centre.brightness)
+            test.start()
+        elif action == "abort":
+            if test is None or not test.active:
+                raise ValueError("no self-test is running")
+            test.abort("tablectl selftest --abort", now)
+        elif action != "status":
+            raise ValueError("selftest takes start, abort or status")
+        if test is None:
+            raise ValueError("no self-test since the daemon started: tablectl selftest runs one")
+        return {"selftest": test.report()}
+
+    def _selftest_show(self, seat: int, frame: Any) -> None:
+        self._selftest_frames += 1
+        self.phase_seats[seat] = frame
+        self.oleds.show(seat, frame)
+
     # ------------------------------------------------------------ the terminal
 
     def _key(self, name: str, now: int) -> None:
@@ -471,6 +531,8 @@ class Daemon:
             text = f"DEGRADED, not answering: {', '.join(missing)}; " + text
         if self.config_problem:
             text = "CONFIGURATION INVALID (last good one runs); " + text
+        if self.selftest is not None and self.selftest.active:
+            text = f"SELF-TEST {self.selftest.state}; " + text
         if s["round"]:
             text += f", round {s['round']}, totals {s['totals']}"
         return text
@@ -548,7 +610,6 @@ def run(config_file: str | None, emulate: bool, log: Any = print, ui: str = "non
     path = config_path(config_file)
     try:
         config, problem = choose_config(path, emulate, log)
-        log(f"hardware: {config.hardware.backend}")
         # Headless, this thread serves the table: real-time. On real GPIO it is claimed before the
         # board is opened, so that lgpio's threads, started by the opening, inherit it; emulated
         # parts (the LED controller's own thread) are not the Pi's and start before it.

@@ -53,7 +53,9 @@ class LinkStats:
     reconnects: int = 0
     bytes_sent: int = 0
     last_error: str = ""
+    wrong: bool = False  # the last error came from a controller that answered but does not fit
     since_online: float = field(default=0.0)
+    acked_generation: int = 0  # the newest frame `show` handed over that the controller acked
 
 
 def frame_payload(image: Image.Image) -> bytes:
@@ -78,8 +80,9 @@ class LedLink:
         self._thread = threading.Thread(target=self._run, name="led-link", daemon=True)
         self._thread.start()
 
-    def show(self, image: Image.Image) -> None:
-        """Hand over the newest frame; never waits for the wire."""
+    def show(self, image: Image.Image) -> int:
+        """Hand over the newest frame; never waits for the wire. Returns the frame's
+        generation: `stats.acked_generation` reaches it when the controller acks it."""
         if image.size != (self.width, self.height):
             raise ValueError(f"frame is {image.size}, the matrix is {self.width}x{self.height}")
         with self._wake:
@@ -88,6 +91,7 @@ class LedLink:
             self._newest = frame_payload(image)
             self._generation += 1
             self._wake.notify()
+            return self._generation
 
     def close(self) -> None:
         with self._wake:
@@ -109,6 +113,7 @@ class LedLink:
                     self._log(f"LED controller offline: {exc}")
                 self.stats.online = False
                 self.stats.last_error = str(exc)
+                self.stats.wrong = isinstance(exc, ValueError)
             finally:
                 if port is not None:
                     with contextlib.suppress(Exception):
@@ -215,6 +220,7 @@ class LedLink:
                 heard = time.monotonic()
                 if kind == ledproto.ACK:
                     self.stats.frames_acked += 1
+                    self.stats.acked_generation = self._sent_generation  # the frame of this seq
                     waiting = None
                 else:
                     self.stats.naks += 1
