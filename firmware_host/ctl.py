@@ -3,8 +3,8 @@
     tablectl status                  tablectl new dice [handicap=7,7,5,5 ...]
     tablectl start | abort | next    tablectl bots 2 [--level hard]
     tablectl scores | history | seats
-    tablectl inputs                  what reached the engine, with edge and decision times
     tablectl selftest [--probe] [--seats 1,3] [--timeout S] | selftest --abort | selftest --report
+    tablectl inputs                  what reached the engine, with edge and decision times
 
 Human output by default, `--json` for scripts (one JSON object). Exit 0 when
 the table did it, 1 when it refused or is not running, 2 for a bad command line.

@@ -116,13 +116,42 @@ class Daemon:
         self.keyboard: KeyboardSeats | None = None
         if ui in ("plain", "textual") and self.buttons is not None:
             self.keyboard = KeyboardSeats(self.buttons, (0,))
-        resumed = self.store.resume()
+        self.set_aside: list[str] = []  # matches that could not come back at this start
+        self._resume()
+
+    def _resume(self) -> None:
+        """The match a crash interrupted, if it can come back on the seats wired now; else it is
+        set aside (kept in history, marked, said by `tablectl status`) and the table starts clean."""
+        resumed = self.store.resume(len(self.config.inputs.seats))
         if resumed is not None:
-            self.match_id, match = resumed
-            self._saved_rounds = len(match.results)
-            self.table.resume(match, time.monotonic_ns(), *self.store.seating(self.match_id))
-            self._bound = match
-            self._bind_screens()
+            match_id, match = resumed
+            try:
+                self.table.resume(match, time.monotonic_ns(), *self.store.seating(match_id))
+                self.match_id, self._saved_rounds, self._bound = match_id, len(match.results), match
+                self._bind_screens()
+            except Exception as exc:
+                reason = f"cannot resume: {type(exc).__name__}: {exc}"
+                self.store.set_aside(match_id, reason)
+                self.store.set_aside_notes.append(f"match {match_id} set aside: {reason}")
+                self.table.match = self.table.referee = None
+                self.table.joined.clear()
+                self.table.bots.clear()
+                self.table.phase = Phase.ATTRACT
+                self.match_id, self._saved_rounds, self._bound, self.screens = None, 0, None, None
+        self.set_aside = list(self.store.set_aside_notes)
+        for note in self.set_aside:
+            self.log(note)
+            self.table._note(note)
+
+    def status_extra(self) -> dict[str, Any]:
+        """What `tablectl status` adds to the table's own status."""
+        extra: dict[str, Any] = {"hardware": {"board": self.board.describe(), "missing": self.missing()},
+                                 "priority": self.priority()}
+        if self.config_problem:
+            extra["warning"] = self.config_problem
+        if self.set_aside:
+            extra["set_aside"] = self.set_aside
+        return extra
 
     # ------------------------------------------------------------ the loop
 
@@ -197,10 +226,7 @@ class Daemon:
                                      "tablectl selftest --abort")
                 result = handle(self.table, self.store, now, body)
                 if body.get("cmd") == "status":
-                    if self.config_problem:
-                        result["warning"] = self.config_problem
-                    result["hardware"] = {"board": self.board.describe(), "missing": self.missing()}
-                    result["priority"] = self.priority()
+                    result.update(self.status_extra())
                 return result
 
             serve_request(item, answer)
@@ -218,6 +244,10 @@ class Daemon:
         for cue in self.table.take_cues():  # the one place the table's sounds leave it
             self._sound(cue)
         match = self.table.match
+        if match is None and self._bound is not None:  # aborted: it must not come back at a restart
+            if self.match_id is not None:
+                self.store.abort(self.match_id)
+            self.match_id, self._bound, self._saved_rounds = None, None, 0
         if match is not None and match is not self._bound:  # a new match began
             self.match_id = self.store.begin_match(
                 match, self.table.seat_of_player,
@@ -564,10 +594,19 @@ def last_good_path() -> Path:
 
 def remember_good(path: Path) -> None:
     """Keep a copy of a configuration that loaded, to start on if the file breaks later."""
-    with contextlib.suppress(OSError):
-        target = last_good_path()
+    target = last_good_path()
+    temporary = target.with_name(f".{target.name}.{os.getpid()}")
+    try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(path.read_bytes())
+        data = path.read_bytes()
+        with open(temporary, "wb") as f:  # written whole beside it, then put in its place:
+            f.write(data)                 # a kill or a power cut leaves the old copy or the new
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(temporary, target)
+    except OSError:
+        with contextlib.suppress(OSError):
+            temporary.unlink()
 
 
 def under_systemd() -> bool:
@@ -610,7 +649,6 @@ def run(config_file: str | None, emulate: bool, log: Any = print, ui: str = "non
     path = config_path(config_file)
     try:
         config, problem = choose_config(path, emulate, log)
-        log(f"hardware: {config.hardware.backend}")
         # Headless, this thread serves the table: real-time. On real GPIO it is claimed before the
         # board is opened, so that lgpio's threads, started by the opening, inherit it; emulated
         # parts (the LED controller's own thread) are not the Pi's and start before it.

@@ -162,16 +162,17 @@ def human(summary: dict[str, Any], parts: dict[str, dict[str, Any]]) -> str:
     gpio = parts.get("gpio", {})
     lines.append(f"kernel {show(summary['kernel'])}, gpio-sim chip: {show(summary['gpio_sim'])}")
     if gpio.get("ran") and "checks" in gpio:
+        window = (gpio.get("window_ms") or ["?"])[0]
         lines.append(f"presses decided {summary['presses_decided']}/{summary['presses_sent']}, "
                      f"in timestamp order {show(summary['fraction_in_order'])}, edge to decision p50 "
                      f"{show(gpio.get('edge_to_decision_p50_ms'))} ms, p99 "
-                     f"{show(summary['edge_to_decision_p99_ms'])} ms (window + epsilon 5.2 ms)")
+                     f"{show(summary['edge_to_decision_p99_ms'])} ms (the arbiter holds a press {window} ms)")
         lines.append(f"edge to engine p50 {show(gpio.get('edge_to_engine_p50_ms'))} ms, p99 "
                      f"{show(gpio.get('edge_to_engine_p99_ms'))} ms; stamps inside their sysfs write "
                      f"{gpio.get('stamps_inside_write')}; late presses {gpio.get('late_presses')}")
         lines.append(f"races (epsilon {gpio.get('epsilon_ms')} ms): {gpio.get('races')}; bounce bursts "
                      f"{gpio.get('bounce_bursts')}, first contact kept {gpio.get('bounce_first_contact')}, "
-                     f"bounces dropped {gpio.get('bounce_contacts_dropped')}")
+                     f"bursts with a bounce dropped {gpio.get('bounce_bursts_within_debounce')}")
         checks = gpio["checks"].items()
         lines.append("checks: " + ", ".join(f"{k} {'ok' if v else 'FAILED'}" for k, v in checks))
         lines += [f"  problem: {p}" for p in gpio.get("problems", [])]

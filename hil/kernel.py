@@ -136,7 +136,7 @@ def ensure_kernel(cache: Path, log: Callable[[str], None] = print) -> Kernel:
     conf = apt_config(cache / "kernel" / "apt", os.environ.get("HIL_DEBIAN_MIRROR", MIRROR))
     env = {**os.environ, "APT_CONFIG": str(conf.resolve()), "LC_ALL": "C"}
     log(f"hil: looking up the kernel in Debian {SUITE}")
-    _run(["apt-get", "-q", "update"], env)
+    _run(["apt-get", "-q", "--error-on=any", "update"], env)
     meta = _run(["apt-cache", "show", META], env)
     newest = meta.split("\n\n")[0]  # apt-cache lists the candidate first
     version = abi_from_depends(_field(newest, "Depends"))

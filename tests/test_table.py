@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+
 import pytest
 
 from firmware_host.config import emulated_config
@@ -29,7 +31,17 @@ def box():
         clock["now"] = at
         buttons.tap(seat, control, at, 50 * MS)
 
+    tap.inputs = inputs  # type: ignore[attr-defined]  # gpiozero holds pin callbacks weakly: keep them
     return table, tap
+
+
+def test_the_box_keeps_its_pins_listening_through_a_garbage_collection(box) -> None:
+    """gpiozero keeps `when_changed` weakly: once the inputs were collected, presses vanished
+    and tests passed or failed with the collector's timing."""
+    table, tap = box
+    gc.collect()
+    tap(2, "slap", 1 * S)
+    assert table.phase is Phase.LOBBY and table.joined == [2]
 
 
 def test_a_slap_wakes_the_table_and_seats_join_by_slapping(box) -> None:

@@ -109,11 +109,9 @@ class LedLink:
                 self._hello(port)
                 self._serve(port)
             except (OSError, ValueError, TimeoutError) as exc:  # SerialException is an OSError
-                if self.stats.online or not self.stats.last_error:
-                    self._log(f"LED controller offline: {exc}")
-                self.stats.online = False
-                self.stats.last_error = str(exc)
-                self.stats.wrong = isinstance(exc, ValueError)
+                self._offline(str(exc), wrong=isinstance(exc, ValueError))
+            except Exception as exc:  # a bug here must not end the link for good
+                self._offline(f"LED link error ({type(exc).__name__}: {exc}); starting over")
             finally:
                 if port is not None:
                     with contextlib.suppress(Exception):
@@ -121,6 +119,15 @@ class LedLink:
             with self._wake:
                 if not self._stopping:
                     self._wake.wait(REOPEN_EVERY_S)
+
+    def _offline(self, problem: str, wrong: bool = False) -> None:
+        """Say it once (not every 0.2 s while it lasts), then the worker reopens and says hello.
+        `wrong`: the controller answered, but not as this host needs (see LinkStats.wrong)."""
+        if self.stats.online or problem != self.stats.last_error:
+            self._log(f"LED controller offline: {problem}")
+        self.stats.online = False
+        self.stats.last_error = problem
+        self.stats.wrong = wrong
 
     def _hello(self, port: Any) -> None:
         decoder = ledproto.Decoder()
@@ -145,6 +152,10 @@ class LedLink:
         raise TimeoutError("no hello from the LED controller")
 
     def _check_reply(self, payload: bytes) -> None:
+        """A malformed reply is a protocol error: ValueError, and the worker starts over."""
+        if len(payload) < 5:
+            raise ValueError(f"short hello reply from the LED controller: {len(payload)} bytes, "
+                             "at least 5 expected (version, width, height, data pin, flags)")
         version = payload[0]
         name = bytes(payload[5:]).decode("ascii", "replace")
         if version != ledproto.VERSION:
