@@ -1,4 +1,4 @@
-"""Runs inside the virtual machine, as root, from a oneshot unit once systemd reached multi-user.
+"""Runs inside the virtual machine, as root, from hil-check.service once systemd reached multi-user.
 
 Standard library only (the guest's own /usr/bin/python3). It does what a builder does on a board:
 creates the GPIO chip the board would have (gpio-sim, 28 lines like the Pi's header), runs
