@@ -63,6 +63,7 @@ class Reason(StrEnum):
     SQUARE_TAKEN = "square taken"
     NO_SUCH_TOKEN = "no such token"
     ALREADY_VOTED = "already voted"
+    FITS = "it fits: put it down"
 
 
 @dataclass(frozen=True, slots=True)

@@ -135,7 +135,7 @@ class PlayJoker(NamedTuple):
 
 
 class DiscardDomino(NamedTuple):
-    """The top card does not fit (or the player passes it): onto the discard pile."""
+    """The top card fits nowhere this seat may place it now: onto the discard pile."""
 
     seat: Seat
     ts: int = 0
@@ -266,8 +266,15 @@ class DominoRound(RoundBase):
             found = self._placements_seen[key] = tuple(self._placements(seat, card, None))
         return iter(found)
 
+    def owed(self, seat: Seat) -> list[int]:
+        """Tokens this seat blocked: its next card must move one of them (rulebook 002)."""
+        return [i for i, tok in enumerate(self.tokens) if tok.blocked_for == seat]
+
     def _placements(self, seat: Seat, card: DominoCard, ts: int | None) -> Iterator[PlaceDomino]:
+        owed = self.owed(seat)
         for i, tok in enumerate(self.tokens):
+            if owed and i not in owed:
+                continue
             if tok.blocked_for is not None:
                 if tok.blocked_for in (seat, ANY_SEAT):
                     for near, far in self.free_pairs():
@@ -295,9 +302,13 @@ class DominoRound(RoundBase):
             return
         top = self.top_card(seat)
         if top is not None:
-            yield from self.placements(seat, top, ts)
-            yield DiscardDomino(seat)
-        if self.seats[seat].jokers:
+            fits = False
+            for place in self.placements(seat, top, ts):
+                fits = True
+                yield place
+            if not fits:
+                yield DiscardDomino(seat)
+        if self.seats[seat].jokers and not self.owed(seat):
             for i, tok in enumerate(self.tokens):
                 if not self._reserved_against(tok, seat, ts):
                     for sq in self.joker_squares(i):
@@ -310,6 +321,11 @@ class DominoRound(RoundBase):
 
     def _discard(self, action: DiscardDomino) -> Refusal | None:
         st = self.seats[action.seat]
+        if not st.hand:
+            return Refusal(Reason.NOT_HELD, "no card turned up")
+        place = next(self.placements(action.seat, st.hand[-1], action.ts), None)
+        if place is not None:  # the rulebook: a card that matches is put down
+            return Refusal(Reason.FITS, f"token {place.token + 1}")
         st.discard.append(st.hand.pop())
         self._turn_over_if_empty(st)
         return None
@@ -318,6 +334,9 @@ class DominoRound(RoundBase):
         if not 0 <= token < TOKENS:
             return Refusal(Reason.NO_SUCH_TOKEN)
         tok = self.tokens[token]
+        owed = self.owed(seat)
+        if owed and token not in owed:
+            return Refusal(Reason.BLOCKED, f"move token {owed[0] + 1} first")
         if tok.blocked_for not in (None, seat, ANY_SEAT):
             return Refusal(Reason.BLOCKED, f"seat {tok.blocked_for + 1} must free it")
         if self._reserved_against(tok, seat, ts):
@@ -347,8 +366,11 @@ class DominoRound(RoundBase):
         self.covered[near] = (seat, card)
         self.covered[far] = (seat, card)
         tok.square = far
-        tok.reserved_by = None
         tok.blocked_for = None
+        for other in self.tokens:  # a joker holds its token only until its player's next card
+            if other.reserved_by == seat:
+                other.reserved_by = None
+        tok.reserved_by = None
         self._taken[token] = Taken(seat, ts)
         self._placements_seen.clear()
         st.hand.pop()
