@@ -134,3 +134,29 @@ def test_commands_refuse_what_cannot_be_done(box) -> None:
         table.abort(3 * S)
     tap(0, "alt", 4 * S)  # seat 1 tries to start alone: said, not crashed
     assert table.phase is Phase.LOBBY and "1 joined" in table.notices[-1]
+
+
+def test_keep_boards_carries_the_domino_player_boards_into_the_next_match(box) -> None:
+    import random
+
+    from firmware_host.simulate import make_bots, play_round
+
+    table, tap = box
+    table.new("domino", {"rounds": 1, "keep_boards": "yes"})
+    tap(0, "slap", 1 * S)
+    tap(1, "slap", 2 * S)
+    table.start(3 * S)
+    table.tick(6 * S)
+    match = table.match
+    play_round(match, make_bots(2, "instant", 6), random.Random(0))  # bots drive pins in the daemon
+    ts = 7 * S
+    table.tick(ts)
+    assert table.phase is Phase.MATCH_RESULT
+    boards = [list(b) for b in match.boards]
+    assert any(boards)
+    table.tick(ts + 31 * S)
+    assert table.phase is Phase.LOBBY
+    table.start(ts + 32 * S)
+    assert table.match is not match and table.match.boards == boards
+    for seat, st in enumerate(table.match.round.seats):
+        assert len(st.hand) == 15 - len(boards[seat])

@@ -148,8 +148,14 @@ class Match:
             return False
         if self.game == "crazy":
             cap = self.options["rounds"]
-            return max(self.totals) >= self.options["target"] or (cap and self.rounds_played >= cap)
+            return max(self.totals) >= self.options["target"] or bool(cap and self.rounds_played >= cap)
         return self.rounds_played >= self.options["rounds"]
+
+    def boards_for_next_match(self) -> list[list[DominoCard]] | None:
+        """Domino with `keep_boards`, once over: the player boards the next match starts from."""
+        if self.game != "domino" or not self.options["keep_boards"] or not self.is_over:
+            return None
+        return [list(b) for b in self.boards]
 
     @property
     def winners(self) -> tuple[Seat, ...]:
