@@ -7,6 +7,7 @@ through the real match layer; `expect` fields turn a scenario into a check.
 
 from __future__ import annotations
 
+import math
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -16,11 +17,12 @@ from typing import Any
 from .catalog import new_match
 from .rules.classic import Card, Deal
 from .rules.codec import from_dict, to_dict
-from .rules.common import Refusal, RulesError
+from .rules.common import Refusal, RulesError, is_digits, is_whole
 from .rules.crazy import CrazyCard, CrazyColour, CrazyRound, CrazySetup, DiscardCrazy, PlayCrazy
 from .rules.dice import Die, DieColour
 from .rules.domino import DominoCard
 from .rules.match import Match
+from .rules.options import SPECS, check_game, parse_options
 
 TOP_KEYS = {"game", "players", "seed", "names", "options", "round", "expect_totals",
             "expect_winners", "title", "source"}
@@ -167,7 +169,7 @@ def _classic_setup(rnd: dict[str, Any], players: int, where: str) -> dict[str, A
             cards = []
             for i, token in enumerate(_list(pile, w)):
                 seat_text, sep, card_text = str(token).partition(":")
-                if not sep or not seat_text.isdigit():
+                if not sep or not is_digits(seat_text):
                     raise _fail(f"{w}[{i}]", f"write seat:card, e.g. 1:R5, not {token!r}")
                 seat = _seat_no(int(seat_text), players, f"{w}[{i}]")
                 try:
@@ -200,7 +202,7 @@ def _dice_setup(rnd: dict[str, Any], players: int, where: str) -> dict[str, Any]
                 colour = DieColour[name.upper()]
             except KeyError:
                 raise _fail(f"{where}.board", f"unknown colour {name!r}") from None
-            if not isinstance(n, int) or not 0 <= n <= 6:
+            if not is_whole(n) or not 0 <= n <= 6:
                 raise _fail(f"{where}.board.{name}", "placed faces must be 0 to 6")
             faces[colour] = n
         setup["board"] = faces
@@ -219,7 +221,7 @@ def _domino_setup(rnd: dict[str, Any], players: int, where: str) -> dict[str, An
     if tokens is not None:
         squares = []
         for i, sq in enumerate(_list(tokens, f"{where}.tokens")):
-            if not (isinstance(sq, list) and len(sq) == 2 and all(isinstance(x, int) for x in sq)):
+            if not (isinstance(sq, list) and len(sq) == 2 and all(is_whole(x) for x in sq)):
                 raise _fail(f"{where}.tokens[{i}]", "a square is [row, column]")
             squares.append((sq[0], sq[1]))
         setup["tokens"] = squares
@@ -234,8 +236,8 @@ def _domino_setup(rnd: dict[str, Any], players: int, where: str) -> dict[str, An
                 raise _fail(f"{w}.hand", f"a player has each card once: {', '.join(sorted(dupes))}")
             hands.append(hand[::-1])
             n = seat.get("jokers", 2)
-            if not isinstance(n, int) or not 0 <= n <= 2:
-                raise _fail(f"{w}.jokers", "0 to 2 jokers")
+            if not is_whole(n) or not 0 <= n <= 2:
+                raise _fail(f"{w}.jokers", f"0 to 2 jokers, not {n!r}")
             jokers.append(n)
         setup["hands"] = hands
         setup["jokers"] = jokers
@@ -252,7 +254,7 @@ def _crazy_spec(text: str) -> tuple[CrazyColour | None, int, str | None]:
             break
     if t == "*":
         return colour, 0, None
-    if t[:1].isdigit() and 1 <= int(t[0]) <= 5 and len(t) <= 2:
+    if is_digits(t[:1]) and 1 <= int(t[0]) <= 5 and len(t) <= 2:
         style = t[1].lower() if len(t) == 2 else None
         if style is not None and style not in "ptdwf":
             raise RulesError(f"unknown style letter in {text!r} (p t d w f)")
@@ -327,7 +329,16 @@ def _run(data: dict[str, Any], name: str) -> ScenarioRun:
     rounds = data.get("round", [])
     if not isinstance(rounds, list) or not rounds:
         raise _fail(name, "no [[round]] given")
+    try:
+        check_game(game, players)  # before anything is built per player: players may be 10**17
+    except RulesError as exc:
+        raise _fail(f"{name}.{'players' if game in SPECS else 'game'}", str(exc)) from None
     options = {"rounds": len(rounds), **options} if game != "crazy" else options
+    for key, value in options.items():  # each option on its own, so the error names its line
+        try:
+            parse_options(game, players, {key: value})
+        except RulesError as exc:
+            raise _fail(f"{name}.options.{key}", str(exc)) from None
     names = data.get("names") or [f"seat {i + 1}" for i in range(players)]
     if not isinstance(names, list) or len(names) != players:
         raise _fail(f"{name}.names", f"give {players} names")
@@ -381,7 +392,7 @@ def _run_actions(match: Match, actions: Any, where: str, r: int, players: int,
         if not isinstance(a, dict):
             raise _fail(w, "expected a table like {at_ms = 1.5, seat = 1, do = \"play\", card = \"R1\"}")
         at = a.get("at_ms", 0.0)
-        if not isinstance(at, int | float) or isinstance(at, bool) or at < 0:
+        if not isinstance(at, int | float) or isinstance(at, bool) or not math.isfinite(at) or at < 0:
             raise _fail(f"{w}.at_ms", f"a time in milliseconds, not {at!r}")
         seat = _seat_no(a.get("seat"), players, f"{w}.seat")
         expect = a.get("expect")
@@ -431,7 +442,7 @@ def _crazy_action(match: Match, raw: dict[str, Any]) -> PlayCrazy | DiscardCrazy
     if pile is not None and (not isinstance(pile, int) or isinstance(pile, bool)):
         raise RulesError("'pile' is a pile number (from 1), or leave it out to start a pile")
     value_as = raw.get("value")
-    if value_as is not None and not isinstance(value_as, int):
+    if value_as is not None and not is_whole(value_as):
         raise RulesError("'value' is what a Crazy card counts as")
     return PlayCrazy(seat, card, None if pile is None else pile - 1, value_as, raw["ts"])
 
@@ -462,9 +473,35 @@ _HEADER = re.compile(r"^[ \t]*\[\[[ \t]*(round(?:\.(\w+))?)\s*\]\]", re.MULTILIN
 _PLACE = re.compile(r"round\[(\d+)\](?:\.(\w+)\[(\d+)\])?")
 
 
+_TOP = re.compile(r"\.(players|game|options)(?:\.(\w+))?:")
+
+
+def _top_line(text: str, key: str, option: str | None) -> int | None:
+    """The line of a top-level key, or of an option in `options = {...}` or `[options]`."""
+    section = ""
+    for n, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        if stripped.startswith("["):
+            section = stripped.strip("[] \t")
+            continue
+        if option is None and not section and re.match(rf"{key}\s*=", stripped):
+            return n
+        if option is not None:
+            if section == "options" and re.match(rf"{option}\s*=", stripped):
+                return n
+            if not section and stripped.startswith("options") and re.search(rf"\b{option}\s*=", stripped):
+                return n
+    return None
+
+
 def locate(text: str, message: str) -> str:
     """Add the line to a message that names a place like round[1].actions[3], when that
-    place was written as a [[round]] / [[round.actions]] table of its own."""
+    place was written as a [[round]] / [[round.actions]] table of its own, or a top-level
+    key such as players or an option."""
+    top = _TOP.search(message)
+    if top is not None:
+        line = _top_line(text, top[1], top[2])
+        return message if line is None else f"{message} (line {line})"
     found = _PLACE.search(message)
     if found is None:
         return message

@@ -184,7 +184,8 @@ class Store:
             rows = self._db.execute(
                 "SELECT round_no, action FROM journal WHERE match_id=? ORDER BY n", (match_id,)).fetchall()
         options = json.loads(options)
-        seed_value: int | str = int(seed) if seed.lstrip("-").isdigit() else seed
+        digits = seed.removeprefix("-")
+        seed_value: int | str = int(seed) if digits.isascii() and digits.isdigit() else seed
         cards = None
         if game == "crazy":
             cards = crazy_index([crazy_deck().cards(CrazyColour(s)) for s in range(players)])

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from .classic import Card, MoveToRow, PlayCard, TurnHand, VoteStuck
-from .common import RulesError
+from .common import RulesError, is_whole
 from .crazy import CrazyCard, CrazyColour, DiscardCrazy, PlayCrazy
 from .dice import Die, DieColour, PlaceDie, Reroll
 from .domino import DiscardDomino, DominoCard, PlaceDomino, PlayJoker
@@ -132,10 +132,8 @@ def from_dict(game: str, d: dict[str, Any], crazy_cards: dict[str, CrazyCard] | 
         return PlaceDie(seat, DieColour(die.colour), die.face, ts)
     if kind is Reroll:
         faces = d.get("faces")
-        if faces is not None and (
-            not isinstance(faces, list) or not all(isinstance(f, int) for f in faces)
-        ):
-            raise RulesError("'faces' must be a list of die faces")
+        if faces is not None and (not isinstance(faces, list) or not all(is_whole(f) for f in faces)):
+            raise RulesError(f"'faces' must be a list of die faces 1 to 6, not {faces!r}")
         return Reroll(seat, ts, tuple(faces) if faces is not None else None)
     if kind is PlaceDomino:
         return PlaceDomino(seat, DominoCard.parse(_str(d, "card")), _int(d, "token"),
