@@ -55,6 +55,30 @@ class ActionReport:
         return out
 
 
+def _numbered_from_one(state: dict[str, Any]) -> dict[str, Any]:
+    """A round snapshot as people number things: piles and seats from 1."""
+    out = dict(state)
+    piles = []
+    for pile in state.get("piles", []):
+        pile = dict(pile)
+        if "id" in pile:
+            pile["id"] += 1
+        for key in ("owners", "players"):
+            if key in pile:
+                pile[key] = [s + 1 for s in pile[key]]
+        piles.append(pile)
+    if "piles" in state:
+        out["piles"] = piles
+    if "stuck_votes" in state:
+        out["stuck_votes"] = [s + 1 for s in state["stuck_votes"]]  # type: ignore[union-attr]
+    if "tokens" in state:
+        out["tokens"] = [{k: (v + 1 if k in ("reserved_by", "blocked_for") and v is not None and v >= 0
+                              else v) for k, v in t.items()} for t in state["tokens"]]
+    if "covered" in state:
+        out["covered"] = [[sq, seat + 1, card] for sq, seat, card in state["covered"]]
+    return out
+
+
 def _seats_from_one(d: dict[str, Any]) -> dict[str, Any]:
     if "by_seat" in d:
         d["by_seat"] += 1
@@ -80,7 +104,7 @@ class ScenarioRun:
             "names": self.names,
             **summary,
             "actions": [a.to_dict() for a in self.actions],
-            "final_state": self.states[-1] if self.states else {},
+            "final_state": _numbered_from_one(self.states[-1]) if self.states else {},
             "expectations_failed": self.failures,
         }
 
@@ -333,7 +357,9 @@ def _run(data: dict[str, Any], name: str) -> ScenarioRun:
         check_game(game, players)  # before anything is built per player: players may be 10**17
     except RulesError as exc:
         raise _fail(f"{name}.{'players' if game in SPECS else 'game'}", str(exc)) from None
-    options = {"rounds": len(rounds), **options} if game != "crazy" else options
+    # Ligretto and Domino: as many rounds as the file has; Dice keeps its 3 per player and
+    # Crazy its target unless the file's options say otherwise.
+    options = {"rounds": len(rounds), **options} if game in ("classic", "domino") else options
     for key, value in options.items():  # each option on its own, so the error names its line
         try:
             parse_options(game, players, {key: value})
@@ -411,6 +437,8 @@ def _run_actions(match: Match, actions: Any, where: str, r: int, players: int,
         refusal = match.apply(action)
         shown = to_dict(action)
         shown["seat"] = seat + 1
+        if shown.get("pile") is not None:
+            shown["pile"] += 1  # as written in the file
         shown.pop("ts", None)
         report = ActionReport(r + 1, at, seat + 1, shown, refusal, expect)
         result.actions.append(report)
@@ -434,6 +462,11 @@ def _crazy_action(match: Match, raw: dict[str, Any]) -> PlayCrazy | DiscardCrazy
     if card is None:
         card = CrazyCard(CrazyColour(colour if colour is not None else seat), value, "?", -1)
     do = raw.get("do")
+    allowed = {"do", "seat", "ts", "card"} | ({"pile", "value"} if do == "play" else set())
+    unknown = sorted(set(raw) - allowed)
+    if unknown and do in ("play", "discard"):
+        raise RulesError(f"unknown field {unknown[0]!r} in a {do} action (known: "
+                         f"{', '.join(sorted(allowed - {'do', 'ts'}))})")
     if do == "discard":
         return DiscardCrazy(seat, card, raw["ts"])
     if do != "play":

@@ -67,3 +67,38 @@ def test_a_square_off_the_board_is_called_so_not_taken(tmp_path: Path) -> None:
                     "[[round.seat]]\nhand = ['RR']\n[[round.seat]]\nhand = ['GG']\n")
     run = run_file(path)
     assert [a.refusal.reason for a in run.actions] == [Reason.OFF_BOARD, Reason.OFF_BOARD]
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_piles_and_seats_are_numbered_from_1_in_json_as_in_the_file() -> None:
+    run = run_file(ROOT / "scenarios" / "crazy-piles.toml")
+    out = run.to_dict()
+    played = [a["action"] for a in out["actions"] if a["action"].get("pile") is not None]
+    assert played and all(a["pile"] == 1 for a in played[:2])  # the file says pile = 1
+    assert all(a["seat"] in (1, 2) for a in out["actions"])
+
+
+def test_a_dice_file_plays_3_rounds_per_player_unless_it_says_otherwise(tmp_path: Path) -> None:
+    path = tmp_path / "dice.toml"
+    path.write_text(DICE + "[[round]]\n")
+    assert run_file(path).match.options["rounds"] == 6
+    path.write_text(DICE + "options = { rounds = 1 }\n[[round]]\n")
+    assert run_file(path).match.options["rounds"] == 1
+
+
+@pytest.mark.parametrize(("text", "words"), [
+    (CLASSIC + "[[round]]\nactions = [{seat = 1, do = 'turn', card = 'R1'}]\n",
+     ["round[0].actions[0]", "unknown field 'card'"]),
+    (DOMINO + "[[round]]\nactions = [{seat = 1, do = 'discard', token = 1}]\n",
+     ["round[0].actions[0]", "unknown field 'token'"]),
+    (CRAZY + "[[round]]\nactions = [{seat = 1, do = 'play', card = 'R1', colour = 'red'}]\n",
+     ["round[0].actions[0]", "unknown field 'colour'"]),
+    (CRAZY + "[[round]]\nactions = [{seat = 1, do = 'discard', card = 'R1', pile = 1}]\n",
+     ["round[0].actions[0]", "unknown field 'pile'"]),
+])
+def test_unknown_fields_are_refused_in_every_game(tmp_path: Path, text: str, words: list[str]) -> None:
+    message = refused(tmp_path, text)
+    for word in words:
+        assert word in message, message

@@ -106,17 +106,26 @@ def _str(d: dict[str, Any], key: str) -> str:
     return value
 
 
+_FIELDS: dict[type, set[str]] = {
+    PlayCard: {"card"}, TurnHand: set(), MoveToRow: {"card", "place"}, VoteStuck: set(),
+    PlaceDie: {"die"}, Reroll: {"faces"},
+    PlaceDomino: {"card", "token", "near", "far"}, PlayJoker: {"token", "square"}, DiscardDomino: set(),
+    PlayCrazy: {"card", "pile", "value"}, DiscardCrazy: {"card"},
+}
+"""The fields each action takes besides do, seat and time: anything else is refused."""
+
+
 def from_dict(game: str, d: dict[str, Any], crazy_cards: dict[str, CrazyCard] | None = None) -> Action:
     """The action a dict spells, or a RulesError naming what is wrong with it."""
     do = d.get("do")
     kind = _TYPES.get((game, do))  # type: ignore[arg-type]
     if kind is None:
         raise RulesError(f"unknown action do={do!r} for {game} (known: {', '.join(KINDS[game])})")
-    known = {"do", "seat", "ts", "at_ms", "card", "place", "die", "faces", "token", "near", "far",
-             "square", "pile", "value", "expect"}
+    known = {"do", "seat", "ts", "at_ms", "expect"} | _FIELDS[kind]
     unknown = sorted(set(d) - known)
     if unknown:
-        raise RulesError(f"unknown field {unknown[0]!r} in a {do} action")
+        fields = ", ".join(sorted(_FIELDS[kind])) or "none"
+        raise RulesError(f"unknown field {unknown[0]!r} in a {game} {do} action (its fields: {fields})")
     seat = _int(d, "seat")
     ts = _int(d, "ts", 0)
     if kind is PlayCard:
