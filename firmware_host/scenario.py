@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .arbiter import Arbiter, Decision
 from .catalog import new_match
 from .rules.classic import Card, Deal
 from .rules.codec import from_dict, to_dict
@@ -25,7 +26,8 @@ from .rules.match import Match
 from .rules.options import SPECS, check_game, parse_options
 
 TOP_KEYS = {"game", "players", "seed", "names", "options", "round", "expect_totals",
-            "expect_winners", "title", "source"}
+            "expect_winners", "title", "source", "arbiter"}
+ARBITER_KEYS = {"window_ms", "epsilon_ms", "seed"}
 ROUND_KEYS = {"seat", "pile", "board", "tokens", "actions", "expect_scores", "expect_ending",
               "expect_finishers"}
 
@@ -93,6 +95,8 @@ class ScenarioRun:
     actions: list[ActionReport] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
     states: list[dict[str, Any]] = field(default_factory=list)
+    arbiter: dict[str, Any] | None = None  # window_ns, epsilon_ns, seed: presses go through it
+    decisions: list[str] = field(default_factory=list)  # the arbiter's log: ties drawn, late presses
 
     def to_dict(self) -> dict[str, Any]:
         summary = self.match.summary()
@@ -106,6 +110,7 @@ class ScenarioRun:
             "actions": [a.to_dict() for a in self.actions],
             "final_state": _numbered_from_one(self.states[-1]) if self.states else {},
             "expectations_failed": self.failures,
+            **({"arbiter": self.decisions} if self.arbiter is not None else {}),
         }
 
 
@@ -393,7 +398,8 @@ def _run(data: dict[str, Any], name: str) -> ScenarioRun:
         match = new_match(game, players, seed, options, setup=first or None)
     except RulesError as exc:
         raise _fail(setups[0][0], str(exc)) from None
-    result = ScenarioRun(match, [str(n) for n in names], str(data.get("title", name)))
+    result = ScenarioRun(match, [str(n) for n in names], str(data.get("title", name)),
+                         arbiter=_arbiter_spec(data.get("arbiter"), f"{name}.arbiter"))
 
     for r, (where, rnd) in enumerate(setups):
         if r > 0:
@@ -410,6 +416,49 @@ def _run(data: dict[str, Any], name: str) -> ScenarioRun:
     return result
 
 
+def _arbiter_spec(value: Any, where: str) -> dict[str, Any] | None:
+    """`[arbiter]`: run the presses through the real arbiter with this window and epsilon."""
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise _fail(where, "expected a table like {window_ms = 5.0, epsilon_ms = 0.2, seed = 1}")
+    _check_keys(value, ARBITER_KEYS, where)
+    spec: dict[str, Any] = {}
+    for key, default in (("window_ms", 5.0), ("epsilon_ms", 0.2)):
+        x = value.get(key, default)
+        if not isinstance(x, int | float) or isinstance(x, bool) or not math.isfinite(x) or x < 0:
+            raise _fail(f"{where}.{key}", f"a time in milliseconds, not {x!r}")
+        spec[key.replace("_ms", "_ns")] = round(x * 1e6)
+    if not spec["window_ns"] > spec["epsilon_ns"]:
+        raise _fail(where, "window_ms must be more than epsilon_ms")
+    seed = value.get("seed", 0)
+    if not (is_whole(seed) or isinstance(seed, str)):
+        raise _fail(f"{where}.seed", f"a number or a word, not {seed!r}")
+    spec["seed"] = seed
+    return spec
+
+
+def _arbitrated(timed: list[tuple[Any, ...]], spec: dict[str, Any],
+                result: ScenarioRun) -> list[tuple[Any, ...]]:
+    """The order the real arbiter releases the presses in, as they arrive (`arrive_ms`)."""
+
+    def log(decision: Decision) -> None:
+        result.decisions.append(decision.describe())
+
+    arbiter = Arbiter(spec["window_ns"], spec["epsilon_ns"], spec["seed"], on_decision=log)
+    out: list[tuple[Any, ...]] = []
+
+    def take(presses: list[Any]) -> None:
+        out.extend(timed[int(p.control.split()[1]) - 1] for p in presses)
+
+    for k in sorted(range(len(timed)), key=lambda k: (timed[k][6], timed[k][1])):
+        arrive_ns = round(timed[k][6] * 1e6)
+        take(arbiter.release(arrive_ns))  # everything due before this press arrives
+        arbiter.push(timed[k][2], f"action {k + 1}", round(timed[k][0] * 1e6))
+    take(arbiter.flush())
+    return out
+
+
 def _run_actions(match: Match, actions: Any, where: str, r: int, players: int,
                  result: ScenarioRun) -> None:
     timed = []
@@ -424,10 +473,19 @@ def _run_actions(match: Match, actions: Any, where: str, r: int, players: int,
         expect = a.get("expect")
         if expect is not None and not isinstance(expect, str):
             raise _fail(f"{w}.expect", "\"ok\" or a refusal reason such as \"too_late\"")
-        timed.append((float(at), i, seat, a, w, expect))
-    timed.sort(key=lambda t: (t[0], t[1]))  # the arbiter's order: time, then arrival
-    for at, _, seat, a, w, expect in timed:
-        raw = {k: v for k, v in a.items() if k not in ("at_ms", "expect")}
+        arrive = a.get("arrive_ms", at)
+        if not isinstance(arrive, int | float) or isinstance(arrive, bool) or not math.isfinite(arrive) \
+                or arrive < at:
+            raise _fail(f"{w}.arrive_ms", f"when the press reached the Pi, at or after at_ms, not {arrive!r}")
+        if "arrive_ms" in a and result.arbiter is None:
+            raise _fail(f"{w}.arrive_ms", "only with an [arbiter] table")
+        timed.append((float(at), i, seat, a, w, expect, float(arrive)))
+    if result.arbiter is not None:
+        timed = _arbitrated(timed, result.arbiter, result)
+    else:
+        timed.sort(key=lambda t: (t[0], t[1]))  # the arbiter's order: time, then arrival
+    for at, _, seat, a, w, expect, _ in timed:
+        raw = {k: v for k, v in a.items() if k not in ("at_ms", "expect", "arrive_ms")}
         raw["seat"] = seat
         raw["ts"] = round(at * 1e6)
         try:
@@ -585,6 +643,8 @@ def render(run_: ScenarioRun) -> str:
     if m.is_over:
         lines.append("winner" + ("s" if len(m.winners) > 1 else "") + ": "
                      + ", ".join(names[s] for s in m.winners))
+    for d in run_.decisions:
+        lines.append(f"arbiter: {d}")
     for f in run_.failures:
         lines.append(f"EXPECTATION FAILED {f}")
     return "\n".join(lines)

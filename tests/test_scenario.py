@@ -102,3 +102,33 @@ def test_unknown_fields_are_refused_in_every_game(tmp_path: Path, text: str, wor
     message = refused(tmp_path, text)
     for word in words:
         assert word in message, message
+
+
+def test_scenarios_can_run_presses_through_the_real_arbiter_its_draw_fixed_by_seed(tmp_path: Path) -> None:
+    text = (ROOT / "scenarios" / "classic-tie.toml").read_text()
+    run = run_file(ROOT / "scenarios" / "classic-tie.toml")
+    assert run.failures == []
+    assert [(a.seat, a.outcome) for a in run.actions] == [(2, "ok"), (1, "too_late"), (1, "ok")]
+    assert run.decisions[0].startswith("tie within 0.100 ms broken by draw [1, 0]")
+    assert run.decisions[1].startswith("late by 0.200 ms")
+    assert run.to_dict()["arbiter"] == run.decisions
+    again = run_file(ROOT / "scenarios" / "classic-tie.toml")
+    assert [a.to_dict() for a in again.actions] == [a.to_dict() for a in run.actions]
+    other = tmp_path / "other.toml"
+    swapped = (text.replace("seed = 2\n", "seed = 1\n").replace('expect = "too_late"', "WAS_LATE")
+               .replace('card = "B2"\nexpect = "ok"', 'card = "B2"\nexpect = "too_late"')
+               .replace("WAS_LATE", 'expect = "ok"'))
+    other.write_text(swapped)  # seed 1 draws the tie for the earlier press
+    assert run_file(other).failures == []
+
+
+@pytest.mark.parametrize(("text", "words"), [
+    (CLASSIC + "[arbiter]\nwindow_ms = 0.1\nepsilon_ms = 0.2\n[[round]]\n", ["arbiter", "more than epsilon"]),
+    (CLASSIC + "[arbiter]\nwindow = 5\n[[round]]\n", ["bad.toml.arbiter", "unknown key 'window'"]),
+    (CLASSIC + "[[round]]\nactions = [{seat = 1, do = 'turn', arrive_ms = 3.0}]\n",
+     ["round[0].actions[0].arrive_ms", "only with an [arbiter]"]),
+])
+def test_arbiter_settings_are_checked(tmp_path: Path, text: str, words: list[str]) -> None:
+    message = refused(tmp_path, text)
+    for word in words:
+        assert word in message, message
