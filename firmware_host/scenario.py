@@ -8,6 +8,7 @@ through the real match layer; `expect` fields turn a scenario into a check.
 from __future__ import annotations
 
 import math
+import random
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -16,12 +17,12 @@ from typing import Any
 
 from .arbiter import Arbiter, Decision
 from .catalog import new_match
-from .rules.classic import Card, Deal
+from .rules.classic import DECK, STACK_SIZE, Card, Deal, row_size
 from .rules.codec import from_dict, to_dict
 from .rules.common import Refusal, RulesError, is_digits, is_whole
 from .rules.crazy import CrazyCard, CrazyColour, CrazyRound, CrazySetup, DiscardCrazy, PlayCrazy
-from .rules.dice import Die, DieColour
-from .rules.domino import DominoCard
+from .rules.dice import DICE_PER_COLOUR, FACES, DiceOptions, Die, DieColour, dice_counts
+from .rules.domino import SET, DominoCard
 from .rules.match import Match
 from .rules.options import SPECS, check_game, parse_options
 
@@ -168,24 +169,47 @@ def _check_keys(d: dict[str, Any], allowed: set[str], where: str) -> None:
 # ---------------------------------------------------------------- set-ups per game
 
 
-def _classic_setup(rnd: dict[str, Any], players: int, where: str) -> dict[str, Any]:
+def _pile_cards(rnd: dict[str, Any], players: int) -> list[set[Card]]:
+    """Cards the file lays on centre piles, per seat (leniently: errors are reported later)."""
+    out: list[set[Card]] = [set() for _ in range(players)]
+    piles = rnd.get("pile")
+    for pile in piles if isinstance(piles, list) else []:
+        for token in pile.split() if isinstance(pile, str) else pile if isinstance(pile, list) else []:
+            seat_text, _, card_text = str(token).partition(":")
+            try:
+                if is_digits(seat_text) and 1 <= int(seat_text) <= players:
+                    out[int(seat_text) - 1].add(Card.parse(card_text))
+            except RulesError:
+                pass
+    return out
+
+
+def _classic_setup(rnd: dict[str, Any], players: int, where: str, rng: random.Random) -> dict[str, Any]:
     setup: dict[str, Any] = {}
     seats = _seats(rnd, players, where, {"row", "stack", "hand", "discard"})
     if seats is not None:
         deals = []
+        on_piles = _pile_cards(rnd, players)
         for s, seat in enumerate(seats):
             w = f"{where}.seat[{s}]"
             row = []
             for i, place in enumerate(_list(seat.get("row", []), f"{w}.row")):
                 cards = _cards(place if isinstance(place, list) else [place], f"{w}.row[{i}]", Card.parse)
                 row.append(cards)
-            deal = Deal(
-                row=row,
-                stack=_cards(seat.get("stack", []), f"{w}.stack", Card.parse)[::-1],
-                hand=_cards(seat.get("hand", []), f"{w}.hand", Card.parse)[::-1],
-                discard=_cards(seat.get("discard", []), f"{w}.discard", Card.parse)[::-1],
-            )
-            deals.append(deal)
+            stack = _cards(seat.get("stack", []), f"{w}.stack", Card.parse)
+            hand = _cards(seat.get("hand", []), f"{w}.hand", Card.parse)
+            discard = _cards(seat.get("discard", []), f"{w}.discard", Card.parse)
+            # Left out: dealt from the seed, from what the file has not placed, as at the table.
+            given = {c for place in row for c in place} | set(stack) | set(hand) | set(discard) | on_piles[s]
+            rest = [c for c in DECK if c not in given]
+            rng.shuffle(rest)
+            if "row" not in seat:
+                row, rest = [[c] for c in rest[:row_size(players)]], rest[row_size(players):]
+            if "stack" not in seat:
+                stack, rest = rest[:STACK_SIZE], rest[STACK_SIZE:]
+            if "hand" not in seat:
+                hand = rest
+            deals.append(Deal(row=row, stack=stack[::-1], hand=hand[::-1], discard=discard[::-1]))
         setup["deals"] = deals
     piles = rnd.get("pile")
     if piles is not None:
@@ -219,7 +243,8 @@ def _classic_setup(rnd: dict[str, Any], players: int, where: str) -> dict[str, A
     return setup
 
 
-def _dice_setup(rnd: dict[str, Any], players: int, where: str) -> dict[str, Any]:
+def _dice_setup(rnd: dict[str, Any], players: int, where: str, rng: random.Random,
+                options: dict[str, Any]) -> dict[str, Any]:
     setup: dict[str, Any] = {}
     board = rnd.get("board")
     if board is not None:
@@ -237,14 +262,26 @@ def _dice_setup(rnd: dict[str, Any], players: int, where: str) -> dict[str, Any]
         setup["board"] = faces
     seats = _seats(rnd, players, where, {"dice"})
     if seats is not None:
-        dice = []
+        dice: list[list[Die] | None] = []
         for s, seat in enumerate(seats):
-            dice.append(_cards(seat.get("dice", []), f"{where}.seat[{s}].dice", Die.parse))
+            given = seat.get("dice")
+            dice.append(None if given is None else _cards(given, f"{where}.seat[{s}].dice", Die.parse))
+        # Left out: drawn from what the bag still holds, as many as the seat starts with.
+        counts = dice_counts(players, DiceOptions(options.get("handicap", ())))
+        placed = setup.get("board", [0] * len(DieColour))
+        bag = [c for c in DieColour for _ in range(DICE_PER_COLOUR - placed[c]
+                                                   - sum(d.colour == c for h in dice if h for d in h))]
+        rng.shuffle(bag)
+        for s, hand in enumerate(dice):
+            if hand is None:
+                drawn, bag = bag[:counts[s]], bag[counts[s]:]
+                dice[s] = [Die(c, rng.randint(1, FACES)) for c in drawn]
         setup["dice"] = dice
     return setup
 
 
-def _domino_setup(rnd: dict[str, Any], players: int, where: str) -> dict[str, Any]:
+def _domino_setup(rnd: dict[str, Any], players: int, where: str, rng: random.Random,
+                  aside: list[list[DominoCard]]) -> dict[str, Any]:
     setup: dict[str, Any] = {}
     tokens = rnd.get("tokens")
     if tokens is not None:
@@ -259,7 +296,11 @@ def _domino_setup(rnd: dict[str, Any], players: int, where: str) -> dict[str, An
         hands, jokers = [], []
         for s, seat in enumerate(seats):
             w = f"{where}.seat[{s}]"
-            hand = _cards(seat.get("hand", []), f"{w}.hand", DominoCard.parse)
+            if "hand" in seat:
+                hand = _cards(seat["hand"], f"{w}.hand", DominoCard.parse)
+            else:  # left out: the seat's 15 cards less its player board, shuffled from the seed
+                hand = [c for c in SET if c not in aside[s]]
+                rng.shuffle(hand)
             dupes = {str(c) for c in hand if hand.count(c) > 1}
             if dupes:
                 raise _fail(f"{w}.hand", f"a player has each card once: {', '.join(sorted(dupes))}")
@@ -291,7 +332,8 @@ def _crazy_spec(text: str) -> tuple[CrazyColour | None, int, str | None]:
     raise RulesError(f"not a Crazy card: {text!r} (write e.g. R3, R3p, R*)")
 
 
-def _crazy_setup(rnd: dict[str, Any], players: int, where: str, match_deck: Any) -> dict[str, Any]:
+def _crazy_setup(rnd: dict[str, Any], players: int, where: str, match_deck: Any,
+                 rng: random.Random) -> dict[str, Any]:
     seats = _seats(rnd, players, where, {"hand", "draw", "discard"})
     if seats is None:
         return {}
@@ -310,11 +352,13 @@ def _crazy_setup(rnd: dict[str, Any], players: int, where: str, match_deck: Any)
                     return card
             raise RulesError(f"no {text} left in seat {seat_no + 1}'s 36 cards")
 
-        setups.append(CrazySetup(
-            hand=_cards(seat.get("hand", []), f"{w}.hand", take),
-            draw=_cards(seat.get("draw", []), f"{w}.draw", take)[::-1],
-            discard=_cards(seat.get("discard", []), f"{w}.discard", take)[::-1],
-        ))
+        hand = _cards(seat.get("hand", []), f"{w}.hand", take)
+        draw = _cards(seat.get("draw", []), f"{w}.draw", take)
+        discard = _cards(seat.get("discard", []), f"{w}.discard", take)
+        if "draw" not in seat:  # left out: the rest of the seat's cards, shuffled from the seed
+            draw = list(pool)
+            rng.shuffle(draw)
+        setups.append(CrazySetup(hand=hand, draw=draw[::-1], discard=discard[::-1]))
     return {"setups": setups}
 
 
@@ -383,15 +427,17 @@ def _run(data: dict[str, Any], name: str) -> ScenarioRun:
         setups.append((where, rnd))
 
     def setup_for(where: str, rnd: dict[str, Any], match: Match | None) -> dict[str, Any]:
+        rng = random.Random(f"{seed}/scenario/{where}")  # what the file leaves out, per round
         if game == "classic":
-            return _classic_setup(rnd, players, where)
+            return _classic_setup(rnd, players, where, rng)
         if game == "dice":
-            return _dice_setup(rnd, players, where)
+            return _dice_setup(rnd, players, where, rng, parse_options(game, players, options))
         if game == "domino":
-            return _domino_setup(rnd, players, where)
+            aside = match.boards if match is not None else [[] for _ in range(players)]
+            return _domino_setup(rnd, players, where, rng, aside)
         from .catalog import crazy_deck
 
-        return _crazy_setup(rnd, players, where, crazy_deck())
+        return _crazy_setup(rnd, players, where, crazy_deck(), rng)
 
     try:
         first = setup_for(*setups[0], None)

@@ -132,3 +132,28 @@ def test_arbiter_settings_are_checked(tmp_path: Path, text: str, words: list[str
     message = refused(tmp_path, text)
     for word in words:
         assert word in message, message
+
+
+def test_seat_fields_left_out_are_dealt_from_the_seed(tmp_path: Path) -> None:
+    path = tmp_path / "dealt.toml"
+    path.write_text(CLASSIC + "[[round]]\npile = ['1:R1']\n"
+                    "[[round.seat]]\nrow = ['R2', 'B5', 'G7', 'Y9', 'G1']\n"
+                    "[[round.seat]]\nhand = ['B3']\n")
+    run = run_file(path)
+    first, second = run.match.round.seats
+    assert run.match.round.result is None  # not an empty table that ends at once
+    assert len(first.stack) == 10 and len(first.hand) == 40 - 5 - 10 - 1  # R1 lies on a pile
+    assert len(second.row) == 5 and len(second.stack) == 10 and len(second.hand) == 1
+    assert run_file(path).states == run.states  # the same seed deals the same
+
+    path.write_text(DOMINO + "[[round]]\n[[round.seat]]\njokers = 1\n[[round.seat]]\nhand = ['RR']\n")
+    rnd = run_file(path).match.round
+    assert len(rnd.seats[0].hand) == 15 and rnd.seats[0].jokers == 1
+
+    path.write_text(DICE + "[[round]]\n[[round.seat]]\ndice = ['Y1']\n[[round.seat]]\n")
+    rnd = run_file(path).match.round
+    assert len(rnd.dice[0]) == 1 and len(rnd.dice[1]) == 12
+
+    path.write_text(CRAZY + "[[round]]\n[[round.seat]]\nhand = ['R1', 'R2', 'R3']\n[[round.seat]]\n")
+    seats = run_file(path).match.round.seats
+    assert len(seats[0].hand) == 3 and len(seats[0].draw) == 33 and len(seats[1].draw) == 33
