@@ -147,8 +147,8 @@ class Match:
         if self.round.result is None:
             return False
         if self.game == "crazy":
-            cap = self.options["rounds"]
-            return max(self.totals) >= self.options["target"] or (cap and self.rounds_played >= cap)
+            return (max(self.totals) >= self.options["target"]
+                    or self.rounds_played >= self.options["rounds"])
         return self.rounds_played >= self.options["rounds"]
 
     @property

@@ -16,6 +16,9 @@ from .common import RulesError
 GAMES = ("classic", "dice", "domino", "crazy")
 PLAYERS = {"classic": (2, 12), "dice": (2, 4), "domino": (2, 4), "crazy": (2, 5)}
 
+CRAZY_ROUNDS = 10
+"""Crazy totals can fall below zero and never reach the target: a match ends after this many rounds."""
+
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 
@@ -114,7 +117,7 @@ SPECS: dict[str, dict[str, OptionSpec]] = {
     },
     "crazy": {
         "target": OptionSpec(_int(1, 10_000), 100, "the match ends after a round that brings a total here"),
-        "rounds": OptionSpec(_int(0, 1000), 0, "stop after this many rounds even below target (0: never)"),
+        "rounds": OptionSpec(_int(1, 1000), CRAZY_ROUNDS, "the match also ends after this many rounds"),
     },
 }
 
