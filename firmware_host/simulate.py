@@ -21,7 +21,11 @@ from .rules.match import Match
 from .rules.sight import sight_of
 
 MAX_ACTIONS_PER_ROUND = 1_000_000
+MAX_ROUND_SECONDS = 3600
+"""Simulated time a timed round may take; far beyond any real round, so reaching it is a stall."""
 _INSTANT_STEP_NS = 1_000_000  # instant bots' clock: one action a millisecond
+POLL_NS = 1_000_000_000
+"""A timed bot with nothing to do looks again this much later (as the daemon's bots do)."""
 
 
 class RoundStalled(RuntimeError):
@@ -50,21 +54,31 @@ def play_round(match: Match, bots: list[Bot], rng: random.Random) -> RoundStats:
 
 def _play_instant(match: Match, bots: list[Bot], sights: list[Any], rng: random.Random,
                   stats: RoundStats) -> None:
+    """Every action is stamped with the instant clock, so a joker's hold lapses as at the table;
+    when the round has something due (`deadline`) it is woken first."""
     rnd = match.round
     n = match.players
     apply = rnd.apply  # the match hears of the round's end through rnd.on_end
+    deadline = rnd.deadline
     draw = rng.random
     policies = [bot.policy(sight) for bot, sight in zip(bots, sights, strict=True)]
     limit = MAX_ACTIONS_PER_ROUND * _INSTANT_STEP_NS
     idle = 0
-    now = 0
+    now = _INSTANT_STEP_NS
     while rnd.result is None:
+        due = deadline()
+        if due is not None and due <= now:
+            rnd.wake(now)
+            continue
         seat = int(draw() * n)
         action = policies[seat](sights[seat], now)
         if action is None:
             idle += 1
             if idle > 50 * n:
-                raise RoundStalled(f"{match.game}: no bot can act, yet the round goes on")
+                if due is None:
+                    raise RoundStalled(f"{match.game}: no bot can act, yet the round goes on")
+                now = due  # nobody acts: time runs on to what is due
+                idle = 0
             continue
         idle = 0
         refusal = apply(action)
@@ -74,33 +88,45 @@ def _play_instant(match: Match, bots: list[Bot], sights: list[Any], rng: random.
             stats.refusal_reasons[refusal.reason.name.lower()] += 1
         if now > limit:
             raise RoundStalled(f"{match.game}: a round ran past {MAX_ACTIONS_PER_ROUND} actions")
-    stats.actions = now // _INSTANT_STEP_NS
+    stats.actions = now // _INSTANT_STEP_NS - 1
+    stats.sim_seconds = now / 1e9
 
 
 def _play_timed(match: Match, bots: list[Bot], sights: list[Any], stats: RoundStats) -> None:
+    """Bots on a simulated clock. A bot with nothing to do looks again `POLL_NS` later, so
+    none drops out; the round is woken when something is due."""
     rnd = match.round
-    queue: list[tuple[int, int, Any]] = []  # (lands at ns, seat, action)
+    queue: list[tuple[int, int, Any]] = []  # (lands at ns, seat, action or None for a look)
     now = 0
+    limit = MAX_ROUND_SECONDS * 1_000_000_000
 
     def decide(seat: int, at: int) -> None:
         action = bots[seat].choose(sights[seat], at)
-        if action is not None:
+        if action is None:
+            heapq.heappush(queue, (at + POLL_NS, seat, None))
+        else:
             lands = at + bots[seat].delay_ns(action)
             heapq.heappush(queue, (lands, seat, action._replace(ts=lands)))
 
     for seat in range(match.players):
         decide(seat, 0)
     while rnd.result is None:
-        if not queue:
-            raise RoundStalled(f"{match.game}: no bot can act, yet the round goes on")
+        due = rnd.deadline()
+        if due is not None and due <= queue[0][0]:
+            now = max(now, due)
+            rnd.wake(now)
+            continue
         now, seat, action = heapq.heappop(queue)
-        refusal = match.apply(action)
-        stats.actions += 1
-        if refusal is not None:
-            stats.refusals += 1
-            stats.refusal_reasons[refusal.reason.name.lower()] += 1
-        if stats.actions > MAX_ACTIONS_PER_ROUND:
-            raise RoundStalled(f"{match.game}: a round ran past {MAX_ACTIONS_PER_ROUND} actions")
+        if now > limit:
+            raise RoundStalled(f"{match.game}: a round ran past {MAX_ROUND_SECONDS} s of play")
+        if action is not None:
+            refusal = match.apply(action)
+            stats.actions += 1
+            if refusal is not None:
+                stats.refusals += 1
+                stats.refusal_reasons[refusal.reason.name.lower()] += 1
+            if stats.actions > MAX_ACTIONS_PER_ROUND:
+                raise RoundStalled(f"{match.game}: a round ran past {MAX_ACTIONS_PER_ROUND} actions")
         decide(seat, now)
     stats.sim_seconds = now / 1e9
 

@@ -87,7 +87,7 @@ class Match:
             rnd = DiceRound(self.players, DiceOptions(o["handicap"]), rng, **setup)
         elif self.game == "domino":
             assert self.resources.board is not None
-            opts_d = DominoOptions(o["tokens"], o["joker_hold_s"])
+            opts_d = DominoOptions(o["tokens"], o["joker_hold_s"], o["joker_wait_s"])
             setup.setdefault("aside", self.boards)
             rnd = DominoRound(self.players, opts_d, rng, self.resources.board, **setup)
         else:

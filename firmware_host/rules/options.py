@@ -113,6 +113,8 @@ SPECS: dict[str, dict[str, OptionSpec]] = {
         "layout": OptionSpec(_name, None, "board layout (default: the recommended one)"),
         "tokens": OptionSpec(_choice("recommended", "random"), "recommended", "where tokens start"),
         "joker_hold_s": OptionSpec(_float(0.0, 600.0), 5.0, "seconds a joker keeps its token reserved"),
+        "joker_wait_s": OptionSpec(_float(0.0, 600.0), 10.0,
+                                   "seconds the round waits for a joker when no card fits anywhere"),
         "keep_boards": OptionSpec(_bool, False, "player boards carry over to the next match"),
     },
     "crazy": {
