@@ -10,7 +10,14 @@ from firmware_host import simulate as simulate_mod
 from firmware_host.catalog import new_match
 from firmware_host.rules.codec import from_dict, to_dict
 from firmware_host.rules.common import Ending, Reason, Wake
-from firmware_host.rules.domino import Board, DiscardDomino, DominoCard, DominoColour, DominoOptions, DominoRound
+from firmware_host.rules.domino import (
+    Board,
+    DiscardDomino,
+    DominoCard,
+    DominoColour,
+    DominoOptions,
+    DominoRound,
+)
 from firmware_host.rules.options import CRAZY_ROUNDS, parse_options
 from firmware_host.simulate import make_bots, play_round, simulate
 
