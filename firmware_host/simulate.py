@@ -194,3 +194,75 @@ def simulate(
         "rounds_per_s": round(len(per_round) / elapsed, 1),
         "actions_per_s": round(actions / elapsed, 1),
     }
+
+
+# ---------------------------------------------------------------- the sweep
+
+_SWEEP_OPTIONS: dict[str, list[dict[str, Any]]] = {
+    "classic": [{}, {"recycle": "turn_over"}, {"pro_row": True}, {"descending": True},
+                {"alternate_colours": True}, {"stack_face_down": True},
+                {"pro_row": True, "stack_face_down": True, "alternate_colours": True},
+                {"recycle": "turn_over", "pro_row": True, "descending": True, "alternate_colours": True,
+                 "stack_face_down": True}],
+    "dice": [{}],
+    "domino": [{}, {"tokens": "random"}, {"joker_hold_s": 0.0}, {"joker_hold_s": 60.0, "joker_wait_s": 0.0},
+               {"tokens": "random", "joker_wait_s": 60.0}],
+    "crazy": [{}, {"target": 10}],
+}
+"""Per game: the option sets the sweep tries (defaults, each option alone, options together)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SweepCase:
+    game: str
+    players: int
+    options: dict[str, Any]
+    level: Level
+    seed: str
+
+    def command(self) -> str:
+        """The `table-host simulate` line that plays this case again."""
+        opts = "".join(f" --option {k}={'yes' if v is True else v}" for k, v in self.options.items())
+        return (f"table-host simulate --game {self.game} --players {self.players} --rounds 1 "
+                f"--seed {self.seed} --bots {self.level}{opts}")
+
+
+def sweep_cases(games: list[str], seeds: int, levels: list[Level] | None = None) -> list[SweepCase]:
+    """Every game, player count, option set and bot level, each for `seeds` seeds."""
+    from .rules.options import PLAYERS
+
+    out = []
+    for game in games:
+        lo, hi = PLAYERS[game]
+        for players in range(lo, hi + 1):
+            for i, options in enumerate(_SWEEP_OPTIONS[game]):
+                for level in levels or list(Level):
+                    for s in range(seeds):
+                        out.append(SweepCase(game, players, options, level, f"sweep{i}-{s}"))
+    return out
+
+
+def sweep(cases: list[SweepCase], progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+    """Play one round of each case; a stall or any exception is a failure, reported by its command."""
+    failures: list[dict[str, str]] = []
+    most_actions = 0
+    most_seconds = 0.0
+    started = time.perf_counter()
+    for n, case in enumerate(cases, 1):
+        try:
+            match = new_match(case.game, case.players, case.seed, dict(case.options))
+            bots = make_bots(case.players, case.level, case.seed)
+            stats = play_round(match, bots, random.Random(f"order/{case.seed}"))
+            most_actions = max(most_actions, stats.actions)
+            most_seconds = max(most_seconds, stats.sim_seconds)
+        except Exception as exc:
+            failures.append({"case": case.command(), "error": f"{type(exc).__name__}: {exc}"})
+        if progress is not None:
+            progress(n)
+    return {
+        "rounds": len(cases),
+        "failures": failures,
+        "most_actions": most_actions,
+        "most_game_seconds": round(most_seconds, 1),
+        "elapsed_s": round(time.perf_counter() - started, 1),
+    }
