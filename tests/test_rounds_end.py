@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import random
 
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from pytest import MonkeyPatch
 
 from firmware_host import simulate as simulate_mod
+from firmware_host.bots import Level
 from firmware_host.catalog import new_match
 from firmware_host.rules.codec import from_dict, to_dict
 from firmware_host.rules.common import Ending, Reason, Wake
@@ -18,8 +21,8 @@ from firmware_host.rules.domino import (
     DominoOptions,
     DominoRound,
 )
-from firmware_host.rules.options import CRAZY_ROUNDS, parse_options
-from firmware_host.simulate import make_bots, play_round, simulate
+from firmware_host.rules.options import CRAZY_ROUNDS, PLAYERS, parse_options
+from firmware_host.simulate import make_bots, play_round, simulate, sweep, sweep_cases
 
 K = DominoCard.parse
 S = 1_000_000_000
@@ -106,3 +109,46 @@ def test_a_timed_bot_with_nothing_to_do_is_asked_again(monkeypatch: MonkeyPatch)
     monkeypatch.setattr(simulate_mod, "MAX_ACTIONS_PER_ROUND", 100_000)
     report = simulate("classic", 5, 2, "fz0-170", {"pro_row": "yes", "stack_face_down": "yes"}, "easy")
     assert len(report["rounds"]) == 2
+
+
+# ---------------------------------------------------------------- the property
+
+OPTION_VALUES: dict[str, dict[str, list[object]]] = {
+    "classic": {"recycle": ["shuffle", "turn_over"], "pro_row": [False, True], "descending": [False, True],
+                "alternate_colours": [False, True], "stack_face_down": [False, True]},
+    "dice": {},
+    "domino": {"tokens": ["recommended", "random"], "joker_hold_s": [0.0, 5.0, 60.0],
+               "joker_wait_s": [0.0, 10.0, 60.0]},
+    "crazy": {"target": [10, 100]},
+}
+MOST_ACTIONS = 200_000
+MOST_SECONDS = 1_800
+
+
+@st.composite
+def cases(draw: st.DrawFn) -> tuple[str, int, dict[str, object], str, int]:
+    game = draw(st.sampled_from(sorted(PLAYERS)))
+    lo, hi = PLAYERS[game]
+    players = draw(st.integers(lo, hi))
+    options = {name: draw(st.sampled_from(values)) for name, values in OPTION_VALUES[game].items()}
+    level = draw(st.sampled_from([lv.value for lv in Level]))
+    return game, players, options, level, draw(st.integers(0, 10**6))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cases())
+def test_every_round_ends_within_bounded_actions_and_time(case: tuple[str, int, dict[str, object], str, int]
+                                                          ) -> None:
+    game, players, options, level, seed = case
+    match = new_match(game, players, seed, options)
+    stats = play_round(match, make_bots(players, level, seed), random.Random(seed))
+    assert match.round.result is not None
+    assert stats.actions <= MOST_ACTIONS and stats.sim_seconds <= MOST_SECONDS
+
+
+def test_a_sample_of_the_sweep_finishes_with_no_stall_and_no_traceback() -> None:
+    """The whole sweep is `table-host simulate --sweep` (docs/rules-engine.md); here a sample of it."""
+    cases_ = sweep_cases(sorted(PLAYERS), 1)
+    sample = random.Random(12).sample(cases_, 40)
+    report = sweep(sample)
+    assert report["failures"] == [] and report["rounds"] == 40
