@@ -64,6 +64,7 @@ class Reason(StrEnum):
     NO_SUCH_TOKEN = "no such token"
     ALREADY_VOTED = "already voted"
     NOT_DUE = "nothing is due"
+    FITS = "it fits: put it down"
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +82,9 @@ class Refusal:
 
     def __str__(self) -> str:
         text = str(self.reason)
-        if self.by_seat is not None and self.delta_ns is not None:
+        if self.by_seat is not None and self.delta_ns is not None and self.delta_ns < 0:
+            text += f" (seat {self.by_seat + 1} won the tie, pressed {-self.delta_ns / 1e6:.1f} ms after you)"
+        elif self.by_seat is not None and self.delta_ns is not None:
             text += f" (seat {self.by_seat + 1} was {self.delta_ns / 1e6:.1f} ms earlier)"
         elif self.detail:
             text += f" ({self.detail})"
@@ -89,6 +92,8 @@ class Refusal:
 
     def short(self) -> str:
         """At most about 24 characters, for a 128-pixel seat screen."""
+        if self.by_seat is not None and self.delta_ns is not None and self.delta_ns < 0:
+            return f"too late, seat {self.by_seat + 1} won tie"
         if self.by_seat is not None and self.delta_ns is not None:
             return f"too late, seat {self.by_seat + 1} +{self.delta_ns / 1e6:.1f}ms"
         return str(self.reason)
@@ -117,8 +122,12 @@ class Taken(NamedTuple):
 
 
 def too_late_or(reason: Reason, taken: Taken | None, seat: Seat, ts: int) -> Refusal:
-    """A lost race reads "too late"; anything else keeps its own reason."""
-    if taken is not None and taken.seat != seat and 0 <= ts - taken.ts <= RECENT_NS:
+    """A lost race reads "too late"; anything else keeps its own reason.
+
+    The spot may have gone to a press stamped *after* this one: the arbiter drew
+    a tie the other way, or this press reached it late. That is a lost race too
+    (a negative `delta_ns`), never "doesn't fit"."""
+    if taken is not None and taken.seat != seat and -RECENT_NS <= ts - taken.ts <= RECENT_NS:
         return Refusal(Reason.TOO_LATE, by_seat=taken.seat, delta_ns=ts - taken.ts)
     return Refusal(reason)
 

@@ -137,7 +137,7 @@ class PlayJoker(NamedTuple):
 
 
 class DiscardDomino(NamedTuple):
-    """The top card does not fit (or the player passes it): onto the discard pile."""
+    """The top card fits nowhere this seat may place it now: onto the discard pile."""
 
     seat: Seat
     ts: int = 0
@@ -271,8 +271,15 @@ class DominoRound(RoundBase):
             found = self._placements_seen[key] = tuple(self._placements(seat, card, None))
         return iter(found)
 
+    def owed(self, seat: Seat) -> list[int]:
+        """Tokens this seat blocked: its next card must move one of them (rulebook 002)."""
+        return [i for i, tok in enumerate(self.tokens) if tok.blocked_for == seat]
+
     def _placements(self, seat: Seat, card: DominoCard, ts: int | None) -> Iterator[PlaceDomino]:
+        owed = self.owed(seat)
         for i, tok in enumerate(self.tokens):
+            if owed and i not in owed:
+                continue
             if tok.blocked_for is not None:
                 if tok.blocked_for in (seat, ANY_SEAT):
                     for near, far in self.free_pairs():
@@ -300,9 +307,13 @@ class DominoRound(RoundBase):
             return
         top = self.top_card(seat)
         if top is not None:
-            yield from self.placements(seat, top, ts)
-            yield DiscardDomino(seat)
-        if self.seats[seat].jokers:
+            fits = False
+            for place in self.placements(seat, top, ts):
+                fits = True
+                yield place
+            if not fits:
+                yield DiscardDomino(seat)
+        if self.seats[seat].jokers and not self.owed(seat):
             for i, tok in enumerate(self.tokens):
                 if not self._reserved_against(tok, seat, ts):
                     for sq in self.joker_squares(i):
@@ -315,6 +326,11 @@ class DominoRound(RoundBase):
 
     def _discard(self, action: DiscardDomino) -> Refusal | None:
         st = self.seats[action.seat]
+        if not st.hand:
+            return Refusal(Reason.NOT_HELD, "no card turned up")
+        place = next(self.placements(action.seat, st.hand[-1], action.ts), None)
+        if place is not None:  # the rulebook: a card that matches is put down
+            return Refusal(Reason.FITS, f"token {place.token + 1}")
         st.discard.append(st.hand.pop())
         self._turn_over_if_empty(st)
         return None
@@ -323,6 +339,9 @@ class DominoRound(RoundBase):
         if not 0 <= token < TOKENS:
             return Refusal(Reason.NO_SUCH_TOKEN)
         tok = self.tokens[token]
+        owed = self.owed(seat)
+        if owed and token not in owed:
+            return Refusal(Reason.BLOCKED, f"move token {owed[0] + 1} first")
         if tok.blocked_for not in (None, seat, ANY_SEAT):
             return Refusal(Reason.BLOCKED, f"seat {tok.blocked_for + 1} must free it")
         if self._reserved_against(tok, seat, ts):
@@ -352,8 +371,11 @@ class DominoRound(RoundBase):
         self.covered[near] = (seat, card)
         self.covered[far] = (seat, card)
         tok.square = far
-        tok.reserved_by = None
         tok.blocked_for = None
+        for other in self.tokens:  # a joker holds its token only until its player's next card
+            if other.reserved_by == seat:
+                other.reserved_by = None
+        tok.reserved_by = None
         self._taken[token] = Taken(seat, ts)
         self._placements_seen.clear()
         st.hand.pop()
@@ -468,17 +490,20 @@ class DominoRound(RoundBase):
             return
         if any(self.can_place_any(seat, st.held()) for seat, st in enumerate(self.seats)):
             return
-        for seat, st in enumerate(self.seats):
-            if st.jokers and self.joker_route(seat, st.held()) is not None:
-                self.waiting_since = ts
-                return
+        if any(self._joker_helps(seat) for seat in range(self.players)):
+            self.waiting_since = ts
+            return
         self._no_placement()
+
+    def _joker_helps(self, seat: Seat) -> bool:
+        """A joker this seat may play would open a place for one of its cards (a seat that owes
+        a blocked token may play no joker before moving it)."""
+        st = self.seats[seat]
+        return bool(st.jokers) and not self.owed(seat) and self.joker_route(seat, st.held()) is not None
 
     def joker_needed(self, seat: Seat) -> bool:
         """Is the round waiting for a joker this seat could play (its screen says so)?"""
-        st = self.seats[seat]
-        return (self.waiting_since is not None and st.jokers > 0
-                and self.joker_route(seat, st.held()) is not None)
+        return self.waiting_since is not None and self._joker_helps(seat)
 
     def deadline(self) -> int | None:
         due = [t.reserved_until for t in self.tokens if t.reserved_by is not None]
