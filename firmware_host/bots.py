@@ -140,9 +140,10 @@ class Bot:
             chosen = self.rng.choice(options) if len(options) > 1 else options[0]
             return self._played(chosen._replace(ts=now_ns))
         # Jokers are scarce: only after a whole pass through the hand found nothing
-        # (two passes for an easy bot, which is slow to think of them).
+        # (two passes for an easy bot, which is slow to think of them), or when the
+        # screen says the round waits for one.
         passes = 2 if self.level == Level.EASY else 1
-        if s.jokers() and self._fruitless > passes * s.held():
+        if s.jokers() and (self._fruitless > passes * s.held() or s.joker_needed()):
             joker = s.joker_for_top(now_ns)
             if joker is not None:
                 return self._played(joker._replace(ts=now_ns))

@@ -152,3 +152,15 @@ def test_a_sample_of_the_sweep_finishes_with_no_stall_and_no_traceback() -> None
     sample = random.Random(12).sample(cases_, 40)
     report = sweep(sample)
     assert report["failures"] == [] and report["rounds"] == 40
+
+
+def test_a_bot_plays_the_joker_the_round_waits_for() -> None:
+    """Its screen says UP: JOKER; a bot should not discard its way past the wait."""
+    from firmware_host.bots import Bot
+    from firmware_host.rules.domino import PlayJoker
+    from firmware_host.rules.sight import DominoSight
+
+    rnd = _waiting_round()
+    action = Bot("easy", random.Random(1)).choose(DominoSight(rnd, 0), 2 * S)
+    assert isinstance(action, PlayJoker) and action.ts == 2 * S
+    assert rnd.apply(action) is None
