@@ -164,3 +164,14 @@ def test_a_bot_plays_the_joker_the_round_waits_for() -> None:
     action = Bot("easy", random.Random(1)).choose(DominoSight(rnd, 0), 2 * S)
     assert isinstance(action, PlayJoker) and action.ts == 2 * S
     assert rnd.apply(action) is None
+
+
+def test_a_match_replays_a_round_that_time_ended() -> None:
+    from firmware_host.rules.match import Match, Resources
+
+    b = _waiting_round().board
+    setup = {"hands": [[K("RB")], [K("RB")]], "jokers": [1, 0]}
+    match = Match("domino", 2, 5, {"rounds": 2}, Resources(board=b), setup=setup)
+    assert match.round.wake(10 * S) and match.rounds_played == 1
+    again = Match.replay("domino", 2, 5, {"rounds": 2}, match.journal, Resources(board=b), {0: setup})
+    assert again.results == match.results and again.journal == match.journal
