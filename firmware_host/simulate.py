@@ -229,13 +229,19 @@ class SweepCase:
 
 def sweep_cases(games: list[str], seeds: int, levels: list[Level] | None = None) -> list[SweepCase]:
     """Every game, player count, option set and bot level, each for `seeds` seeds."""
+    from .catalog import board_for, layouts
     from .rules.options import PLAYERS
 
     out = []
     for game in games:
         lo, hi = PLAYERS[game]
         for players in range(lo, hi + 1):
-            for i, options in enumerate(_SWEEP_OPTIONS[game]):
+            sets = list(_SWEEP_OPTIONS[game])
+            if game == "domino":  # the other layouts for this many players, besides the recommended one
+                usual = board_for(players).name
+                sets += [{"layout": name} for name, (_, counts, _) in layouts().items()
+                         if players in counts and name != usual]
+            for i, options in enumerate(sets):
                 for level in levels or list(Level):
                     for s in range(seeds):
                         out.append(SweepCase(game, players, options, level, f"sweep{i}-{s}"))

@@ -10,7 +10,7 @@ from pytest import MonkeyPatch
 
 from firmware_host import simulate as simulate_mod
 from firmware_host.bots import Level
-from firmware_host.catalog import new_match
+from firmware_host.catalog import layouts, new_match
 from firmware_host.rules.codec import from_dict, to_dict
 from firmware_host.rules.common import Ending, Reason, Wake
 from firmware_host.rules.domino import (
@@ -131,6 +131,9 @@ def cases(draw: st.DrawFn) -> tuple[str, int, dict[str, object], str, int]:
     lo, hi = PLAYERS[game]
     players = draw(st.integers(lo, hi))
     options = {name: draw(st.sampled_from(values)) for name, values in OPTION_VALUES[game].items()}
+    if game == "domino":
+        options["layout"] = draw(st.sampled_from(sorted(n for n, (_, counts, _) in layouts().items()
+                                                        if players in counts)))
     level = draw(st.sampled_from([lv.value for lv in Level]))
     return game, players, options, level, draw(st.integers(0, 10**6))
 
