@@ -68,7 +68,8 @@ def _play_instant(match: Match, bots: list[Bot], sights: list[Any], rng: random.
     while rnd.result is None:
         due = deadline()
         if due is not None and due <= now:
-            rnd.wake(now)
+            if not rnd.wake(now) or rnd.deadline() == due:
+                raise RoundStalled(f"{match.game}: waking the round at its deadline changed nothing")
             continue
         seat = int(draw() * n)
         action = policies[seat](sights[seat], now)
@@ -114,7 +115,8 @@ def _play_timed(match: Match, bots: list[Bot], sights: list[Any], stats: RoundSt
         due = rnd.deadline()
         if due is not None and due <= queue[0][0]:
             now = max(now, due)
-            rnd.wake(now)
+            if not rnd.wake(now) or rnd.deadline() == due:
+                raise RoundStalled(f"{match.game}: waking the round at its deadline changed nothing")
             continue
         now, seat, action = heapq.heappop(queue)
         if now > limit:
