@@ -75,7 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
     sc.add_argument("--json", action="store_true")
 
     bench = sub.add_parser("bench", help="print performance figures")
-    bench.add_argument("which", choices=("engine", "arbitration", "display", "daemon", "all"))
+    bench.add_argument("which", choices=("engine", "arbitration", "display", "daemon", "faults", "all"))
     bench.add_argument("--json", action="store_true")
     bench.add_argument("--rounds", type=int, default=3000, help="engine: rounds to time")
     bench.add_argument("--pairs", type=int, default=1_000_000, help="arbitration: contested pairs")
@@ -84,6 +84,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="arbitration: busy processes running beside the real-time run")
     bench.add_argument("--decisions", type=int, default=1500, help="display: decisions per game")
     bench.add_argument("--idle", type=float, default=10.0, help="daemon: seconds measured idle")
+    bench.add_argument("--kills", type=int, default=120, help="faults: SIGKILLs at random moments")
+    bench.add_argument("--configs", type=int, default=400, help="faults: broken configurations tried")
     return p
 
 
@@ -232,6 +234,8 @@ def _bench(args: argparse.Namespace) -> int:
         _fail("--rounds, --pairs, --seconds and --decisions must be positive")
     if not 0 <= args.load <= 64:
         _fail("--load must be 0 to 64 busy processes")
+    if args.kills < 1 or args.configs < 1:
+        _fail("--kills and --configs must be positive")
     figures: dict[str, Any] = {}
     text = []
     if args.which in ("engine", "all"):
@@ -248,6 +252,11 @@ def _bench(args: argparse.Namespace) -> int:
     if args.which in ("daemon", "all"):
         figures["daemon"] = bench.bench_daemon(args.idle)
         text.append(bench.daemon_text(figures["daemon"]))
+    if args.which in ("faults", "all"):
+        from . import faults
+
+        figures["faults"] = faults.bench_faults(args.kills, args.configs)
+        text.append(faults.faults_text(figures["faults"]))
     _emit(figures, args.json, "\n".join(text))
     return 0
 
