@@ -7,6 +7,7 @@ through the real match layer; `expect` fields turn a scenario into a check.
 
 from __future__ import annotations
 
+import math
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -16,11 +17,12 @@ from typing import Any
 from .catalog import new_match
 from .rules.classic import Card, Deal
 from .rules.codec import from_dict, to_dict
-from .rules.common import Refusal, RulesError
+from .rules.common import Refusal, RulesError, is_digits, is_whole
 from .rules.crazy import CrazyCard, CrazyColour, CrazyRound, CrazySetup, DiscardCrazy, PlayCrazy
 from .rules.dice import Die, DieColour
 from .rules.domino import DominoCard
 from .rules.match import Match
+from .rules.options import SPECS, check_game, parse_options
 
 TOP_KEYS = {"game", "players", "seed", "names", "options", "round", "expect_totals",
             "expect_winners", "title", "source"}
@@ -53,6 +55,30 @@ class ActionReport:
         return out
 
 
+def _numbered_from_one(state: dict[str, Any]) -> dict[str, Any]:
+    """A round snapshot as people number things: piles and seats from 1."""
+    out = dict(state)
+    piles = []
+    for pile in state.get("piles", []):
+        pile = dict(pile)
+        if "id" in pile:
+            pile["id"] += 1
+        for key in ("owners", "players"):
+            if key in pile:
+                pile[key] = [s + 1 for s in pile[key]]
+        piles.append(pile)
+    if "piles" in state:
+        out["piles"] = piles
+    if "stuck_votes" in state:
+        out["stuck_votes"] = [s + 1 for s in state["stuck_votes"]]  # type: ignore[union-attr]
+    if "tokens" in state:
+        out["tokens"] = [{k: (v + 1 if k in ("reserved_by", "blocked_for") and v is not None and v >= 0
+                              else v) for k, v in t.items()} for t in state["tokens"]]
+    if "covered" in state:
+        out["covered"] = [[sq, seat + 1, card] for sq, seat, card in state["covered"]]
+    return out
+
+
 def _seats_from_one(d: dict[str, Any]) -> dict[str, Any]:
     if "by_seat" in d:
         d["by_seat"] += 1
@@ -78,7 +104,7 @@ class ScenarioRun:
             "names": self.names,
             **summary,
             "actions": [a.to_dict() for a in self.actions],
-            "final_state": self.states[-1] if self.states else {},
+            "final_state": _numbered_from_one(self.states[-1]) if self.states else {},
             "expectations_failed": self.failures,
         }
 
@@ -167,7 +193,7 @@ def _classic_setup(rnd: dict[str, Any], players: int, where: str) -> dict[str, A
             cards = []
             for i, token in enumerate(_list(pile, w)):
                 seat_text, sep, card_text = str(token).partition(":")
-                if not sep or not seat_text.isdigit():
+                if not sep or not is_digits(seat_text):
                     raise _fail(f"{w}[{i}]", f"write seat:card, e.g. 1:R5, not {token!r}")
                 seat = _seat_no(int(seat_text), players, f"{w}[{i}]")
                 try:
@@ -200,7 +226,7 @@ def _dice_setup(rnd: dict[str, Any], players: int, where: str) -> dict[str, Any]
                 colour = DieColour[name.upper()]
             except KeyError:
                 raise _fail(f"{where}.board", f"unknown colour {name!r}") from None
-            if not isinstance(n, int) or not 0 <= n <= 6:
+            if not is_whole(n) or not 0 <= n <= 6:
                 raise _fail(f"{where}.board.{name}", "placed faces must be 0 to 6")
             faces[colour] = n
         setup["board"] = faces
@@ -219,7 +245,7 @@ def _domino_setup(rnd: dict[str, Any], players: int, where: str) -> dict[str, An
     if tokens is not None:
         squares = []
         for i, sq in enumerate(_list(tokens, f"{where}.tokens")):
-            if not (isinstance(sq, list) and len(sq) == 2 and all(isinstance(x, int) for x in sq)):
+            if not (isinstance(sq, list) and len(sq) == 2 and all(is_whole(x) for x in sq)):
                 raise _fail(f"{where}.tokens[{i}]", "a square is [row, column]")
             squares.append((sq[0], sq[1]))
         setup["tokens"] = squares
@@ -234,8 +260,8 @@ def _domino_setup(rnd: dict[str, Any], players: int, where: str) -> dict[str, An
                 raise _fail(f"{w}.hand", f"a player has each card once: {', '.join(sorted(dupes))}")
             hands.append(hand[::-1])
             n = seat.get("jokers", 2)
-            if not isinstance(n, int) or not 0 <= n <= 2:
-                raise _fail(f"{w}.jokers", "0 to 2 jokers")
+            if not is_whole(n) or not 0 <= n <= 2:
+                raise _fail(f"{w}.jokers", f"0 to 2 jokers, not {n!r}")
             jokers.append(n)
         setup["hands"] = hands
         setup["jokers"] = jokers
@@ -252,7 +278,7 @@ def _crazy_spec(text: str) -> tuple[CrazyColour | None, int, str | None]:
             break
     if t == "*":
         return colour, 0, None
-    if t[:1].isdigit() and 1 <= int(t[0]) <= 5 and len(t) <= 2:
+    if is_digits(t[:1]) and 1 <= int(t[0]) <= 5 and len(t) <= 2:
         style = t[1].lower() if len(t) == 2 else None
         if style is not None and style not in "ptdwf":
             raise RulesError(f"unknown style letter in {text!r} (p t d w f)")
@@ -327,7 +353,18 @@ def _run(data: dict[str, Any], name: str) -> ScenarioRun:
     rounds = data.get("round", [])
     if not isinstance(rounds, list) or not rounds:
         raise _fail(name, "no [[round]] given")
-    options = {"rounds": len(rounds), **options} if game != "crazy" else options
+    try:
+        check_game(game, players)  # before anything is built per player: players may be 10**17
+    except RulesError as exc:
+        raise _fail(f"{name}.{'players' if game in SPECS else 'game'}", str(exc)) from None
+    # Ligretto and Domino: as many rounds as the file has; Dice keeps its 3 per player and
+    # Crazy its target unless the file's options say otherwise.
+    options = {"rounds": len(rounds), **options} if game in ("classic", "domino") else options
+    for key, value in options.items():  # each option on its own, so the error names its line
+        try:
+            parse_options(game, players, {key: value})
+        except RulesError as exc:
+            raise _fail(f"{name}.options.{key}", str(exc)) from None
     names = data.get("names") or [f"seat {i + 1}" for i in range(players)]
     if not isinstance(names, list) or len(names) != players:
         raise _fail(f"{name}.names", f"give {players} names")
@@ -381,7 +418,7 @@ def _run_actions(match: Match, actions: Any, where: str, r: int, players: int,
         if not isinstance(a, dict):
             raise _fail(w, "expected a table like {at_ms = 1.5, seat = 1, do = \"play\", card = \"R1\"}")
         at = a.get("at_ms", 0.0)
-        if not isinstance(at, int | float) or isinstance(at, bool) or at < 0:
+        if not isinstance(at, int | float) or isinstance(at, bool) or not math.isfinite(at) or at < 0:
             raise _fail(f"{w}.at_ms", f"a time in milliseconds, not {at!r}")
         seat = _seat_no(a.get("seat"), players, f"{w}.seat")
         expect = a.get("expect")
@@ -400,6 +437,8 @@ def _run_actions(match: Match, actions: Any, where: str, r: int, players: int,
         refusal = match.apply(action)
         shown = to_dict(action)
         shown["seat"] = seat + 1
+        if shown.get("pile") is not None:
+            shown["pile"] += 1  # as written in the file
         shown.pop("ts", None)
         report = ActionReport(r + 1, at, seat + 1, shown, refusal, expect)
         result.actions.append(report)
@@ -423,6 +462,11 @@ def _crazy_action(match: Match, raw: dict[str, Any]) -> PlayCrazy | DiscardCrazy
     if card is None:
         card = CrazyCard(CrazyColour(colour if colour is not None else seat), value, "?", -1)
     do = raw.get("do")
+    allowed = {"do", "seat", "ts", "card"} | ({"pile", "value"} if do == "play" else set())
+    unknown = sorted(set(raw) - allowed)
+    if unknown and do in ("play", "discard"):
+        raise RulesError(f"unknown field {unknown[0]!r} in a {do} action (known: "
+                         f"{', '.join(sorted(allowed - {'do', 'ts'}))})")
     if do == "discard":
         return DiscardCrazy(seat, card, raw["ts"])
     if do != "play":
@@ -431,7 +475,7 @@ def _crazy_action(match: Match, raw: dict[str, Any]) -> PlayCrazy | DiscardCrazy
     if pile is not None and (not isinstance(pile, int) or isinstance(pile, bool)):
         raise RulesError("'pile' is a pile number (from 1), or leave it out to start a pile")
     value_as = raw.get("value")
-    if value_as is not None and not isinstance(value_as, int):
+    if value_as is not None and not is_whole(value_as):
         raise RulesError("'value' is what a Crazy card counts as")
     return PlayCrazy(seat, card, None if pile is None else pile - 1, value_as, raw["ts"])
 
@@ -462,9 +506,35 @@ _HEADER = re.compile(r"^[ \t]*\[\[[ \t]*(round(?:\.(\w+))?)\s*\]\]", re.MULTILIN
 _PLACE = re.compile(r"round\[(\d+)\](?:\.(\w+)\[(\d+)\])?")
 
 
+_TOP = re.compile(r"\.(players|game|options)(?:\.(\w+))?:")
+
+
+def _top_line(text: str, key: str, option: str | None) -> int | None:
+    """The line of a top-level key, or of an option in `options = {...}` or `[options]`."""
+    section = ""
+    for n, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        if stripped.startswith("["):
+            section = stripped.strip("[] \t")
+            continue
+        if option is None and not section and re.match(rf"{key}\s*=", stripped):
+            return n
+        if option is not None:
+            if section == "options" and re.match(rf"{option}\s*=", stripped):
+                return n
+            if not section and stripped.startswith("options") and re.search(rf"\b{option}\s*=", stripped):
+                return n
+    return None
+
+
 def locate(text: str, message: str) -> str:
     """Add the line to a message that names a place like round[1].actions[3], when that
-    place was written as a [[round]] / [[round.actions]] table of its own."""
+    place was written as a [[round]] / [[round.actions]] table of its own, or a top-level
+    key such as players or an option."""
+    top = _TOP.search(message)
+    if top is not None:
+        line = _top_line(text, top[1], top[2])
+        return message if line is None else f"{message} (line {line})"
     found = _PLACE.search(message)
     if found is None:
         return message

@@ -161,7 +161,12 @@ class Table:
             raise RulesError(f"{self.game} needs {lo} to {hi} players, {self.players} joined")
         if self.players > self.seats:
             raise RulesError(f"{self.players} players, but only {self.seats} seats are wired")
-        self.match = new_match(self.game, self.players, f"{self.seed}/{self.matches_played}", self.options)
+        before = self.match
+        kept = None  # Domino keep_boards: the last match's player boards, same players, same game
+        if before is not None and before.game == self.game and before.players == self.players:
+            kept = before.boards_for_next_match()
+        self.match = new_match(self.game, self.players, f"{self.seed}/{self.matches_played}", self.options,
+                               boards=kept)
         self.matches_played += 1
         self.referee = Referee(self.match, Arbiter(self.window_ns, self.epsilon_ns, self.seed),
                                log=self._note)

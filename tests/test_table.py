@@ -156,3 +156,29 @@ def test_the_table_wakes_a_domino_round_that_waits_in_vain_for_a_joker(box) -> N
     table.tick(10 * S + table.window_ns)
     assert rnd.result.ending is Ending.NO_PLACEMENT and table.phase is Phase.ROUND_RESULT
     assert table.take_wakes() == [Wake(10 * S + table.window_ns)] and table.take_wakes() == []
+
+
+def test_keep_boards_carries_the_domino_player_boards_into_the_next_match(box) -> None:
+    import random
+
+    from firmware_host.simulate import make_bots, play_round
+
+    table, tap = box
+    table.new("domino", {"rounds": 1, "keep_boards": "yes"})
+    tap(0, "slap", 1 * S)
+    tap(1, "slap", 2 * S)
+    table.start(3 * S)
+    table.tick(6 * S)
+    match = table.match
+    play_round(match, make_bots(2, "instant", 0), random.Random(0))  # bots drive pins in the daemon
+    ts = 7 * S
+    table.tick(ts)
+    assert table.phase is Phase.MATCH_RESULT
+    boards = [list(b) for b in match.boards]
+    assert any(boards)
+    table.tick(ts + 31 * S)
+    assert table.phase is Phase.LOBBY
+    table.start(ts + 32 * S)
+    assert table.match is not match and table.match.boards == boards
+    for seat, st in enumerate(table.match.round.seats):
+        assert len(st.hand) == 15 - len(boards[seat])

@@ -37,6 +37,16 @@ class TableColour(IntEnum):
         return None
 
 
+def is_digits(text: str) -> bool:
+    """ASCII digits only: `str.isdigit` also takes "²", which `int` refuses."""
+    return text.isascii() and text.isdigit()
+
+
+def is_whole(value: object) -> bool:
+    """An int that is not a bool (JSON and TOML `true` must never count as 1)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 class RulesError(ValueError):
     """Set-up or options that no round can be built from (bad player count, bad deck)."""
 
@@ -65,6 +75,7 @@ class Reason(StrEnum):
     ALREADY_VOTED = "already voted"
     NOT_DUE = "nothing is due"
     FITS = "it fits: put it down"
+    OFF_BOARD = "not on the board"
 
 
 @dataclass(frozen=True, slots=True)

@@ -362,6 +362,9 @@ class DominoRound(RoundBase):
         tok = self.tokens[token]
         if far not in set(neighbours(near)):
             return Refusal(Reason.NO_FIT, "the halves must touch")
+        off = [sq for sq in (near, far) if sq not in self.board.colours]
+        if off:
+            return Refusal(Reason.OFF_BOARD, f"square {list(off[0])}")
         if not (self.free(near) and self.free(far)):
             return too_late_or(Reason.SQUARE_TAKEN, self._taken.get(token), seat, ts)
         if tok.blocked_for is None and tok.square not in set(neighbours(near)):
@@ -404,6 +407,8 @@ class DominoRound(RoundBase):
             return Refusal(Reason.BLOCKED, "place a card anywhere first")
         if square not in set(neighbours(tok.square)):
             return too_late_or(Reason.NOT_ADJACENT, self._taken.get(token), seat, ts)
+        if square not in self.board.colours:
+            return Refusal(Reason.OFF_BOARD, f"square {list(square)}")
         if not self.free(square):
             return too_late_or(Reason.SQUARE_TAKEN, self._taken.get(token), seat, ts)
         st.jokers -= 1

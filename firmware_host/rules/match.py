@@ -151,6 +151,12 @@ class Match:
                     or self.rounds_played >= self.options["rounds"])
         return self.rounds_played >= self.options["rounds"]
 
+    def boards_for_next_match(self) -> list[list[DominoCard]] | None:
+        """Domino with `keep_boards`, once over: the player boards the next match starts from."""
+        if self.game != "domino" or not self.options["keep_boards"] or not self.is_over:
+            return None
+        return [list(b) for b in self.boards]
+
     @property
     def winners(self) -> tuple[Seat, ...]:
         """Seats sharing the highest total (only meaningful once the match is over)."""

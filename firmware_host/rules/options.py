@@ -36,7 +36,7 @@ def _bool(value: Any) -> bool:
 
 def _int(lo: int, hi: int) -> Callable[[Any], int]:
     def parse(value: Any) -> int:
-        if isinstance(value, bool):
+        if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
             raise ValueError("expected a whole number")
         try:
             n = int(value)
@@ -51,6 +51,8 @@ def _int(lo: int, hi: int) -> Callable[[Any], int]:
 
 def _float(lo: float, hi: float) -> Callable[[Any], float]:
     def parse(value: Any) -> float:
+        if isinstance(value, bool):
+            raise ValueError("expected a number")
         try:
             x = float(value)
         except (TypeError, ValueError):
@@ -75,6 +77,8 @@ def _choice(*choices: str) -> Callable[[Any], str]:
 def _counts(value: Any) -> tuple[int, ...]:
     items = value if isinstance(value, list | tuple) else str(value).replace(" ", "").split(",")
     try:
+        if any(isinstance(x, bool | float) for x in items):
+            raise ValueError
         counts = tuple(int(x) for x in items if str(x) != "")
     except ValueError:
         raise ValueError("expected dice counts per seat, e.g. 7,7,5,5") from None
