@@ -28,7 +28,7 @@ from typing import Any
 
 from . import paths
 from .config import TableConfig
-from .displays.oled import DisplaySpec, hardware_opener, recording_opener
+from .displays.oled import DisplaySpec, RecordingInterface, hardware_opener, recording_opener
 from .inputs.mcp23017 import Bus
 from .inputs.pins import EmulatedButtons, TimedMockPin
 
@@ -248,13 +248,15 @@ class EmulatedBoard(Board):
         self.presser = EmulatedButtons(config.inputs, self.factory)
         self._led_dir = tempfile.TemporaryDirectory(prefix="table-led-")
         self.led = EmulatedLedController(self._led_dir.name, config.centre.width, config.centre.height)
+        self.screens: dict[int, RecordingInterface] = {}
+        """Each seat's emulated OLED bus, by seat (0-based): a test unplugs one with `fail`."""
 
     def i2c(self, bus: int) -> Bus:
         assert self.presser is not None
         return self.presser.buses[bus]
 
     def screen_opener(self, config: TableConfig) -> Callable[[DisplaySpec], Any]:
-        return recording_opener({})
+        return recording_opener(self.screens)
 
     def led_port(self, config: TableConfig) -> str:
         return str(self.led.path)

@@ -412,15 +412,37 @@ def parse_config(data: dict[str, Any], source: str = "table.toml", text: str = "
     return cfg
 
 
+MAX_CONFIG_BYTES = 1 << 20
+"""A wiring file is a few kB; anything past a MiB is not one (and is not read whole)."""
+
+
 def load_config(path: str | Path) -> TableConfig:
+    """Whatever bytes the file holds, the answer is a configuration or a ConfigError naming
+    the problem: a daemon reloading it must never die of it (docs/daemon.md)."""
     p = Path(path)
     try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
+        with open(p, "rb") as f:
+            raw = f.read(MAX_CONFIG_BYTES + 1)
     except OSError as exc:
         raise ConfigError([f"{p}: cannot read: {exc.strerror or exc}"]) from None
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ConfigError([f"{p}: larger than {MAX_CONFIG_BYTES} bytes: not a configuration file"])
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise ConfigError([f"{p}:{line}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset "
+                           f"{exc.start})"]) from None
+    try:
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError([f"{p}: {exc}"]) from None
-    return parse_config(data, p.name, p.read_text(encoding="utf-8"))
+    except RecursionError:
+        raise ConfigError([f"{p}: arrays or tables nested too deeply"]) from None
+    try:
+        return parse_config(data, p.name, text)
+    except RecursionError:
+        raise ConfigError([f"{p}: arrays or tables nested too deeply"]) from None
 
 
 WIRING = Path(__file__).parent / "data" / "wiring"  # = hardware/wiring/

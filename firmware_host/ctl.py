@@ -3,6 +3,7 @@
     tablectl status                  tablectl new dice [handicap=7,7,5,5 ...]
     tablectl start | abort | next    tablectl bots 2 [--level hard]
     tablectl scores | history | seats
+    tablectl selftest [--probe] [--seats 1,3] [--timeout S] | selftest --abort | selftest --report
 
 Human output by default, `--json` for scripts (one JSON object). Exit 0 when
 the table did it, 1 when it refused or is not running, 2 for a bad command line.
@@ -75,7 +76,79 @@ def build_parser() -> argparse.ArgumentParser:
     config.add_argument("arg", nargs="?", help="check: a file to check; get/set: a dotted key")
     config.add_argument("value", nargs="?", help="set: the new value, as TOML (4.5, true, \"text\")")
     config.add_argument("--file", help="set: the configuration file (default: the daemon's)")
+    test = sub.add_parser("selftest", help="is the box wired right? probe every part, then walk the seats")
+    test.add_argument("--probe", action="store_true", help="the parts only, no walk (scripts, CI)")
+    test.add_argument("--seats", type=seat_list, help="walk only these seats, e.g. 1,3")
+    test.add_argument("--timeout", type=float, default=10.0, metavar="S",
+                      help="seconds to press each control (default 10)")
+    test.add_argument("--abort", action="store_true", help="stop the running self-test")
+    test.add_argument("--report", action="store_true", help="the running or last self-test's report")
     return p
+
+
+def seat_list(text: str) -> list[int]:
+    try:
+        seats = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a list of seat numbers like 1,3") from None
+    if not seats or min(seats) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: seats are numbered from 1")
+    return seats
+
+
+POLL_S = 0.2
+
+
+def selftest(args: argparse.Namespace) -> int:
+    """Start (or abort, or look at) the self-test and follow it to its report: progress lines
+    as they come (on stderr with --json, whose one object is the report)."""
+    import time
+
+    if args.abort:
+        body: dict[str, Any] = {"cmd": "selftest", "action": "abort"}
+    elif args.report:
+        body = {"cmd": "selftest", "action": "status"}
+    else:
+        body = {"cmd": "selftest", "action": "start", "probe_only": args.probe, "timeout_s": args.timeout}
+        if args.seats:
+            body["seats"] = args.seats
+    out = sys.stderr if args.json else sys.stdout
+    printed = 0
+    aborted = False
+    try:
+        answer = ask(body)
+        while answer.get("ok"):
+            report = answer["selftest"]
+            for line in report["log"][printed:]:
+                print(line, file=out, flush=True)
+            printed = len(report["log"])
+            if report["state"] not in ("probing", "walking"):
+                break
+            try:
+                time.sleep(POLL_S)
+                answer = ask({"cmd": "selftest", "action": "status"})
+            except KeyboardInterrupt:  # Ctrl-C stops the test on the table too, then the report
+                if aborted:
+                    raise
+                aborted = True
+                print("tablectl: aborting the self-test", file=sys.stderr)
+                ask({"cmd": "selftest", "action": "abort"})
+    except NotRunning as exc:
+        print(f"tablectl: {exc}", file=sys.stderr)
+        return 1
+    if not answer.get("ok"):
+        print(f"tablectl: {answer.get('error', 'refused')}", file=sys.stderr)
+        if args.json:
+            print(json.dumps(answer))
+        return 1
+    report = answer["selftest"]
+    if args.json:
+        print(json.dumps(report))
+    elif report["problems"]:
+        print(f"\n{len(report['problems'])} problem(s):")
+        for line in report["problems"]:
+            print(f"  {line}")
+    return 0 if report["passed"] else 1
 
 
 def request_for(args: argparse.Namespace) -> dict[str, Any]:
@@ -216,6 +289,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0 if answer.get("reloaded") else 1
     if args.cmd == "debug-bundle":
         return debug_bundle(Path(args.path))
+    if args.cmd == "selftest":
+        return selftest(args)
     try:
         answer = ask(request_for(args))
     except NotRunning as exc:

@@ -33,6 +33,7 @@ from .inputs.pins import InputEvent, TableInputs
 from .realtime import Realtime
 from .rules.common import RulesError
 from .rules.sight import sight_of
+from .selftest import DEFAULT_TIMEOUT_S, SelfTest, matrix_pattern
 from .sounds import BuzzerPlayer, Cue
 from .store import Store, StoreError
 from .table import Phase, Table
@@ -85,6 +86,8 @@ class Daemon:
         self._phase_key: tuple[Any, ...] = ()
         self.phase_seats: dict[int, Any] = {}  # what the seats show outside play
         self.phase_centre: Any = None
+        self.selftest: SelfTest | None = None  # the running or last self-test
+        self._selftest_frames = 0
         if ui == "plain":
             self.tui = TerminalUI(self.events.put)
         if ui in ("plain", "textual"):  # before any worker starts talking: their lines go on the screen
@@ -113,13 +116,42 @@ class Daemon:
         self.keyboard: KeyboardSeats | None = None
         if ui in ("plain", "textual") and self.buttons is not None:
             self.keyboard = KeyboardSeats(self.buttons, (0,))
-        resumed = self.store.resume()
+        self.set_aside: list[str] = []  # matches that could not come back at this start
+        self._resume()
+
+    def _resume(self) -> None:
+        """The match a crash interrupted, if it can come back on the seats wired now; else it is
+        set aside (kept in history, marked, said by `tablectl status`) and the table starts clean."""
+        resumed = self.store.resume(len(self.config.inputs.seats))
         if resumed is not None:
-            self.match_id, match = resumed
-            self._saved_rounds = len(match.results)
-            self.table.resume(match, time.monotonic_ns(), *self.store.seating(self.match_id))
-            self._bound = match
-            self._bind_screens()
+            match_id, match = resumed
+            try:
+                self.table.resume(match, time.monotonic_ns(), *self.store.seating(match_id))
+                self.match_id, self._saved_rounds, self._bound = match_id, len(match.results), match
+                self._bind_screens()
+            except Exception as exc:
+                reason = f"cannot resume: {type(exc).__name__}: {exc}"
+                self.store.set_aside(match_id, reason)
+                self.store.set_aside_notes.append(f"match {match_id} set aside: {reason}")
+                self.table.match = self.table.referee = None
+                self.table.joined.clear()
+                self.table.bots.clear()
+                self.table.phase = Phase.ATTRACT
+                self.match_id, self._saved_rounds, self._bound, self.screens = None, 0, None, None
+        self.set_aside = list(self.store.set_aside_notes)
+        for note in self.set_aside:
+            self.log(note)
+            self.table._note(note)
+
+    def status_extra(self) -> dict[str, Any]:
+        """What `tablectl status` adds to the table's own status."""
+        extra: dict[str, Any] = {"hardware": {"board": self.board.describe(), "missing": self.missing()},
+                                 "priority": self.priority()}
+        if self.config_problem:
+            extra["warning"] = self.config_problem
+        if self.set_aside:
+            extra["set_aside"] = self.set_aside
+        return extra
 
     # ------------------------------------------------------------ the loop
 
@@ -152,7 +184,8 @@ class Daemon:
                 next_ping = now + self.notify.watchdog_ns
             due = [d for d in (self.table.deadline(), self.inputs.next_deadline(),
                                next_ping if self.notify.watchdog_ns else None, self._next_count(now),
-                               min(self._bot_due.values(), default=None)) if d is not None]
+                               min(self._bot_due.values(), default=None),
+                               self.selftest.deadline() if self.selftest else None) if d is not None]
             timeout = max(0.0, (min(due) - now) / 1e9) if due else None
             try:
                 item = self.events.get(timeout=timeout)
@@ -162,13 +195,17 @@ class Daemon:
             if item is not None:
                 self._dispatch(item, now)
             self.inputs.tick(now)
+            if self.selftest is not None:
+                self.selftest.tick(now)
             self._advance(now)
         self.notify.send("STOPPING=1", "STATUS=stopping")
         self.close()
         return 0
 
     def _dispatch(self, item: Any, now: int) -> None:
-        if isinstance(item, InputEvent):
+        if isinstance(item, InputEvent) and self.selftest is not None and self.selftest.active:
+            self.selftest.on_input(item, now)  # the walk takes every press; the table waits
+        elif isinstance(item, InputEvent):
             self.table.on_input(item, now)
             if self.screens is not None and item.seat >= 0 and self.table.phase is Phase.PLAYING:
                 player = self.table.player_of(item.seat)
@@ -182,15 +219,19 @@ class Daemon:
                     return self.config_command(body)
                 if body.get("cmd") == "debug":
                     return self.debug()
+                if body.get("cmd") == "selftest":
+                    return self.selftest_command(body, now)
+                if body.get("cmd") in ("start", "new", "next") and self.selftest and self.selftest.active:
+                    raise ValueError("the self-test is running: wait for its report or "
+                                     "tablectl selftest --abort")
                 result = handle(self.table, self.store, now, body)
                 if body.get("cmd") == "status":
-                    if self.config_problem:
-                        result["warning"] = self.config_problem
-                    result["hardware"] = {"board": self.board.describe(), "missing": self.missing()}
-                    result["priority"] = self.priority()
+                    result.update(self.status_extra())
                 return result
 
             serve_request(item, answer)
+        elif item == ("selftest", "probed") and self.selftest is not None:
+            self.selftest.on_probed(now)
         elif isinstance(item, tuple) and item[0] == "key":
             self._key(item[1], now)
         elif item == ("signal", "term"):
@@ -203,6 +244,10 @@ class Daemon:
         for cue in self.table.take_cues():  # the one place the table's sounds leave it
             self._sound(cue)
         match = self.table.match
+        if match is None and self._bound is not None:  # aborted: it must not come back at a restart
+            if self.match_id is not None:
+                self.store.abort(self.match_id)
+            self.match_id, self._bound, self._saved_rounds = None, None, 0
         if match is not None and match is not self._bound:  # a new match began
             self.match_id = self.store.begin_match(
                 match, self.table.seat_of_player,
@@ -214,6 +259,12 @@ class Daemon:
             if outcome.action is not None and outcome.refusal is None and match is not None:
                 self.store.record(self.match_id or 0, match.round_no, outcome.action)
                 acting.append(outcome.press.seat)
+        woken = self.table.take_wakes()
+        for wake in woken:  # time ended a hold or a round: journaled, so a replay does the same
+            if match is not None:
+                self.store.record(self.match_id or 0, match.round_no, wake)
+        if woken and self.screens is not None:
+            self.screens.refresh(range(len(self.screens.seats)))
         if match is not None and len(match.results) > self._saved_rounds:
             self.store.round_over(self.match_id or 0, match)
             self._saved_rounds = len(match.results)
@@ -251,7 +302,11 @@ class Daemon:
 
     def _show_phase(self, now: int) -> None:
         """Outside play the seats and the matrix show the table's phase (views/phases.py);
-        back in play, the game screens are drawn afresh over them."""
+        back in play, the game screens are drawn afresh over them. The self-test has the
+        screens while it runs; after it, the phase is drawn afresh."""
+        if self.selftest is not None and self.selftest.active:
+            self._phase_key = ("selftest", self._selftest_frames)  # the terminal redraws on a change
+            return
         table = self.table
         match = table.match
         count = countdown_left(table, now) if table.phase is Phase.COUNTDOWN else 0
@@ -368,6 +423,47 @@ class Daemon:
             return {"key": body.get("key") or "", "value": value}
         raise ValueError("config takes check [PATH], get [KEY] or reload")
 
+    # ------------------------------------------------------------ the self-test
+
+    def selftest_command(self, body: dict[str, Any], now: int) -> dict[str, Any]:
+        """start (between matches only), abort, or status: the running or last report."""
+        action = body.get("action", "status")
+        test = self.selftest
+        if action == "start":
+            if test is not None and test.active:
+                raise ValueError("a self-test is running already: tablectl selftest --abort stops it")
+            if self.table.phase in (Phase.COUNTDOWN, Phase.PLAYING, Phase.ROUND_RESULT):
+                raise ValueError(f"a match is running ({self.table.phase}): the self-test runs between "
+                                 "matches; let it end or tablectl abort")
+            seats = body.get("seats")
+            if seats is not None and not (isinstance(seats, list) and all(isinstance(s, int) for s in seats)):
+                raise ValueError("seats must be a list of seat numbers, e.g. [1, 3]")
+            timeout = body.get("timeout_s", DEFAULT_TIMEOUT_S)
+            if not isinstance(timeout, int | float):
+                raise ValueError("timeout_s must be a number of seconds")
+            test = SelfTest(self.config, self.board, self.oleds, self.led, self.events.put,
+                            self._selftest_show, None if seats is None else [s - 1 for s in seats],
+                            float(timeout), bool(body.get("probe_only")), note=self._say,
+                            buzzer=self.buzzer)
+            self.selftest = test
+            centre = self.config.centre
+            self.phase_centre = matrix_pattern((centre.width, centre.height), centre.brightness)
+            test.start()
+        elif action == "abort":
+            if test is None or not test.active:
+                raise ValueError("no self-test is running")
+            test.abort("tablectl selftest --abort", now)
+        elif action != "status":
+            raise ValueError("selftest takes start, abort or status")
+        if test is None:
+            raise ValueError("no self-test since the daemon started: tablectl selftest runs one")
+        return {"selftest": test.report()}
+
+    def _selftest_show(self, seat: int, frame: Any) -> None:
+        self._selftest_frames += 1
+        self.phase_seats[seat] = frame
+        self.oleds.show(seat, frame)
+
     # ------------------------------------------------------------ the terminal
 
     def _key(self, name: str, now: int) -> None:
@@ -471,6 +567,8 @@ class Daemon:
             text = f"DEGRADED, not answering: {', '.join(missing)}; " + text
         if self.config_problem:
             text = "CONFIGURATION INVALID (last good one runs); " + text
+        if self.selftest is not None and self.selftest.active:
+            text = f"SELF-TEST {self.selftest.state}; " + text
         if s["round"]:
             text += f", round {s['round']}, totals {s['totals']}"
         return text
@@ -502,10 +600,19 @@ def last_good_path() -> Path:
 
 def remember_good(path: Path) -> None:
     """Keep a copy of a configuration that loaded, to start on if the file breaks later."""
-    with contextlib.suppress(OSError):
-        target = last_good_path()
+    target = last_good_path()
+    temporary = target.with_name(f".{target.name}.{os.getpid()}")
+    try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(path.read_bytes())
+        data = path.read_bytes()
+        with open(temporary, "wb") as f:  # written whole beside it, then put in its place:
+            f.write(data)                 # a kill or a power cut leaves the old copy or the new
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(temporary, target)
+    except OSError:
+        with contextlib.suppress(OSError):
+            temporary.unlink()
 
 
 def under_systemd() -> bool:
@@ -548,7 +655,6 @@ def run(config_file: str | None, emulate: bool, log: Any = print, ui: str = "non
     path = config_path(config_file)
     try:
         config, problem = choose_config(path, emulate, log)
-        log(f"hardware: {config.hardware.backend}")
         # Headless, this thread serves the table: real-time. On real GPIO it is claimed before the
         # board is opened, so that lgpio's threads, started by the opening, inherit it; emulated
         # parts (the LED controller's own thread) are not the Pi's and start before it.

@@ -64,7 +64,7 @@ class Referee:
     def on_input(self, event: InputEvent) -> None:
         """One clean input event: arbitrated controls wait, navigation acts at once."""
         if event.kind is Event.PRESS:
-            if event.control in ARBITRATED:
+            if event.control in ARBITRATED or self.seats[event.seat].arbitrates(event.control):
                 self.arbiter.push(event.seat, event.control, event.ts)
             else:
                 self.seats[event.seat].nav(event.control)

@@ -38,7 +38,8 @@ CREATE TABLE IF NOT EXISTS matches (
     ended REAL,
     winners TEXT,
     seats TEXT NOT NULL DEFAULT '[]',
-    bots TEXT NOT NULL DEFAULT '{}'
+    bots TEXT NOT NULL DEFAULT '{}',
+    set_aside TEXT
 );
 CREATE TABLE IF NOT EXISTS rounds (
     match_id INTEGER NOT NULL REFERENCES matches(id),
@@ -77,6 +78,7 @@ class Store:
         self._mutex = threading.Lock()  # one connection, used by the game and the writer
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._counts: dict[int, int] = {}
+        self.set_aside_notes: list[str] = []  # what resume() set aside at this start, said by status
         self._writer = threading.Thread(target=self._write_loop, name="store", daemon=True)
         self._writer.start()
 
@@ -85,6 +87,9 @@ class Store:
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=FULL")  # a commit is on the card before it returns
         db.executescript(SCHEMA)
+        columns = {row[1] for row in db.execute("PRAGMA table_info(matches)")}
+        if "set_aside" not in columns:  # a database from before matches could be set aside
+            db.execute("ALTER TABLE matches ADD COLUMN set_aside TEXT")
         return db
 
     # ------------------------------------------------------------ writing
@@ -111,17 +116,29 @@ class Store:
         self._queue.put(("action", (match_id, n, round_no, json.dumps(to_dict(action)))))
 
     def round_over(self, match_id: int, match: Match) -> None:
-        """A round ended: its result (and every action before it) is on disk when this returns."""
+        """A round ended: its result, every action before it and, after the last round, the
+        match's end are on disk when this returns, in one transaction: a kill leaves all or none."""
         done = threading.Event()
         result = match.results[-1]
         row = (match_id, len(match.results) - 1, str(result.ending), json.dumps(list(result.finishers)),
                json.dumps(list(result.scores)), time.time())
-        self._queue.put(("round", row, done))
+        end = (time.time(), json.dumps(list(match.winners)), match_id) if match.is_over else None
+        self._queue.put(("round", row, done, end))
         done.wait()
-        if match.is_over:
-            with self._mutex:
-                self._db.execute("UPDATE matches SET ended=?, winners=? WHERE id=?",
-                                 (time.time(), json.dumps(list(match.winners)), match_id))
+
+    def abort(self, match_id: int) -> None:
+        """Aborted by the operator: kept in history, never resumed."""
+        self.set_aside(match_id, "aborted")
+
+    def set_aside(self, match_id: int, reason: str) -> None:
+        """A match that must not come back (aborted, or one that cannot resume): kept, marked."""
+        self._queue.put(("set_aside", (reason, match_id)))
+        self._drain()
+
+    def _drain(self) -> None:
+        done = threading.Event()
+        self._queue.put(("sync", done))
+        done.wait()
 
     def close(self) -> None:
         self._queue.put(("stop",))
@@ -139,23 +156,38 @@ class Store:
                 pending.append(item[1])
                 if len(pending) < 200:
                     continue
+            if item is not None and item[0] == "round":
+                self._flush(pending, item[1], item[3])  # the round, its journal, the match's end: one
+                item[2].set()
+                pending = []
+                continue
             self._flush(pending)
             pending = []
             if item is None:
                 continue
-            if item[0] == "round":
+            if item[0] == "set_aside":
                 with self._mutex:
-                    self._db.execute("INSERT OR REPLACE INTO rounds VALUES (?,?,?,?,?,?)", item[1])
-                item[2].set()
+                    self._db.execute("UPDATE matches SET set_aside=? WHERE id=? AND ended IS NULL", item[1])
+            elif item[0] == "sync":
+                item[1].set()
             elif item[0] == "stop":
                 return
 
-    def _flush(self, rows: list[tuple[int, int, int, str]]) -> None:
-        if not rows:
+    def _flush(self, rows: list[tuple[int, int, int, str]], round_row: tuple[Any, ...] | None = None,
+               end: tuple[Any, ...] | None = None) -> None:
+        if not rows and round_row is None:
             return
         with self._mutex:
             self._db.execute("BEGIN")
-            self._db.executemany("INSERT OR REPLACE INTO journal VALUES (?,?,?,?)", rows)
+            try:
+                self._db.executemany("INSERT OR REPLACE INTO journal VALUES (?,?,?,?)", rows)
+                if round_row is not None:
+                    self._db.execute("INSERT OR REPLACE INTO rounds VALUES (?,?,?,?,?,?)", round_row)
+                if end is not None:
+                    self._db.execute("UPDATE matches SET ended=?, winners=? WHERE id=?", end)
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
             self._db.execute("COMMIT")
 
     # ------------------------------------------------------------ reading
@@ -163,7 +195,8 @@ class Store:
     def unfinished(self) -> int | None:
         with self._mutex:
             row = self._db.execute(
-                "SELECT id FROM matches WHERE ended IS NULL ORDER BY id DESC LIMIT 1").fetchone()
+                "SELECT id FROM matches WHERE ended IS NULL AND set_aside IS NULL "
+                "ORDER BY id DESC LIMIT 1").fetchone()
         return None if row is None else int(row[0])
 
     def seating(self, match_id: int) -> tuple[list[int], dict[int, str]]:
@@ -173,16 +206,40 @@ class Store:
                                            (match_id,)).fetchone()
         return json.loads(seats), {int(k): v for k, v in json.loads(bots).items()}
 
-    def resume(self) -> tuple[int, Match] | None:
-        """The newest unfinished match, rebuilt by replaying its journal, or None."""
+    def resume(self, seats_wired: int | None = None) -> tuple[int, Match] | None:
+        """The newest unfinished match, rebuilt by replaying its journal, or None. A match that
+        cannot come back (its journal does not replay, or it needs more seats than
+        `seats_wired`) is set aside: kept in history with the reason, noted in
+        `set_aside_notes`, and the table starts clean. A round or an end the journal proves but
+        the tables lack (a database written before they were one transaction) is stored."""
         match_id = self.unfinished()
         if match_id is None:
             return None
+        try:
+            match = self._replay(match_id, seats_wired)
+        except Exception as exc:
+            reason = f"cannot resume: {type(exc).__name__}: {exc}" if not isinstance(exc, StoreError) \
+                else str(exc)
+            self.set_aside(match_id, reason)
+            self.set_aside_notes.append(f"match {match_id} set aside: {reason}")
+            return None
+        self._repair(match_id, match)
+        if match.is_over:
+            return None
+        return match_id, match
+
+    def _replay(self, match_id: int, seats_wired: int | None) -> Match:
         with self._mutex:
-            game, players, seed, options, boards = self._db.execute(
-                "SELECT game, players, seed, options, boards FROM matches WHERE id=?", (match_id,)).fetchone()
+            game, players, seed, options, boards, seats = self._db.execute(
+                "SELECT game, players, seed, options, boards, seats FROM matches WHERE id=?",
+                (match_id,)).fetchone()
             rows = self._db.execute(
                 "SELECT round_no, action FROM journal WHERE match_id=? ORDER BY n", (match_id,)).fetchall()
+        if seats_wired is not None:
+            placed = json.loads(seats) or list(range(players))
+            if players > seats_wired or any(not 0 <= s < seats_wired for s in placed):
+                raise StoreError(f"{players} players at seats {[s + 1 for s in placed]}, "
+                                 f"but {seats_wired} seats are wired")
         options = json.loads(options)
         digits = seed.removeprefix("-")
         seed_value: int | str = int(seed) if digits.isascii() and digits.isdigit() else seed
@@ -196,9 +253,23 @@ class Store:
         self._counts[match_id] = len(journal)
         stored = self.rounds(match_id)
         if len(stored) > len(match.results):
-            raise StoreError(f"match {match_id}: {len(stored)} rounds stored, the journal replays "
-                             f"{len(match.results)}")
-        return match_id, match
+            raise StoreError(f"{len(stored)} rounds stored, the journal replays {len(match.results)}")
+        return match
+
+    def _repair(self, match_id: int, match: Match) -> None:
+        stored = len(self.rounds(match_id))
+        if stored == len(match.results) and not match.is_over:
+            return
+        now = time.time()
+        rows = [(match_id, n, str(r.ending), json.dumps(list(r.finishers)), json.dumps(list(r.scores)), now)
+                for n, r in enumerate(match.results) if n >= stored]
+        with self._mutex:
+            self._db.execute("BEGIN")
+            self._db.executemany("INSERT OR REPLACE INTO rounds VALUES (?,?,?,?,?,?)", rows)
+            if match.is_over:
+                self._db.execute("UPDATE matches SET ended=?, winners=? WHERE id=?",
+                                 (now, json.dumps(list(match.winners)), match_id))
+            self._db.execute("COMMIT")
 
     def rounds(self, match_id: int) -> list[dict[str, Any]]:
         with self._mutex:
@@ -209,13 +280,13 @@ class Store:
 
     def history(self, limit: int = 20) -> list[dict[str, Any]]:
         with self._mutex:
-            matches = self._db.execute("SELECT id, game, players, started, ended, winners FROM matches "
-                                       "ORDER BY id DESC LIMIT ?", (limit,)).fetchall()
+            matches = self._db.execute("SELECT id, game, players, started, ended, winners, set_aside "
+                                       "FROM matches ORDER BY id DESC LIMIT ?", (limit,)).fetchall()
         out = []
-        for mid, game, players, started, ended, winners in matches:
+        for mid, game, players, started, ended, winners, set_aside in matches:
             out.append({"match": mid, "game": game, "players": players, "started": started,
                         "ended": ended, "winners": json.loads(winners) if winners else None,
-                        "rounds": self.rounds(mid)})
+                        "set_aside": set_aside, "rounds": self.rounds(mid)})
         return out
 
 

@@ -47,7 +47,7 @@ def test_dice_lasts_3_rounds_per_player() -> None:
 
 
 def test_crazy_ends_after_the_round_in_which_a_total_reaches_100() -> None:
-    match = new_match("crazy", 3, 2)
+    match = new_match("crazy", 3, 2, {"rounds": 1000})
     play_out(match)
     totals = [0, 0, 0]
     for i, r in enumerate(match.results):

@@ -53,7 +53,9 @@ class LinkStats:
     reconnects: int = 0
     bytes_sent: int = 0
     last_error: str = ""
+    wrong: bool = False  # the last error came from a controller that answered but does not fit
     since_online: float = field(default=0.0)
+    acked_generation: int = 0  # the newest frame `show` handed over that the controller acked
 
 
 def frame_payload(image: Image.Image) -> bytes:
@@ -78,8 +80,9 @@ class LedLink:
         self._thread = threading.Thread(target=self._run, name="led-link", daemon=True)
         self._thread.start()
 
-    def show(self, image: Image.Image) -> None:
-        """Hand over the newest frame; never waits for the wire."""
+    def show(self, image: Image.Image) -> int:
+        """Hand over the newest frame; never waits for the wire. Returns the frame's
+        generation: `stats.acked_generation` reaches it when the controller acks it."""
         if image.size != (self.width, self.height):
             raise ValueError(f"frame is {image.size}, the matrix is {self.width}x{self.height}")
         with self._wake:
@@ -88,6 +91,7 @@ class LedLink:
             self._newest = frame_payload(image)
             self._generation += 1
             self._wake.notify()
+            return self._generation
 
     def close(self) -> None:
         with self._wake:
@@ -105,10 +109,9 @@ class LedLink:
                 self._hello(port)
                 self._serve(port)
             except (OSError, ValueError, TimeoutError) as exc:  # SerialException is an OSError
-                if self.stats.online or not self.stats.last_error:
-                    self._log(f"LED controller offline: {exc}")
-                self.stats.online = False
-                self.stats.last_error = str(exc)
+                self._offline(str(exc), wrong=isinstance(exc, ValueError))
+            except Exception as exc:  # a bug here must not end the link for good
+                self._offline(f"LED link error ({type(exc).__name__}: {exc}); starting over")
             finally:
                 if port is not None:
                     with contextlib.suppress(Exception):
@@ -116,6 +119,15 @@ class LedLink:
             with self._wake:
                 if not self._stopping:
                     self._wake.wait(REOPEN_EVERY_S)
+
+    def _offline(self, problem: str, wrong: bool = False) -> None:
+        """Say it once (not every 0.2 s while it lasts), then the worker reopens and says hello.
+        `wrong`: the controller answered, but not as this host needs (see LinkStats.wrong)."""
+        if self.stats.online or problem != self.stats.last_error:
+            self._log(f"LED controller offline: {problem}")
+        self.stats.online = False
+        self.stats.last_error = problem
+        self.stats.wrong = wrong
 
     def _hello(self, port: Any) -> None:
         decoder = ledproto.Decoder()
@@ -140,6 +152,10 @@ class LedLink:
         raise TimeoutError("no hello from the LED controller")
 
     def _check_reply(self, payload: bytes) -> None:
+        """A malformed reply is a protocol error: ValueError, and the worker starts over."""
+        if len(payload) < 5:
+            raise ValueError(f"short hello reply from the LED controller: {len(payload)} bytes, "
+                             "at least 5 expected (version, width, height, data pin, flags)")
         version = payload[0]
         name = bytes(payload[5:]).decode("ascii", "replace")
         if version != ledproto.VERSION:
@@ -215,6 +231,7 @@ class LedLink:
                 heard = time.monotonic()
                 if kind == ledproto.ACK:
                     self.stats.frames_acked += 1
+                    self.stats.acked_generation = self._sent_generation  # the frame of this seq
                     waiting = None
                 else:
                     self.stats.naks += 1

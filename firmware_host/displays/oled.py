@@ -131,7 +131,8 @@ class _Screen:
     backoff: float = BACKOFF_FIRST_S
     frames_sent: int = 0
     failures: int = 0
-    problem: str = ""  # why it is offline, as last logged
+    problem: str = ""  # why it is offline, as last logged ("" once a frame goes through)
+    tried: Image.Image | None = None  # the frame of the last attempt, drawn or failed (a probe waits for it)
 
 
 class BusWorker(threading.Thread):
@@ -155,6 +156,22 @@ class BusWorker(threading.Thread):
         with self._wake:
             self._stopping = True
             self._wake.notify()
+
+    def probe(self, seat: int, frame: Image.Image) -> None:
+        """Draw `frame` now, offline or not (no backoff); `probed` waits for the attempt."""
+        with self._wake:
+            screen = self.screens[seat]
+            screen.frame, screen.dirty, screen.retry_at = frame, True, 0.0
+            self._wake.notify_all()
+
+    def probed(self, seat: int, frame: Image.Image, until: float) -> str:
+        """"" when `frame` reached the display, else why not (the self-test asks this)."""
+        with self._wake:
+            screen = self.screens[seat]
+            if not self._wake.wait_for(lambda: screen.tried is frame or screen.frame is not frame,
+                                       max(0.0, until - time.monotonic())):
+                return "no answer in time (the bus is busy or hung)"
+            return screen.problem
 
     def run(self) -> None:
         while True:
@@ -192,14 +209,21 @@ class BusWorker(threading.Thread):
             screen.device.display(frame)
         except Exception as exc:  # OSError 121, DeviceNotFoundError, a driver's own error
             self._offline(screen, exc)
+            self._attempted(screen, frame)
             return
+        screen.problem = ""
+        self._attempted(screen, frame)
         screen.frames_sent += 1
         if not screen.online and screen.failures:
             self._log(f"seat {screen.spec.seat + 1} display back online")
         screen.online = True
-        screen.problem = ""
         screen.backoff = BACKOFF_FIRST_S
         screen.shown = frame.tobytes()
+
+    def _attempted(self, screen: _Screen, frame: Image.Image) -> None:
+        with self._wake:
+            screen.tried = frame
+            self._wake.notify_all()
 
     def _offline(self, screen: _Screen, exc: Exception) -> None:
         """Said once per reason: a screen that never opened is reported too (a degraded seat,
@@ -250,6 +274,16 @@ class SeatDisplays:
         self._last[seat] = key
         worker.submit(seat, frame)
         return True
+
+    def probe(self, frames: dict[int, Image.Image], timeout: float = 2.0) -> dict[int, str]:
+        """Draw each seat's frame now and say, per seat, "" (it answered) or why not. The
+        buses work in parallel; this waits for the slowest, `timeout` at most."""
+        seats = [s for s in frames if s in self._bus_of]
+        for seat in seats:
+            self._last[seat] = frames[seat].tobytes()
+            self._bus_of[seat].probe(seat, frames[seat])
+        until = time.monotonic() + timeout
+        return {seat: self._bus_of[seat].probed(seat, frames[seat], until) for seat in seats}
 
     def status(self) -> dict[int, dict[str, Any]]:
         out = {}

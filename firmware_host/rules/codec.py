@@ -9,14 +9,14 @@ from __future__ import annotations
 from typing import Any
 
 from .classic import Card, MoveToRow, PlayCard, TurnHand, VoteStuck
-from .common import RulesError, is_whole
+from .common import RulesError, Wake, is_whole
 from .crazy import CrazyCard, CrazyColour, DiscardCrazy, PlayCrazy
 from .dice import Die, DieColour, PlaceDie, Reroll
 from .domino import DiscardDomino, DominoCard, PlaceDomino, PlayJoker
 
 Action = (
     PlayCard | TurnHand | MoveToRow | VoteStuck | PlaceDie | Reroll
-    | PlaceDomino | PlayJoker | DiscardDomino | PlayCrazy | DiscardCrazy
+    | PlaceDomino | PlayJoker | DiscardDomino | PlayCrazy | DiscardCrazy | Wake
 )
 
 _NAMES: dict[type, tuple[str, str]] = {
@@ -55,6 +55,8 @@ def crazy_index(deck: list[list[CrazyCard]]) -> dict[str, CrazyCard]:
 
 
 def to_dict(action: Action) -> dict[str, Any]:
+    if type(action) is Wake:
+        return {"do": "wake", "ts": action.ts}
     _, do = _NAMES[type(action)]
     out: dict[str, Any] = {"do": do, "seat": action.seat}
     if action.ts:
@@ -118,6 +120,11 @@ _FIELDS: dict[type, set[str]] = {
 def from_dict(game: str, d: dict[str, Any], crazy_cards: dict[str, CrazyCard] | None = None) -> Action:
     """The action a dict spells, or a RulesError naming what is wrong with it."""
     do = d.get("do")
+    if do == "wake":
+        unknown = sorted(set(d) - {"do", "ts", "at_ms", "expect"})
+        if unknown:
+            raise RulesError(f"unknown field {unknown[0]!r} in a wake")
+        return Wake(_int(d, "ts", 0))
     kind = _TYPES.get((game, do))  # type: ignore[arg-type]
     if kind is None:
         raise RulesError(f"unknown action do={do!r} for {game} (known: {', '.join(KINDS[game])})")

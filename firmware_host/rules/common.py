@@ -73,6 +73,7 @@ class Reason(StrEnum):
     SQUARE_TAKEN = "square taken"
     NO_SUCH_TOKEN = "no such token"
     ALREADY_VOTED = "already voted"
+    NOT_DUE = "nothing is due"
     FITS = "it fits: put it down"
     OFF_BOARD = "not on the board"
 
@@ -115,6 +116,13 @@ class Refusal:
         if self.delta_ns is not None:
             out["delta_ms"] = round(self.delta_ns / 1e6, 3)
         return out
+
+
+class Wake(NamedTuple):
+    """Time reached `ts` with no action: what was due then happened (a joker's hold
+    lapsed, a wait ran out). Journaled like an action, so a replay does the same."""
+
+    ts: int
 
 
 class Taken(NamedTuple):
@@ -191,6 +199,8 @@ class RoundBase:
         """Take the action if the rules allow it; otherwise say why and change nothing."""
         if self.result is not None:
             return Refusal(Reason.ROUND_OVER)
+        if type(action) is Wake:
+            return None if self.wake(action.ts) else Refusal(Reason.NOT_DUE)
         if not 0 <= action.seat < self.players:
             return Refusal(Reason.NO_SUCH_SEAT)
         handler = self._handlers.get(type(action))
@@ -202,6 +212,26 @@ class RoundBase:
             if self.result is not None and self.on_end is not None:
                 self.on_end(self)
         return refusal
+
+    def deadline(self) -> int | None:
+        """When (ns, the actions' clock) the round next changes with no action, or None.
+
+        The table and the simulator call `wake` then, so nothing waits on a press."""
+        return None
+
+    def wake(self, now: int) -> bool:
+        """Do what is due by `now`; journaled as `Wake(now)` when something was."""
+        due = self.deadline()
+        if self.result is not None or due is None or now < due:
+            return False
+        self._due(now)
+        self.journal.append(Wake(now))
+        if self.result is not None and self.on_end is not None:
+            self.on_end(self)
+        return True
+
+    def _due(self, now: int) -> None:
+        """What a game does when its deadline has passed (games with a deadline override it)."""
 
     def _end(self, result: RoundResult) -> None:
         self.result = result

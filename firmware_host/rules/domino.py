@@ -111,6 +111,8 @@ class Board:
 class DominoOptions:
     tokens: str = "recommended"  # or "random"
     joker_hold_s: float = 5.0
+    joker_wait_s: float = 10.0
+    """No card fits anywhere and only a joker could help: the round ends when none is played this long."""
 
 
 class PlaceDomino(NamedTuple):
@@ -215,6 +217,9 @@ class DominoRound(RoundBase):
         self._placements_seen: dict[tuple[Seat, DominoCard], tuple[PlaceDomino, ...]] = {}
         self._taken: dict[int, Taken] = {}
         self._hold_ns = int(options.joker_hold_s * 1e9)
+        self._wait_ns = int(options.joker_wait_s * 1e9)
+        self.waiting_since: int | None = None
+        """Set while no card can be placed but a joker could open a place: when that began."""
         self.result: RoundResult | None = None
         self.journal: list[DominoAction] = []
         self._handlers = {PlaceDomino: self._place, PlayJoker: self._joker,
@@ -224,7 +229,7 @@ class DominoRound(RoundBase):
                 self._finish(Ending.LIGRETTO_STOP, (seat,))
                 return
         self._check_blocked(None)
-        self._check_no_placement()
+        self._check_no_placement(0)
 
     # ------------------------------------------------------------ geometry
 
@@ -383,7 +388,7 @@ class DominoRound(RoundBase):
             self._finish(Ending.LIGRETTO_STOP, (seat,))
             return None
         self._check_blocked(seat)
-        self._check_no_placement()
+        self._check_no_placement(ts)
         return None
 
     def _joker(self, action: PlayJoker) -> Refusal | None:
@@ -414,7 +419,7 @@ class DominoRound(RoundBase):
         tok.reserved_until = ts + self._hold_ns
         self._taken[token] = Taken(seat, ts)
         self._check_blocked(seat)
-        self._check_no_placement()
+        self._check_no_placement(ts)
         return None
 
     def _turn_over_if_empty(self, st: DominoSeat) -> None:
@@ -480,15 +485,45 @@ class DominoRound(RoundBase):
                     del self.covered[sq]
         return None
 
-    def _check_no_placement(self) -> None:
-        """End the round when no seat can ever place a card again, jokers included (exact)."""
+    def _check_no_placement(self, ts: int) -> None:
+        """End the round when no seat can ever place a card again, jokers included (exact).
+
+        When only a joker could open a place, the round waits `joker_wait_s` from `ts`
+        for one (`deadline`), then ends the same way."""
+        self.waiting_since = None
         if self.result is not None:
             return
         if any(self.can_place_any(seat, st.held()) for seat, st in enumerate(self.seats)):
             return
-        for seat, st in enumerate(self.seats):
-            if st.jokers and self.joker_route(seat, st.held()) is not None:
-                return
+        if any(self._joker_helps(seat) for seat in range(self.players)):
+            self.waiting_since = ts
+            return
+        self._no_placement()
+
+    def _joker_helps(self, seat: Seat) -> bool:
+        """A joker this seat may play would open a place for one of its cards (a seat that owes
+        a blocked token may play no joker before moving it)."""
+        st = self.seats[seat]
+        return bool(st.jokers) and not self.owed(seat) and self.joker_route(seat, st.held()) is not None
+
+    def joker_needed(self, seat: Seat) -> bool:
+        """Is the round waiting for a joker this seat could play (its screen says so)?"""
+        return self.waiting_since is not None and self._joker_helps(seat)
+
+    def deadline(self) -> int | None:
+        due = [t.reserved_until for t in self.tokens if t.reserved_by is not None]
+        if self.waiting_since is not None:
+            due.append(self.waiting_since + self._wait_ns)
+        return min(due, default=None) if self.result is None else None
+
+    def _due(self, now: int) -> None:
+        for tok in self.tokens:
+            if tok.reserved_by is not None and tok.reserved_until <= now:
+                tok.reserved_by = None
+        if self.waiting_since is not None and now >= self.waiting_since + self._wait_ns:
+            self._no_placement()
+
+    def _no_placement(self) -> None:
         most = max(st.placed for st in self.seats)
         self._finish(Ending.NO_PLACEMENT, tuple(s for s, st in enumerate(self.seats) if st.placed == most))
 
