@@ -8,7 +8,7 @@ from .rules.options import GAMES
 from .store import Store
 from .table import Table
 
-COMMANDS = ("status", "new", "start", "abort", "next", "scores", "history", "seats", "bots")
+COMMANDS = ("status", "new", "start", "abort", "next", "scores", "history", "seats", "bots", "inputs")
 
 
 def handle(table: Table, store: Store | None, now: int, body: dict[str, Any]) -> dict[str, Any]:
@@ -54,4 +54,6 @@ def handle(table: Table, store: Store | None, now: int, body: dict[str, Any]) ->
             raise ValueError("bots needs a count: 0 or more")
         table.set_bots(count, str(level))
         return table.status()
+    if cmd == "inputs":
+        return table.inputs()
     raise ValueError(f"unknown command {cmd!r} (known: {', '.join(COMMANDS)})")

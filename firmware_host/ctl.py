@@ -4,6 +4,7 @@
     tablectl start | abort | next    tablectl bots 2 [--level hard]
     tablectl scores | history | seats
     tablectl selftest [--probe] [--seats 1,3] [--timeout S] | selftest --abort | selftest --report
+    tablectl inputs                  what reached the engine, with edge and decision times
 
 Human output by default, `--json` for scripts (one JSON object). Exit 0 when
 the table did it, 1 when it refused or is not running, 2 for a bad command line.
@@ -59,7 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="tablectl", description="Control the Ligretto table.")
     p.add_argument("--json", action="store_true", help="one JSON object on stdout")
     sub = p.add_subparsers(dest="cmd", required=True)
-    for name in ("status", "start", "abort", "next", "scores", "seats"):
+    for name in ("status", "start", "abort", "next", "scores", "seats", "inputs"):
         sub.add_parser(name)
     new = sub.add_parser("new", help="choose the next game")
     new.add_argument("game")

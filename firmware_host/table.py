@@ -13,6 +13,7 @@ a Ligretto or another round end, the match won; the daemon plays them.
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -29,6 +30,7 @@ from .rules.options import GAMES, PLAYERS
 from .sounds import Cue
 
 S = 1_000_000_000
+TRACE_LEN = 2000
 
 
 class Phase(StrEnum):
@@ -70,6 +72,8 @@ class Table:
     cues: list[Cue] = field(default_factory=list)  # sounds asked for, oldest first, until taken
     next_count: int | None = None  # when the countdown's next second ticks
     woken: list[Wake] = field(default_factory=list)  # rounds woken by time, for the journal, until taken
+    trace: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=TRACE_LEN))
+    """The last input events and decisions, with their times (`tablectl inputs`, the virtual Pi)."""
 
     # ------------------------------------------------------------ who plays
 
@@ -91,6 +95,8 @@ class Table:
 
     def on_input(self, event: InputEvent, now: int) -> None:
         """A clean input event from a physical seat."""
+        self.trace.append({"input": str(event.kind), "seat": event.seat + 1, "control": event.control,
+                           "ts_ns": event.ts, "received_ns": now})
         if event.seat < 0:  # an expander fault or recovery: say it, keep going
             self._note(event.detail)
             return
@@ -239,9 +245,13 @@ class Table:
             self._count_after(now)
         if self.phase is Phase.PLAYING and self.referee is not None and self.match is not None:
             outcomes = self.referee.decide(now)
+            seats = self.seat_of_player
             for outcome in outcomes:
+                self.trace.append({"decided": outcome.press.control, "seat": seats[outcome.press.seat] + 1,
+                                   "ts_ns": outcome.press.ts, "decided_ns": outcome.decided_ns,
+                                   "refused": str(outcome.refusal.reason) if outcome.refusal else None})
                 if outcome.refusal is not None and outcome.refusal.reason is Reason.TOO_LATE:
-                    self._cue("too_late", self.seat_of_player[outcome.press.seat], now)
+                    self._cue("too_late", seats[outcome.press.seat], now)
             due = self._round_due()
             if due is not None and now >= due and self.match.round.wake(now):
                 self.woken.append(self.match.round.journal[-1])
@@ -308,6 +318,19 @@ class Table:
     def _note(self, text: str) -> None:
         self.notices.append(text)
         del self.notices[:-200]
+
+    def inputs(self) -> dict[str, Any]:
+        """What reached the engine: clean input events with the kernel's edge time (`ts_ns`) and
+        when the loop took them (`received_ns`); decisions with the press's edge time and when
+        the engine decided (`decided_ns`), all on the inputs' clock (CLOCK_MONOTONIC on a Pi);
+        the arbiter's ties and late presses in this match."""
+        seats = self.seat_of_player
+        arbiter = [{"kind": d.kind, "delta_ns": d.delta_ns,
+                    "presses": [{"seat": seats[p.seat] + 1, "control": p.control, "ts_ns": p.ts}
+                                for p in d.presses]}
+                   for d in (self.referee.arbiter.decisions if self.referee else ())]
+        return {"events": list(self.trace), "arbiter": arbiter,
+                "window_ns": self.window_ns, "epsilon_ns": self.epsilon_ns}
 
     def status(self) -> dict[str, Any]:
         return {

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+
 import pytest
 from test_rounds_end import _waiting_round
 
@@ -30,7 +32,17 @@ def box():
         clock["now"] = at
         buttons.tap(seat, control, at, 50 * MS)
 
+    tap.inputs = inputs  # type: ignore[attr-defined]  # gpiozero holds pin callbacks weakly: keep them
     return table, tap
+
+
+def test_the_box_keeps_its_pins_listening_through_a_garbage_collection(box) -> None:
+    """gpiozero keeps `when_changed` weakly: once the inputs were collected, presses vanished
+    and tests passed or failed with the collector's timing."""
+    table, tap = box
+    gc.collect()
+    tap(2, "slap", 1 * S)
+    assert table.phase is Phase.LOBBY and table.joined == [2]
 
 
 def test_a_slap_wakes_the_table_and_seats_join_by_slapping(box) -> None:
@@ -182,3 +194,23 @@ def test_keep_boards_carries_the_domino_player_boards_into_the_next_match(box) -
     assert table.match is not match and table.match.boards == boards
     for seat, st in enumerate(table.match.round.seats):
         assert len(st.hand) == 15 - len(boards[seat])
+
+
+def test_inputs_lists_each_event_and_decision_with_its_edge_time(box) -> None:
+    """`tablectl inputs` (the virtual Pi checks order and latency from it): seats from 1, the
+    edge's own time, when the loop took it and when the engine decided."""
+    table, tap = box
+    tap(2, "slap", 1 * S)  # seat 3 joins
+    tap(0, "slap", 2 * S)
+    table.start(3 * S)
+    tap(2, "slap", 4 * S)  # before go: a false start
+    table.tick(6 * S)  # go
+    tap(0, "slap", 7 * S + 123)
+    table.tick(7 * S + 9 * MS)
+    events = table.inputs()["events"]
+    assert events[0] == {"input": "press", "seat": 3, "control": "slap", "ts_ns": 1 * S, "received_ns": 1 * S}
+    assert {"input": "false_start", "seat": 3, "control": "slap", "ts_ns": 4 * S,
+            "received_ns": 4 * S} in events
+    decided = [e for e in events if "decided" in e]
+    assert [(e["seat"], e["ts_ns"], e["decided_ns"]) for e in decided] == [(1, 7 * S + 123, 7 * S + 9 * MS)]
+    assert table.inputs()["window_ns"] == 5 * MS
