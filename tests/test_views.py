@@ -7,6 +7,7 @@ new images and rewrite them with `UPDATE_GOLDEN=1 ./dev test tests/test_views.py
 from __future__ import annotations
 
 import os
+import random
 from pathlib import Path
 
 import pytest
@@ -69,7 +70,7 @@ def crazy() -> Match:
 
     rnd = {"seat": [{"hand": ["R1", "R2p", "R*"], "draw": ["R3t", "R4w"]},
                     {"hand": ["Y2f", "Y5d", "Y3w"], "draw": ["Y4p"]}]}
-    match = new_match("crazy", 2, 1, {}, setup=_crazy_setup(rnd, 2, "x", crazy_deck()))
+    match = new_match("crazy", 2, 1, {}, setup=_crazy_setup(rnd, 2, "x", crazy_deck(), random.Random(1)))
     match.apply(PlayCrazy(0, match.round.seats[0].hand[0], None))
     return match
 
