@@ -333,7 +333,8 @@ def _crazy_spec(text: str) -> tuple[CrazyColour | None, int, str | None]:
 
 
 def _crazy_setup(rnd: dict[str, Any], players: int, where: str, match_deck: Any,
-                 rng: random.Random) -> dict[str, Any]:
+                 rng: random.Random | None = None) -> dict[str, Any]:
+    rng = rng or random.Random(f"{where}/crazy")
     seats = _seats(rnd, players, where, {"hand", "draw", "discard"})
     if seats is None:
         return {}
