@@ -333,7 +333,8 @@ def _crazy_spec(text: str) -> tuple[CrazyColour | None, int, str | None]:
 
 
 def _crazy_setup(rnd: dict[str, Any], players: int, where: str, match_deck: Any,
-                 rng: random.Random) -> dict[str, Any]:
+                 rng: random.Random | None = None) -> dict[str, Any]:
+    rng = rng or random.Random(f"{where}/crazy")
     seats = _seats(rnd, players, where, {"hand", "draw", "discard"})
     if seats is None:
         return {}
@@ -534,6 +535,10 @@ def _run_actions(match: Match, actions: Any, where: str, r: int, players: int,
         raw = {k: v for k, v in a.items() if k not in ("at_ms", "expect", "arrive_ms")}
         raw["seat"] = seat
         raw["ts"] = round(at * 1e6)
+        if match.game == "domino" and "token" in raw:  # tokens from 1 in files, as on the seat screens
+            if not is_whole(raw["token"]) or not 1 <= raw["token"] <= 4:
+                raise _fail(f"{w}.token", f"a token is 1 to 4, not {raw['token']!r}")
+            raw["token"] -= 1
         try:
             action = _crazy_action(match, raw) if match.game == "crazy" else from_dict(match.game, raw)
         except RulesError as exc:
@@ -543,6 +548,8 @@ def _run_actions(match: Match, actions: Any, where: str, r: int, players: int,
         shown["seat"] = seat + 1
         if shown.get("pile") is not None:
             shown["pile"] += 1  # as written in the file
+        if "token" in shown:
+            shown["token"] += 1
         shown.pop("ts", None)
         report = ActionReport(r + 1, at, seat + 1, shown, refusal, expect)
         result.actions.append(report)

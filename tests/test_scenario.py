@@ -62,8 +62,8 @@ def test_bad_input_is_one_line_naming_the_problem_and_its_place(tmp_path: Path, 
 def test_a_square_off_the_board_is_called_so_not_taken(tmp_path: Path) -> None:
     path = tmp_path / "off.toml"
     path.write_text(DOMINO + "[[round]]\ntokens = [[0, 0], [0, 11], [7, 0], [7, 11]]\n"
-                    "actions = [{seat = 1, do = 'place', card = 'RR', token = 0, near = [0, 1], "
-                    "far = [-1, 1]}, {seat = 1, do = 'joker', token = 0, square = [-1, 0]}]\n"
+                    "actions = [{seat = 1, do = 'place', card = 'RR', token = 1, near = [0, 1], "
+                    "far = [-1, 1]}, {seat = 1, do = 'joker', token = 1, square = [-1, 0]}]\n"
                     "[[round.seat]]\nhand = ['RR']\n[[round.seat]]\nhand = ['GG']\n")
     run = run_file(path)
     assert [a.refusal.reason for a in run.actions] == [Reason.OFF_BOARD, Reason.OFF_BOARD]
@@ -91,7 +91,7 @@ def test_a_dice_file_plays_3_rounds_per_player_unless_it_says_otherwise(tmp_path
 @pytest.mark.parametrize(("text", "words"), [
     (CLASSIC + "[[round]]\nactions = [{seat = 1, do = 'turn', card = 'R1'}]\n",
      ["round[0].actions[0]", "unknown field 'card'"]),
-    (DOMINO + "[[round]]\nactions = [{seat = 1, do = 'discard', token = 1}]\n",
+    (DOMINO + "[[round]]\nactions = [{seat = 1, do = 'discard', token = 2}]\n",
      ["round[0].actions[0]", "unknown field 'token'"]),
     (CRAZY + "[[round]]\nactions = [{seat = 1, do = 'play', card = 'R1', colour = 'red'}]\n",
      ["round[0].actions[0]", "unknown field 'colour'"]),
@@ -157,3 +157,13 @@ def test_seat_fields_left_out_are_dealt_from_the_seed(tmp_path: Path) -> None:
     path.write_text(CRAZY + "[[round]]\n[[round.seat]]\nhand = ['R1', 'R2', 'R3']\n[[round.seat]]\n")
     seats = run_file(path).match.round.seats
     assert len(seats[0].hand) == 3 and len(seats[0].draw) == 33 and len(seats[1].draw) == 33
+
+
+def test_domino_tokens_are_numbered_from_1_in_files_and_json(tmp_path: Path) -> None:
+    run = run_file(ROOT / "scenarios" / "domino-joker.toml")
+    assert run.failures == []
+    assert {a.action["token"] for a in run.actions} <= {1, 2, 3, 4}
+    assert run.actions[0].action["token"] == 3  # as written in the file
+    message = refused(tmp_path, DOMINO + "[[round]]\nactions = [{seat = 1, do = 'joker', token = 0, "
+                                         "square = [0, 1]}]\n")
+    assert "round[0].actions[0].token" in message and "1 to 4" in message
