@@ -113,7 +113,8 @@ class Bot:
                     if card is not None and s.row_takes(top, card) and self._sees():
                         return self._played(MoveToRow(seat, card, i, now))
             passes = s.hand_size() // 3 + 3
-            if self._fruitless > passes and not s.voted_stuck():
+            # A seat with nothing left to turn votes at once: it must never hold up the vote.
+            if (self._fruitless > passes or not s.can_turn()) and not s.voted_stuck():
                 return VoteStuck(seat, now)
         if s.can_turn():
             self._fruitless += 1
@@ -136,16 +137,18 @@ class Bot:
             return None
         options = [p for p in s.placements(now_ns) if self._sees()]
         if options:
-            return self._played(self.rng.choice(options) if len(options) > 1 else options[0])
+            chosen = self.rng.choice(options) if len(options) > 1 else options[0]
+            return self._played(chosen._replace(ts=now_ns))
         # Jokers are scarce: only after a whole pass through the hand found nothing
-        # (two passes for an easy bot, which is slow to think of them).
+        # (two passes for an easy bot, which is slow to think of them), or when the
+        # screen says the round waits for one.
         passes = 2 if self.level == Level.EASY else 1
-        if s.jokers() and self._fruitless > passes * s.held():
+        if s.jokers() and (self._fruitless > passes * s.held() or s.joker_needed()):
             joker = s.joker_for_top(now_ns)
             if joker is not None:
-                return self._played(joker)
+                return self._played(joker._replace(ts=now_ns))
         self._fruitless += 1
-        return DiscardDomino(s.seat)
+        return DiscardDomino(s.seat, now_ns)
 
     def _crazy(self, s: CrazySight, now: int) -> Action | None:
         hand = s.hand()
@@ -156,29 +159,29 @@ class Bot:
         for card in hand:
             for pid, top in tops.items():
                 if top == TOP - 1 and (card.value == TOP or card.crazy) and self._sees():
-                    return PlayCrazy(s.seat, card, pid, TOP if card.crazy else None)
+                    return PlayCrazy(s.seat, card, pid, TOP if card.crazy else None, now)
         plain = [c for c in hand if not c.crazy]
         moves = [(c, pid) for c in plain for pid, top in tops.items() if abs(c.value - top) == 1]
         # Prefer moves that climb toward a 5 (4 after 3 sets up a win, but others may take it).
         moves.sort(key=lambda m: (-(m[0].value > tops[m[1]]), -m[0].value))
         for card, pid in moves:
             if self._sees():
-                return PlayCrazy(s.seat, card, pid)
+                return PlayCrazy(s.seat, card, pid, None, now)
         if s.pile_room() > 0:
             for card in plain:
                 if card.value == BOTTOM and self._sees():
-                    return PlayCrazy(s.seat, card, None)
+                    return PlayCrazy(s.seat, card, None, None, now)
         # Nothing fits: get rid of the card least likely to fit soon, keeping Crazy cards.
         if plain:
             worst = max(plain, key=lambda c: min((abs(c.value - t) for t in tops.values()), default=9))
-            return DiscardCrazy(s.seat, worst)
+            return DiscardCrazy(s.seat, worst, now)
         card = hand[0]
         if tops:
             pid, top = next(iter(tops.items()))
-            return PlayCrazy(s.seat, card, pid, top + 1 if top < TOP else top - 1)
+            return PlayCrazy(s.seat, card, pid, top + 1 if top < TOP else top - 1, now)
         if s.pile_room() > 0:
-            return PlayCrazy(s.seat, card, None, BOTTOM)
-        return DiscardCrazy(s.seat, card)
+            return PlayCrazy(s.seat, card, None, BOTTOM, now)
+        return DiscardCrazy(s.seat, card, now)
 
 
 _tuple_new = tuple.__new__

@@ -59,13 +59,16 @@ def build_parser() -> argparse.ArgumentParser:
     watch.add_argument("--bots", default="medium", help="easy, medium or hard")
 
     sim = sub.add_parser("simulate", help="bot against bot, headless")
-    sim.add_argument("--game", required=True, help=f"one of {', '.join(GAMES)}")
-    sim.add_argument("--players", type=int, required=True)
+    sim.add_argument("--game", help=f"one of {', '.join(GAMES)} (with --sweep: all unless given)")
+    sim.add_argument("--players", type=int, help="required unless --sweep")
     sim.add_argument("--rounds", type=int, help="rounds to play (default: the game's match length)")
     sim.add_argument("--seed", default="0")
     sim.add_argument("--option", action="append", default=[], metavar="KEY=VALUE")
-    sim.add_argument("--bots", default="instant", help="instant, easy, medium or hard")
+    sim.add_argument("--bots", help="instant (the default), easy, medium or hard; --sweep: all unless given")
     sim.add_argument("--json", action="store_true")
+    sim.add_argument("--sweep", action="store_true",
+                     help="one round of every game, player count, option set and bot level, per seed")
+    sim.add_argument("--seeds", type=int, default=200, help="with --sweep: seeds per case")
 
     sc = sub.add_parser("scenario", help="run a scenario file through the real engine")
     sc.add_argument("file")
@@ -116,13 +119,17 @@ def _simulate(args: argparse.Namespace) -> int:
     from .rules.options import check_game
     from .simulate import simulate
 
+    if args.sweep:
+        return _sweep(args)
+    if args.game is None or args.players is None:
+        _fail("simulate needs --game and --players (or --sweep)")
     if args.game not in GAMES:
         _fail(f"unknown game {args.game!r} (choose {', '.join(GAMES)})")
     check_game(args.game, args.players)
     if args.rounds is not None and args.rounds < 1:
         _fail("--rounds must be at least 1")
     try:
-        level = Level(args.bots)
+        level = Level(args.bots or "instant")
     except ValueError:
         _fail(f"unknown bot level {args.bots!r} (choose {', '.join(lv.value for lv in Level)})")
     options = parse_assignments(args.option)
@@ -151,6 +158,45 @@ def _simulate(args: argparse.Namespace) -> int:
     report["winners"] = [s + 1 for s in report["winners"]]
     _emit(report, args.json, _simulate_text(report))
     return 0
+
+
+def _sweep(args: argparse.Namespace) -> int:
+    """Every round must end: exit 1 naming each case that stalled or raised."""
+    from .simulate import sweep, sweep_cases
+
+    if args.game is not None and args.game not in GAMES:
+        _fail(f"unknown game {args.game!r} (choose {', '.join(GAMES)})")
+    if args.seeds < 1:
+        _fail("--seeds must be at least 1")
+    try:
+        levels = None if args.bots is None else [Level(args.bots)]
+    except ValueError:
+        _fail(f"unknown bot level {args.bots!r} (choose {', '.join(lv.value for lv in Level)})")
+    cases = sweep_cases([args.game] if args.game else list(GAMES), args.seeds, levels)
+    bar = None
+    progress = None
+    if sys.stderr.isatty() and not args.json:
+        from rich.console import Console
+        from rich.progress import Progress
+
+        bar = Progress(console=Console(stderr=True), transient=True)
+        bar.start()
+        task = bar.add_task("sweeping", total=len(cases))
+
+        def progress(done: int) -> None:
+            bar.update(task, completed=done)
+
+    try:
+        report = sweep(cases, progress)
+    finally:
+        if bar is not None:
+            bar.stop()
+    text = [f"{report['rounds']} rounds in {report['elapsed_s']} s, at most {report['most_actions']} "
+            f"actions and {report['most_game_seconds']} s of play in a round; "
+            f"{len(report['failures'])} failed"]
+    text += [f"  {f['case']}: {f['error']}" for f in report["failures"]]
+    _emit(report, args.json, "\n".join(text))
+    return 1 if report["failures"] else 0
 
 
 def _simulate_text(r: dict[str, Any]) -> str:

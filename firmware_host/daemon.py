@@ -259,6 +259,12 @@ class Daemon:
             if outcome.action is not None and outcome.refusal is None and match is not None:
                 self.store.record(self.match_id or 0, match.round_no, outcome.action)
                 acting.append(outcome.press.seat)
+        woken = self.table.take_wakes()
+        for wake in woken:  # time ended a hold or a round: journaled, so a replay does the same
+            if match is not None:
+                self.store.record(self.match_id or 0, match.round_no, wake)
+        if woken and self.screens is not None:
+            self.screens.refresh(range(len(self.screens.seats)))
         if match is not None and len(match.results) > self._saved_rounds:
             self.store.round_over(self.match_id or 0, match)
             self._saved_rounds = len(match.results)

@@ -43,6 +43,10 @@ class Contest:
         return self.loser_ts - self.winner_ts
 
     def describe(self) -> str:
+        if self.delta_ns < 0:  # the arbiter drew a tie for the later press, or the earlier came late
+            return (f"seat {self.winner + 1} won a tie with seat {self.loser + 1}, pressed "
+                    f"{-self.delta_ns / 1e6:.1f} ms later ({self.winner_ts / 1e6:.3f} ms vs "
+                    f"{self.loser_ts / 1e6:.3f} ms)")
         return (f"seat {self.winner + 1} was {self.delta_ns / 1e6:.1f} ms earlier than seat "
                 f"{self.loser + 1} ({self.winner_ts / 1e6:.3f} ms vs {self.loser_ts / 1e6:.3f} ms)")
 
@@ -60,7 +64,7 @@ class Referee:
     def on_input(self, event: InputEvent) -> None:
         """One clean input event: arbitrated controls wait, navigation acts at once."""
         if event.kind is Event.PRESS:
-            if event.control in ARBITRATED:
+            if event.control in ARBITRATED or self.seats[event.seat].arbitrates(event.control):
                 self.arbiter.push(event.seat, event.control, event.ts)
             else:
                 self.seats[event.seat].nav(event.control)

@@ -5,7 +5,9 @@ selection turned into an engine action when `slap` (or `alt`, or a direct
 What the controls mean per game (DESIGN.md, "How a seat plays"):
 - Ligretto: the cursor runs over row places, the stack top and the discard top;
   slap plays the card; alt turns 3 hand cards; with pro_row, up marks the row
-  place under the cursor as the destination of the next slap.
+  place under the cursor as the destination of the next slap, down unmarks it,
+  and down with nothing marked votes that the round is stuck (arbitrated, as it
+  changes the game).
 - Dice: the cursor runs over your dice; slap places one; alt rerolls them all.
 - Domino: the cursor cycles the legal placements of your top card; slap lays it;
   alt discards it; up switches to joker squares, down back.
@@ -19,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .rules.classic import ClassicRound, MoveToRow, PlayCard, TurnHand
+from .rules.classic import ClassicRound, MoveToRow, PlayCard, TurnHand, VoteStuck
 from .rules.codec import Action
 from .rules.common import Refusal
 from .rules.crazy import CrazyRound, DiscardCrazy, PlayCrazy
@@ -97,6 +99,12 @@ class SeatController:
                 self.destination = None
                 self.message = ""
 
+    def arbitrates(self, control: str) -> bool:
+        """A navigation button that changes the game here: pro_row's stuck vote (down, nothing marked)."""
+        rnd = self.match.round
+        return (control == "down" and isinstance(rnd, ClassicRound) and rnd.options.pro_row
+                and self.destination is None)
+
     def action(self, control: str, ts: int) -> Action | None:
         """slap, alt or selectN, released by the arbiter: the engine action it means."""
         if control.startswith("select"):
@@ -104,6 +112,8 @@ class SeatController:
             control = "slap"
         rnd = self.match.round
         seat = self.seat
+        if control == "down" and isinstance(rnd, ClassicRound):
+            return VoteStuck(seat, ts)
         if control == "alt":
             if isinstance(rnd, ClassicRound):
                 return TurnHand(seat, ts)
@@ -142,7 +152,7 @@ class SeatController:
         if refusal is not None:
             self.message = refusal.short()
             return
-        self.message = ""
+        self.message = "voted: stuck" if isinstance(action, VoteStuck) else ""
         if isinstance(action, MoveToRow):
             self.destination = None
         if isinstance(action, PlayJoker | PlaceDomino):
@@ -160,6 +170,8 @@ class SeatController:
         """
         if isinstance(action, TurnHand | Reroll | DiscardDomino):
             return ["alt"]
+        if isinstance(action, VoteStuck):
+            return ["down"] if self.destination is None else ["down", "down"]
         presses: list[str] = []
         rnd = self.match.round
         if isinstance(rnd, DominoRound):

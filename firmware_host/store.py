@@ -241,7 +241,8 @@ class Store:
                 raise StoreError(f"{players} players at seats {[s + 1 for s in placed]}, "
                                  f"but {seats_wired} seats are wired")
         options = json.loads(options)
-        seed_value: int | str = int(seed) if seed.lstrip("-").isdigit() else seed
+        digits = seed.removeprefix("-")
+        seed_value: int | str = int(seed) if digits.isascii() and digits.isdigit() else seed
         cards = None
         if game == "crazy":
             cards = crazy_index([crazy_deck().cards(CrazyColour(s)) for s in range(players)])

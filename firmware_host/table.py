@@ -24,7 +24,7 @@ from .catalog import new_match
 from .inputs.edges import Event, StartGate
 from .inputs.pins import InputEvent
 from .referee import Outcome, Referee
-from .rules.common import Ending, Reason, RulesError
+from .rules.common import Ending, Reason, RulesError, Wake
 from .rules.match import Match
 from .rules.options import GAMES, PLAYERS
 from .sounds import Cue
@@ -71,6 +71,7 @@ class Table:
     notices: list[str] = field(default_factory=list)
     cues: list[Cue] = field(default_factory=list)  # sounds asked for, oldest first, until taken
     next_count: int | None = None  # when the countdown's next second ticks
+    woken: list[Wake] = field(default_factory=list)  # rounds woken by time, for the journal, until taken
     trace: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=TRACE_LEN))
     """The last input events and decisions, with their times (`tablectl inputs`, the virtual Pi)."""
 
@@ -166,7 +167,12 @@ class Table:
             raise RulesError(f"{self.game} needs {lo} to {hi} players, {self.players} joined")
         if self.players > self.seats:
             raise RulesError(f"{self.players} players, but only {self.seats} seats are wired")
-        self.match = new_match(self.game, self.players, f"{self.seed}/{self.matches_played}", self.options)
+        before = self.match
+        kept = None  # Domino keep_boards: the last match's player boards, same players, same game
+        if before is not None and before.game == self.game and before.players == self.players:
+            kept = before.boards_for_next_match()
+        self.match = new_match(self.game, self.players, f"{self.seed}/{self.matches_played}", self.options,
+                               boards=kept)
         self.matches_played += 1
         self.referee = Referee(self.match, Arbiter(self.window_ns, self.epsilon_ns, self.seed),
                                log=self._note)
@@ -214,7 +220,16 @@ class Table:
         }.get(self.phase)
         if self.phase is Phase.PLAYING and self.referee is not None:
             due = self.referee.next_deadline()
+            woke = self._round_due()
+            if woke is not None:
+                due = woke if due is None else min(due, woke)
         return due
+
+    def _round_due(self) -> int | None:
+        """When the round has something due by itself (a joker's hold, a wait for a joker), plus
+        the arbiter's window, so presses stamped before that time reach the engine first."""
+        due = self.match.round.deadline() if self.match is not None else None
+        return None if due is None else due + self.window_ns
 
     def tick(self, now: int) -> list[Outcome]:
         """Advance to `now`: release due presses, end phases whose time is up."""
@@ -237,6 +252,9 @@ class Table:
                                    "refused": str(outcome.refusal.reason) if outcome.refusal else None})
                 if outcome.refusal is not None and outcome.refusal.reason is Reason.TOO_LATE:
                     self._cue("too_late", seats[outcome.press.seat], now)
+            due = self._round_due()
+            if due is not None and now >= due and self.match.round.wake(now):
+                self.woken.append(self.match.round.journal[-1])
             if self.match.round.result is not None:
                 self._round_over_cue(now)
                 self._enter(Phase.MATCH_RESULT if self.match.is_over else Phase.ROUND_RESULT, now)
@@ -281,6 +299,12 @@ class Table:
     def _cue(self, sound: str, seat: int | None, now: int) -> None:
         self.cues.append(Cue(sound, seat, now))
         del self.cues[:-50]  # nobody takes them (a bare table in a test): keep the newest
+
+    def take_wakes(self) -> list[Wake]:
+        """The rounds woken by time since the last call (they go into the journal after the
+        actions decided in the same tick)."""
+        woken, self.woken = self.woken, []
+        return woken
 
     def take_cues(self) -> list[Cue]:
         """The sounds asked for since the last call, oldest first."""

@@ -183,3 +183,47 @@ def test_tokens_start_on_the_recommended_squares_or_at_random() -> None:
     squares = [t.square for t in randomly.tokens]
     assert len(set(squares)) == 4 and all(sq in b.colours for sq in squares)
     assert squares != list(b.tokens)
+
+
+# ---------------------------------------------------------------- rulebook 002, to the letter
+
+
+def test_a_jokers_reservation_ends_at_that_players_next_placement_anywhere() -> None:
+    # "That card needs to be played immediately after playing the joker": once the joker's
+    # player lays a card elsewhere, the joker's token is everybody's again.
+    rnd = domino(WIDE, "YR GB", "GR YY", hold=5.0)
+    assert rnd.apply(PlayJoker(1, 0, (0, 1), ts=1_000_000_000)) is None
+    assert rnd.apply(PlaceDomino(1, K("GR"), 3, (3, 4), (3, 3), ts=1_500_000_000)) is None
+    assert rnd.tokens[0].reserved_by is None
+    assert rnd.apply(PlaceDomino(0, K("YR"), 0, (1, 1), (1, 0), ts=2_000_000_000)) is None
+
+
+def test_a_card_that_fits_must_be_put_down_not_discarded() -> None:
+    # Only a card that does not match goes face up on the discard pile.
+    rnd = domino(WIDE, "YG RR", "PP BB")
+    refusal = rnd.apply(DiscardDomino(0))
+    assert refusal.reason is Reason.FITS
+    assert str(refusal) == "it fits: put it down (token 1)"
+    assert rnd.top_card(0) == K("YG") and rnd.seats[0].discard == []
+    assert DiscardDomino(0) not in list(rnd.legal_actions(0))
+
+
+def test_a_card_that_fits_only_at_a_reserved_token_may_be_discarded() -> None:
+    rnd = domino(WIDE, "RB PP", "BG YY", hold=5.0)  # RB fits only next to the joker
+    assert rnd.apply(PlayJoker(1, 0, (0, 1), ts=1_000_000_000)) is None
+    assert rnd.apply(DiscardDomino(0, ts=2_000_000_000)) is None
+
+
+def test_the_player_who_blocked_a_token_must_move_it_with_their_next_card() -> None:
+    # "that player puts their next card on any free space ... and immediately puts the
+    # blocked Ligretto token on one of the two new spaces": not optional.
+    rnd = domino(NARROW, "YR GB RR", "BG PP")
+    assert rnd.apply(PlaceDomino(0, K("YR"), 0, (0, 1), (1, 1))) is None
+    assert rnd.tokens[2].blocked_for == 0
+    # GB would fit next to token 1 now at (1, 1), but the blocked token 3 comes first.
+    refusal = rnd.apply(PlaceDomino(0, K("GB"), 0, (1, 2), (1, 3)))
+    assert refusal.reason is Reason.BLOCKED and str(refusal) == "token blocked (move token 3 first)"
+    assert all(p.token == 2 for p in rnd.placements(0, K("GB")))
+    assert rnd.apply(PlayJoker(0, 1, (0, 3))).reason is Reason.BLOCKED
+    assert rnd.apply(PlaceDomino(0, K("GB"), 2, (0, 2), (0, 3))) is None
+    assert rnd.tokens[2].square == (0, 3) and rnd.tokens[2].blocked_for is None

@@ -47,7 +47,7 @@ def test_dice_lasts_3_rounds_per_player() -> None:
 
 
 def test_crazy_ends_after_the_round_in_which_a_total_reaches_100() -> None:
-    match = new_match("crazy", 3, 2)
+    match = new_match("crazy", 3, 2, {"rounds": 1000})
     play_out(match)
     totals = [0, 0, 0]
     for i, r in enumerate(match.results):
@@ -133,3 +133,20 @@ def test_unknown_options_and_bad_values_name_the_problem() -> None:
     with pytest.raises(RulesError, match="not key=value"):
         parse_assignments(["pro_row"])
     assert parse_options("dice", 4, {"handicap": "7,7,5,5"})["handicap"] == (7, 7, 5, 5)
+
+
+def test_a_crazy_match_still_running_says_so_with_a_bool() -> None:
+    match = new_match("crazy", 2, 3, {"target": 10_000})
+    play_round(match, make_bots(2, "instant", 3), random.Random(0))
+    assert match.summary()["over"] is False
+    assert match.is_over is False
+
+
+def test_keep_boards_hands_the_player_boards_to_the_next_match() -> None:
+    match = new_match("domino", 2, 6, {"rounds": 1, "keep_boards": "yes"})
+    play_out(match)
+    assert any(match.boards)
+    assert match.boards_for_next_match() == match.boards
+    plain = new_match("domino", 2, 6, {"rounds": 1})
+    play_out(plain)
+    assert plain.boards_for_next_match() is None

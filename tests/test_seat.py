@@ -101,11 +101,16 @@ def test_crazy_left_right_pick_a_card_and_up_down_its_target() -> None:
     assert isinstance(action, PlayCrazy) and action.card == hand[seat.cursor]
 
 
-@pytest.mark.parametrize(("game", "players"), [("classic", 4), ("classic", 12), ("dice", 3),
-                                                ("domino", 4), ("crazy", 2)])
-def test_bots_play_whole_rounds_by_pressing_pins(game: str, players: int) -> None:
-    """Nothing skips the path: bot → buttons → mock pins → filters → arbiter → seat → engine."""
-    match = new_match(game, players, 11, {"rounds": 1})
+PRO = {"pro_row": True, "stack_face_down": True}
+
+
+@pytest.mark.parametrize(("game", "players", "options"), [
+    ("classic", 4, {}), ("classic", 12, {}), ("classic", 3, PRO), ("dice", 3, {}), ("domino", 4, {}),
+    ("crazy", 2, {})])
+def test_bots_play_whole_rounds_by_pressing_pins(game: str, players: int, options: dict) -> None:
+    """Nothing skips the path: bot → buttons → mock pins → filters → arbiter → seat → engine.
+    With pro_row the stuck vote is a button too (down, nothing marked), or the round never ends."""
+    match = new_match(game, players, 11, {"rounds": 1, **options})
     cfg = emulated_config(players)
     factory = emulated_factory()
     buttons = EmulatedButtons(cfg.inputs, factory)
@@ -134,3 +139,5 @@ def test_bots_play_whole_rounds_by_pressing_pins(game: str, players: int) -> Non
     assert taken == match.round.journal  # every accepted press, in arbiter order
     again = Match.replay(game, players, 11, match.options, match.journal, match.resources)
     assert again.results == match.results
+    if options:
+        assert match.round.result.ending == "stuck_vote"

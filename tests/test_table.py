@@ -5,10 +5,11 @@ from __future__ import annotations
 import gc
 
 import pytest
+from test_rounds_end import _waiting_round
 
 from firmware_host.config import emulated_config
 from firmware_host.inputs.pins import EmulatedButtons, TableInputs, emulated_factory
-from firmware_host.rules.common import RulesError
+from firmware_host.rules.common import Ending, RulesError, Wake
 from firmware_host.table import Phase, Table, Timing
 
 S = 1_000_000_000
@@ -146,6 +147,53 @@ def test_commands_refuse_what_cannot_be_done(box) -> None:
         table.abort(3 * S)
     tap(0, "alt", 4 * S)  # seat 1 tries to start alone: said, not crashed
     assert table.phase is Phase.LOBBY and "1 joined" in table.notices[-1]
+
+
+def test_the_table_wakes_a_domino_round_that_waits_in_vain_for_a_joker(box) -> None:
+    """Every seat showed NO PLACE and the round sat for minutes: now it ends after joker_wait_s."""
+    table, tap = box
+    table.game = "domino"
+    tap(0, "slap", 1 * S)
+    tap(1, "slap", 2 * S)
+    table.game, table.menu = "domino", 2
+    tap(0, "alt", 3 * S)
+    table.tick(6 * S)
+    assert table.phase is Phase.PLAYING
+    rnd = _waiting_round()  # waiting for seat 1's joker since ts 0; the wait is 10 s
+    rnd.on_end = table.match._round_over
+    table.match.round = rnd
+    assert table.deadline() == 10 * S + table.window_ns  # presses inside the window go first
+    table.tick(10 * S)
+    assert rnd.result is None
+    table.tick(10 * S + table.window_ns)
+    assert rnd.result.ending is Ending.NO_PLACEMENT and table.phase is Phase.ROUND_RESULT
+    assert table.take_wakes() == [Wake(10 * S + table.window_ns)] and table.take_wakes() == []
+
+
+def test_keep_boards_carries_the_domino_player_boards_into_the_next_match(box) -> None:
+    import random
+
+    from firmware_host.simulate import make_bots, play_round
+
+    table, tap = box
+    table.new("domino", {"rounds": 1, "keep_boards": "yes"})
+    tap(0, "slap", 1 * S)
+    tap(1, "slap", 2 * S)
+    table.start(3 * S)
+    table.tick(6 * S)
+    match = table.match
+    play_round(match, make_bots(2, "instant", 0), random.Random(0))  # bots drive pins in the daemon
+    ts = 7 * S
+    table.tick(ts)
+    assert table.phase is Phase.MATCH_RESULT
+    boards = [list(b) for b in match.boards]
+    assert any(boards)
+    table.tick(ts + 31 * S)
+    assert table.phase is Phase.LOBBY
+    table.start(ts + 32 * S)
+    assert table.match is not match and table.match.boards == boards
+    for seat, st in enumerate(table.match.round.seats):
+        assert len(st.hand) == 15 - len(boards[seat])
 
 
 def test_inputs_lists_each_event_and_decision_with_its_edge_time(box) -> None:

@@ -7,6 +7,7 @@ new images and rewrite them with `UPDATE_GOLDEN=1 ./dev test tests/test_views.py
 from __future__ import annotations
 
 import os
+import random
 from pathlib import Path
 
 import pytest
@@ -69,7 +70,7 @@ def crazy() -> Match:
 
     rnd = {"seat": [{"hand": ["R1", "R2p", "R*"], "draw": ["R3t", "R4w"]},
                     {"hand": ["Y2f", "Y5d", "Y3w"], "draw": ["Y4p"]}]}
-    match = new_match("crazy", 2, 1, {}, setup=_crazy_setup(rnd, 2, "x", crazy_deck()))
+    match = new_match("crazy", 2, 1, {}, setup=_crazy_setup(rnd, 2, "x", crazy_deck(), random.Random(1)))
     match.apply(PlayCrazy(0, match.round.seats[0].hand[0], None))
     return match
 
@@ -189,3 +190,16 @@ def test_domino_tokens_blink_and_candidates_show_in_seat_colours() -> None:
     on = render_centre(match, candidates=candidates, blink=True)
     off = render_centre(match, candidates=candidates, blink=False)
     assert on.tobytes() != off.tobytes()
+
+
+def test_a_domino_seat_the_round_waits_on_shows_its_joker_control() -> None:
+    from types import SimpleNamespace
+
+    from test_rounds_end import _waiting_round
+
+    rnd = _waiting_round()
+    assert rnd.joker_needed(0)
+    holder = render_seat(SeatController(0, SimpleNamespace(round=rnd, totals=(0, 0), round_no=0)))  # type: ignore[arg-type]
+    golden("seat-domino-joker-wait", holder)
+    without = render_seat(SeatController(1, SimpleNamespace(round=rnd, totals=(0, 0), round_no=0)))  # type: ignore[arg-type]
+    assert ImageChops.difference(holder.convert("RGB"), without.convert("RGB")).getbbox() is not None

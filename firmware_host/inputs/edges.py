@@ -3,9 +3,11 @@
 - Leading-edge debounce: the first contact counts, with its own timestamp;
   every edge in the next `debounce_ns` is contact bounce and is dropped. If the
   line is left at the other level when that window closes (a tap shorter than
-  the window), that last edge is applied then, with its own timestamp: a quick
-  slap is a press and a release, never a button left down that turns stuck and
-  swallows the next press.
+  the window), that last edge is applied with its own timestamp: by the next
+  edge (in time-stamp order, however late it is delivered), or by the clock
+  `SETTLE_GRACE_NS` after the window, once any edge still on its way has
+  arrived. A quick slap is a press and a release, never a button left down that
+  turns stuck and swallows the next press.
 - Stuck: a button still down `stuck_ns` after its press is reported stuck and
   ignored until it is released (a jammed or shorted button must not block or
   flood the table).
@@ -20,6 +22,10 @@ from enum import StrEnum
 
 DEFAULT_DEBOUNCE_NS = 30_000_000
 DEFAULT_STUCK_NS = 2_000_000_000
+SETTLE_GRACE_NS = 250_000_000
+"""How long after a quiet window the clock may apply its last dropped edge. Edges reach us later
+than they happen (a Pi: well under 10 ms; the virtual Pi under emulation: up to ~200 ms); a
+decision taken before an older edge arrives would apply it out of order."""
 
 
 class Event(StrEnum):
@@ -71,16 +77,17 @@ class LineFilter:
         return Event.RELEASE
 
     def settle_due(self) -> int | None:
-        """When the quiet window closes with the line at the other level (for the caller's timer)."""
+        """When the clock may apply the window's last dropped edge (for the caller's timer)."""
         if self._late is None or self._late[0] == self.down:
             return None
-        return self._quiet_until
+        return self._quiet_until + SETTLE_GRACE_NS
 
-    def settle(self, now: int) -> tuple[Event, int] | None:
-        """At or after `settle_due()`: apply the edge the window dropped, stamped with its own
-        time, and return (event, ts)."""
+    def settle(self, now: int, edge: bool = False) -> tuple[Event, int] | None:
+        """Apply the edge the quiet window dropped, stamped with its own time; (event, ts).
+        `edge`: `now` is the time stamp of the line's next edge, so the window is simply over;
+        else `now` is the clock, which waits out the grace for edges still on their way."""
         due = self.settle_due()
-        if due is None or now < due or self._late is None:
+        if due is None or self._late is None or now < (self._quiet_until if edge else due):
             return None
         down, ts = self._late
         self._quiet_until = -(1 << 62)

@@ -297,7 +297,7 @@ class TableInputs:
     def _edge(self, seat: int, control: str, down: bool, ts: int) -> None:
         with self._lock:
             flt = self._filters[(seat, control)]
-            found = [self._gated(seat, control, *settled)] if (settled := flt.settle(ts)) else []
+            found = [self._gated(seat, control, *settled)] if (settled := flt.settle(ts, edge=True)) else []
             event = flt.edge(down, ts)
             if event is not None:
                 found.append(self._gated(seat, control, event, ts))

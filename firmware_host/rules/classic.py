@@ -27,6 +27,7 @@ from .common import (
     Seat,
     TableColour,
     Taken,
+    is_digits,
     too_late_or,
 )
 
@@ -73,7 +74,7 @@ class Card(int):
     def parse(cls, text: str) -> Card:
         """`R7`, `g10`, `Blue 3`: colour letter or name, then the value."""
         split = Colour.split(text)
-        if split is not None and split[1].isdigit():
+        if split is not None and is_digits(split[1]):
             return Card(split[0], int(split[1]))
         raise RulesError(f"not a Ligretto card: {text!r} (write e.g. R7, G10, B1, Y3)")
 

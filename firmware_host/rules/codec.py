@@ -9,14 +9,14 @@ from __future__ import annotations
 from typing import Any
 
 from .classic import Card, MoveToRow, PlayCard, TurnHand, VoteStuck
-from .common import RulesError
+from .common import RulesError, Wake, is_whole
 from .crazy import CrazyCard, CrazyColour, DiscardCrazy, PlayCrazy
 from .dice import Die, DieColour, PlaceDie, Reroll
 from .domino import DiscardDomino, DominoCard, PlaceDomino, PlayJoker
 
 Action = (
     PlayCard | TurnHand | MoveToRow | VoteStuck | PlaceDie | Reroll
-    | PlaceDomino | PlayJoker | DiscardDomino | PlayCrazy | DiscardCrazy
+    | PlaceDomino | PlayJoker | DiscardDomino | PlayCrazy | DiscardCrazy | Wake
 )
 
 _NAMES: dict[type, tuple[str, str]] = {
@@ -55,6 +55,8 @@ def crazy_index(deck: list[list[CrazyCard]]) -> dict[str, CrazyCard]:
 
 
 def to_dict(action: Action) -> dict[str, Any]:
+    if type(action) is Wake:
+        return {"do": "wake", "ts": action.ts}
     _, do = _NAMES[type(action)]
     out: dict[str, Any] = {"do": do, "seat": action.seat}
     if action.ts:
@@ -106,17 +108,31 @@ def _str(d: dict[str, Any], key: str) -> str:
     return value
 
 
+_FIELDS: dict[type, set[str]] = {
+    PlayCard: {"card"}, TurnHand: set(), MoveToRow: {"card", "place"}, VoteStuck: set(),
+    PlaceDie: {"die"}, Reroll: {"faces"},
+    PlaceDomino: {"card", "token", "near", "far"}, PlayJoker: {"token", "square"}, DiscardDomino: set(),
+    PlayCrazy: {"card", "pile", "value"}, DiscardCrazy: {"card"},
+}
+"""The fields each action takes besides do, seat and time: anything else is refused."""
+
+
 def from_dict(game: str, d: dict[str, Any], crazy_cards: dict[str, CrazyCard] | None = None) -> Action:
     """The action a dict spells, or a RulesError naming what is wrong with it."""
     do = d.get("do")
+    if do == "wake":
+        unknown = sorted(set(d) - {"do", "ts", "at_ms", "expect"})
+        if unknown:
+            raise RulesError(f"unknown field {unknown[0]!r} in a wake")
+        return Wake(_int(d, "ts", 0))
     kind = _TYPES.get((game, do))  # type: ignore[arg-type]
     if kind is None:
         raise RulesError(f"unknown action do={do!r} for {game} (known: {', '.join(KINDS[game])})")
-    known = {"do", "seat", "ts", "at_ms", "card", "place", "die", "faces", "token", "near", "far",
-             "square", "pile", "value", "expect"}
+    known = {"do", "seat", "ts", "at_ms", "expect"} | _FIELDS[kind]
     unknown = sorted(set(d) - known)
     if unknown:
-        raise RulesError(f"unknown field {unknown[0]!r} in a {do} action")
+        fields = ", ".join(sorted(_FIELDS[kind])) or "none"
+        raise RulesError(f"unknown field {unknown[0]!r} in a {game} {do} action (its fields: {fields})")
     seat = _int(d, "seat")
     ts = _int(d, "ts", 0)
     if kind is PlayCard:
@@ -132,10 +148,8 @@ def from_dict(game: str, d: dict[str, Any], crazy_cards: dict[str, CrazyCard] | 
         return PlaceDie(seat, DieColour(die.colour), die.face, ts)
     if kind is Reroll:
         faces = d.get("faces")
-        if faces is not None and (
-            not isinstance(faces, list) or not all(isinstance(f, int) for f in faces)
-        ):
-            raise RulesError("'faces' must be a list of die faces")
+        if faces is not None and (not isinstance(faces, list) or not all(is_whole(f) for f in faces)):
+            raise RulesError(f"'faces' must be a list of die faces 1 to 6, not {faces!r}")
         return Reroll(seat, ts, tuple(faces) if faces is not None else None)
     if kind is PlaceDomino:
         return PlaceDomino(seat, DominoCard.parse(_str(d, "card")), _int(d, "token"),

@@ -37,6 +37,16 @@ class TableColour(IntEnum):
         return None
 
 
+def is_digits(text: str) -> bool:
+    """ASCII digits only: `str.isdigit` also takes "²", which `int` refuses."""
+    return text.isascii() and text.isdigit()
+
+
+def is_whole(value: object) -> bool:
+    """An int that is not a bool (JSON and TOML `true` must never count as 1)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 class RulesError(ValueError):
     """Set-up or options that no round can be built from (bad player count, bad deck)."""
 
@@ -63,6 +73,9 @@ class Reason(StrEnum):
     SQUARE_TAKEN = "square taken"
     NO_SUCH_TOKEN = "no such token"
     ALREADY_VOTED = "already voted"
+    NOT_DUE = "nothing is due"
+    FITS = "it fits: put it down"
+    OFF_BOARD = "not on the board"
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +93,9 @@ class Refusal:
 
     def __str__(self) -> str:
         text = str(self.reason)
-        if self.by_seat is not None and self.delta_ns is not None:
+        if self.by_seat is not None and self.delta_ns is not None and self.delta_ns < 0:
+            text += f" (seat {self.by_seat + 1} won the tie, pressed {-self.delta_ns / 1e6:.1f} ms after you)"
+        elif self.by_seat is not None and self.delta_ns is not None:
             text += f" (seat {self.by_seat + 1} was {self.delta_ns / 1e6:.1f} ms earlier)"
         elif self.detail:
             text += f" ({self.detail})"
@@ -88,6 +103,8 @@ class Refusal:
 
     def short(self) -> str:
         """At most about 24 characters, for a 128-pixel seat screen."""
+        if self.by_seat is not None and self.delta_ns is not None and self.delta_ns < 0:
+            return f"too late, seat {self.by_seat + 1} won tie"
         if self.by_seat is not None and self.delta_ns is not None:
             return f"too late, seat {self.by_seat + 1} +{self.delta_ns / 1e6:.1f}ms"
         return str(self.reason)
@@ -101,6 +118,13 @@ class Refusal:
         return out
 
 
+class Wake(NamedTuple):
+    """Time reached `ts` with no action: what was due then happened (a joker's hold
+    lapsed, a wait ran out). Journaled like an action, so a replay does the same."""
+
+    ts: int
+
+
 class Taken(NamedTuple):
     """Who last took a spot and when, so a later claim can be told it was too late."""
 
@@ -109,8 +133,12 @@ class Taken(NamedTuple):
 
 
 def too_late_or(reason: Reason, taken: Taken | None, seat: Seat, ts: int) -> Refusal:
-    """A lost race reads "too late"; anything else keeps its own reason."""
-    if taken is not None and taken.seat != seat and 0 <= ts - taken.ts <= RECENT_NS:
+    """A lost race reads "too late"; anything else keeps its own reason.
+
+    The spot may have gone to a press stamped *after* this one: the arbiter drew
+    a tie the other way, or this press reached it late. That is a lost race too
+    (a negative `delta_ns`), never "doesn't fit"."""
+    if taken is not None and taken.seat != seat and -RECENT_NS <= ts - taken.ts <= RECENT_NS:
         return Refusal(Reason.TOO_LATE, by_seat=taken.seat, delta_ns=ts - taken.ts)
     return Refusal(reason)
 
@@ -171,6 +199,8 @@ class RoundBase:
         """Take the action if the rules allow it; otherwise say why and change nothing."""
         if self.result is not None:
             return Refusal(Reason.ROUND_OVER)
+        if type(action) is Wake:
+            return None if self.wake(action.ts) else Refusal(Reason.NOT_DUE)
         if not 0 <= action.seat < self.players:
             return Refusal(Reason.NO_SUCH_SEAT)
         handler = self._handlers.get(type(action))
@@ -182,6 +212,26 @@ class RoundBase:
             if self.result is not None and self.on_end is not None:
                 self.on_end(self)
         return refusal
+
+    def deadline(self) -> int | None:
+        """When (ns, the actions' clock) the round next changes with no action, or None.
+
+        The table and the simulator call `wake` then, so nothing waits on a press."""
+        return None
+
+    def wake(self, now: int) -> bool:
+        """Do what is due by `now`; journaled as `Wake(now)` when something was."""
+        due = self.deadline()
+        if self.result is not None or due is None or now < due:
+            return False
+        self._due(now)
+        self.journal.append(Wake(now))
+        if self.result is not None and self.on_end is not None:
+            self.on_end(self)
+        return True
+
+    def _due(self, now: int) -> None:
+        """What a game does when its deadline has passed (games with a deadline override it)."""
 
     def _end(self, result: RoundResult) -> None:
         self.result = result

@@ -21,6 +21,8 @@ from .common import (
     Seat,
     TableColour,
     Taken,
+    is_digits,
+    is_whole,
     too_late_or,
 )
 
@@ -51,7 +53,7 @@ class Die(NamedTuple):
     def parse(cls, text: str) -> Die:
         """`Y3`, `blue 6`: colour letter or name, then the face."""
         split = DieColour.split(text)
-        if split is not None and split[1].isdigit() and 1 <= int(split[1]) <= FACES:
+        if split is not None and is_digits(split[1]) and 1 <= int(split[1]) <= FACES:
             return cls(split[0], int(split[1]))  # type: ignore[arg-type]
         raise RulesError(f"not a die: {text!r} (write e.g. Y3, B6, R1, G2)")
 
@@ -175,7 +177,8 @@ class DiceRound(RoundBase):
     def _reroll(self, action: Reroll) -> Refusal | None:
         hand = self.dice[action.seat]
         if action.faces is not None:
-            if len(action.faces) != len(hand) or not all(1 <= f <= FACES for f in action.faces):
+            if len(action.faces) != len(hand) or not all(is_whole(f) and 1 <= f <= FACES
+                                                         for f in action.faces):
                 return Refusal(Reason.NOT_HELD, f"{len(hand)} faces needed")
             faces = list(action.faces)
         else:

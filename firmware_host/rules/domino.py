@@ -111,6 +111,8 @@ class Board:
 class DominoOptions:
     tokens: str = "recommended"  # or "random"
     joker_hold_s: float = 5.0
+    joker_wait_s: float = 10.0
+    """No card fits anywhere and only a joker could help: the round ends when none is played this long."""
 
 
 class PlaceDomino(NamedTuple):
@@ -135,7 +137,7 @@ class PlayJoker(NamedTuple):
 
 
 class DiscardDomino(NamedTuple):
-    """The top card does not fit (or the player passes it): onto the discard pile."""
+    """The top card fits nowhere this seat may place it now: onto the discard pile."""
 
     seat: Seat
     ts: int = 0
@@ -215,6 +217,9 @@ class DominoRound(RoundBase):
         self._placements_seen: dict[tuple[Seat, DominoCard], tuple[PlaceDomino, ...]] = {}
         self._taken: dict[int, Taken] = {}
         self._hold_ns = int(options.joker_hold_s * 1e9)
+        self._wait_ns = int(options.joker_wait_s * 1e9)
+        self.waiting_since: int | None = None
+        """Set while no card can be placed but a joker could open a place: when that began."""
         self.result: RoundResult | None = None
         self.journal: list[DominoAction] = []
         self._handlers = {PlaceDomino: self._place, PlayJoker: self._joker,
@@ -224,7 +229,7 @@ class DominoRound(RoundBase):
                 self._finish(Ending.LIGRETTO_STOP, (seat,))
                 return
         self._check_blocked(None)
-        self._check_no_placement()
+        self._check_no_placement(0)
 
     # ------------------------------------------------------------ geometry
 
@@ -266,8 +271,15 @@ class DominoRound(RoundBase):
             found = self._placements_seen[key] = tuple(self._placements(seat, card, None))
         return iter(found)
 
+    def owed(self, seat: Seat) -> list[int]:
+        """Tokens this seat blocked: its next card must move one of them (rulebook 002)."""
+        return [i for i, tok in enumerate(self.tokens) if tok.blocked_for == seat]
+
     def _placements(self, seat: Seat, card: DominoCard, ts: int | None) -> Iterator[PlaceDomino]:
+        owed = self.owed(seat)
         for i, tok in enumerate(self.tokens):
+            if owed and i not in owed:
+                continue
             if tok.blocked_for is not None:
                 if tok.blocked_for in (seat, ANY_SEAT):
                     for near, far in self.free_pairs():
@@ -295,9 +307,13 @@ class DominoRound(RoundBase):
             return
         top = self.top_card(seat)
         if top is not None:
-            yield from self.placements(seat, top, ts)
-            yield DiscardDomino(seat)
-        if self.seats[seat].jokers:
+            fits = False
+            for place in self.placements(seat, top, ts):
+                fits = True
+                yield place
+            if not fits:
+                yield DiscardDomino(seat)
+        if self.seats[seat].jokers and not self.owed(seat):
             for i, tok in enumerate(self.tokens):
                 if not self._reserved_against(tok, seat, ts):
                     for sq in self.joker_squares(i):
@@ -310,6 +326,11 @@ class DominoRound(RoundBase):
 
     def _discard(self, action: DiscardDomino) -> Refusal | None:
         st = self.seats[action.seat]
+        if not st.hand:
+            return Refusal(Reason.NOT_HELD, "no card turned up")
+        place = next(self.placements(action.seat, st.hand[-1], action.ts), None)
+        if place is not None:  # the rulebook: a card that matches is put down
+            return Refusal(Reason.FITS, f"token {place.token + 1}")
         st.discard.append(st.hand.pop())
         self._turn_over_if_empty(st)
         return None
@@ -318,6 +339,9 @@ class DominoRound(RoundBase):
         if not 0 <= token < TOKENS:
             return Refusal(Reason.NO_SUCH_TOKEN)
         tok = self.tokens[token]
+        owed = self.owed(seat)
+        if owed and token not in owed:
+            return Refusal(Reason.BLOCKED, f"move token {owed[0] + 1} first")
         if tok.blocked_for not in (None, seat, ANY_SEAT):
             return Refusal(Reason.BLOCKED, f"seat {tok.blocked_for + 1} must free it")
         if self._reserved_against(tok, seat, ts):
@@ -338,6 +362,9 @@ class DominoRound(RoundBase):
         tok = self.tokens[token]
         if far not in set(neighbours(near)):
             return Refusal(Reason.NO_FIT, "the halves must touch")
+        off = [sq for sq in (near, far) if sq not in self.board.colours]
+        if off:
+            return Refusal(Reason.OFF_BOARD, f"square {list(off[0])}")
         if not (self.free(near) and self.free(far)):
             return too_late_or(Reason.SQUARE_TAKEN, self._taken.get(token), seat, ts)
         if tok.blocked_for is None and tok.square not in set(neighbours(near)):
@@ -347,8 +374,11 @@ class DominoRound(RoundBase):
         self.covered[near] = (seat, card)
         self.covered[far] = (seat, card)
         tok.square = far
-        tok.reserved_by = None
         tok.blocked_for = None
+        for other in self.tokens:  # a joker holds its token only until its player's next card
+            if other.reserved_by == seat:
+                other.reserved_by = None
+        tok.reserved_by = None
         self._taken[token] = Taken(seat, ts)
         self._placements_seen.clear()
         st.hand.pop()
@@ -358,7 +388,7 @@ class DominoRound(RoundBase):
             self._finish(Ending.LIGRETTO_STOP, (seat,))
             return None
         self._check_blocked(seat)
-        self._check_no_placement()
+        self._check_no_placement(ts)
         return None
 
     def _joker(self, action: PlayJoker) -> Refusal | None:
@@ -377,6 +407,8 @@ class DominoRound(RoundBase):
             return Refusal(Reason.BLOCKED, "place a card anywhere first")
         if square not in set(neighbours(tok.square)):
             return too_late_or(Reason.NOT_ADJACENT, self._taken.get(token), seat, ts)
+        if square not in self.board.colours:
+            return Refusal(Reason.OFF_BOARD, f"square {list(square)}")
         if not self.free(square):
             return too_late_or(Reason.SQUARE_TAKEN, self._taken.get(token), seat, ts)
         st.jokers -= 1
@@ -387,7 +419,7 @@ class DominoRound(RoundBase):
         tok.reserved_until = ts + self._hold_ns
         self._taken[token] = Taken(seat, ts)
         self._check_blocked(seat)
-        self._check_no_placement()
+        self._check_no_placement(ts)
         return None
 
     def _turn_over_if_empty(self, st: DominoSeat) -> None:
@@ -453,15 +485,45 @@ class DominoRound(RoundBase):
                     del self.covered[sq]
         return None
 
-    def _check_no_placement(self) -> None:
-        """End the round when no seat can ever place a card again, jokers included (exact)."""
+    def _check_no_placement(self, ts: int) -> None:
+        """End the round when no seat can ever place a card again, jokers included (exact).
+
+        When only a joker could open a place, the round waits `joker_wait_s` from `ts`
+        for one (`deadline`), then ends the same way."""
+        self.waiting_since = None
         if self.result is not None:
             return
         if any(self.can_place_any(seat, st.held()) for seat, st in enumerate(self.seats)):
             return
-        for seat, st in enumerate(self.seats):
-            if st.jokers and self.joker_route(seat, st.held()) is not None:
-                return
+        if any(self._joker_helps(seat) for seat in range(self.players)):
+            self.waiting_since = ts
+            return
+        self._no_placement()
+
+    def _joker_helps(self, seat: Seat) -> bool:
+        """A joker this seat may play would open a place for one of its cards (a seat that owes
+        a blocked token may play no joker before moving it)."""
+        st = self.seats[seat]
+        return bool(st.jokers) and not self.owed(seat) and self.joker_route(seat, st.held()) is not None
+
+    def joker_needed(self, seat: Seat) -> bool:
+        """Is the round waiting for a joker this seat could play (its screen says so)?"""
+        return self.waiting_since is not None and self._joker_helps(seat)
+
+    def deadline(self) -> int | None:
+        due = [t.reserved_until for t in self.tokens if t.reserved_by is not None]
+        if self.waiting_since is not None:
+            due.append(self.waiting_since + self._wait_ns)
+        return min(due, default=None) if self.result is None else None
+
+    def _due(self, now: int) -> None:
+        for tok in self.tokens:
+            if tok.reserved_by is not None and tok.reserved_until <= now:
+                tok.reserved_by = None
+        if self.waiting_since is not None and now >= self.waiting_since + self._wait_ns:
+            self._no_placement()
+
+    def _no_placement(self) -> None:
         most = max(st.placed for st in self.seats)
         self._finish(Ending.NO_PLACEMENT, tuple(s for s, st in enumerate(self.seats) if st.placed == most))
 

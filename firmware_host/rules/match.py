@@ -87,7 +87,7 @@ class Match:
             rnd = DiceRound(self.players, DiceOptions(o["handicap"]), rng, **setup)
         elif self.game == "domino":
             assert self.resources.board is not None
-            opts_d = DominoOptions(o["tokens"], o["joker_hold_s"])
+            opts_d = DominoOptions(o["tokens"], o["joker_hold_s"], o["joker_wait_s"])
             setup.setdefault("aside", self.boards)
             rnd = DominoRound(self.players, opts_d, rng, self.resources.board, **setup)
         else:
@@ -147,9 +147,15 @@ class Match:
         if self.round.result is None:
             return False
         if self.game == "crazy":
-            cap = self.options["rounds"]
-            return max(self.totals) >= self.options["target"] or (cap and self.rounds_played >= cap)
+            return (max(self.totals) >= self.options["target"]
+                    or self.rounds_played >= self.options["rounds"])
         return self.rounds_played >= self.options["rounds"]
+
+    def boards_for_next_match(self) -> list[list[DominoCard]] | None:
+        """Domino with `keep_boards`, once over: the player boards the next match starts from."""
+        if self.game != "domino" or not self.options["keep_boards"] or not self.is_over:
+            return None
+        return [list(b) for b in self.boards]
 
     @property
     def winners(self) -> tuple[Seat, ...]:

@@ -16,6 +16,9 @@ from .common import RulesError
 GAMES = ("classic", "dice", "domino", "crazy")
 PLAYERS = {"classic": (2, 12), "dice": (2, 4), "domino": (2, 4), "crazy": (2, 5)}
 
+CRAZY_ROUNDS = 10
+"""Crazy totals can fall below zero and never reach the target: a match ends after this many rounds."""
+
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 
@@ -33,7 +36,7 @@ def _bool(value: Any) -> bool:
 
 def _int(lo: int, hi: int) -> Callable[[Any], int]:
     def parse(value: Any) -> int:
-        if isinstance(value, bool):
+        if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
             raise ValueError("expected a whole number")
         try:
             n = int(value)
@@ -48,6 +51,8 @@ def _int(lo: int, hi: int) -> Callable[[Any], int]:
 
 def _float(lo: float, hi: float) -> Callable[[Any], float]:
     def parse(value: Any) -> float:
+        if isinstance(value, bool):
+            raise ValueError("expected a number")
         try:
             x = float(value)
         except (TypeError, ValueError):
@@ -72,6 +77,8 @@ def _choice(*choices: str) -> Callable[[Any], str]:
 def _counts(value: Any) -> tuple[int, ...]:
     items = value if isinstance(value, list | tuple) else str(value).replace(" ", "").split(",")
     try:
+        if any(isinstance(x, bool | float) for x in items):
+            raise ValueError
         counts = tuple(int(x) for x in items if str(x) != "")
     except ValueError:
         raise ValueError("expected dice counts per seat, e.g. 7,7,5,5") from None
@@ -110,11 +117,13 @@ SPECS: dict[str, dict[str, OptionSpec]] = {
         "layout": OptionSpec(_name, None, "board layout (default: the recommended one)"),
         "tokens": OptionSpec(_choice("recommended", "random"), "recommended", "where tokens start"),
         "joker_hold_s": OptionSpec(_float(0.0, 600.0), 5.0, "seconds a joker keeps its token reserved"),
+        "joker_wait_s": OptionSpec(_float(0.0, 600.0), 10.0,
+                                   "seconds the round waits for a joker when no card fits anywhere"),
         "keep_boards": OptionSpec(_bool, False, "player boards carry over to the next match"),
     },
     "crazy": {
         "target": OptionSpec(_int(1, 10_000), 100, "the match ends after a round that brings a total here"),
-        "rounds": OptionSpec(_int(0, 1000), 0, "stop after this many rounds even below target (0: never)"),
+        "rounds": OptionSpec(_int(1, 1000), CRAZY_ROUNDS, "the match also ends after this many rounds"),
     },
 }
 

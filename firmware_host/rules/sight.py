@@ -145,6 +145,10 @@ class DominoSight:
     def held(self) -> int:
         return len(self._r.seats[self.seat].held())
 
+    def joker_needed(self) -> bool:
+        """The seat's screen says UP: JOKER: the round waits for a joker this seat could play."""
+        return self._r.joker_needed(self.seat)
+
     def joker_for_top(self, ts: int = 0) -> PlayJoker | None:
         """A joker (or two in a row) that would let the turned-up card be laid."""
         card = self.top_card()

@@ -145,6 +145,9 @@ def _domino(img: Image.Image, c: SeatController, rnd: DominoRound) -> str:
     else:
         draw_text(img, (58, 14), f"NO {mode}")
         draw_text(img, (58, 24), "ALT: DISCARD" if not c.joker_mode else "DOWN: BACK")
+    if st.jokers and not c.joker_mode and not rnd.owed(c.seat) and (not options or rnd.joker_needed(c.seat)):
+        # The round may be waiting for this seat's joker (joker_wait_s): say which button plays one.
+        draw_text(img, (58, 34), "UP: JOKER")
     return f"HAND {len(st.hand)}  PILE {len(st.discard)}  JOKERS {st.jokers}"
 
 
