@@ -648,12 +648,37 @@ def choose_config(path: Path, emulate: bool, log: Any) -> tuple[TableConfig, str
     return config, problem
 
 
+def hold_table(database: Path) -> int:
+    """One daemon to a state database: a second one (a terminal UI beside the service, two
+    shells) would write the same match and, quitting, delete the first one's control socket.
+    The lock (flock, so a crash releases it) is held for the life of the process."""
+    import fcntl
+
+    lock = database.with_name(database.name + ".lock")
+    try:
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o660)
+    except OSError as exc:
+        raise StoreError(f"cannot open {lock}: {exc.strerror or exc}") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        other = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
+        os.close(fd)
+        raise StoreError(f"another table-host (pid {other}) is running on {database}: stop it first, "
+                         "or give this one its own STATE_DIRECTORY") from None
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+    return fd
+
+
 def run(config_file: str | None, emulate: bool, log: Any = print, ui: str = "none") -> int:
     """Load the configuration, open the hardware it names, run. A broken file with a last good
     copy kept: run on the copy and say so loudly. GPIO that cannot be opened: say exactly what
     failed (journal and STATUS=) and exit 69, which systemd shows as status=69/UNAVAILABLE."""
     path = config_path(config_file)
     try:
+        lock = hold_table(paths.state_database())  # noqa: F841 - held until the process ends
         config, problem = choose_config(path, emulate, log)
         # Headless, this thread serves the table: real-time. On real GPIO it is claimed before the
         # board is opened, so that lgpio's threads, started by the opening, inherit it; emulated

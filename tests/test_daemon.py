@@ -206,3 +206,16 @@ def test_refused_real_time_is_one_clear_line_and_the_table_plays_on(daemon: Daem
     log = (daemon.tmp / "daemon.log").read_text()
     refused = [line for line in log.splitlines() if "real-time priority refused" in line]
     assert len(refused) == 1 and "LimitRTPRIO=15" in refused[0], log
+
+
+def test_a_second_daemon_on_the_same_state_is_refused_and_leaves_the_first_alone(daemon: Daemon) -> None:
+    """Two daemons on one state database wrote the same match and, quitting, deleted the first
+    one's control socket (a newcomer running the terminal UI beside the headless daemon)."""
+    daemon.start()
+    assert daemon.proc is not None
+    second = subprocess.run([sys.executable, "-m", "firmware_host.cli", "run", "--emulate", "--ui", "none"],
+                            cwd=ROOT, env=daemon.env, capture_output=True, text=True, timeout=30)
+    assert second.returncode == 2
+    assert f"another table-host (pid {daemon.proc.pid}) is running on" in second.stderr
+    assert (daemon.tmp / "run" / "control.sock").exists()
+    assert daemon.ctl("status")["phase"] == "attract"  # the first still answers
