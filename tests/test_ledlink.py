@@ -306,26 +306,14 @@ def test_a_controller_with_a_newer_protocol_version_is_refused(tmp_path: Path) -
         emulator.close()
 
 
-class Protocol1Controller:
-    """A port with the old firmware behind it: protocol 1 framing (LEN LEN SEQ TYPE PAYLOAD
-    CRC CRC 0x7E); it answers only a protocol-1 HELLO."""
+class FakePort:
+    """A serial port whose far end is a Python object: `write` is the far end's to define; what
+    it answers waits in `outgoing`, read as pyserial would."""
 
-    def __init__(self) -> None:
-        self.incoming = b""
-        self.outgoing = b""
+    outgoing = b""
 
     def reset_input_buffer(self) -> None:
         self.outgoing = b""
-
-    def write(self, data: bytes) -> int:
-        self.incoming += data
-        hello = bytes((0, 10, 0, ledproto.HELLO, 1, 32, 16))
-        if hello in self.incoming:
-            self.incoming = b""
-            body = bytes((0, 23, 0, ledproto.HELLO_REPLY, 1, 32, 16)) + b"table-led 1.0"
-            crc = ledproto.crc16(body)
-            self.outgoing += body + bytes((crc >> 8, crc & 0xFF, 0x7E))
-        return len(data)
 
     @property
     def in_waiting(self) -> int:
@@ -339,6 +327,26 @@ class Protocol1Controller:
 
     def close(self) -> None:
         pass
+
+
+class Protocol1Controller(FakePort):
+    """A port with the old firmware behind it: protocol 1 framing (LEN LEN SEQ TYPE PAYLOAD
+    CRC CRC 0x7E); it answers only a protocol-1 HELLO."""
+
+    def __init__(self) -> None:
+        self.incoming = b""
+        self.outgoing = b""
+
+    def write(self, data: bytes) -> int:
+        self.incoming += data
+        hello = bytes((0, 10, 0, ledproto.HELLO, 1, 32, 16))
+        if hello in self.incoming:
+            self.incoming = b""
+            body = bytes((0, 23, 0, ledproto.HELLO_REPLY, 1, 32, 16)) + b"table-led 1.0"
+            crc = ledproto.crc16(body)
+            self.outgoing += body + bytes((crc >> 8, crc & 0xFF, 0x7E))
+        return len(data)
+
 
 
 def test_a_controller_with_the_old_protocol_is_named_and_refused() -> None:
@@ -356,7 +364,7 @@ def test_a_controller_with_the_old_protocol_is_named_and_refused() -> None:
         link.close()
 
 
-class StaleAcker:
+class StaleAcker(FakePort):
     """A port whose controller says hello, then answers every frame with the ack of the
     frame before it: alive-looking traffic that never acknowledges what is in flight."""
 
@@ -364,9 +372,6 @@ class StaleAcker:
         self.decoder = ledproto.Decoder()
         self.outgoing = b""
         self.last_seq = 0
-
-    def reset_input_buffer(self) -> None:
-        self.outgoing = b""
 
     def write(self, data: bytes) -> int:
         for seq, kind, _ in self.decoder.feed(data)[0]:
@@ -380,18 +385,6 @@ class StaleAcker:
                 self.last_seq = seq
         return len(data)
 
-    @property
-    def in_waiting(self) -> int:
-        return len(self.outgoing)
-
-    def read(self, n: int = 1) -> bytes:
-        if not self.outgoing:
-            time.sleep(0.01)
-        out, self.outgoing = self.outgoing[:n], self.outgoing[n:]
-        return out
-
-    def close(self) -> None:
-        pass
 
 
 def test_acks_for_old_frames_do_not_keep_a_dead_link_looking_alive() -> None:
