@@ -105,7 +105,7 @@ class Daemon:
         self.buzzer = BuzzerPlayer(config.buzzer, self.board.factory, on_error=say)
         self.on_sound: Any = None  # the Textual app's bell, set when it mounts
         self.screens: TableScreens | None = None
-        self.control = ControlServer(paths.directory("RUNTIME_DIRECTORY") / "control.sock", self.events, say)
+        self.control = ControlServer(paths.control_socket(), self.events, say)  # where tablectl looks
         self.match_id: int | None = None
         self._bound: Any = None  # the match the store and screens follow
         self._last_status = ""

@@ -206,3 +206,11 @@ def test_refused_real_time_is_one_clear_line_and_the_table_plays_on(daemon: Daem
     log = (daemon.tmp / "daemon.log").read_text()
     refused = [line for line in log.splitlines() if "real-time priority refused" in line]
     assert len(refused) == 1 and "LimitRTPRIO=15" in refused[0], log
+
+
+def test_the_daemon_listens_where_table_host_socket_says(daemon: Daemon, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere" / "table.sock"
+    daemon.env["TABLE_HOST_SOCKET"] = str(elsewhere)
+    daemon.start()
+    assert elsewhere.exists() and not (tmp_path / "run" / "control.sock").exists()
+    assert daemon.ctl("status")["ok"]
