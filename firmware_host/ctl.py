@@ -18,6 +18,7 @@ import json
 import os
 import socket
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -36,7 +37,7 @@ def ask(body: dict[str, Any], path: Path | None = None, timeout: float = 10.0) -
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
             sock.settimeout(timeout)
-            sock.connect(str(path))
+            connect(sock, path, time.monotonic() + CONNECT_WAIT_S)
             sock.sendall(json.dumps(body).encode() + b"\n")
             data = b""
             while not data.endswith(b"\n"):
@@ -54,6 +55,24 @@ def ask(body: dict[str, Any], path: Path | None = None, timeout: float = 10.0) -
         return json.loads(data)
     except json.JSONDecodeError:
         raise NotRunning(f"the daemon at {path} gave no answer") from None
+
+
+CONNECT_WAIT_S = 5.0
+
+
+def connect(sock: socket.socket, path: Path, deadline: float) -> None:
+    """A full backlog answers EAGAIN at once (a Unix socket with a timeout does not wait for
+    room): wait briefly and try again, until the deadline."""
+    pause = 0.01
+    while True:
+        try:
+            sock.connect(str(path))
+            return
+        except BlockingIOError:
+            if time.monotonic() + pause > deadline:
+                raise
+            time.sleep(pause)
+            pause = min(pause * 2, 0.2)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -103,8 +122,6 @@ POLL_S = 0.2
 def selftest(args: argparse.Namespace) -> int:
     """Start (or abort, or look at) the self-test and follow it to its report: progress lines
     as they come (on stderr with --json, whose one object is the report)."""
-    import time
-
     if args.abort:
         body: dict[str, Any] = {"cmd": "selftest", "action": "abort"}
     elif args.report:

@@ -245,3 +245,25 @@ def test_load_config_reads_regular_files_only(tmp_path: Path) -> None:
         with pytest.raises(ConfigError) as caught:
             load_config(path)  # a FIFO with no writer: no wait
         assert caught.value.problems == [f"{path}: not a regular file"]
+
+
+def test_forty_tablectl_status_at_once_all_answered(daemon: Daemon) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+    from threading import Barrier
+
+    from firmware_host import ctl
+
+    daemon.start()
+    path = Path(daemon.env["TABLE_HOST_SOCKET"])
+    together = Barrier(40)
+
+    def status(_: int) -> str:
+        together.wait()
+        try:
+            return "ok" if ctl.ask({"cmd": "status"}, path)["ok"] else "refused"
+        except ctl.NotRunning as exc:
+            return str(exc)
+
+    with ThreadPoolExecutor(40) as pool:
+        answers = list(pool.map(status, range(40)))
+    assert [a for a in answers if a != "ok"] == []
