@@ -2,17 +2,22 @@
 # Install the table on Raspberry Pi OS (run as root from a checkout):
 #   sudo systemd/install.sh            user, virtual environment, unit, config, udev, config.txt
 #   systemd/install.sh --root DIR      lay the files out under DIR only (staging, tests)
-# Options: --no-pip (keep the virtual environment as it is), --no-start.
+# Options: --no-pip (keep the virtual environment as it is), --no-start,
+#          --wheels DIR (pip offline: the project's dependencies as wheels in DIR, no index).
+# Raspberry Pi OS has the gpio, i2c and spi groups and their udev rules (raspberrypi-sys-mods);
+# on another Debian (a non-Pi board, the test bench) this creates the groups and the rules.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 root=""
 pip=1
 start=1
+wheels=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --root) root="$2"; shift 2 ;;
         --no-pip) pip=0; shift ;;
         --no-start) start=0; shift ;;
+        --wheels) wheels=$(cd "$2" && pwd); shift 2 ;;
         *) echo "install.sh: unknown option $1" >&2; exit 2 ;;
     esac
 done
@@ -20,18 +25,24 @@ staging=${root:+1}
 
 if [ -z "$staging" ]; then
     [ "$(id -u)" -eq 0 ] || { echo "install.sh: run as root (sudo)" >&2; exit 2; }
-    getent group table-admin >/dev/null || groupadd --system table-admin
-    groups=""
-    for g in gpio i2c spi dialout; do getent group "$g" >/dev/null && groups="$groups,$g"; done
+    # The unit's SupplementaryGroups: systemd refuses to start it (216/GROUP) if one is missing.
+    for g in table-admin gpio i2c spi dialout; do
+        getent group "$g" >/dev/null || groupadd --system "$g"
+    done
     id table-host >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin \
-        --gid table-admin ${groups:+--groups "${groups#,}"} table-host
+        --gid table-admin table-host
+    usermod --append --groups gpio,i2c,spi,dialout table-host
 fi
 
 install -d "$root/opt/table-host"
 if [ "$pip" -eq 1 ]; then
     python3 -m venv "$root/opt/table-host/venv"
-    "$root/opt/table-host/venv/bin/pip" install --quiet "$src[pi]"
+    "$root/opt/table-host/venv/bin/pip" install --quiet ${wheels:+--no-index --find-links "$wheels"} \
+        "$src[pi]"
 fi
+# tablectl for the table-admin group's logins (SSH), on everyone's PATH.
+install -d "$root/usr/local/bin"
+ln -sfn /opt/table-host/venv/bin/tablectl "$root/usr/local/bin/tablectl"
 
 install -D -m 0644 "$src/systemd/table-host.service" "$root/etc/systemd/system/table-host.service"
 if [ ! -e "$root/etc/table-host/table.toml" ]; then
@@ -41,8 +52,13 @@ fi
 
 # The LED controller always appears as /dev/table-led: an RP2040 running MicroPython enumerates
 # as USB 2e8a:0005 (vendor Raspberry Pi, product MicroPython), not just any Raspberry Pi device.
+# GPIO chips, I2C buses and SPI belong to their groups, as raspberrypi-sys-mods' 99-com.rules has
+# it on a Pi (plain Debian has no such rules).
 install -D -m 0644 /dev/stdin "$root/etc/udev/rules.d/90-table-host.rules" <<'RULES'
 SUBSYSTEM=="tty", ATTRS{idVendor}=="2e8a", ATTRS{idProduct}=="0005", SYMLINK+="table-led", GROUP="dialout", MODE="0660"
+SUBSYSTEM=="gpio", KERNEL=="gpiochip*", GROUP="gpio", MODE="0660"
+SUBSYSTEM=="i2c-dev", GROUP="i2c", MODE="0660"
+SUBSYSTEM=="spidev", GROUP="spi", MODE="0660"
 RULES
 
 # /dev/i2c-N exists only while the i2c-dev driver holds bus N; config.txt does not load it.
@@ -70,6 +86,9 @@ printf '# table-host\n%s\n# table-host end\n' "$lines" >> "$config"
 
 if [ -z "$staging" ]; then
     udevadm control --reload-rules || true
+    # Devices already there (the GPIO chip, I2C buses) get their group now, not at the next boot.
+    udevadm trigger --subsystem-match=gpio --subsystem-match=i2c-dev --subsystem-match=spidev || true
+    udevadm settle --timeout=30 || true
     systemctl daemon-reload
     if [ "$start" -eq 1 ]; then
         systemctl enable --now table-host.service
