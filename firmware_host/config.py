@@ -7,7 +7,9 @@ pin, an expander nobody declared).
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
@@ -420,11 +422,19 @@ def load_config(path: str | Path) -> TableConfig:
     """Whatever bytes the file holds, the answer is a configuration or a ConfigError naming
     the problem: a daemon reloading it must never die of it (docs/daemon.md)."""
     p = Path(path)
+    try:  # O_NONBLOCK: opening a FIFO must not wait for a writer; then only a regular file is read
+        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        raise ConfigError([f"{p}: cannot read: {exc.strerror or exc}"]) from None
     try:
-        with open(p, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ConfigError([f"{p}: not a regular file"])
+        with open(fd, "rb", closefd=False) as f:
             raw = f.read(MAX_CONFIG_BYTES + 1)
     except OSError as exc:
         raise ConfigError([f"{p}: cannot read: {exc.strerror or exc}"]) from None
+    finally:
+        os.close(fd)
     if len(raw) > MAX_CONFIG_BYTES:
         raise ConfigError([f"{p}: larger than {MAX_CONFIG_BYTES} bytes: not a configuration file"])
     try:

@@ -21,11 +21,15 @@ import socket
 import struct
 import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 MAX_LINE = 64 * 1024
 REPLY_TIMEOUT_S = 5.0
+BACKLOG = 128  # connections the kernel queues while every handler is busy (a burst of tablectl)
+HANDLERS = 8  # connections served at once; the rest wait in the backlog or the pool's queue
+IDLE_S = 10.0  # a connection that sends nothing for this long is closed: it would hold a handler
 
 
 class Request:
@@ -70,8 +74,9 @@ class ControlServer:
         if group is not None:
             with contextlib.suppress(PermissionError):
                 os.chown(self.path, -1, group)
-        self._sock.listen(8)
+        self._sock.listen(BACKLOG)
         self._stopping = False
+        self._pool = ThreadPoolExecutor(HANDLERS, thread_name_prefix="control-conn")
         self._thread = threading.Thread(target=self._accept, name="control", daemon=True)
         self._thread.start()
 
@@ -80,6 +85,7 @@ class ControlServer:
         with contextlib.suppress(OSError):
             self._sock.shutdown(socket.SHUT_RDWR)
         self._sock.close()
+        self._pool.shutdown(wait=False, cancel_futures=True)
         with contextlib.suppress(FileNotFoundError):
             self.path.unlink()
 
@@ -89,14 +95,18 @@ class ControlServer:
                 conn, _ = self._sock.accept()
             except OSError:
                 return
-            threading.Thread(target=self._serve, args=(conn,), daemon=True, name="control-conn").start()
+            try:
+                self._pool.submit(self._serve, conn)
+            except RuntimeError:  # closing
+                conn.close()
+                return
 
     def _serve(self, conn: socket.socket) -> None:
         peer = _peer(conn)
         self._log(f"control: connection from {peer}")
         buffer = b""
         with conn:
-            conn.settimeout(60)
+            conn.settimeout(IDLE_S)
             while True:
                 try:
                     chunk = conn.recv(4096)

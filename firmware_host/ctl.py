@@ -18,6 +18,7 @@ import json
 import os
 import socket
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -36,7 +37,7 @@ def ask(body: dict[str, Any], path: Path | None = None, timeout: float = 10.0) -
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
             sock.settimeout(timeout)
-            sock.connect(str(path))
+            connect(sock, path, time.monotonic() + CONNECT_WAIT_S)
             sock.sendall(json.dumps(body).encode() + b"\n")
             data = b""
             while not data.endswith(b"\n"):
@@ -54,6 +55,24 @@ def ask(body: dict[str, Any], path: Path | None = None, timeout: float = 10.0) -
         return json.loads(data)
     except json.JSONDecodeError:
         raise NotRunning(f"the daemon at {path} gave no answer") from None
+
+
+CONNECT_WAIT_S = 5.0
+
+
+def connect(sock: socket.socket, path: Path, deadline: float) -> None:
+    """A full backlog answers EAGAIN at once (a Unix socket with a timeout does not wait for
+    room): wait briefly and try again, until the deadline."""
+    pause = 0.01
+    while True:
+        try:
+            sock.connect(str(path))
+            return
+        except BlockingIOError:
+            if time.monotonic() + pause > deadline:
+                raise
+            time.sleep(pause)
+            pause = min(pause * 2, 0.2)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -76,7 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
     config.add_argument("action", choices=("check", "get", "set", "reload"))
     config.add_argument("arg", nargs="?", help="check: a file to check; get/set: a dotted key")
     config.add_argument("value", nargs="?", help="set: the new value, as TOML (4.5, true, \"text\")")
-    config.add_argument("--file", help="set: the configuration file (default: the daemon's)")
+    config.add_argument("--file", help="check, set: the configuration file (default: the daemon's)")
     test = sub.add_parser("selftest", help="is the box wired right? probe every part, then walk the seats")
     test.add_argument("--probe", action="store_true", help="the parts only, no walk (scripts, CI)")
     test.add_argument("--seats", type=seat_list, help="walk only these seats, e.g. 1,3")
@@ -103,8 +122,6 @@ POLL_S = 0.2
 def selftest(args: argparse.Namespace) -> int:
     """Start (or abort, or look at) the self-test and follow it to its report: progress lines
     as they come (on stderr with --json, whose one object is the report)."""
-    import time
-
     if args.abort:
         body: dict[str, Any] = {"cmd": "selftest", "action": "abort"}
     elif args.report:
@@ -169,7 +186,7 @@ def request_for(args: argparse.Namespace) -> dict[str, Any]:
     elif args.cmd == "config":
         body["action"] = args.action
         if args.arg:
-            body["path" if args.action == "check" else "key"] = args.arg
+            body["key"] = args.arg
     return body
 
 
@@ -234,6 +251,22 @@ def set_config(path: Path, key: str, text: str) -> None:
             os.unlink(tmp)
 
 
+def check_config(path: Path, as_json: bool) -> int:
+    """Check a file here, with the caller's own rights: the daemon would read any file it can
+    (and stall the game on a FIFO or a huge file) and tell what is in it."""
+    from .config import ConfigError, load_config
+
+    answer: dict[str, Any] = {"ok": True, "valid": True, "file": str(path)}
+    try:
+        load_config(path)
+    except ConfigError as exc:
+        answer |= {"valid": False, "problems": exc.problems}
+    print(json.dumps(answer) if as_json else f"{path}: {'valid' if answer['valid'] else 'invalid'}")
+    for problem in answer.get("problems", []):
+        print(f"tablectl: {problem}", file=sys.stderr)
+    return 0 if answer["valid"] else 1
+
+
 def debug_bundle(path: Path) -> int:
     """A tar.gz with the daemon's own view, the configuration file and the service's log."""
     import io
@@ -288,6 +321,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         print("reloaded" if answer.get("reloaded") else f"not reloaded: {answer}")
         return 0 if answer.get("reloaded") else 1
+    if args.cmd == "config" and args.action == "check":
+        return check_config(Path(args.arg) if args.arg else config_file(args.file), args.json)
     if args.cmd == "debug-bundle":
         return debug_bundle(Path(args.path))
     if args.cmd == "selftest":

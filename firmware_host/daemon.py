@@ -17,6 +17,7 @@ import queue
 import random
 import signal
 import socket
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -105,7 +106,7 @@ class Daemon:
         self.buzzer = BuzzerPlayer(config.buzzer, self.board.factory, on_error=say)
         self.on_sound: Any = None  # the Textual app's bell, set when it mounts
         self.screens: TableScreens | None = None
-        self.control = ControlServer(paths.directory("RUNTIME_DIRECTORY") / "control.sock", self.events, say)
+        self.control = ControlServer(paths.control_socket(), self.events, say)  # where tablectl looks
         self.match_id: int | None = None
         self._bound: Any = None  # the match the store and screens follow
         self._last_status = ""
@@ -211,6 +212,13 @@ class Daemon:
                 player = self.table.player_of(item.seat)
                 if player is not None:
                     self.screens.refresh([player], centre=False)  # the cursor moved
+        elif isinstance(item, Request) and item.body.get("cmd") == "config" \
+                and item.body.get("action") == "reload":
+            self.start_reload(item)
+        elif isinstance(item, tuple) and item[0] == "config-read":
+            answer = self.apply_config(item[2])
+            if item[1] is not None:
+                serve_request(item[1], lambda _body: answer)
         elif isinstance(item, Request):
             from .commands import handle
 
@@ -237,7 +245,7 @@ class Daemon:
         elif item == ("signal", "term"):
             self._stopping = True
         elif item == ("signal", "hup"):
-            self.reload()
+            self.start_reload(None)
 
     def _advance(self, now: int) -> None:
         outcomes = self.table.tick(now)
@@ -343,36 +351,58 @@ class Daemon:
 
     # ------------------------------------------------------------ configuration
 
-    def reload(self) -> dict[str, Any]:
-        """Re-read the configuration file. A broken file changes nothing and is reported
-        loudly; what can change live does, the wiring waits for a restart."""
+    def start_reload(self, request: Request | None) -> None:
+        """Read the configuration file on a thread of its own (a slow disk or a file swapped for
+        a FIFO must not stall the game); the loop applies what it read (`apply_config`)."""
         self.notify.send("RELOADING=1")
-        answer: dict[str, Any]
+
+        def read() -> None:
+            self.events.put(("config-read", request, self.read_config()))
+
+        threading.Thread(target=read, name="config-reload", daemon=True).start()
+
+    def read_config(self) -> TableConfig | ConfigError | None:
+        """The file's configuration, what is wrong with it, or None when there is no file."""
         if self.config_file is None or not self.config_file.exists():
+            return None
+        try:
+            config = load_config(self.config_file)
+        except ConfigError as exc:
+            return exc
+        remember_good(self.config_file)  # off the game thread too: the copy reads the file again
+        return config
+
+    def reload(self) -> dict[str, Any]:
+        """Re-read the configuration file now, on the calling thread."""
+        self.notify.send("RELOADING=1")
+        return self.apply_config(self.read_config())
+
+    def apply_config(self, read: TableConfig | ConfigError | None) -> dict[str, Any]:
+        """A broken file changes nothing and is reported loudly; what can change live does,
+        the wiring waits for a restart."""
+        answer: dict[str, Any]
+        if read is None:
             answer = {"reloaded": False, "problems": ["no configuration file: the built-in one runs"]}
+        elif isinstance(read, ConfigError):
+            self.config_problem = f"configuration invalid, running the last good one: {read}"
+            self.log(self.config_problem)
+            self.table._note(self.config_problem)
+            answer = {"reloaded": False, "problems": read.problems}
         else:
-            try:
-                new = load_config(self.config_file)
-            except ConfigError as exc:
-                self.config_problem = f"configuration invalid, running the last good one: {exc}"
-                self.log(self.config_problem)
-                self.table._note(self.config_problem)
-                answer = {"reloaded": False, "problems": exc.problems}
-            else:
-                self.config_problem = ""
-                remember_good(self.config_file)
-                restart = (new.inputs != self.config.inputs or new.screens != self.config.screens
-                           or new.buzzer != self.config.buzzer)
-                self.table.window_ns = round(new.arbiter.window_ms * 1e6)
-                self.table.epsilon_ns = round(new.arbiter.epsilon_ms * 1e6)
-                if self.screens is not None:
-                    self.screens.brightness = new.centre.brightness
-                self.config = new
-                note = "configuration reloaded"
-                if restart:
-                    note += "; wiring, screens and buzzer change at restart"
-                self.log(note)
-                answer = {"reloaded": True, "restart_needed": restart}
+            new = read
+            self.config_problem = ""
+            restart = (new.inputs != self.config.inputs or new.screens != self.config.screens
+                       or new.buzzer != self.config.buzzer)
+            self.table.window_ns = round(new.arbiter.window_ms * 1e6)
+            self.table.epsilon_ns = round(new.arbiter.epsilon_ms * 1e6)
+            if self.screens is not None:
+                self.screens.brightness = new.centre.brightness
+            self.config = new
+            note = "configuration reloaded"
+            if restart:
+                note += "; wiring, screens and buzzer change at restart"
+            self.log(note)
+            answer = {"reloaded": True, "restart_needed": restart}
         self.notify.send("READY=1", f"STATUS={self._status()}")
         return answer
 
@@ -402,13 +432,8 @@ class Daemon:
         action = body.get("action")
         if action == "reload":
             return self.reload()
-        if action == "check":
-            path = Path(body.get("path") or self.config_file or paths.config_file())
-            try:
-                load_config(path)
-            except ConfigError as exc:
-                return {"valid": False, "file": str(path), "problems": exc.problems}
-            return {"valid": True, "file": str(path)}
+        if action == "check":  # not here: it would read any file with the daemon's rights
+            raise ValueError("config check runs in tablectl, with your own rights: update tablectl")
         if action == "get":
             value: Any = self.config.model_dump(mode="json")
             for part in str(body.get("key") or "").split("."):
@@ -421,7 +446,7 @@ class Daemon:
                 else:
                     raise ValueError(f"no setting {body.get('key')!r}")
             return {"key": body.get("key") or "", "value": value}
-        raise ValueError("config takes check [PATH], get [KEY] or reload")
+        raise ValueError("config takes get [KEY] or reload")
 
     # ------------------------------------------------------------ the self-test
 

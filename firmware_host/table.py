@@ -155,6 +155,9 @@ class Table:
     def set_bots(self, count: int, level: str = "medium") -> None:
         if self.phase in (Phase.COUNTDOWN, Phase.PLAYING):
             raise RulesError("bots join between matches")
+        room = max(0, self.seats - len(self.joined))  # a bot needs a seat, as a person does
+        if count > room:
+            raise RulesError(f"at most {room} bots: {self.seats} seats are wired, {len(self.joined)} joined")
         self.bots = {len(self.joined) + i: Bot(Level(level), _rng(self.seed, i)) for i in range(count)}
 
     def start(self, now: int) -> None:

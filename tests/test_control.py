@@ -135,3 +135,13 @@ def test_config_set_validates_keeps_comments_and_replaces_the_file_whole(tmp_pat
     unknown = tablectl(nobody, "config", "set", "arbiter.speed", "9", "--file", str(config))
     assert unknown.returncode == 1 and "speed" in unknown.stderr
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".table.toml")] == []
+
+
+def test_bots_are_bounded_by_the_wired_seats(daemon) -> None:
+    sock, table, _log = daemon
+    result = tablectl(sock, "bots", "100000")
+    assert result.returncode == 1
+    assert result.stderr.strip() == "tablectl: at most 4 bots: 4 seats are wired, 0 joined"
+    assert table.bots == {}
+    assert tablectl(sock, "bots", "4").returncode == 0 and len(table.bots) == 4
+    assert tablectl(sock, "bots", "5").returncode == 1 and len(table.bots) == 4

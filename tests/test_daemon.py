@@ -151,6 +151,7 @@ def test_config_get_check_and_reload_keep_the_last_good_configuration(daemon: Da
     assert "warning" not in daemon.ctl("status")
     check = daemon.ctl("config", "check", str(ROOT / "pyproject.toml"))
     assert check["valid"] is False and check["problems"]
+    assert daemon.ctl("config", "check", str(config))["valid"] is True
 
 
 def test_debug_bundle_holds_the_daemons_view_the_config_and_the_log(daemon: Daemon, tmp_path: Path) -> None:
@@ -219,3 +220,63 @@ def test_a_second_daemon_on_the_same_state_is_refused_and_leaves_the_first_alone
     assert f"another table-host (pid {daemon.proc.pid}) is running on" in second.stderr
     assert (daemon.tmp / "run" / "control.sock").exists()
     assert daemon.ctl("status")["phase"] == "attract"  # the first still answers
+
+
+def test_the_daemon_listens_where_table_host_socket_says(daemon: Daemon, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere" / "table.sock"
+    daemon.env["TABLE_HOST_SOCKET"] = str(elsewhere)
+    daemon.start()
+    assert elsewhere.exists() and not (tmp_path / "run" / "control.sock").exists()
+    assert daemon.ctl("status")["ok"]
+
+
+def test_config_check_runs_in_tablectl_and_a_fifo_freezes_nothing(daemon: Daemon, tmp_path: Path) -> None:
+    daemon.start()
+    fifo = tmp_path / "fifo.toml"
+    os.mkfifo(fifo)
+    start = time.monotonic()
+    result = subprocess.run([sys.executable, "-m", "firmware_host.ctl", "config", "check", str(fifo)],
+                            cwd=ROOT, env=daemon.env, capture_output=True, text=True, timeout=30)
+    assert result.returncode == 1 and result.stderr.strip() == f"tablectl: {fifo}: not a regular file"
+    assert time.monotonic() - start < 4  # the daemon, asked, gave up only after 5 s
+    assert daemon.ctl("status")["ok"]
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:  # an old tablectl asks the daemon
+        sock.settimeout(10)
+        sock.connect(daemon.env["TABLE_HOST_SOCKET"])
+        sock.sendall(json.dumps({"cmd": "config", "action": "check", "path": str(fifo)}).encode() + b"\n")
+        answer = json.loads(sock.makefile().readline())
+    assert answer == {"ok": False, "error": "config check runs in tablectl, with your own rights: "
+                                            "update tablectl"}
+
+
+def test_load_config_reads_regular_files_only(tmp_path: Path) -> None:
+    from firmware_host.config import ConfigError, load_config
+
+    fifo = tmp_path / "fifo.toml"
+    os.mkfifo(fifo)
+    for path in (fifo, Path("/dev/zero"), tmp_path):
+        with pytest.raises(ConfigError) as caught:
+            load_config(path)  # a FIFO with no writer: no wait
+        assert caught.value.problems == [f"{path}: not a regular file"]
+
+
+def test_forty_tablectl_status_at_once_all_answered(daemon: Daemon) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+    from threading import Barrier
+
+    from firmware_host import ctl
+
+    daemon.start()
+    path = Path(daemon.env["TABLE_HOST_SOCKET"])
+    together = Barrier(40)
+
+    def status(_: int) -> str:
+        together.wait()
+        try:
+            return "ok" if ctl.ask({"cmd": "status"}, path)["ok"] else "refused"
+        except ctl.NotRunning as exc:
+            return str(exc)
+
+    with ThreadPoolExecutor(40) as pool:
+        answers = list(pool.map(status, range(40)))
+    assert [a for a in answers if a != "ok"] == []
