@@ -154,10 +154,7 @@ def selftest(args: argparse.Namespace) -> int:
     except NotRunning as exc:
         print(f"tablectl: {exc}", file=sys.stderr)
         return 1
-    if not answer.get("ok"):
-        print(f"tablectl: {answer.get('error', 'refused')}", file=sys.stderr)
-        if args.json:
-            print(json.dumps(answer))
+    if refused(answer, args.json):
         return 1
     report = answer["selftest"]
     if args.json:
@@ -188,6 +185,16 @@ def request_for(args: argparse.Namespace) -> dict[str, Any]:
         if args.arg:
             body["key"] = args.arg
     return body
+
+
+def refused(answer: dict[str, Any], as_json: bool) -> bool:
+    """The daemon said no: its reason on stderr (and the answer itself with --json)."""
+    if answer.get("ok"):
+        return False
+    print(f"tablectl: {answer.get('error', 'refused')}", file=sys.stderr)
+    if as_json:
+        print(json.dumps(answer))
+    return True
 
 
 def human(answer: dict[str, Any]) -> str:
@@ -332,10 +339,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except NotRunning as exc:
         print(f"tablectl: {exc}", file=sys.stderr)
         return 1
-    if not answer.get("ok"):
-        print(f"tablectl: {answer.get('error', 'refused')}", file=sys.stderr)
-        if args.json:
-            print(json.dumps(answer))
+    if refused(answer, args.json):
         return 1
     print(json.dumps(answer) if args.json else human(answer))
     if answer.get("valid") is False or answer.get("reloaded") is False:
