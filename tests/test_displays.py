@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import threading
-import time
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image
+from plumbing import wait_for
 
 from firmware_host.catalog import new_match
 from firmware_host.displays.controllers import ControllerError, SH1106Model, SSD1306Model, model_for
@@ -67,15 +67,6 @@ class Screens:
         model = model_for("ssd1306")
         model.feed(self.interfaces[seat].transfers)
         return model.image().tobytes()
-
-
-def wait_for(condition: Any, timeout: float = 5.0) -> None:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if condition():
-            return
-        time.sleep(0.005)
-    raise AssertionError("condition not met in time")
 
 
 def test_a_view_is_sent_only_when_it_changed() -> None:

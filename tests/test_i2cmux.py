@@ -5,12 +5,12 @@ the channel adapters `i2c-M`; i2c-core-base.c names the mux device `<bus>-<addr 
 from __future__ import annotations
 
 import os
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from PIL import Image
+from plumbing import wait_for
 
 from firmware_host.config import ConfigError, I2CMux, SeatScreen, default_config, parse_config
 from firmware_host.displays import oled
@@ -190,15 +190,6 @@ def luma_i2c(monkeypatch: pytest.MonkeyPatch) -> dict[int, Bus]:
 
     monkeypatch.setattr(serial, "i2c", i2c)
     return opened
-
-
-def wait_for(condition: Any, timeout: float = 5.0) -> None:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if condition():
-            return
-        time.sleep(0.005)
-    raise AssertionError("condition not met in time")
 
 
 def picture(interface: RecordingInterface) -> bytes:

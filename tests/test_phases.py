@@ -5,7 +5,6 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-import pytest
 from PIL import Image
 
 from firmware_host.config import emulated_config
@@ -81,14 +80,6 @@ def test_a_broken_configuration_is_on_every_seat_between_plays() -> None:
     lit = bar.convert("L").histogram()[255]
     assert 0.6 * 128 * 8 < lit < 128 * 8  # an inverted bar: mostly lit, with dark letters
     assert WARNING == "CONFIG INVALID: TABLECTL"
-
-
-@pytest.fixture
-def dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    for name in ("STATE_DIRECTORY", "RUNTIME_DIRECTORY"):
-        (tmp_path / name).mkdir()
-        monkeypatch.setenv(name, str(tmp_path / name))
-    return tmp_path
 
 
 def test_the_daemon_sends_the_phase_screens_to_the_real_display_drivers(dirs: Path) -> None:

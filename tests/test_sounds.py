@@ -3,20 +3,20 @@ the game; the table's moments become sounds, end to end through the emulated dae
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
 from gpiozero import PWMOutputDevice
 from gpiozero.exc import PinInvalidState
+from plumbing import table_box, wait_for
 
 from firmware_host.arbiter import Press
 from firmware_host.config import BuzzerConfig, ConfigError, build_file, emulated_config, load_config
-from firmware_host.inputs.pins import EmulatedButtons, TableInputs, emulated_factory
+from firmware_host.inputs.pins import emulated_factory
 from firmware_host.referee import Outcome
 from firmware_host.rules.common import Reason, Refusal
 from firmware_host.sounds import LONGEST_MS, SOUNDS, TUNES, BuzzerPlayer, Cue, Note, duty_for, tune_ms
-from firmware_host.table import Phase, Table, Timing
+from firmware_host.table import Phase, Timing
 
 S = 1_000_000_000
 MS = 1_000_000
@@ -92,13 +92,6 @@ def notes(pwm: list[tuple[float, int]]) -> list[tuple[float, int]]:
     return [e for e in folded if e[1] > 0]
 
 
-def wait_for(check, timeout: float = 5.0) -> None:
-    end = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < end, "never happened"
-        time.sleep(0.002)
-
-
 def test_a_tune_plays_its_notes_at_the_volumes_duty_then_stops_the_pwm() -> None:
     factory = emulated_factory()
     player = BuzzerPlayer(BuzzerConfig(gpio=GPIO, volume=0.5), factory)
@@ -168,20 +161,7 @@ def test_a_buzzer_pin_already_in_use_is_reported_and_the_table_plays_on() -> Non
 
 @pytest.fixture
 def box():
-    cfg = emulated_config(4)
-    factory = emulated_factory()
-    buttons = EmulatedButtons(cfg.inputs, factory)
-    table = Table(4, Timing(countdown_ns=3 * S))
-    clock = {"now": 0}
-    inputs = TableInputs(cfg.inputs, factory, buttons.buses,
-                         lambda event: table.on_input(event, clock["now"]))
-    inputs.gate = table.gate
-
-    def tap(seat: int, control: str, at: int) -> None:
-        clock["now"] = at
-        buttons.tap(seat, control, at, 50 * MS)
-
-    return table, tap
+    return table_box(Timing(countdown_ns=3 * S))
 
 
 def test_the_countdown_ticks_each_second_then_go_and_a_false_start_names_its_seat(box) -> None:

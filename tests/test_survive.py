@@ -24,14 +24,6 @@ ROOT = Path(__file__).resolve().parents[1]
 TEMPLATE = (ROOT / "systemd" / "table.toml.example").read_bytes()
 
 
-@pytest.fixture
-def dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    for name in ("STATE_DIRECTORY", "RUNTIME_DIRECTORY"):
-        (tmp_path / name).mkdir()
-        monkeypatch.setenv(name, str(tmp_path / name))
-    return tmp_path
-
-
 # ---------------------------------------------------------------- 1. any bytes in table.toml
 
 

@@ -5,12 +5,11 @@ from __future__ import annotations
 import gc
 
 import pytest
+from plumbing import table_box
 from test_rounds_end import _waiting_round
 
-from firmware_host.config import emulated_config
-from firmware_host.inputs.pins import EmulatedButtons, TableInputs, emulated_factory
 from firmware_host.rules.common import Ending, RulesError, Wake
-from firmware_host.table import Phase, Table, Timing
+from firmware_host.table import Phase, Timing
 
 S = 1_000_000_000
 MS = 1_000_000
@@ -18,22 +17,8 @@ MS = 1_000_000
 
 @pytest.fixture
 def box():
-    cfg = emulated_config(4)
-    factory = emulated_factory()
-    buttons = EmulatedButtons(cfg.inputs, factory)
-    table = Table(4, Timing(countdown_ns=3 * S, round_result_ns=10 * S, match_result_ns=30 * S,
+    return table_box(Timing(countdown_ns=3 * S, round_result_ns=10 * S, match_result_ns=30 * S,
                             idle_ns=300 * S))
-    clock = {"now": 0}
-    inputs = TableInputs(cfg.inputs, factory, buttons.buses,
-                         lambda event: table.on_input(event, clock["now"]))
-    inputs.gate = table.gate
-
-    def tap(seat: int, control: str, at: int) -> None:
-        clock["now"] = at
-        buttons.tap(seat, control, at, 50 * MS)
-
-    tap.inputs = inputs  # type: ignore[attr-defined]  # gpiozero holds pin callbacks weakly: keep them
-    return table, tap
 
 
 def test_the_box_keeps_its_pins_listening_through_a_garbage_collection(box) -> None:
