@@ -51,8 +51,9 @@ class TableView:
     centre: Image.Image | None
     seats: dict[int, Image.Image]  # physical seat -> its latest frame
     scores: list[str]  # one line a player
-    notices: list[str] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)  # the log's latest INFO lines, oldest first
     problem: str = ""  # the configuration warning, if any
+    logged: int = 0  # lines the log ever gave (more than `notices` keeps): which ones are new
 
 
 class TerminalUI:
