@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import queue
 import socket
@@ -135,8 +136,9 @@ class ControlServer:
         if not isinstance(body, dict) or not isinstance(body.get("cmd"), str):
             log.debug("%s sent no command: %s", peer, escape(line[:200].decode("utf-8", "replace")))
             return {"ok": False, "error": 'a request is an object with "cmd", e.g. {"cmd": "status"}'}
-        arguments = ", ".join(f"{escape(k)}={escape(v)}" for k, v in body.items() if k != "cmd")
-        log.debug("%s asks %s%s", peer, escape(body["cmd"]), f" ({arguments})" if arguments else "")
+        if log.isEnabledFor(logging.DEBUG):
+            arguments = ", ".join(f"{escape(k)}={escape(v)}" for k, v in body.items() if k != "cmd")
+            log.debug("%s asks %s%s", peer, escape(body["cmd"]), f" ({arguments})" if arguments else "")
         request = Request(body, peer)
         self.requests.put(request)
         answer = request.wait()
