@@ -267,10 +267,11 @@ def _bench(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     from .daemon import run
-    from .logs import configure
+    from .logs import configure, route_uncaught
 
     ui = args.ui or ("textual" if sys.stdin.isatty() and sys.stdout.isatty() else "none")
     configure(args.log_level)  # the journal's priorities when stderr is the journal, else readable lines
+    route_uncaught()
     return run(args.config, args.emulate, ui=ui)
 
 

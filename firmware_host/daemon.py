@@ -715,7 +715,7 @@ def run(config_file: str | None, emulate: bool, ui: str = "none") -> int:
         # Headless, this thread serves the table: real-time. On real GPIO it is claimed before the
         # board is opened, so that lgpio's threads, started by the opening, inherit it; emulated
         # parts (the LED controller's own thread) are not the Pi's and start before it.
-        realtime = Realtime(logger("realtime").warning) if ui == "none" else None
+        realtime = Realtime() if ui == "none" else None
         lgpio_inherits = config.hardware.backend != "emulated"
         if realtime is not None and lgpio_inherits:
             realtime.claim_game_thread()

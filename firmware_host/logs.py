@@ -17,6 +17,7 @@ import os
 import sys
 import threading
 from collections import deque
+from types import TracebackType
 from typing import IO
 
 ROOT = "table_host"
@@ -124,6 +125,28 @@ def configure(level: str | int = "info", stream: IO[str] | None = None,
     root.setLevel(level_of(level))
     _console = handler
     return handler
+
+
+def route_uncaught() -> None:
+    """An exception nothing caught, in any thread, is one ERROR record (its traceback's lines
+    keep the <3> prefix in the journal) rather than bare lines journald would file as info."""
+    daemon = logger("daemon")
+
+    def main_thread(kind: type[BaseException], exc: BaseException, tb: TracebackType | None) -> None:
+        if issubclass(kind, KeyboardInterrupt):
+            sys.__excepthook__(kind, exc, tb)
+            return
+        daemon.critical("uncaught %s", kind.__name__, exc_info=(kind, exc, tb))
+
+    def other_thread(args: threading.ExceptHookArgs) -> None:
+        if args.exc_type is SystemExit:
+            return
+        name = args.thread.name if args.thread is not None else "?"
+        daemon.critical("uncaught %s in thread %s", args.exc_type.__name__, name,
+                        exc_info=(args.exc_type, args.exc_value or args.exc_type(), args.exc_traceback))
+
+    sys.excepthook = main_thread
+    threading.excepthook = other_thread
 
 
 def level_of(level: str | int) -> int:

@@ -193,3 +193,21 @@ def test_reloaded_and_refused_configurations_are_said(dirs: Path, caplog: pytest
         ("table_host.config", logging.WARNING,
          "Configuration refused, the last good one runs: arbiter.window_ms: must be above 0"),
         ("table_host.config", logging.INFO, "Configuration reloaded")]
+
+
+def test_an_uncaught_exception_in_a_thread_is_one_error_record_with_its_traceback(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    monkeypatch.setattr(threading, "excepthook", threading.excepthook)  # put back after the test
+    monkeypatch.setattr(sys, "excepthook", sys.excepthook)
+    out = io.StringIO()
+    logs.configure("info", stream=out, journal=True)
+    logs.route_uncaught()
+    thread = threading.Thread(target=lambda: 1 / 0, name="led-link")
+    thread.start()
+    thread.join()
+    logs.configure("warning", stream=io.StringIO())
+    lines = out.getvalue().splitlines()
+    assert lines[0] == "<3>daemon: uncaught ZeroDivisionError in thread led-link"
+    assert lines[-1] == "<3>ZeroDivisionError: division by zero" and all(x.startswith("<3>") for x in lines)
