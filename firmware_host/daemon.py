@@ -163,6 +163,8 @@ class Daemon:
 
     def run(self) -> int:
         self.catch_signals()
+        if self.pane is not None:
+            self.pane.hold_terminal()  # until close(): the log's lines are the pane's
         if self.ui == "textual":
             from .textual_app import run_app
 

@@ -158,8 +158,8 @@ def level_of(level: str | int) -> int:
 
 
 class PaneHandler(logging.Handler):
-    """The INFO lines a terminal UI shows in its log pane, newest last. While attached, the
-    terminal handler is quiet (its lines would scribble over the UI)."""
+    """The INFO lines a terminal UI shows in its log pane, newest last. Once the UI holds the
+    terminal, the terminal handler is quiet (its lines would scribble over the UI)."""
 
     def __init__(self, keep: int = 500) -> None:
         super().__init__(logging.INFO)
@@ -190,8 +190,11 @@ class PaneHandler(logging.Handler):
         self._level_before = root.level
         if root.level == logging.NOTSET or root.level > logging.INFO:
             root.setLevel(logging.INFO)  # the pane shows the game whatever --log-level says
-        _quiet.quiet = True
         return self
+
+    def hold_terminal(self) -> None:
+        """The UI owns the screen from now on: the terminal handler stays quiet until `detach`."""
+        _quiet.quiet = True
 
     def detach(self) -> None:
         root = logging.getLogger(ROOT)

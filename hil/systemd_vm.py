@@ -429,9 +429,10 @@ def run(cache: Path, kernel, faulty: bool = True, old_unit_start: bool = False, 
 
     `unit_active`: systemd ran the installed unit to READY. `watchdog_ok`: it kept pinging for more
     than two watchdog periods without a restart. `journal_priority_ok`: journald took the daemon's
-    `<N>` prefixes as priorities (the ready line is PRIORITY 6, no raw prefix). `old_unit_caught` (faulty=True): in the old unit's
-    sandbox Pi detection or lgpio fails where the installed unit's passes, which is what this check
-    is for. old_unit_start: also start the daemon under the old unit (`faulty_unit`, about 90 s).
+    `<N>` prefixes as priorities (the ready line is PRIORITY 6, no raw prefix). `old_unit_caught`
+    (faulty=True): in the old unit's sandbox Pi detection or lgpio fails where the installed unit's
+    passes, which is what this check is for. old_unit_start: also start the daemon under the old
+    unit (`faulty_unit`, about 90 s).
     """
     t = time.monotonic()
     cache = Path(cache)

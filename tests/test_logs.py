@@ -164,12 +164,16 @@ def test_the_log_pane_takes_info_and_the_terminal_stays_quiet_meanwhile() -> Non
     out = io.StringIO()
     logs.configure("info", stream=out)
     pane = logs.PaneHandler(keep=2).attach()
+    logs.logger("daemon").error("before the UI holds the terminal: still written there")
+    pane.hold_terminal()
+    out.seek(0)
+    out.truncate()
     try:
         table = logs.logger("table")
         table.debug("the arbiter drew")
         for n in (1, 2, 3):
             table.info("Round %d won by seat 1", n)
-        assert pane.snapshot() == (["Round 2 won by seat 1", "Round 3 won by seat 1"], 3)
+        assert pane.snapshot() == (["Round 2 won by seat 1", "Round 3 won by seat 1"], 4)
         assert out.getvalue() == ""
     finally:
         pane.detach()
