@@ -149,6 +149,28 @@ def route_uncaught() -> None:
     threading.excepthook = other_thread
 
 
+class Collected(logging.Handler):
+    """The messages of one component, in a list, while it is attached (a bench, the virtual Pi)."""
+
+    def __init__(self, component: str) -> None:
+        super().__init__(logging.DEBUG)
+        self.lines: list[str] = []
+        self._logger = logger(component)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(record.getMessage())
+
+    def __enter__(self) -> list[str]:
+        self._logger.addHandler(self)
+        self._level_before = self._logger.level
+        self._logger.setLevel(logging.DEBUG)
+        return self.lines
+
+    def __exit__(self, *_: object) -> None:
+        self._logger.removeHandler(self)
+        self._logger.setLevel(self._level_before)
+
+
 def level_of(level: str | int) -> int:
     if isinstance(level, int):
         return level
