@@ -107,6 +107,11 @@ def classic_descending() -> SimpleNamespace:
     return classic_piles("R10 G10 B7 Y9 R1", descending=True, players=4)
 
 
+def domino_two() -> Match:
+    """The two-player board (8 x 12 squares): two pixels a square on 32x32."""
+    return new_match("domino", 2, 1, {"layout": "two-players"})
+
+
 def crazy_five() -> Match:
     """Five players, five piles (the most a round allows), one topped by a Crazy card."""
     from firmware_host.catalog import crazy_deck
@@ -128,7 +133,7 @@ def crazy_five() -> Match:
 
 MATCHES = {"classic": classic, "dice": dice, "domino": domino, "crazy": crazy}
 CENTRES = {**MATCHES, "classic-many": classic_many, "classic-crowded": classic_crowded,
-           "classic-descending": classic_descending,            "crazy-five": crazy_five}
+           "classic-descending": classic_descending, "domino-two": domino_two, "crazy-five": crazy_five}
 
 
 @pytest.mark.parametrize("game", MATCHES)
@@ -344,6 +349,17 @@ def test_domino_tokens_are_the_only_white_on_the_board_and_ticked_in_the_margins
         assert img.getpixel((ox - 2, oy + r)) == img.getpixel((ox + 21, oy + r)) == (255, 255, 255)
         assert img.getpixel((ox + c, oy - 2)) == img.getpixel((ox + c, oy + 9)) == (255, 255, 255)
     assert img.getpixel((ox + 2, oy + 4)) == (25, 0, 0)  # under seat 1's red-red card: dim
+
+
+def test_a_small_domino_board_gets_two_pixels_a_square_where_it_fits() -> None:
+    match = domino_two()
+    img = render_centre(match, (32, 32))
+    ox, oy = 4, 8  # 12 x 8 squares of 2 x 2 px in the middle of 32 x 32
+    for r, c in (tok.square for tok in match.round.tokens):
+        block = {img.getpixel((ox + 2 * c + dx, oy + 2 * r + dy)) for dx in (0, 1) for dy in (0, 1)}
+        assert block == {(255, 255, 255)}
+        assert img.getpixel((ox - 2, oy + 2 * r + 1)) == (255, 255, 255)  # its tick, two rows tall
+    assert render_centre(match).getpixel((10, 4)) != (0, 0, 0)  # 32x16: one pixel a square
 
 
 def test_dice_board_lights_one_cell_per_placed_face() -> None:

@@ -170,19 +170,23 @@ TOKEN_RGB = (255, 255, 255)
 
 def _domino(img: Image.Image, rnd: DominoRound, blink: bool,
             candidates: dict[int, PlaceDomino]) -> None:
-    """One pixel per square. Tokens are the only full white on the board, and a white tick in
-    the margin beside and above/below the board marks each token's row and column, so the four
-    can be found in a five-colour grid without blinking."""
+    """A square of k x k pixels, k as large as fits with a pixel of margin (1 on the usual
+    boards, 2 for a small one on 32x32). Tokens are the only full white on the board, and a
+    white tick in the margin beside and above/below the board marks each token's row and
+    column, so the four can be found in a five-colour grid without blinking."""
     squares = rnd.board.colours
     rows = max(r for r, _ in squares) + 1
     cols = max(c for _, c in squares) + 1
-    ox = max(0, (img.width - cols) // 2)
-    oy = max(0, (img.height - rows) // 2)
-    px = img.load()
+    k = max(1, min((img.width - 2) // cols, (img.height - 2) // rows))
+    ox = max(0, (img.width - cols * k) // 2)
+    oy = max(0, (img.height - rows * k) // 2)
+    draw = ImageDraw.Draw(img)
 
-    def put(x: int, y: int, rgb: tuple[int, int, int]) -> None:
-        if 0 <= x < img.width and 0 <= y < img.height:
-            px[x, y] = rgb
+    def put(x: int, y: int, rgb: tuple[int, int, int], wide: int = 1, tall: int = 1) -> None:
+        draw.rectangle((x, y, x + wide - 1, y + tall - 1), fill=rgb)
+
+    def square(r: int, c: int, rgb: tuple[int, int, int]) -> None:
+        put(ox + c * k, oy + r * k, rgb, k, k)
 
     for (r, c), colour in squares.items():
         covered = rnd.covered.get((r, c))
@@ -191,18 +195,18 @@ def _domino(img: Image.Image, rnd: DominoRound, blink: bool,
             rgb = _scale(rgb, BOARD_SHADE)
         else:
             rgb = JOKER_RGB if covered[1] == JOKER else _scale(rgb, COVERED_SHADE)
-        put(c + ox, r + oy, rgb)
+        square(r, c, rgb)
     if blink:
         for seat, placement in candidates.items():
             for r, c in (placement.near, placement.far):
-                put(c + ox, r + oy, seat_colour(seat))
+                square(r, c, seat_colour(seat))
     for tok in rnd.tokens:
         r, c = tok.square
-        put(c + ox, r + oy, TOKEN_RGB if blink or tok.reserved_by is None else (0, 0, 0))
-        for x in _beside(ox, cols, img.width):
-            put(x, r + oy, TOKEN_RGB)
-        for y in _beside(oy, rows, img.height):
-            put(c + ox, y, TOKEN_RGB)
+        square(r, c, TOKEN_RGB if blink or tok.reserved_by is None else (0, 0, 0))
+        for x in _beside(ox, cols * k, img.width):
+            put(x, oy + r * k, TOKEN_RGB, tall=k)
+        for y in _beside(oy, rows * k, img.height):
+            put(ox + c * k, y, TOKEN_RGB, wide=k)
 
 
 def _beside(start: int, length: int, limit: int) -> tuple[int, int]:
