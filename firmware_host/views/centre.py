@@ -17,6 +17,8 @@ A brightness cap (0..1) from configuration scales every pixel.
 
 from __future__ import annotations
 
+from functools import cache
+
 from PIL import Image, ImageDraw
 
 from ..rules.classic import ClassicRound
@@ -177,25 +179,33 @@ def _domino(img: Image.Image, rnd: DominoRound, blink: bool,
     squares = rnd.board.colours
     rows = max(r for r, _ in squares) + 1
     cols = max(c for _, c in squares) + 1
-    k = max(1, min((img.width - 2) // cols, (img.height - 2) // rows))
+    w, h = img.size
+    k = max(1, min((w - 2) // cols, (h - 2) // rows))
     ox = max(0, (img.width - cols * k) // 2)
     oy = max(0, (img.height - rows * k) // 2)
     draw = ImageDraw.Draw(img)
+    px = img.load()
 
     def put(x: int, y: int, rgb: tuple[int, int, int], wide: int = 1, tall: int = 1) -> None:
-        draw.rectangle((x, y, x + wide - 1, y + tall - 1), fill=rgb)
+        if wide == tall == 1:  # the usual case, and a rectangle costs ten times a pixel
+            if 0 <= x < img.width and 0 <= y < img.height:
+                px[x, y] = rgb
+        else:
+            draw.rectangle((x, y, x + wide - 1, y + tall - 1), fill=rgb)
 
     def square(r: int, c: int, rgb: tuple[int, int, int]) -> None:
         put(ox + c * k, oy + r * k, rgb, k, k)
 
+    free, under = _domino_shades()
+    covered = rnd.covered
     for (r, c), colour in squares.items():
-        covered = rnd.covered.get((r, c))
-        rgb = CARD_RGB[colour.letter]
-        if covered is None:
-            rgb = _scale(rgb, BOARD_SHADE)
+        on = covered.get((r, c))
+        rgb = free[colour.letter] if on is None else JOKER_RGB if on[1] == JOKER else under[colour.letter]
+        if k == 1:
+            if c + ox < w and r + oy < h:  # a board wider than the matrix is cut, not an error
+                px[c + ox, r + oy] = rgb
         else:
-            rgb = JOKER_RGB if covered[1] == JOKER else _scale(rgb, COVERED_SHADE)
-        square(r, c, rgb)
+            square(r, c, rgb)
     if blink:
         for seat, placement in candidates.items():
             for r, c in (placement.near, placement.far):
@@ -207,6 +217,12 @@ def _domino(img: Image.Image, rnd: DominoRound, blink: bool,
             put(x, oy + r * k, TOKEN_RGB, tall=k)
         for y in _beside(oy, rows * k, img.height):
             put(ox + c * k, y, TOKEN_RGB, wide=k)
+
+
+@cache
+def _domino_shades() -> tuple[dict[str, tuple[int, int, int]], dict[str, tuple[int, int, int]]]:
+    return ({k: _scale(v, BOARD_SHADE) for k, v in CARD_RGB.items()},
+            {k: _scale(v, COVERED_SHADE) for k, v in CARD_RGB.items()})
 
 
 def _beside(start: int, length: int, limit: int) -> tuple[int, int]:

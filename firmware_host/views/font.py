@@ -82,17 +82,14 @@ DIGITS_3X5: dict[int, tuple[str, ...]] = {
 DIGIT_W, DIGIT_H = 3, 5
 
 
+@cache
+def _digit(value: int, sx: int, sy: int) -> Image.Image:
+    mask = Image.new("1", (DIGIT_W, DIGIT_H), 0)
+    mask.putdata([1 if bit == "#" else 0 for row in DIGITS_3X5[value] for bit in row])
+    return mask.resize((DIGIT_W * sx, DIGIT_H * sy), Image.Resampling.NEAREST)
+
+
 def draw_digit(img: Image.Image, xy: tuple[int, int], value: int, fill: tuple[int, int, int],
                scale: tuple[int, int] = (1, 1)) -> None:
     """One value 0..10 as a 3x5 glyph, each pixel `scale` (x, y) pixels; clipped at the edges."""
-    sx, sy = scale
-    px = img.load()
-    for row, bits in enumerate(DIGITS_3X5[value]):
-        for col, bit in enumerate(bits):
-            if bit != "#":
-                continue
-            for dy in range(sy):
-                for dx in range(sx):
-                    x, y = xy[0] + col * sx + dx, xy[1] + row * sy + dy
-                    if 0 <= x < img.width and 0 <= y < img.height:
-                        px[x, y] = fill
+    img.paste(fill, xy, _digit(value, *scale))
