@@ -7,7 +7,8 @@ Players read it from their seats, so values are digits, never pixels to count
   10 is a Roman X. Complete piles are dots along the bottom row. More open piles
   than digit cells fall back to 1 px bars as tall as the value (`pile_layout`).
 - Dice: the board, a row per colour, a cell per face, lit when placed.
-- Domino: the board one pixel per square, free squares at half brightness,
+- Domino: the board a pixel per square (two on 32x32 for the small two-player
+  board), free squares at half brightness,
   covered ones dim, tokens the only full white with ticks in the margins on their
   row and column; each seat's candidate placement in its seat colour.
 - Crazy: a slot per pile the round allows, the pile's value as large a digit as
@@ -34,7 +35,6 @@ CARD_RGB = {"R": (255, 0, 0), "G": (0, 200, 0), "B": (0, 60, 255), "Y": (255, 20
 SEAT_RGB = [(255, 255, 255), (255, 0, 160), (0, 255, 255), (255, 120, 0), (120, 255, 0),
             (160, 120, 255), (255, 255, 0), (0, 120, 255), (255, 60, 60), (60, 255, 120),
             (200, 200, 120), (120, 200, 200)]
-DIM = 0.25
 SLOT_DIM = 0.15  # an empty Crazy pile slot's base line
 
 
