@@ -30,7 +30,7 @@ S = 1_000_000_000
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def said(caplog: pytest.LogCaptureFixture, level: int = logging.INFO) -> list[tuple[str, int, str]]:
+def records(caplog: pytest.LogCaptureFixture, level: int = logging.INFO) -> list[tuple[str, int, str]]:
     return [(r.name, r.levelno, r.getMessage()) for r in caplog.records if r.levelno >= level]
 
 
@@ -53,14 +53,14 @@ def test_a_match_is_logged_at_info_with_seats_numbered_from_1(caplog: pytest.Log
     totals = ", ".join(f"seat {seat[p]} {t}" for p, t in enumerate(table.match.totals))
     winner = first.finishers[0]
     who = "bot at seat 2" if winner == 2 else f"seat {seat[winner]}"
-    assert said(caplog) == [("table_host.table", logging.INFO,
+    assert records(caplog) == [("table_host.table", logging.INFO,
                              f"Round 1 won by {who} (last die): scores {scores}; totals {totals}")]
     table.next(8 * S)
     table.tick(11 * S)
     caplog.clear()
     play_dice_round(table.match)
     table.tick(12 * S)
-    lines = [text for _, _, text in said(caplog)]
+    lines = [text for _, _, text in records(caplog)]
     assert lines[0].startswith("Round 2 won by ")
     best = max(table.match.totals)
     winners = [p for p, t in enumerate(table.match.totals) if t == best]
@@ -76,8 +76,8 @@ def test_match_started_names_every_seat_and_the_bots(caplog: pytest.LogCaptureFi
     tap(0, "slap", 2 * S)
     table.set_bots(2)
     table.start(3 * S)
-    assert ("table_host.table", logging.INFO,
-            "Match started: classic, 4 players: seat 2, seat 1, bot at seat 3, bot at seat 4") in said(caplog)
+    started = "Match started: classic, 4 players: seat 2, seat 1, bot at seat 3, bot at seat 4"
+    assert ("table_host.table", logging.INFO, started) in records(caplog)
 
 
 def test_a_tie_is_debug_and_only_a_contest_for_one_spot_reaches_the_players(
@@ -92,9 +92,9 @@ def test_a_tie_is_debug_and_only_a_contest_for_one_spot_reaches_the_players(
     race.on_input(InputEvent(Event.PRESS, 0, "slap", 1_000_000))
     race.on_input(InputEvent(Event.PRESS, 1, "slap", 1_100_000))
     race.decide(10_000_000)
-    assert said(caplog) == [("table_host.table", logging.INFO, "Seats 2 and 4 wanted the same spot: seat 2 "
-                             "won a tie with seat 4, pressed 0.1 ms later (1.100 ms vs 1.000 ms)")]
-    debug = [(name, text) for name, level, text in said(caplog, logging.DEBUG) if level == logging.DEBUG]
+    assert records(caplog) == [("table_host.table", logging.INFO, "Seats 2 and 4 wanted the same spot: "
+                                "seat 2 won a tie with seat 4, pressed 0.1 ms later (1.100 ms vs 1.000 ms)")]
+    debug = [(name, text) for name, level, text in records(caplog, logging.DEBUG) if level == logging.DEBUG]
     assert [name for name, _ in debug] == ["table_host.arbiter", "table_host.arbiter"]
     assert debug[0][1].startswith("arbiter: tie within 0.100 ms broken by draw")
     assert "seat 4 slap @1.000 ms" in debug[0][1] and "seat 2 slap @1.100 ms" in debug[0][1]
@@ -193,7 +193,7 @@ def test_reloaded_and_refused_configurations_are_said(dirs: Path, caplog: pytest
         daemon.apply_config(emulated_config(2))
     finally:
         daemon.close()
-    assert [r for r in said(caplog) if r[0] == "table_host.config"] == [
+    assert [r for r in records(caplog) if r[0] == "table_host.config"] == [
         ("table_host.config", logging.WARNING,
          "Configuration refused, the last good one runs: arbiter.window_ms: must be above 0"),
         ("table_host.config", logging.INFO, "Configuration reloaded")]
