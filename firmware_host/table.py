@@ -143,6 +143,10 @@ class Table:
     def _join(self, seat: int) -> None:
         if seat not in self.joined and self.players < PLAYERS[self.game][1]:
             self.joined.append(seat)
+            # Bots are players after the people: renumber them, and a person takes a bot's seat
+            # when the table is full.
+            room = max(0, self.seats - len(self.joined))
+            self.bots = {len(self.joined) + i: bot for i, bot in enumerate(list(self.bots.values())[:room])}
 
     # ------------------------------------------------------------ commands (tablectl)
 

@@ -123,7 +123,7 @@ class TableApp(App[int]):
     def compose(self) -> ComposeResult:
         yield Static("starting…", id="status")
         yield Static("", id="problem")
-        yield Static("Abort this match and go back to the lobby?  y: yes, abort  ·  any other key: no",
+        yield Static("Abort the match and go back to the lobby?  y: yes  ·  any other key: no",
                      id="confirm")
         with Horizontal(id="main"):
             yield Static("", id="words", classes="panel")

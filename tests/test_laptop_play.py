@@ -98,3 +98,15 @@ def test_a_match_result_stays_up_while_seats_keep_slapping(box) -> None:
     assert table.phase is Phase.MATCH_RESULT
     tap(1, "slap", 16 * S)
     assert table.phase is Phase.LOBBY
+
+
+def test_a_seat_that_joins_after_the_bots_is_a_person_not_a_bot(box) -> None:
+    """It was: bots added before seat 1 joined kept player 1, so the lobby called seat 1 a bot."""
+    table, tap = box
+    table.set_bots(3)  # in attract: bots for seats 1 to 3
+    tap(0, "slap", 1 * S)  # seat 1 wakes the table and joins
+    assert table.joined == [0] and sorted(table.bots) == [1, 2, 3]
+    assert table.seat_of_player == [0, 1, 2, 3]
+    table.set_bots(3)
+    tap(3, "slap", 2 * S)  # a person takes a bot's place at a full table
+    assert table.joined == [0, 3] and sorted(table.bots) == [2, 3] and table.seat_of_player == [0, 3, 1, 2]

@@ -75,7 +75,7 @@ def _classic_piles(rnd: ClassicRound) -> Text:
 
 
 def _dice_board(rnd: DiceRound) -> Text:
-    out = Text("the board: faces placed per colour, the next face goes on\n", style="dim")
+    out = Text("faces placed per colour\n", style="dim")
     for colour in DieColour:
         letter, placed = colour.letter, rnd.board[colour]
         out.append_text(_colour_word(letter))
