@@ -133,7 +133,7 @@ def _crazy_piles(rnd: CrazyRound) -> Text:
     if not rnd.piles:
         out.append(": a 1 or a Crazy starts one", style="dim")
     for n, pile in enumerate(rnd.piles.values()):
-        out.append("\n" if n % 4 == 0 else "   ")
+        out.append("\n" if n % 2 == 0 else "   ")
         card = pile.cards[-1][1]
         out.append(f"pile {n + 1} ", style="dim")
         out.append_text(chip(card.colour.letter, str(pile.top)))
