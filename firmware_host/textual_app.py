@@ -55,6 +55,22 @@ def seat_text(view: TableView, seat: int, sharp: bool) -> Text:
     return Text(mono_text(frame) if sharp else mono_braille(frame), style="#9fd8ff on black")
 
 
+def score_lines(scores: list[str], height: int) -> str:
+    """A line a seat; more seats than a quarter of the terminal's height go in two columns of
+    "seat who total", so 12 seats fit beside the table at 80x24."""
+    if not scores:
+        return "nobody yet"
+    if len(scores) <= max(4, height // 4):
+        return "\n".join(scores)
+    short = []
+    for line in scores:
+        parts = line.split()
+        total = parts[-1] if parts[-1][0] in "+-" and len(parts) > 3 else ""
+        short.append(f"{parts[1]:>2} {parts[2]:<6}{total:>4}")
+    half = -(-len(short) // 2)
+    return "\n".join(" ".join(pair) for pair in zip(short[:half], [*short[half:], ""], strict=False))
+
+
 class ViewChanged(Message):
     """Posted from the daemon's thread (post_message is thread-safe)."""
 
@@ -206,7 +222,7 @@ class TableApp(App[int]):
         self.query_one("#hand", Static).display = self.mode == "words" and bool(hand and hand.plain)
         self.query_one("#hand", Static).update(hand or Text(""))
         self.query_one("#centre", Static).update(centre_text(view, 2 if self.size.width >= 140 else 1))
-        self.query_one("#scores", Static).update(Text("\n".join(view.scores) or "nobody yet"))
+        self.query_one("#scores", Static).update(Text(score_lines(view.scores, self.size.height)))
         self.query_one("#help", Static).update(Text(view.keys))
         self._draw_seat()
 

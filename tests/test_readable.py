@@ -70,16 +70,16 @@ def test_domino_shows_the_board_its_tokens_and_your_candidate_placement() -> Non
     table = playing("domino", 2)
     rnd = table.match.round
     assert isinstance(rnd, DominoRound)
-    words = centre_words(table).plain
+    *board, legend = centre_words(table).plain.splitlines()
     cols = max(c for _, c in rnd.board.colours) + 1
-    assert all(len(line) <= 2 * cols for line in words.splitlines())
+    assert all(len(line) <= 2 * cols for line in board) and "<> yours" in legend
     for i, tok in enumerate(rnd.tokens):
         r, c = tok.square
-        assert words.splitlines()[r][2 * c] == str(i + 1)
+        assert board[r][2 * c] == str(i + 1)
     choice = table.referee.seats[0].selected()
     if choice is not None:
         for r, c in (choice.near, choice.far):
-            assert words.splitlines()[r][2 * c: 2 * c + 2] == "<>"
+            assert board[r][2 * c: 2 * c + 2] == "<>"
     mine = seat_words(table, 0).plain
     assert "top card" in mine and f"jokers {rnd.seats[0].jokers}" in mine
 

@@ -221,3 +221,33 @@ def test_key_help_shows_the_games_keys_and_a_confirmed_abort_returns_to_the_lobb
         await until(pilot, lambda: not app._thread.is_alive())
 
     play(script, (80, 24))
+
+
+def test_twelve_seats_fit_beside_the_table_at_80x24(dirs: Path) -> None:
+    daemon = Daemon(emulated_config(12), ui="textual")
+    app = TableApp(daemon)
+
+    async def go() -> None:
+        async with app.run_test(size=(80, 24)) as pilot:
+            await until(pilot, lambda: app.view is not None)
+            await _playing_with(pilot, daemon, app, 11)
+            await pilot.pause(0.3)
+            scores = app.query_one("#scores")
+            assert scores.region.height <= 8 and "12 bot" in scores.render().plain  # two columns
+            longest, room = _fits(app, "#scores")
+            assert longest <= room
+            assert app.query_one("#help").region.bottom <= 24 and app.query_one("#log").region.height >= 3
+            await pilot.press("q")
+            await until(pilot, lambda: not app._thread.is_alive())
+
+    asyncio.run(go())
+
+
+async def _playing_with(pilot: Any, daemon: Daemon, app: TableApp, bots: int) -> None:
+    await pilot.press("space")
+    await until(pilot, lambda: daemon.table.joined == [0])
+    await pilot.press(*["b"] * bots)
+    await until(pilot, lambda: len(daemon.table.bots) == bots)
+    await pilot.press("enter")
+    await until(pilot, lambda: daemon.table.phase is Phase.PLAYING)
+    await until(pilot, lambda: app.view is not None and "playing" in app.view.status)

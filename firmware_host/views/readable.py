@@ -125,6 +125,7 @@ def _domino_board(rnd: DominoRound, table: Table) -> Text:
                 out.append("**" if covered[1] == JOKER else "##", style=f"{STYLE[letter]} on grey11")
             else:
                 out.append(letter.lower() + " ", style=f"black on {STYLE[letter]}")
+    out.append("\n## covered · ** joker · 1-4 tokens (! held) · <> yours", style="dim")
     return out
 
 
