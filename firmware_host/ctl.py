@@ -156,7 +156,7 @@ def game_options(game: str | None, items: list[str]) -> dict[str, str]:
     from .rules.options import GAMES, SPECS
 
     if game is None:
-        raise ValueError(f"new needs a game: {', '.join(GAMES)} (then KEY=VALUE options if any)")
+        raise ValueError(f"new needs a game: {', '.join(GAMES)} (its options may follow, e.g. rounds=3)")
     if game not in GAMES:
         raise ValueError(f"unknown game {game!r} (choose {', '.join(GAMES)})")
     specs = SPECS[game]
