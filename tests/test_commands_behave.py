@@ -353,3 +353,50 @@ def test_sighup_still_reloads_under_systemd() -> None:
                             timeout=60, start_new_session=True)
     assert result.stdout.strip() == "('signal', 'hup')", result.stderr
 
+
+
+# ------------------------------------------------------------------ ./dev
+
+
+def fake_checkout(tmp: Path) -> Path:
+    """`dev` and pyproject.toml beside a .venv whose python and table-host only say how they were
+    called, so that what `./dev run` and `./dev test` install is seen without installing it."""
+    import shutil
+
+    shutil.copy(ROOT / "dev", tmp / "dev")
+    shutil.copy(ROOT / "pyproject.toml", tmp / "pyproject.toml")
+    bin_dir = tmp / ".venv/bin"
+    bin_dir.mkdir(parents=True)
+    for name in ("python", "table-host", "ruff"):
+        tool = bin_dir / name
+        tool.write_text(f'#!/bin/sh\necho "{name} $*" >> "{tmp}/calls"\n')
+        tool.chmod(0o755)
+    return tmp
+
+
+def dev(checkout: Path, *args: str) -> list[str]:
+    (checkout / "calls").unlink(missing_ok=True)
+    subprocess.run(["bash", str(checkout / "dev"), *args], check=True, timeout=60, capture_output=True)
+    return (checkout / "calls").read_text().splitlines()
+
+
+def test_dev_run_installs_only_what_running_needs(tmp_path: Path) -> None:
+    checkout = fake_checkout(tmp_path)
+    calls = dev(checkout, "run", "--ui", "none")
+    assert calls[0].startswith("python -m pip install") and calls[0].endswith("-e .")
+    assert calls[1:] == ["table-host run --ui none"]
+    assert dev(checkout, "run") == ["table-host run"]  # installed once
+    calls = dev(checkout, "test", "-x")
+    assert calls[0].startswith("python -m pip install") and calls[0].endswith("-e .[dev,schematics]")
+    assert calls[-1] == "python -m pytest -x"
+
+
+def test_running_needs_no_test_or_schematic_tools() -> None:
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    runtime = {re.split(r"[<>=\[ ]", d)[0].lower() for d in project["dependencies"]}
+    assert not runtime & {"pytest", "hypothesis", "ruff", "skidl", "matplotlib", "numpy", "h5py"}
+    extras = project["optional-dependencies"]
+    assert any(d.startswith("skidl") for d in extras["schematics"])
+    assert not any(d.startswith("skidl") for d in extras["dev"])
