@@ -123,6 +123,22 @@ def test_tablectl_tries_the_users_socket_then_the_services(laptop: Path,
         system.close()
 
 
+def test_a_service_socket_closed_to_us_is_named(laptop: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Not in the admin group: /run/table-host (0750) cannot be searched; tablectl must say
+    "permission denied" on the service's socket, not fall over or blame a missing table."""
+    service = Path("/run/table-host-closed/control.sock")
+    monkeypatch.setitem(paths.SYSTEM, "RUNTIME_DIRECTORY", service.parent)
+    real = Path.is_socket
+
+    def is_socket(self: Path) -> bool:
+        if self == service:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real(self)
+
+    monkeypatch.setattr(Path, "is_socket", is_socket)
+    assert paths.find_socket() == service
+
+
 def test_a_laptop_daemon_and_tablectl_meet_with_no_variables_set(tmp_path: Path) -> None:
     env = laptop_env(tmp_path)
     proc = subprocess.Popen([sys.executable, "-m", "firmware_host.cli", "run", "--emulate", "--ui", "none"],
