@@ -370,6 +370,16 @@ def set_config(path: Path, key: str, text: str) -> None:
             os.unlink(tmp)
 
 
+def running_config() -> Path | None:
+    """The file the running table loaded, if one runs, we may ask it, and it loaded a file."""
+    try:
+        answer = ask({"cmd": "debug"}, timeout=3.0)
+    except NotRunning:
+        return None
+    loaded = Path(answer["config_file"]) if answer.get("ok") and answer.get("config_file") else None
+    return loaded if loaded is not None and loaded.exists() else None
+
+
 def check_config(path: Path | None, as_json: bool) -> int:
     """Check a file here, with the caller's own rights: the daemon would read any file it can
     (and stall the game on a FIFO or a huge file) and tell what is in it. No file given and none
@@ -378,6 +388,8 @@ def check_config(path: Path | None, as_json: bool) -> int:
     from .config import ConfigError, build_file, default_config, load_config
 
     answer: dict[str, Any] = {"ok": True, "valid": True}
+    if path is None:
+        path = running_config()
     try:
         if path is None and not paths.config_file().exists():
             built_in = build_file(4)

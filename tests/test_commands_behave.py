@@ -141,7 +141,10 @@ def test_a_service_socket_closed_to_us_is_named(laptop: Path, monkeypatch: pytes
 
 def test_a_laptop_daemon_and_tablectl_meet_with_no_variables_set(tmp_path: Path) -> None:
     env = laptop_env(tmp_path)
-    proc = subprocess.Popen([sys.executable, "-m", "firmware_host.cli", "run", "--emulate", "--ui", "none"],
+    mine = tmp_path / "mine.toml"
+    mine.write_bytes((ROOT / "hardware/wiring/4-seat.toml").read_bytes())
+    proc = subprocess.Popen([sys.executable, "-m", "firmware_host.cli", "run", "--emulate", "--ui", "none",
+                             "--config", str(mine)],
                             cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
     try:
@@ -150,6 +153,8 @@ def test_a_laptop_daemon_and_tablectl_meet_with_no_variables_set(tmp_path: Path)
         status = json.loads(ctl_run("status", "--json", env=env).stdout)
         assert status["ok"] and status["phase"] == "attract"
         assert (tmp_path / "home/.local/state/table-host/table.db").exists()
+        check = json.loads(ctl_run("config", "check", "--json", env=env).stdout)  # what the table runs
+        assert check["ok"] and check["file"] == str(mine)
     finally:
         proc.terminate()
         proc.wait(timeout=30)
