@@ -75,7 +75,9 @@ def build_parser() -> argparse.ArgumentParser:
     sc.add_argument("--json", action="store_true")
 
     bench = sub.add_parser("bench", help="print performance figures")
-    bench.add_argument("which", choices=("engine", "arbitration", "display", "daemon", "faults", "all"))
+    bench.add_argument("which", choices=("engine", "arbitration", "display", "daemon", "faults", "bots",
+                                         "all"),
+                       help="bots (not in all): medium and hard bots against a one-button masher")
     bench.add_argument("--json", action="store_true")
     bench.add_argument("--rounds", type=int, default=3000, help="engine: rounds to time")
     bench.add_argument("--pairs", type=int, default=1_000_000, help="arbitration: contested pairs")
@@ -86,6 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--idle", type=float, default=10.0, help="daemon: seconds measured idle")
     bench.add_argument("--kills", type=int, default=120, help="faults: SIGKILLs at random moments")
     bench.add_argument("--configs", type=int, default=400, help="faults: broken configurations tried")
+    bench.add_argument("--matches", type=int, default=50, help="bots: matches per game, button and level")
     return p
 
 
@@ -228,6 +231,14 @@ def _scenario(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
+    if args.which == "bots":
+        from .botbench import bench_bots, bots_text
+
+        if args.matches < 1:
+            _fail("--matches must be positive")
+        figures = bench_bots(args.matches)
+        _emit(figures, args.json, bots_text(figures))
+        return 0 if figures["pass"] else 1
     from . import bench
 
     if args.rounds < 1 or args.pairs < 1 or args.seconds <= 0 or args.decisions < 1:
