@@ -57,6 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
     watch.add_argument("--players", type=int, default=4)
     watch.add_argument("--seed", default="0")
     watch.add_argument("--bots", default="medium", help="easy, medium or hard")
+    watch.add_argument("--speed", type=float, default=1.0, help="faster than the table by this factor")
 
     sim = sub.add_parser("simulate", help="bot against bot, headless")
     sim.add_argument("--game", help=f"one of {', '.join(GAMES)} (with --sweep: all unless given)")
@@ -305,22 +306,21 @@ def _boot_config(args: argparse.Namespace) -> int:
 
 
 def _watch(args: argparse.Namespace) -> int:
-    """Watch bots play a match, round by round."""
+    """Watch bots play a match at the table's pace (`--speed` faster), round by round."""
     from .rules.options import check_game
-    from .simulate import simulate
+    from .watch import watch
 
     check_game(args.game, args.players)
     level = args.bots
     if level not in {lv.value for lv in Level}:
         _fail(f"unknown bot level {level!r} (choose {', '.join(lv.value for lv in Level)})")
+    if not args.speed > 0 or args.speed == float("inf"):
+        _fail(f"--speed must be a number above 0, not {args.speed}")
     game = args.game
-    print(f"table-host: watching {args.players} {level} bots play {game} (seed {args.seed})",
-          file=sys.stderr)
-    report = simulate(game, args.players, None, args.seed, {}, Level(level))
-    for r in report["rounds"]:
-        r["finishers"] = [s + 1 for s in r["finishers"]]
-    report["winners"] = [s + 1 for s in report["winners"]]
-    print(_simulate_text(report))
+    print(f"table-host: watching {args.players} {level} bots play {game} (seed {args.seed}) at "
+          f"{args.speed:g}x the table's pace", file=sys.stderr)
+    watch(game, args.players, args.seed, Level(level), args.speed,
+          out=lambda line: print(line, flush=True))
     return 0
 
 
