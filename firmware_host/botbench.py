@@ -15,7 +15,9 @@ button does then. Per game we try each button a masher would hammer:
 Each match is one bot against one masher, on a simulated clock (nothing
 sleeps): the bot's reaction times apply as at the table, the masher presses
 every 1/rate seconds. A match is won when the bot's total is higher than the
-masher's. The target: medium and hard each win most matches (> 50 %) against
+masher's. A round the masher holds open (Ligretto, Domino: it keeps cards the
+round needs and never plays them) is called after `ROUND_LIMIT_S` of play and
+scored as it stands; the match ends there. The target: medium and hard each win most matches (> 50 %) against
 every masher, and hard does at least as well as medium.
 """
 
