@@ -66,6 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
     watch.add_argument("--players", type=int, default=4)
     watch.add_argument("--seed", default="0")
     watch.add_argument("--bots", default="medium", help="easy, medium or hard")
+    watch.add_argument("--speed", type=float, default=1.0, help="faster than the table by this factor")
 
     sim = sub.add_parser("simulate", help="bot against bot, headless")
     sim.add_argument("--game", help=f"one of {', '.join(GAMES)} (with --sweep: all unless given)")
@@ -84,7 +85,9 @@ def build_parser() -> argparse.ArgumentParser:
     sc.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
 
     bench = sub.add_parser("bench", help="print performance figures")
-    bench.add_argument("which", choices=("engine", "arbitration", "display", "daemon", "faults", "all"))
+    bench.add_argument("which", choices=("engine", "arbitration", "display", "daemon", "faults", "bots",
+                                         "all"),
+                       help="bots (not in all): medium and hard bots against a one-button masher")
     bench.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
     bench.add_argument("--rounds", type=int, default=3000, help="engine: rounds to time")
     bench.add_argument("--pairs", type=int, default=1_000_000, help="arbitration: contested pairs")
@@ -95,6 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--idle", type=float, default=10.0, help="daemon: seconds measured idle")
     bench.add_argument("--kills", type=int, default=120, help="faults: SIGKILLs at random moments")
     bench.add_argument("--configs", type=int, default=400, help="faults: broken configurations tried")
+    bench.add_argument("--matches", type=int, default=50, help="bots: matches per game, button and level")
     return p
 
 
@@ -238,6 +242,14 @@ def _scenario(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
+    if args.which == "bots":
+        from .botbench import bench_bots, bots_text
+
+        if args.matches < 1:
+            _fail("--matches must be positive")
+        figures = bench_bots(args.matches)
+        _emit(figures, args.json, bots_text(figures))
+        return 0 if figures["pass"] else 1
     from . import bench
 
     if args.rounds < 1 or args.pairs < 1 or args.seconds <= 0 or args.decisions < 1:
@@ -308,22 +320,21 @@ def _boot_config(args: argparse.Namespace) -> int:
 
 
 def _watch(args: argparse.Namespace) -> int:
-    """Watch bots play a match, round by round."""
+    """Watch bots play a match at the table's pace (`--speed` faster), round by round."""
     from .rules.options import check_game
-    from .simulate import simulate
+    from .watch import watch
 
     check_game(args.game, args.players)
     level = args.bots
     if level not in {lv.value for lv in Level}:
         _fail(f"unknown bot level {level!r} (choose {', '.join(lv.value for lv in Level)})")
+    if not args.speed > 0 or args.speed == float("inf"):
+        _fail(f"--speed must be a number above 0, not {args.speed}")
     game = args.game
-    print(f"table-host: watching {args.players} {level} bots play {game} (seed {args.seed})",
-          file=sys.stderr)
-    report = simulate(game, args.players, None, args.seed, {}, Level(level))
-    for r in report["rounds"]:
-        r["finishers"] = [s + 1 for s in r["finishers"]]
-    report["winners"] = [s + 1 for s in report["winners"]]
-    print(_simulate_text(report))
+    print(f"table-host: watching {args.players} {level} bots play {game} (seed {args.seed}) at "
+          f"{args.speed:g}x the table's pace", file=sys.stderr)
+    watch(game, args.players, args.seed, Level(level), args.speed,
+          out=lambda line: print(line, flush=True))
     return 0
 
 

@@ -139,8 +139,9 @@ class Daemon:
         if resumed is not None:
             match_id, match = resumed
             try:
+                saved = len(match.results)  # a round the resume's wakes end is stored by the loop
                 self.table.resume(match, time.monotonic_ns(), *self.store.seating(match_id))
-                self.match_id, self._saved_rounds, self._bound = match_id, len(match.results), match
+                self.match_id, self._saved_rounds, self._bound = match_id, saved, match
                 self._bind_screens()
             except Exception as exc:
                 reason = f"cannot resume: {type(exc).__name__}: {exc}"
