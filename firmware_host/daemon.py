@@ -106,7 +106,8 @@ class Daemon:
         self.buzzer = BuzzerPlayer(config.buzzer, self.board.factory, on_error=say)
         self.on_sound: Any = None  # the Textual app's bell, set when it mounts
         self.screens: TableScreens | None = None
-        self.control = ControlServer(paths.control_socket(), self.events, say)  # where tablectl looks
+        self.control = ControlServer(paths.control_socket(), self.events, say,  # where tablectl looks
+                                     config.control.admin_group)
         self.match_id: int | None = None
         self._bound: Any = None  # the match the store and screens follow
         self._last_status = ""
@@ -397,6 +398,8 @@ class Daemon:
             self.table.epsilon_ns = round(new.arbiter.epsilon_ms * 1e6)
             if self.screens is not None:
                 self.screens.brightness = new.centre.brightness
+            if new.control != self.config.control:
+                self.control.set_admin_group(new.control.admin_group)
             self.config = new
             note = "configuration reloaded"
             if restart:

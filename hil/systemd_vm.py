@@ -461,7 +461,8 @@ def summary(r: dict) -> str:
     sb = r.get("sandbox", {})
     lines = [
         f"systemd: unit active {r.get('unit_active')} ({r.get('status_text')!r}), "
-        f"watchdog {r.get('watchdog_ok')}, tablectl as admin {r.get('tablectl_ok')}, "
+        f"watchdog {r.get('watchdog_ok')}, tablectl as admin {r.get('tablectl_ok')} (config set rc "
+        f"{r.get('config_set_rc')}, /etc/table-host {r.get('etc_mode')}), "
         f"exposure {r.get('security_exposure')} {r.get('security_rating')}",
         f"  sandbox: / ro {sb.get('root_read_only')}, no_new_privs {sb.get('no_new_privs')}, seccomp "
         f"{sb.get('seccomp_filter')}, caps 0 {sb.get('cap_eff_zero')}, groups {sb.get('groups')}, "
