@@ -198,13 +198,19 @@ class ControlServer:
                 while b"\n" in buffer:
                     line, buffer = buffer.split(b"\n", 1)
                     if line.strip():
-                        self._send(conn, self._answer(line, peer))
+                        try:
+                            answer = self._answer(line, peer)
+                        except Exception as exc:  # a request must never cost its connection its answer
+                            answer = {"ok": False, "error": f"the request failed: {type(exc).__name__}"}
+                        self._send(conn, answer)
 
     def _answer(self, line: bytes, peer: Peer | None) -> dict[str, Any]:
         try:
             body = json.loads(line.decode("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             return {"ok": False, "error": f"not a JSON request: {exc}"}
+        except RecursionError:  # json's parser recurses: [[[[... a few thousand deep
+            return {"ok": False, "error": "not a request: arrays or objects nested too deeply"}
         if not isinstance(body, dict) or not isinstance(body.get("cmd"), str):
             return {"ok": False, "error": 'a request is an object with "cmd", e.g. {"cmd": "status"}'}
         if peer is None:

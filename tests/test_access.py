@@ -9,6 +9,7 @@ import json
 import os
 import queue
 import shutil
+import socket
 import stat
 import subprocess
 import sys
@@ -308,3 +309,43 @@ def test_uninstall_removes_the_groups_install_created_and_no_other() -> None:
     remove = (ROOT / "systemd" / "uninstall.sh").read_text()
     assert "created-groups" in install and "created-groups" in remove
     assert "groupdel" in remove
+
+
+# ---------------------------------------------------------------- the figures: garbage and a crowd
+
+
+def test_nesting_thousands_deep_gets_an_answer_and_not_a_dropped_connection(open_socket) -> None:
+    """Found by the bench: json's parser recursed past Python's limit and the connection closed
+    without a word."""
+    sock, _, _ = open_socket
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        conn.settimeout(10)
+        conn.connect(str(sock))
+        conn.sendall(b'{"cmd": "status", "x": ' + b"[" * 5000 + b"]" * 5000 + b'}\n{"cmd": "status"}\n')
+        data = b""
+        while data.count(b"\n") < 2:
+            chunk = conn.recv(65536)
+            assert chunk, f"closed after {data!r}"
+            data += chunk
+    first, second = (json.loads(line) for line in data.splitlines())
+    assert first == {"ok": False, "error": "not a request: arrays or objects nested too deeply"}
+    assert second["ok"] is True
+
+
+def test_bench_faults_counts_garbage_answers_deaths_and_a_crowd_of_tablectl() -> None:
+    from firmware_host.faults import faults_text, garbage_messages, socket_faults
+
+    kinds = garbage_messages(14)
+    assert any(len(m) > 64 * 1024 for m in kinds) and any(b"[" * 1000 in m for m in kinds)
+    f = socket_faults(garbage=70, clients=12)
+    g = f["garbage"]
+    assert g["sent"] == 70 and g["unanswered"] == 0 and g["answered"] == 70, g["unanswered_examples"]
+    assert f["daemon_deaths"] == 0 and f["answering_after"] and g["alive_after"]
+    assert f["concurrent"] == {"clients": 12, "failures": 0, "examples": []}
+    sigkill = {"kills": 0, "rounds_stored": 0, "matches": 0, "rounds_lost": 0, "set_aside": 0, "stuck": 0,
+               "lost": [], "failures": []}
+    configs = {"tried": 0, "config_error": 0, "config": 0, "traceback": 0, "tracebacks": []}
+    text = faults_text({"sigkill": sigkill, "configs": configs, "socket": f, "seconds": 1.0})
+    assert "garbage on the control socket: 70 messages, 70 answered" in text
+    assert "daemon deaths 0 (target 0), answering afterwards yes" in text
+    assert "concurrent tablectl status: 12 at once, failures 0 of 12 (target 0)" in text
