@@ -261,6 +261,8 @@ def set_config(path: Path, key: str, text: str) -> None:
         with contextlib.suppress(PermissionError):
             os.chown(tmp, st.st_uid, st.st_gid)
         os.replace(tmp, path)
+    except OSError as exc:
+        raise ConfigError([f"cannot write {path}: {exc.strerror or exc}"]) from None
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
@@ -353,8 +355,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         except NotRunning:
             print("saved; the daemon is not running, it reads the file when it starts")
             return 0
-        print("reloaded" if answer.get("reloaded") else f"not reloaded: {answer}")
-        return 0 if answer.get("reloaded") else 1
+        if answer.get("reloaded"):
+            print("reloaded")
+            return 0
+        reasons = answer.get("problems") or [answer.get("error", "no reason given")]
+        print(f"tablectl: saved, not reloaded: {'; '.join(map(str, reasons))}", file=sys.stderr)
+        return 1
     if args.cmd == "config" and args.action == "check":
         return check_config(Path(args.arg) if args.arg else config_file(args.file), args.json)
     if args.cmd == "debug-bundle":

@@ -135,6 +135,15 @@ def test_a_stranger_is_refused_control_with_one_line_and_may_still_read(open_soc
     as_json = json.loads(ctl_as(None, sock, "--json", "bots", "2").stdout)
     assert as_json == {"ok": False, "error": f"bots needs root or group '{GROUP}' (nobody is not in it)"}
     assert table.bots == {}
+    mine = sock.parent / "mine"  # a file the stranger may write: saved, but the daemon will not reload
+    mine.mkdir()
+    os.chown(mine, NOBODY, NOBODY)
+    (mine / "table.toml").write_text(TEMPLATE)
+    os.chown(mine / "table.toml", NOBODY, NOBODY)
+    result = ctl_as(None, sock, "config", "set", "arbiter.window_ms", "4.5", "--file",
+                    str(mine / "table.toml"))
+    assert result.returncode == 1 and result.stderr == (
+        f"tablectl: saved, not reloaded: config reload needs root or group '{GROUP}' (nobody is not in it)\n")
 
 
 @as_others
