@@ -53,7 +53,7 @@ install -D -m 0644 "$src/systemd/table-host.service" "$root/etc/systemd/system/t
 # The configuration is the table-admin group's to change (`tablectl config set`, docs/daemon.md
 # "Access"): the file 0660; the directory 2770, since config set writes a new file beside it and
 # renames it over the old one (never half a file), and the setgid bit keeps that file the group's.
-# The unit's ConfigurationDirectoryMode=2770 says the same (systemd sets the mode at each start).
+# The unit's ConfigurationDirectoryMode=2770 says the same (systemd's default is 0755).
 install -d "$root/etc/table-host"
 if [ ! -e "$root/etc/table-host/table.toml" ]; then
     install -m 0660 "$src/systemd/table.toml.example" "$root/etc/table-host/table.toml"
