@@ -378,8 +378,11 @@ def main() -> int:
     r["systemd"] = sh(["systemctl", "--version"]).stdout.split("\n")[0]
     r["pid1"] = Path("/proc/1/comm").read_text().strip()
     say(f"systemd up after {up:.1f} s ({r['systemd']}, PID 1 is {r['pid1']})")
-    r["boot_time"] = sh(["systemd-analyze", "time"]).stdout.strip()
-    r["boot_blame"] = sh(["systemd-analyze", "blame", "--no-pager"]).stdout.strip().splitlines()[:10]
+    try:  # figures only: a guest slowed by a loaded host (TCG) must still run the checks
+        r["boot_time"] = sh(["systemd-analyze", "time"]).stdout.strip()
+        r["boot_blame"] = sh(["systemd-analyze", "blame", "--no-pager"]).stdout.strip().splitlines()[:10]
+    except subprocess.TimeoutExpired as exc:
+        r["boot_time"] = f"systemd-analyze timed out after {exc.timeout} s"
     steps = [("chip", lambda: r.update(gpio=make_chip())),
              ("install", lambda: r.update(install(settings))),
              ("admin", lambda: sh(["useradd", "--create-home", "--shell", "/bin/bash", "--groups",
