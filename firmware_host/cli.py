@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from .bots import Level
+from .output import quiet_broken_pipe, version_text
 from .rules.common import RulesError
 from .rules.options import GAMES, parse_assignments
 
@@ -35,22 +36,30 @@ def _emit(data: dict[str, Any], as_json: bool, human: str) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="table-host", description="The Ligretto table: referee, simulator, tools.")
+    p.add_argument("--version", action="version", version=version_text("table-host"))
+    p.add_argument("--json", action="store_true", help="one JSON object on stdout (commands with a report)")
     sub = p.add_subparsers(dest="command", parser_class=_Parser)
 
     run = sub.add_parser("run", help="run the table (the default; emulated without Pi hardware)")
     run.add_argument("--emulate", action="store_true", help="emulated GPIO and displays even on a Pi")
     run.add_argument("--ui", choices=("textual", "plain", "none"),
                      help="terminal UI: textual (the default on a terminal), plain, or none (headless)")
-    run.add_argument("--config", help="configuration file (default /etc/table-host/table.toml)")
+    run.add_argument("--config", help="configuration file (default: ~/.config/table-host/table.toml, else "
+                     "/etc/table-host/table.toml; the service: its ConfigurationDirectory)")
+    run.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info",
+                     help="the least a log line must weigh to be written (default info: game events)")
+    run.add_argument("--debug", dest="log_level", action="store_const", const="debug",
+                     help="--log-level debug: also each control connection and the arbiter's draws")
 
     power = sub.add_parser("power", help="the power budget of a build and the 5 V supply it calls for")
     power.add_argument("--config", help="configuration file (default: the 4-seat build, hardware/wiring/)")
     power.add_argument("--seats", type=int, default=4, help="without --config: the build for this many seats")
     power.add_argument("--pi", choices=("pi4", "pi5"), default="pi4")
-    power.add_argument("--json", action="store_true")
+    power.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
 
     boot = sub.add_parser("boot-config", help="the config.txt lines a configuration needs (install.sh)")
     boot.add_argument("--config", help="configuration file (default: the 4-seat build, hardware/wiring/)")
+    boot.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
 
     watch = sub.add_parser("watch", help="watch bots play a match, round by round")
     watch.add_argument("--game", choices=GAMES, default="classic")
@@ -65,18 +74,18 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--seed", default="0")
     sim.add_argument("--option", action="append", default=[], metavar="KEY=VALUE")
     sim.add_argument("--bots", help="instant (the default), easy, medium or hard; --sweep: all unless given")
-    sim.add_argument("--json", action="store_true")
+    sim.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
     sim.add_argument("--sweep", action="store_true",
                      help="one round of every game, player count, option set and bot level, per seed")
     sim.add_argument("--seeds", type=int, default=200, help="with --sweep: seeds per case")
 
     sc = sub.add_parser("scenario", help="run a scenario file through the real engine")
     sc.add_argument("file")
-    sc.add_argument("--json", action="store_true")
+    sc.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
 
     bench = sub.add_parser("bench", help="print performance figures")
     bench.add_argument("which", choices=("engine", "arbitration", "display", "daemon", "faults", "all"))
-    bench.add_argument("--json", action="store_true")
+    bench.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
     bench.add_argument("--rounds", type=int, default=3000, help="engine: rounds to time")
     bench.add_argument("--pairs", type=int, default=1_000_000, help="arbitration: contested pairs")
     bench.add_argument("--seconds", type=float, default=10.0, help="arbitration: real-time latency run")
@@ -89,6 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+@quiet_broken_pipe
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -263,9 +273,12 @@ def _bench(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     from .daemon import run
+    from .logs import configure, route_uncaught
 
     ui = args.ui or ("textual" if sys.stdin.isatty() and sys.stdout.isatty() else "none")
-    return run(args.config, args.emulate, log=lambda line: print(line, file=sys.stderr, flush=True), ui=ui)
+    configure(args.log_level)  # the journal's priorities when stderr is the journal, else readable lines
+    route_uncaught()
+    return run(args.config, args.emulate, ui=ui)
 
 
 def _power(args: argparse.Namespace) -> int:
@@ -289,7 +302,8 @@ def _boot_config(args: argparse.Namespace) -> int:
         config = load_config(args.config) if args.config else default_config(4)
     except ConfigError as exc:
         _fail(str(exc))
-    print("\n".join(boot_config(config)))
+    lines = boot_config(config)
+    _emit({"config_txt": lines}, args.json, "\n".join(lines))
     return 0
 
 

@@ -5,10 +5,12 @@
 
 The socket lives in the runtime directory (mode 0660, the admin group of the
 configuration's [control]), and every connection's peer (pid, uid, gid, from
-SO_PEERCRED) is logged and checked: what only reads (status, scores, history,
-seats, inputs, debug, config get, the self-test's report) is open to whoever can
-connect; everything else needs root, the daemon's own user, or a member of the
-admin group (`Access`, docs/daemon.md "Access"). The server thread never
+SO_PEERCRED) is logged (DEBUG, `table_host.control`; whatever a client sent is
+escaped first: a newline in a command must not forge a log line) and checked:
+what only reads (status, scores, history, seats, inputs, debug, config get, the
+self-test's report) is open to whoever can connect; everything else needs root,
+the daemon's own user, or a member of the admin group (`Access`, docs/daemon.md
+"Access"). The server thread never
 touches the game: it hands each request to the owner of the game state through
 `requests` and waits for its answer. Anything malformed — not JSON, not an
 object, no command, too long, a command that fails — gets an error reply and
@@ -21,6 +23,7 @@ import contextlib
 import errno
 import grp
 import json
+import logging
 import os
 import pwd
 import queue
@@ -33,6 +36,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .logs import escape, logger
+
+log = logger("control")
 MAX_LINE = 64 * 1024
 REPLY_TIMEOUT_S = 5.0
 BACKLOG = 128  # connections the kernel queues while every handler is busy (a burst of tablectl)
@@ -125,10 +131,9 @@ class Access:
 
 class ControlServer:
     def __init__(self, path: str | Path, requests: queue.SimpleQueue[Any] | queue.Queue[Any],
-                 log: Callable[[str], None] = lambda _m: None, admin_group: str = ADMIN_GROUP) -> None:
+                 admin_group: str = ADMIN_GROUP) -> None:
         self.path = Path(path)
         self.requests = requests
-        self._log = log
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with contextlib.suppress(FileNotFoundError):
             self.path.unlink()
@@ -148,14 +153,14 @@ class ControlServer:
         cannot be done is said, since then the group's members cannot connect."""
         self.access = Access(name)
         if self.access.gid is None:
-            self._log(f"control: no group {name!r} on this system: only root and uid {self.access.owner_uid} "
-                      "may control the table")
+            log.warning("no group %r on this system: only root and uid %d may control the table", name,
+                        self.access.owner_uid)
             return
         try:
             os.chown(self.path, -1, self.access.gid)
         except OSError as exc:
-            self._log(f"control: cannot give {self.path} to group {name!r}: {exc.strerror or exc}; "
-                      "its members cannot connect")
+            log.warning("cannot give %s to group %r: %s; its members cannot connect", self.path, name,
+                        exc.strerror or exc)
 
     def close(self) -> None:
         self._stopping = True
@@ -180,7 +185,7 @@ class ControlServer:
 
     def _serve(self, conn: socket.socket) -> None:
         peer = peer_of(conn)
-        self._log(f"control: connection from {peer or 'unknown peer'}")
+        log.debug("connection from %s", peer or "unknown peer")
         buffer = b""
         with conn:
             conn.settimeout(IDLE_S)
@@ -208,22 +213,29 @@ class ControlServer:
         try:
             body = json.loads(line.decode("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            log.debug("%s sent no JSON: %s", peer, exc)
             return {"ok": False, "error": f"not a JSON request: {exc}"}
         except RecursionError:  # json's parser recurses: [[[[... a few thousand deep
             return {"ok": False, "error": "not a request: arrays or objects nested too deeply"}
         if not isinstance(body, dict) or not isinstance(body.get("cmd"), str):
+            log.debug("%s sent no command: %s", peer, escape(line[:200].decode("utf-8", "replace")))
             return {"ok": False, "error": 'a request is an object with "cmd", e.g. {"cmd": "status"}'}
         if peer is None:
             refusal = None if reads_only(body) else "the kernel gave no credentials for this connection"
         else:
             refusal = self.access.refusal(peer, body)
         if refusal is not None:
-            self._log(f"control: {peer or 'unknown peer'} refused {body['cmd']!r}: {refusal}")
+            log.info("%s refused %s: %s", peer or "unknown peer", escape(body["cmd"]), refusal)
             return {"ok": False, "error": refusal}
-        self._log(f"control: {peer} asks {body['cmd']}")
+        if log.isEnabledFor(logging.DEBUG):
+            arguments = ", ".join(f"{escape(k)}={escape(v)}" for k, v in body.items() if k != "cmd")
+            log.debug("%s asks %s%s", peer, escape(body["cmd"]), f" ({arguments})" if arguments else "")
         request = Request(body, str(peer))
         self.requests.put(request)
-        return request.wait()
+        answer = request.wait()
+        if not answer.get("ok"):
+            log.debug("%s refused: %s", peer, escape(answer.get("error", "")))
+        return answer
 
     @staticmethod
     def _send(conn: socket.socket, answer: dict[str, Any]) -> None:

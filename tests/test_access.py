@@ -78,7 +78,7 @@ def open_socket() -> Iterator[tuple[Path, Table, list[str]]]:
     where = Path(tempfile.mkdtemp(prefix="table-access-"))
     where.chmod(0o755)
     sock = where / "control.sock"
-    server = ControlServer(sock, requests, log.append, admin_group=GROUP)
+    server = ControlServer(sock, requests, admin_group=GROUP)
     stop = threading.Event()
 
     def owner() -> None:
@@ -122,8 +122,11 @@ def test_the_socket_file_belongs_to_the_configured_admin_group(open_socket) -> N
 
 
 @as_others
-def test_a_stranger_is_refused_control_with_one_line_and_may_still_read(open_socket) -> None:
-    sock, table, log = open_socket
+def test_a_stranger_is_refused_control_with_one_line_and_may_still_read(open_socket, caplog) -> None:
+    import logging
+
+    caplog.set_level(logging.INFO, logger="table_host.control")
+    sock, table, _ = open_socket
     sock.chmod(0o666)  # whoever reaches the socket: the daemon still checks who it is
     status = ctl_as(None, sock, "status")
     assert status.returncode == 0 and "phase: attract" in status.stdout
@@ -131,7 +134,7 @@ def test_a_stranger_is_refused_control_with_one_line_and_may_still_read(open_soc
     assert refused.returncode == 1
     assert refused.stderr == f"tablectl: new needs root or group '{GROUP}' (nobody is not in it)\n"
     assert table.game != "dice" or table.phase.value == "attract"
-    assert any(f"uid {NOBODY}" in line and "refused 'new'" in line for line in log)
+    assert any(f"uid {NOBODY}" in r.getMessage() and "refused new" in r.getMessage() for r in caplog.records)
     as_json = json.loads(ctl_as(None, sock, "--json", "bots", "2").stdout)
     assert as_json == {"ok": False, "error": f"bots needs root or group '{GROUP}' (nobody is not in it)"}
     assert table.bots == {}
