@@ -169,7 +169,7 @@ def test_an_unusable_runtime_directory_is_one_line(tmp_path: Path, where: str) -
     assert result.returncode == 2, result.stderr
     assert "Traceback" not in result.stderr
     line = result.stderr.strip().splitlines()[-1]
-    assert line.startswith("table-host: runtime directory ") and where.split("/")[-1] in line
+    assert "ERROR daemon: runtime directory " in line and where.split("/")[-1] in line
 
 
 def test_a_terminal_closing_stops_a_daemon_started_by_hand(tmp_path: Path) -> None:
