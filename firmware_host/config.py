@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from .control import ADMIN_GROUP
 from .inputs.mcp23017 import pin_index
 from .sounds import Sound
 
@@ -32,7 +33,10 @@ class ConfigError(ValueError):
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    """Types as written: `slap = true` is not GPIO 1 and `window_ms = "5"` is not 5.0 (pydantic's
+    strict mode; an integer still fills a float setting, `window_ms = 5` is 5.0)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
 class Line(_Strict):
@@ -203,6 +207,14 @@ class HardwareConfig(_Strict):
         return self
 
 
+class ControlConfig(_Strict):
+    """Who may control the table over its socket (docs/daemon.md, "Access"): root and this group;
+    the socket file belongs to the group, mode 0660."""
+
+    admin_group: str = Field(ADMIN_GROUP, pattern=r"^[a-z_][a-z0-9_-]*[$]?$", max_length=32,
+                             description="the group whose members may control the table")
+
+
 class TableConfig(_Strict):
     hardware: HardwareConfig = HardwareConfig()
     inputs: InputsConfig
@@ -211,6 +223,7 @@ class TableConfig(_Strict):
     i2c_muxes: list[I2CMux] = []
     centre: CentreConfig = CentreConfig()
     buzzer: BuzzerConfig | None = None
+    control: ControlConfig = ControlConfig()
 
     def uses_i2c(self) -> bool:
         return bool(self.inputs.expanders or self.i2c_muxes

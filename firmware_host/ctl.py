@@ -333,6 +333,7 @@ def set_config(path: Path, key: str, text: str) -> None:
     import tomlkit
 
     from .config import ConfigError, parse_config
+    from .control import ADMIN_GROUP
 
     try:
         doc = tomlkit.parse(path.read_text(encoding="utf-8"))
@@ -354,7 +355,14 @@ def set_config(path: Path, key: str, text: str) -> None:
     node[int(parts[-1]) if parts[-1].isdigit() else parts[-1]] = value
     new_text = tomlkit.dumps(doc)
     parse_config(tomllib.loads(new_text), path.name, new_text)  # raises ConfigError, file untouched
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".table.toml.")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".table.toml.")
+    except PermissionError:
+        raise ConfigError([f"cannot write {path.parent}: permission denied (config set needs root or "
+                           f"the {ADMIN_GROUP} group, which install.sh gives {path.parent}: "
+                           "log in again after joining it)"]) from None
+    except OSError as exc:
+        raise ConfigError([f"cannot write {path.parent}: {exc.strerror or exc}"]) from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(new_text)
@@ -365,6 +373,8 @@ def set_config(path: Path, key: str, text: str) -> None:
         with contextlib.suppress(PermissionError):
             os.chown(tmp, st.st_uid, st.st_gid)
         os.replace(tmp, path)
+    except OSError as exc:
+        raise ConfigError([f"cannot write {path}: {exc.strerror or exc}"]) from None
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
@@ -414,12 +424,18 @@ def check_config(path: Path | None, as_json: bool) -> int:
 
 
 def debug_bundle(path: Path) -> int:
-    """A tar.gz with the daemon's own view, the configuration file and the service's log."""
+    """A tar.gz with the daemon's own view, the configuration file and the service's log. It holds
+    the configuration and the journal: mode 0600, and never written through a symbolic link at
+    `path` (an admin running it as root in a shared directory must not overwrite what it points at)."""
     import io
     import subprocess
     import tarfile
+    import tempfile
     import time
 
+    if path.is_symlink():
+        print(f"tablectl: {path} is a symbolic link: not following it; give another path", file=sys.stderr)
+        return 1
     files: dict[str, bytes] = {}
     try:
         answer = ask({"cmd": "debug"})
@@ -435,11 +451,24 @@ def debug_bundle(path: Path) -> int:
         files["journal.txt"] = log or b"(no journal entries)"
     except (OSError, subprocess.SubprocessError) as exc:
         files["journal.txt"] = f"journalctl: {exc}".encode()
-    with tarfile.open(path, "w:gz") as tar:
-        for name, data in files.items():
-            info = tarfile.TarInfo(f"table-host-debug/{name}")
-            info.size, info.mtime = len(data), int(time.time())
-            tar.addfile(info, io.BytesIO(data))
+    try:  # a new file of our own (mkstemp: O_EXCL, 0600), then renamed over `path`: rename never follows
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    except OSError as exc:
+        print(f"tablectl: cannot write in {path.parent}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    try:
+        with os.fdopen(fd, "wb") as out, tarfile.open(fileobj=out, mode="w:gz") as tar:
+            for name, data in files.items():
+                info = tarfile.TarInfo(f"table-host-debug/{name}")
+                info.size, info.mtime = len(data), int(time.time())
+                tar.addfile(info, io.BytesIO(data))
+        os.replace(tmp, path)
+    except OSError as exc:
+        print(f"tablectl: cannot write {path}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
     print(f"{path}: {', '.join(files)}")
     return 0
 
@@ -466,8 +495,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         except NotRunning:
             print("saved; the daemon is not running, it reads the file when it starts")
             return 0
-        print("reloaded" if answer.get("reloaded") else f"not reloaded: {answer}")
-        return 0 if answer.get("reloaded") else 1
+        if answer.get("reloaded"):
+            print("reloaded")
+            return 0
+        reasons = answer.get("problems") or [answer.get("error", "no reason given")]
+        print(f"tablectl: saved, not reloaded: {'; '.join(map(str, reasons))}", file=sys.stderr)
+        return 1
     if args.cmd == "config" and args.action == "check":
         explicit = args.arg or args.file
         return check_config(Path(explicit) if explicit else None, args.json)

@@ -115,7 +115,7 @@ class Daemon:
         self.screens: TableScreens | None = None
         where = paths.control_socket()  # where tablectl looks
         try:
-            self.control = ControlServer(where, self.events)
+            self.control = ControlServer(where, self.events, config.control.admin_group)
         except OSError as exc:
             self.board.close()
             raise paths.PathError(f"control socket {where}: {exc.strerror or exc}") from None
@@ -416,6 +416,8 @@ class Daemon:
             self.table.epsilon_ns = round(new.arbiter.epsilon_ms * 1e6)
             if self.screens is not None:
                 self.screens.brightness = new.centre.brightness
+            if new.control != self.config.control:
+                self.control.set_admin_group(new.control.admin_group)
             self.config = new
             note = "Configuration reloaded"
             if restart:

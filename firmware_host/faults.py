@@ -11,10 +11,20 @@ Two figures (docs/persistence.md, docs/daemon.md):
   failing cards do (bytes flipped, cut short, invalid UTF-8, arrays and tables
   nested thousands deep, lines lost or doubled), each loaded with `load_config`.
   Anything but a configuration or a ConfigError is a traceback: target 0.
+- Garbage on the control socket: random bytes, JSON cut short, lines past the
+  limit, nesting thousands deep, wrong types, unknown commands, control
+  characters, each on its own connection to a real daemon (`table-host run
+  --emulate`): each gets a JSON answer, and the daemon is alive and answering
+  afterwards. Unanswered and daemon deaths: target 0.
+- 40 simultaneous `tablectl status` (the real client, each its own process)
+  against the same daemon: failures, target 0 of 40.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
+import os
 import random
 import signal
 import subprocess
@@ -203,9 +213,156 @@ def random_kills(kills: int = 100, seed: int | str = 13, state_db: Path | None =
             "matches": len(stored), "set_aside": set_aside, "stuck": stuck, "failures": resume_failures[:5]}
 
 
-def bench_faults(kills: int = 100, configs: int = 400) -> dict[str, Any]:
+def garbage_messages(count: int, seed: int | str = 13) -> list[bytes]:
+    """What a confused script, a fuzzer or a cat of the wrong file sends a control socket: random
+    bytes, JSON cut short, lines past the limit, nesting thousands deep, wrong types, unknown
+    commands, control characters. Each ends in a newline except the over-long ones."""
+    from .control import MAX_LINE
+
+    rng = random.Random(seed)
+    ok = [b'{"cmd": "status"}', b'{"cmd": "scores"}', b'{"cmd": "history", "limit": 3}']
+
+    def random_bytes() -> bytes:
+        return rng.randbytes(rng.randint(1, 300)).replace(b"\n", b"") + b"\n"
+
+    def truncated() -> bytes:
+        line = rng.choice([*ok, b'{"cmd": "new", "game": "dice", "options": {"handicap": "7,5"}}'])
+        return line[: rng.randrange(1, len(line))] + b"\n"
+
+    def huge() -> bytes:
+        return rng.choice([b"x", b"[", b'{"cmd": "status", "pad": "']) * (MAX_LINE + rng.randint(1, 4096))
+
+    def deep() -> bytes:
+        depth = rng.choice([1000, 5000, 20000])
+        value = rng.choice([b"[" * depth + b"]" * depth, b'{"a": ' * depth + b"1" + b"}" * depth])
+        return b'{"cmd": "status", "x": ' + value + b"}\n"
+
+    def wrong_type() -> bytes:
+        return rng.choice([b'{"cmd": 7}', b'{"cmd": null}', b'{"cmd": ["status"]}', b"[1, 2]", b'"status"',
+                           b'{"cmd": "new", "game": 5}', b'{"cmd": "new", "game": "dice", "options": [1]}',
+                           b'{"cmd": "bots", "count": "two"}', b'{"cmd": "bots", "count": 1e308}',
+                           b'{"cmd": "history", "limit": -1}', b'{"cmd": "history", "limit": NaN}',
+                           b'{"cmd": "history", "limit": "all"}', b'{"cmd": "selftest", "action": 3}',
+                           b'{"cmd": "selftest", "action": "status", "seats": "x"}',
+                           b'{"cmd": "config", "action": "get", "key": 12}', b"{}", b"null",
+                           b"1e999"]) + b"\n"
+
+    def unknown() -> bytes:
+        name = rng.choice(["fly", "", "__init__", "STATUS", "status ", "../../etc/passwd", "é" * 40,
+                           "reboot", "shutdown"])
+        return json.dumps({"cmd": name}).encode() + b"\n"
+
+    def control_chars() -> bytes:
+        noise = bytes(rng.choice([*range(0, 10), *range(11, 32), 127]) for _ in range(rng.randint(1, 40)))
+        return rng.choice([noise, b'{"cmd": "status' + noise + b'"}',
+                           json.dumps({"cmd": "status" + noise.decode("latin-1")}).encode()]) + b"\n"
+
+    kinds = [random_bytes, truncated, huge, deep, wrong_type, unknown, control_chars]
+    return [kinds[n % len(kinds)]() for n in range(count)]
+
+
+class _DaemonUnderTest:
+    """A real `table-host run --emulate` with its own directories and no configuration file."""
+
+    def __init__(self, tmp: Path) -> None:
+        root = str(Path(__file__).resolve().parents[1])
+        self.socket = tmp / "run" / "control.sock"
+        env = {k: v for k, v in os.environ.items() if k != "NOTIFY_SOCKET"}
+        env |= {"RUNTIME_DIRECTORY": str(tmp / "run"), "STATE_DIRECTORY": str(tmp / "state"),
+                "CONFIGURATION_DIRECTORY": str(tmp / "etc"), "TABLE_HOST_SOCKET": str(self.socket)}
+        self.env = env
+        self.log = open(tmp / "daemon.log", "wb")  # noqa: SIM115 - open while it runs
+        self.proc = subprocess.Popen([sys.executable, "-m", "firmware_host.cli", "run", "--emulate", "--ui",
+                                      "none"], cwd=root, env=env, stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 60
+        while not self.answers():
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"the daemon did not start: {(tmp / 'daemon.log').read_text()[-400:]}")
+            time.sleep(0.2)
+
+    def answers(self) -> bool:
+        """Alive and answering `status`."""
+        reply = _exchange(self.socket, b'{"cmd": "status"}\n', 5.0)
+        return reply is not None and reply.get("ok") is True
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+
+
+def _exchange(path: Path, message: bytes, timeout: float) -> dict[str, Any] | None:
+    """One message on a connection of its own: the daemon's JSON reply, or None for none."""
+    import socket
+
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+            conn.settimeout(timeout)
+            conn.connect(str(path))
+            with contextlib.suppress(OSError):  # a huge line: the daemon may answer and close first
+                conn.sendall(message)
+            data = b""
+            while b"\n" not in data:
+                chunk = conn.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+    except OSError:
+        return None
+    try:
+        reply = json.loads(data.split(b"\n", 1)[0])
+    except ValueError:
+        return None
+    return reply if isinstance(reply, dict) else None
+
+
+def socket_faults(garbage: int = 350, clients: int = 40, seed: int | str = 13) -> dict[str, Any]:
+    """Over the real socket to a real daemon: `garbage` malformed messages, each on its own
+    connection (each must get a JSON answer), then `clients` simultaneous `tablectl status` (the
+    real client, each its own process: each must exit 0); then is the daemon alive and answering?"""
+    outcomes = {"answered": 0, "errors": 0, "unanswered": 0}
+    unanswered: list[str] = []
+    failures: list[str] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        daemon = _DaemonUnderTest(Path(tmp))
+        try:
+            for message in garbage_messages(garbage, seed):
+                reply = _exchange(daemon.socket, message, 10.0)
+                if reply is None:
+                    outcomes["unanswered"] += 1
+                    unanswered.append(repr(message[:60]))
+                else:
+                    outcomes["answered"] += 1
+                    outcomes["errors"] += reply.get("ok") is False
+            alive_after_garbage = daemon.proc.poll() is None and daemon.answers()
+            root = str(Path(__file__).resolve().parents[1])
+            procs = [subprocess.Popen([sys.executable, "-m", "firmware_host.ctl", "status"], cwd=root,
+                                      env=daemon.env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                     for _ in range(clients)]
+            for proc in procs:
+                _out, err = proc.communicate(timeout=120)
+                if proc.returncode != 0:
+                    failures.append(f"exit {proc.returncode}: {err.decode(errors='replace').strip()[-160:]}")
+            deaths = 0 if daemon.proc.poll() is None else 1
+            answering = deaths == 0 and daemon.answers()
+        finally:
+            daemon.close()
+    return {"garbage": {"sent": garbage, **outcomes, "unanswered_examples": unanswered[:5],
+                        "alive_after": alive_after_garbage},
+            "concurrent": {"clients": clients, "failures": len(failures), "examples": failures[:5]},
+            "daemon_deaths": deaths, "answering_after": answering}
+
+
+def bench_faults(kills: int = 100, configs: int = 400, garbage: int = 350,
+                 clients: int = 40) -> dict[str, Any]:
     start = time.monotonic()
     figures = {"sigkill": random_kills(kills), "configs": broken_configs(configs)}
+    figures["socket"] = socket_faults(garbage, clients)
     figures["seconds"] = round(time.monotonic() - start, 1)
     return figures
 
@@ -221,5 +378,17 @@ def faults_text(f: dict[str, Any]) -> str:
     ]
     lines += [f"  lost: {line}" for line in k["lost"]] + [f"  failure: {line}" for line in k["failures"]]
     lines += [f"  traceback: {line}" for line in c["tracebacks"]]
+    if "socket" in f:
+        sk = f["socket"]
+        g, cc = sk["garbage"], sk["concurrent"]
+        lines += [
+            f"garbage on the control socket: {g['sent']} messages, {g['answered']} answered ({g['errors']} "
+            f"as errors), unanswered {g['unanswered']} (target 0); daemon deaths {sk['daemon_deaths']} "
+            f"(target 0), answering afterwards {'yes' if sk['answering_after'] else 'NO'}",
+            f"concurrent tablectl status: {cc['clients']} at once, failures {cc['failures']} of "
+            f"{cc['clients']} (target 0)",
+        ]
+        lines += [f"  unanswered: {m}" for m in g["unanswered_examples"]]
+        lines += [f"  tablectl failed: {m}" for m in cc["examples"]]
     lines.append(f"({f['seconds']} s)")
     return "\n".join(lines)

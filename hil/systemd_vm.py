@@ -370,7 +370,8 @@ def boot(work: Path, kernel, image: Path, initrd: Path, disk: Path, timeout: flo
 
 
 AFTER_RESULT_S = 30
-SILENT_S = 90  # the kernel prints within seconds; a silent VM has hung in the firmware (seen once in ~5)
+SILENT_S = float(os.environ.get("HIL_SILENT_S", 90))  # the kernel prints within seconds; a silent VM has
+# hung in the firmware (seen once in ~5); a host loaded by other work may need longer (HIL_SILENT_S)
 
 
 def _finished(results: Path) -> bool:
@@ -464,7 +465,8 @@ def summary(r: dict) -> str:
     sb = r.get("sandbox", {})
     lines = [
         f"systemd: unit active {r.get('unit_active')} ({r.get('status_text')!r}), "
-        f"watchdog {r.get('watchdog_ok')}, tablectl as admin {r.get('tablectl_ok')}, "
+        f"watchdog {r.get('watchdog_ok')}, tablectl as admin {r.get('tablectl_ok')} (config set rc "
+        f"{r.get('config_set_rc')}, /etc/table-host {r.get('etc_mode')}), "
         f"journal priorities {r.get('journal_priority_ok')}, "
         f"exposure {r.get('security_exposure')} {r.get('security_rating')}",
         f"  sandbox: / ro {sb.get('root_read_only')}, no_new_privs {sb.get('no_new_privs')}, seccomp "

@@ -26,8 +26,10 @@ staging=${root:+1}
 if [ -z "$staging" ]; then
     [ "$(id -u)" -eq 0 ] || { echo "install.sh: run as root (sudo)" >&2; exit 2; }
     # The unit's SupplementaryGroups: systemd refuses to start it (216/GROUP) if one is missing.
+    # The ones made here are noted in /opt/table-host/created-groups: uninstall.sh removes those only.
+    created=()
     for g in table-admin gpio i2c spi dialout; do
-        getent group "$g" >/dev/null || groupadd --system "$g"
+        getent group "$g" >/dev/null || { groupadd --system "$g"; created+=("$g"); }
     done
     id table-host >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin \
         --gid table-admin table-host
@@ -35,6 +37,9 @@ if [ -z "$staging" ]; then
 fi
 
 install -d "$root/opt/table-host"
+if [ -z "$staging" ] && [ ${#created[@]} -gt 0 ]; then
+    printf '%s\n' "${created[@]}" >> /opt/table-host/created-groups
+fi
 if [ "$pip" -eq 1 ]; then
     python3 -m venv "$root/opt/table-host/venv"
     "$root/opt/table-host/venv/bin/pip" install --quiet ${wheels:+--no-index --find-links "$wheels"} \
@@ -45,10 +50,17 @@ install -d "$root/usr/local/bin"
 ln -sfn /opt/table-host/venv/bin/tablectl "$root/usr/local/bin/tablectl"
 
 install -D -m 0644 "$src/systemd/table-host.service" "$root/etc/systemd/system/table-host.service"
+# The configuration is the table-admin group's to change (`tablectl config set`, docs/daemon.md
+# "Access"): the file 0660; the directory 2770, since config set writes a new file beside it and
+# renames it over the old one (never half a file), and the setgid bit keeps that file the group's.
+# The unit's ConfigurationDirectoryMode=2770 says the same (systemd's default is 0755).
+install -d "$root/etc/table-host"
 if [ ! -e "$root/etc/table-host/table.toml" ]; then
-    install -D -m 0640 "$src/systemd/table.toml.example" "$root/etc/table-host/table.toml"
+    install -m 0660 "$src/systemd/table.toml.example" "$root/etc/table-host/table.toml"
 fi
-[ -z "$staging" ] && chgrp table-admin /etc/table-host/table.toml
+[ -z "$staging" ] && chgrp table-admin /etc/table-host /etc/table-host/table.toml
+chmod 2770 "$root/etc/table-host"
+chmod 0660 "$root/etc/table-host/table.toml"
 
 # The LED controller always appears as /dev/table-led: an RP2040 running MicroPython enumerates
 # as USB 2e8a:0005 (vendor Raspberry Pi, product MicroPython), not just any Raspberry Pi device.

@@ -14,16 +14,38 @@ done
 if [ -z "$root" ]; then
     systemctl disable --now table-host.service 2>/dev/null || true
 fi
+# The groups install.sh made (on a Pi, gpio, i2c and spi are the system's and stay).
+created_groups=""
+[ -f "$root/opt/table-host/created-groups" ] && created_groups=$(sort -u "$root/opt/table-host/created-groups")
 rm -f "$root/etc/systemd/system/table-host.service" "$root/etc/udev/rules.d/90-table-host.rules" \
     "$root/etc/modules-load.d/table-host.conf"
 [ -L "$root/usr/local/bin/tablectl" ] && rm -f "$root/usr/local/bin/tablectl"
 rm -rf "$root/opt/table-host"
+
+# config.txt: the block between `# table-host` and `# table-host end` goes only if every line in it
+# is one install.sh writes (table-host boot-config); an install before the end marker wrote the
+# marker and four such lines, and only those that follow it go. Anything else is someone's edit:
+# said, and left as it is.
 config="$root/boot/firmware/config.txt"
-if [ -f "$config" ]; then
+if [ -f "$config" ] && grep -qx '# table-host' "$config"; then
+    ours='^(dtparam=i2c_arm=on|dtparam=i2c_arm_baudrate=[0-9]+|dtoverlay=i2c-mux,pca9548,addr=0x[0-9a-fA-F]+|dtparam=spi=on|dtoverlay=spi1-3cs)$'
     if grep -qx '# table-host end' "$config"; then
-        sed -i '/^# table-host$/,/^# table-host end$/d' "$config"
-    else  # an install before the end marker: its block was the marker and four lines
-        sed -i '/^# table-host$/,+4d' "$config"
+        foreign=$(sed -n '/^# table-host$/,/^# table-host end$/p' "$config" | sed '1d;$d' | grep -Ev "$ours" || true)
+        if [ -z "$foreign" ]; then
+            sed -i '/^# table-host$/,/^# table-host end$/d' "$config"
+        else
+            echo "uninstall.sh: $config: the table-host block holds lines install.sh did not write:" >&2
+            printf '  %s\n' "$foreign" >&2
+            echo "uninstall.sh: the block is left as it is: remove it by hand" >&2
+        fi
+    else
+        tmp=$(mktemp "$config.XXXXXX")
+        awk -v ours="$ours" '
+            $0 == "# table-host" && !done { skipping = 1; left = 4; done = 1; next }
+            skipping && left > 0 && $0 ~ ours { left--; next }
+            { skipping = 0; print }' "$config" > "$tmp"
+        cat "$tmp" > "$config"
+        rm -f "$tmp"
     fi
 fi
 if [ "$purge" -eq 1 ]; then
@@ -32,5 +54,11 @@ fi
 if [ -z "$root" ]; then
     systemctl daemon-reload
     id table-host >/dev/null 2>&1 && userdel table-host || true
+    for g in $created_groups; do
+        if getent group "$g" >/dev/null; then
+            groupdel "$g" && echo "removed group $g (install.sh created it)" \
+                || echo "uninstall.sh: could not remove group $g (above)" >&2
+        fi
+    done
 fi
 echo "table-host removed"
