@@ -12,6 +12,7 @@ coloured cards (views/readable.py), `t` switching between the two.
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -85,6 +86,9 @@ class DaemonStopped(Message):
 
 class Sounded(Message):
     """The table played a sound (its line is in the log already): ring the terminal's bell."""
+
+
+SHUTDOWN_GRACE_S = 5.0  # for Textual to hand the terminal back once the table has closed
 
 
 class TableApp(App[int]):
@@ -170,6 +174,12 @@ class TableApp(App[int]):
             self.exit_code = self.daemon.serve()
         finally:
             self.post_message(DaemonStopped())
+            # The table is closed and saved. Textual now restores the terminal; when the terminal is
+            # gone (a hang-up), its writes wait for ever on a writer that died of EIO. So the
+            # process ends here if the app has not ended by then: nothing is left to lose.
+            ending = threading.Timer(SHUTDOWN_GRACE_S, os._exit, args=(self.exit_code or 0,))
+            ending.daemon = True
+            ending.start()
 
     def post_message_view(self, view: TableView) -> None:
         self.post_message(ViewChanged(view))

@@ -172,9 +172,11 @@ def test_an_unusable_runtime_directory_is_one_line(tmp_path: Path, where: str) -
     assert "ERROR daemon: runtime directory " in line and where.split("/")[-1] in line
 
 
-def test_a_terminal_closing_stops_a_daemon_started_by_hand(tmp_path: Path) -> None:
+@pytest.mark.parametrize("ui", ["none", "textual"])
+def test_a_terminal_closing_stops_a_daemon_started_by_hand(tmp_path: Path, ui: str) -> None:
     """SIGHUP is the kernel's word that the terminal went away (tty_hangup, drivers/tty/tty_io.c);
-    only a service or a detached daemon takes it as 'reload'."""
+    only a service or a detached daemon takes it as 'reload'. The terminal UI goes too: Textual's
+    last writes to the vanished terminal must not keep the process (they did, for ever)."""
     env = laptop_env(tmp_path)
     master, slave = pty.openpty()
 
@@ -184,16 +186,18 @@ def test_a_terminal_closing_stops_a_daemon_started_by_hand(tmp_path: Path) -> No
 
         fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 
-    proc = subprocess.Popen([sys.executable, "-m", "firmware_host.cli", "run", "--emulate", "--ui", "none"],
-                            cwd=ROOT, env=env, stdin=slave, stdout=slave, stderr=slave,
+    proc = subprocess.Popen([sys.executable, "-m", "firmware_host.cli", "run", "--emulate", "--ui", ui],
+                            cwd=ROOT, env=env | {"TERM": "xterm-256color", "COLUMNS": "100", "LINES": "30"},
+                            stdin=slave, stdout=slave, stderr=slave,
                             start_new_session=True, preexec_fn=take_terminal)
     os.close(slave)
     try:
         seen = b""
         end = time.monotonic() + 60
-        while b"table-host ready" not in seen and time.monotonic() < end:  # its signals are caught
-            seen += os.read(master, 4096)
-        assert b"table-host ready" in seen, seen
+        ready = b"table-host ready" if ui == "none" else b"space join"  # the lobby's key help
+        while ready not in seen and time.monotonic() < end:  # its signals are caught
+            seen += os.read(master, 65536)
+        assert ready in seen, seen[-2000:]
         os.close(master)  # the terminal window closes: the session leader gets SIGHUP
         master = -1
         assert proc.wait(timeout=20) == 0
