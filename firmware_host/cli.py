@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from .bots import Level
+from .completion import describe_subcommands
 from .rules.common import RulesError
 from .rules.options import GAMES, parse_assignments
 
@@ -86,7 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--idle", type=float, default=10.0, help="daemon: seconds measured idle")
     bench.add_argument("--kills", type=int, default=120, help="faults: SIGKILLs at random moments")
     bench.add_argument("--configs", type=int, default=400, help="faults: broken configurations tried")
-    return p
+    return describe_subcommands(p)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

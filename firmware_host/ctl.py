@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from . import paths
+from .completion import describe_subcommands
 
 socket_path = paths.control_socket
 
@@ -79,8 +80,14 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="tablectl", description="Control the Ligretto table.")
     p.add_argument("--json", action="store_true", help="one JSON object on stdout")
     sub = p.add_subparsers(dest="cmd", required=True)
-    for name in ("status", "start", "abort", "next", "scores", "seats", "inputs"):
-        sub.add_parser(name)
+    for name, text in (("status", "the table's phase, game, seats and totals, its hardware and priority"),
+                       ("start", "start the chosen game with the seats that joined (and the bots)"),
+                       ("abort", "end the match in progress, back to the lobby"),
+                       ("next", "skip the rest of the round result: the next round counts down"),
+                       ("scores", "the current match: scores round by round, totals, winners"),
+                       ("seats", "the seats that joined, how many bots, how many seats are wired"),
+                       ("inputs", "what reached the engine, with each edge's kernel time")):
+        sub.add_parser(name, help=text)
     new = sub.add_parser("new", help="choose the next game")
     new.add_argument("game")
     new.add_argument("options", nargs="*", metavar="KEY=VALUE")
@@ -89,7 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
     bots.add_argument("--level", default="medium")
     bundle = sub.add_parser("debug-bundle", help="everything useful for a bug report, in one file")
     bundle.add_argument("path", nargs="?", default="table-host-debug.tar.gz")
-    history = sub.add_parser("history")
+    history = sub.add_parser("history", help="the matches played, newest first, with their rounds")
     history.add_argument("--limit", type=int, default=20)
     config = sub.add_parser("config", help="check, get or reload the configuration")
     config.add_argument("action", choices=("check", "get", "set", "reload"))
@@ -103,7 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="seconds to press each control (default 10)")
     test.add_argument("--abort", action="store_true", help="stop the running self-test")
     test.add_argument("--report", action="store_true", help="the running or last self-test's report")
-    return p
+    return describe_subcommands(p)
 
 
 def seat_list(text: str) -> list[int]:
