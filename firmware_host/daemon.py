@@ -40,6 +40,7 @@ from .store import Store, StoreError
 from .table import Phase, Table
 from .tui import TableView, TerminalUI
 from .views.phases import countdown_left, phase_centre, phase_seat
+from .views.readable import centre_words, key_help, seat_words
 
 BOT_TAP_NS = 80_000_000  # bots press like a brisk person: a button every 80 ms
 
@@ -242,6 +243,11 @@ class Daemon:
             self.selftest.on_probed(now)
         elif isinstance(item, tuple) and item[0] == "key":
             self._key(item[1], now)
+        elif item == ("ui", "abort"):  # the terminal's confirmed way back to the lobby
+            try:
+                self.table.abort(now)
+            except RulesError as exc:
+                self.table._note(str(exc))
         elif item == ("signal", "term"):
             self._stopping = True
         elif item == ("signal", "hup"):
@@ -527,18 +533,25 @@ class Daemon:
             seats = {table.seat_of_player[p]: frame for p, frame in self.screens.last_seats.items()}
         else:
             centre, seats = self.phase_centre, dict(self.phase_seats)
+        hands = {seat: seat_words(table, seat) for seat in table.seat_of_player}
         return TableView(self._status(), centre, seats, self._scores(), list(table.notices),
-                         self.config_problem)
+                         self.config_problem, centre_words(table), hands, key_help(table))
 
     def _scores(self) -> list[str]:
+        """One line a player: seat, who, total; in the lobby no totals (the last match's are over)."""
         table, match = self.table, self.table.match
+        current = match is not None and table.phase not in (Phase.LOBBY, Phase.ATTRACT)
         lines = []
         for player, seat in enumerate(table.seat_of_player):
-            bot = table.bots.get(player)
-            who = f"bot ({bot.level})" if bot is not None else ("you" if seat == 0 else "player")
-            total = match.totals[player] if match is not None and player < len(match.totals) else 0
-            lines.append(f"seat {seat + 1:>2}  {who:<14} {total:>5}")
+            who = self._who(player, seat)
+            total = f"{match.totals[player]:>+4d}" if current and match is not None \
+                and player < len(match.totals) else ""
+            lines.append(f"seat {seat + 1:>2} {who:<12} {total}".rstrip())
         return lines
+
+    def _who(self, player: int, seat: int) -> str:
+        bot = self.table.bots.get(player)
+        return f"bot ({bot.level})" if bot is not None else ("you" if seat == 0 else "player")
 
     # ------------------------------------------------------------ bots press pins
 
@@ -594,8 +607,17 @@ class Daemon:
             text = "CONFIGURATION INVALID (last good one runs); " + text
         if self.selftest is not None and self.selftest.active:
             text = f"SELF-TEST {self.selftest.state}; " + text
-        if s["round"]:
-            text += f", round {s['round']}, totals {s['totals']}"
+        table, match = self.table, self.table.match
+        if match is not None and table.phase not in (Phase.LOBBY, Phase.ATTRACT):
+            o = match.options
+            text += f", round {s['round']}/{o['rounds']}"
+            text += f", first to {o['target']}" if "target" in o else ""
+            seats = table.seat_of_player
+            text += " · " + " · ".join(f"seat {seats[p] + 1} {self._who(p, seats[p]).split()[0]} {t:+d}"
+                                       for p, t in enumerate(match.totals) if p < len(seats))
+        elif table.phase is Phase.LOBBY:
+            joined = ", ".join(str(seat + 1) for seat in table.joined) or "none"
+            text += f"; seats joined: {joined}; bots: {len(table.bots)}"
         return text
 
     def close(self) -> None:

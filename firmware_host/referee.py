@@ -80,6 +80,12 @@ class Referee:
         elif event.kind in ("fault", "recovered"):
             self._note(event.detail)
 
+    def new_round(self) -> None:
+        """A fresh round: every seat's cursor at the start, no mark, no refusal from the last round."""
+        for controller in self.seats:
+            controller.cursor = controller.target = 0
+            controller.joker_mode, controller.destination, controller.message = False, None, ""
+
     def next_deadline(self) -> int | None:
         return self.arbiter.due()
 

@@ -47,6 +47,7 @@ class Timing:
     countdown_ns: int = 3 * S
     round_result_ns: int = 10 * S  # then the next round starts by itself
     match_result_ns: int = 30 * S  # then back to the lobby
+    result_hold_ns: int = 3 * S  # a result stays at least this long, however hard anyone slaps
     idle_ns: int = 300 * S  # a lobby nobody touches goes back to attract
 
 
@@ -114,10 +115,13 @@ class Table:
             self._join(event.seat)
         elif self.phase is Phase.LOBBY:
             self._lobby_press(event.seat, event.control, now)
-        elif self.phase is Phase.ROUND_RESULT and event.control == "slap":
-            self._next_round(now)
-        elif self.phase is Phase.MATCH_RESULT and event.control == "slap":
-            self._enter(Phase.LOBBY, now)
+        elif self.phase in (Phase.ROUND_RESULT, Phase.MATCH_RESULT) and event.control == "slap":
+            if now - self.phase_since < self.timing.result_hold_ns:
+                return  # a slap meant for the last card of the round must not skip its result
+            if self.phase is Phase.ROUND_RESULT:
+                self._next_round(now)
+            else:
+                self._enter(Phase.LOBBY, now)
 
     def _lobby_press(self, seat: int, control: str, now: int) -> None:
         self.phase_since = now  # someone is here: not idle
@@ -139,6 +143,10 @@ class Table:
     def _join(self, seat: int) -> None:
         if seat not in self.joined and self.players < PLAYERS[self.game][1]:
             self.joined.append(seat)
+            # Bots are players after the people: renumber them, and a person takes a bot's seat
+            # when the table is full.
+            room = max(0, self.seats - len(self.joined))
+            self.bots = {len(self.joined) + i: bot for i, bot in enumerate(list(self.bots.values())[:room])}
 
     # ------------------------------------------------------------ commands (tablectl)
 
@@ -273,6 +281,8 @@ class Table:
     def _next_round(self, now: int) -> None:
         assert self.match is not None
         self.match.next_round()
+        if self.referee is not None:
+            self.referee.new_round()
         self._countdown(now)
 
     def _countdown(self, now: int) -> None:

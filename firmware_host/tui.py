@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from PIL import Image
+from rich.text import Text
 
 from .displays.terminal import mono_text, rgb_text
 
@@ -53,6 +54,9 @@ class TableView:
     scores: list[str]  # one line a player
     notices: list[str] = field(default_factory=list)
     problem: str = ""  # the configuration warning, if any
+    words: Text | None = None  # the centre in words and coloured cards (views/readable.py)
+    hands: dict[int, Text] = field(default_factory=dict)  # physical seat -> its cards as cards
+    keys: str = ""  # the keys that do something now, in this game
 
 
 class TerminalUI:
