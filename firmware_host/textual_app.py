@@ -203,11 +203,11 @@ class TableApp(App[int]):
         self._draw()
         log = self.query_one("#log", RichLog)
         view = self.view
-        fresh = view.notices[self._notices_shown:] if len(view.notices) >= self._notices_shown \
-            else view.notices
-        for line in fresh:
+        logged = view.logged or len(view.notices)
+        fresh = view.notices[len(view.notices) - min(len(view.notices), logged - self._notices_shown):]
+        for line in fresh:  # the lines logged since the last view (the pane keeps its own 500)
             log.write(line)
-        self._notices_shown = len(view.notices)
+        self._notices_shown = logged
 
     def _draw(self) -> None:
         view = self.view
