@@ -14,6 +14,7 @@ from typing import Any, NoReturn
 
 from .bots import Level
 from .completion import describe_subcommands
+from .output import quiet_broken_pipe, version_text
 from .rules.common import RulesError
 from .rules.options import GAMES, parse_assignments
 
@@ -36,13 +37,16 @@ def _emit(data: dict[str, Any], as_json: bool, human: str) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="table-host", description="The Ligretto table: referee, simulator, tools.")
+    p.add_argument("--version", action="version", version=version_text("table-host"))
+    p.add_argument("--json", action="store_true", help="one JSON object on stdout (commands with a report)")
     sub = p.add_subparsers(dest="command", parser_class=_Parser)
 
     run = sub.add_parser("run", help="run the table (the default; emulated without Pi hardware)")
     run.add_argument("--emulate", action="store_true", help="emulated GPIO and displays even on a Pi")
     run.add_argument("--ui", choices=("textual", "plain", "none"),
                      help="terminal UI: textual (the default on a terminal), plain, or none (headless)")
-    run.add_argument("--config", help="configuration file (default /etc/table-host/table.toml)")
+    run.add_argument("--config", help="configuration file (default: ~/.config/table-host/table.toml, else "
+                     "/etc/table-host/table.toml; the service: its ConfigurationDirectory)")
     run.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info",
                      help="the least a log line must weigh to be written (default info: game events)")
     run.add_argument("--debug", dest="log_level", action="store_const", const="debug",
@@ -52,16 +56,18 @@ def build_parser() -> argparse.ArgumentParser:
     power.add_argument("--config", help="configuration file (default: the 4-seat build, hardware/wiring/)")
     power.add_argument("--seats", type=int, default=4, help="without --config: the build for this many seats")
     power.add_argument("--pi", choices=("pi4", "pi5"), default="pi4")
-    power.add_argument("--json", action="store_true")
+    power.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
 
     boot = sub.add_parser("boot-config", help="the config.txt lines a configuration needs (install.sh)")
     boot.add_argument("--config", help="configuration file (default: the 4-seat build, hardware/wiring/)")
+    boot.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
 
     watch = sub.add_parser("watch", help="watch bots play a match, round by round")
     watch.add_argument("--game", choices=GAMES, default="classic")
     watch.add_argument("--players", type=int, default=4)
     watch.add_argument("--seed", default="0")
     watch.add_argument("--bots", default="medium", help="easy, medium or hard")
+    watch.add_argument("--speed", type=float, default=1.0, help="faster than the table by this factor")
 
     sim = sub.add_parser("simulate", help="bot against bot, headless")
     sim.add_argument("--game", help=f"one of {', '.join(GAMES)} (with --sweep: all unless given)")
@@ -70,18 +76,20 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--seed", default="0")
     sim.add_argument("--option", action="append", default=[], metavar="KEY=VALUE")
     sim.add_argument("--bots", help="instant (the default), easy, medium or hard; --sweep: all unless given")
-    sim.add_argument("--json", action="store_true")
+    sim.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
     sim.add_argument("--sweep", action="store_true",
                      help="one round of every game, player count, option set and bot level, per seed")
     sim.add_argument("--seeds", type=int, default=200, help="with --sweep: seeds per case")
 
     sc = sub.add_parser("scenario", help="run a scenario file through the real engine")
     sc.add_argument("file")
-    sc.add_argument("--json", action="store_true")
+    sc.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
 
     bench = sub.add_parser("bench", help="print performance figures")
-    bench.add_argument("which", choices=("engine", "arbitration", "display", "daemon", "faults", "all"))
-    bench.add_argument("--json", action="store_true")
+    bench.add_argument("which", choices=("engine", "arbitration", "display", "daemon", "faults", "bots",
+                                         "all"),
+                       help="bots (not in all): medium and hard bots against a one-button masher")
+    bench.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
     bench.add_argument("--rounds", type=int, default=3000, help="engine: rounds to time")
     bench.add_argument("--pairs", type=int, default=1_000_000, help="arbitration: contested pairs")
     bench.add_argument("--seconds", type=float, default=10.0, help="arbitration: real-time latency run")
@@ -91,9 +99,11 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--idle", type=float, default=10.0, help="daemon: seconds measured idle")
     bench.add_argument("--kills", type=int, default=120, help="faults: SIGKILLs at random moments")
     bench.add_argument("--configs", type=int, default=400, help="faults: broken configurations tried")
+    bench.add_argument("--matches", type=int, default=50, help="bots: matches per game, button and level")
     return describe_subcommands(p)
 
 
+@quiet_broken_pipe
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -233,6 +243,14 @@ def _scenario(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
+    if args.which == "bots":
+        from .botbench import bench_bots, bots_text
+
+        if args.matches < 1:
+            _fail("--matches must be positive")
+        figures = bench_bots(args.matches)
+        _emit(figures, args.json, bots_text(figures))
+        return 0 if figures["pass"] else 1
     from . import bench
 
     if args.rounds < 1 or args.pairs < 1 or args.seconds <= 0 or args.decisions < 1:
@@ -297,27 +315,27 @@ def _boot_config(args: argparse.Namespace) -> int:
         config = load_config(args.config) if args.config else default_config(4)
     except ConfigError as exc:
         _fail(str(exc))
-    print("\n".join(boot_config(config)))
+    lines = boot_config(config)
+    _emit({"config_txt": lines}, args.json, "\n".join(lines))
     return 0
 
 
 def _watch(args: argparse.Namespace) -> int:
-    """Watch bots play a match, round by round."""
+    """Watch bots play a match at the table's pace (`--speed` faster), round by round."""
     from .rules.options import check_game
-    from .simulate import simulate
+    from .watch import watch
 
     check_game(args.game, args.players)
     level = args.bots
     if level not in {lv.value for lv in Level}:
         _fail(f"unknown bot level {level!r} (choose {', '.join(lv.value for lv in Level)})")
+    if not args.speed > 0 or args.speed == float("inf"):
+        _fail(f"--speed must be a number above 0, not {args.speed}")
     game = args.game
-    print(f"table-host: watching {args.players} {level} bots play {game} (seed {args.seed})",
-          file=sys.stderr)
-    report = simulate(game, args.players, None, args.seed, {}, Level(level))
-    for r in report["rounds"]:
-        r["finishers"] = [s + 1 for s in r["finishers"]]
-    report["winners"] = [s + 1 for s in report["winners"]]
-    print(_simulate_text(report))
+    print(f"table-host: watching {args.players} {level} bots play {game} (seed {args.seed}) at "
+          f"{args.speed:g}x the table's pace", file=sys.stderr)
+    watch(game, args.players, args.seed, Level(level), args.speed,
+          out=lambda line: print(line, flush=True))
     return 0
 
 
