@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from .bots import Level
+from .completion import describe_subcommands
 from .output import quiet_broken_pipe, version_text
 from .rules.common import RulesError
 from .rules.options import GAMES, parse_assignments
@@ -99,7 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--kills", type=int, default=120, help="faults: SIGKILLs at random moments")
     bench.add_argument("--configs", type=int, default=400, help="faults: broken configurations tried")
     bench.add_argument("--matches", type=int, default=50, help="bots: matches per game, button and level")
-    return p
+    return describe_subcommands(p)
 
 
 @quiet_broken_pipe

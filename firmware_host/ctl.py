@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from . import paths
+from .completion import describe_subcommands
 from .output import quiet_broken_pipe, version_text
 
 socket_path = paths.find_socket
@@ -102,8 +103,14 @@ def build_parser() -> argparse.ArgumentParser:
     def command(name: str, **kw: Any) -> argparse.ArgumentParser:
         return sub.add_parser(name, parents=[common], **kw)
 
-    for name in ("status", "start", "abort", "next", "scores", "seats", "inputs"):
-        command(name)
+    for name, text in (("status", "the table's phase, game, seats and totals, its hardware and priority"),
+                       ("start", "start the chosen game with the seats that joined (and the bots)"),
+                       ("abort", "end the match in progress, back to the lobby"),
+                       ("next", "skip the rest of the round result: the next round counts down"),
+                       ("scores", "the current match: scores round by round, totals, winners"),
+                       ("seats", "the seats that joined, how many bots, how many seats are wired"),
+                       ("inputs", "what reached the engine, with each edge's kernel time")):
+        command(name, help=text)
     new = command("new", help="choose the next game", usage="tablectl new GAME [KEY=VALUE ...]")
     new.add_argument("game", nargs="?", help=f"one of {', '.join(GAMES)}")
     new.add_argument("options", nargs="*", metavar="KEY=VALUE", help="the game's options, e.g. rounds=3")
@@ -112,7 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
     bots.add_argument("--level", default="medium", choices=[lv.value for lv in Level])
     bundle = command("debug-bundle", help="everything useful for a bug report, in one file")
     bundle.add_argument("path", nargs="?", default="table-host-debug.tar.gz")
-    history = command("history")
+    history = command("history", help="the matches played, newest first, with their rounds")
     history.add_argument("--limit", type=positive, default=20)
     config = command("config", help="check, get or reload the configuration")
     config.add_argument("action", choices=("check", "get", "set", "reload"))
@@ -126,7 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="seconds to press each control (default 10)")
     test.add_argument("--abort", action="store_true", help="stop the running self-test")
     test.add_argument("--report", action="store_true", help="the running or last self-test's report")
-    return p
+    return describe_subcommands(p)
 
 
 def bot_count(text: str) -> int:

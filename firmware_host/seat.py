@@ -2,7 +2,7 @@
 selection turned into an engine action when `slap` (or `alt`, or a direct
 `selectN`) is released by the arbiter, carrying that button's timestamp.
 
-What the controls mean per game (DESIGN.md, "How a seat plays"):
+What the controls mean per game (docs/rules.md describes each game):
 - Ligretto: the cursor runs over row places, the stack top and the discard top;
   slap plays the card; alt turns 3 hand cards; with pro_row, up marks the row
   place under the cursor as the destination of the next slap, down unmarks it,

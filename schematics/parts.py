@@ -8,9 +8,32 @@ the board.
 
 from __future__ import annotations
 
+import os
+import sys
+import tempfile
 from typing import Any
 
-from skidl import SKIDL, TEMPLATE, Part, Pin
+
+def _import_skidl_without_files() -> None:
+    """SKiDL opens `<script>.log` and `<script>.erc` (`skidl_REPL.*` from a shell) in the working
+    directory the moment it is imported (skidl/logger.py, `_create_logger`). Import it once in a
+    scratch directory and stop that file output there, so it writes nothing anywhere."""
+    if "skidl" in sys.modules:
+        return
+    here = os.getcwd()
+    with tempfile.TemporaryDirectory() as scratch:
+        os.chdir(scratch)
+        try:
+            from skidl.logger import stop_log_file_output
+
+            stop_log_file_output()
+        finally:
+            os.chdir(here)
+
+
+_import_skidl_without_files()
+
+from skidl import SKIDL, TEMPLATE, Part, Pin  # noqa: E402
 
 IO, PASSIVE, IN, OUT = Pin.types.BIDIR, Pin.types.PASSIVE, Pin.types.INPUT, Pin.types.OUTPUT
 OC, PWR_IN, PWR_OUT, NC = Pin.types.OPENCOLL, Pin.types.PWRIN, Pin.types.PWROUT, Pin.types.NOCONNECT

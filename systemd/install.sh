@@ -96,6 +96,20 @@ else  # an install before the end marker: its block was the marker and four line
 fi
 printf '# table-host\n%s\n# table-host end\n' "$lines" >> "$config"
 
+# The documentation beside the program (the unit's Documentation= points here), and bash
+# completion for both commands, generated from their own parsers by the installed Python.
+doc="$root/opt/table-host/doc"
+rm -rf "$doc"
+install -D -m 0644 -t "$doc" "$src/README.md" "$src/LICENSE"
+install -D -m 0644 -t "$doc/docs" "$src"/docs/*.md
+install -D -m 0644 -t "$doc/hardware" "$src/hardware/README.md"
+completions="$root/usr/local/share/bash-completion/completions"
+install -d "$completions"
+for prog in table-host tablectl; do
+    "$(dirname "$table_host")/python" -m firmware_host.completion "$prog" > "$completions/$prog" \
+        || { echo "install.sh: cannot generate the bash completion for $prog (above)" >&2; exit 2; }
+done
+
 if [ -z "$staging" ]; then
     udevadm control --reload-rules || true
     # Devices already there (the GPIO chip, I2C buses) get their group now, not at the next boot.
@@ -106,6 +120,9 @@ if [ -z "$staging" ]; then
         systemctl enable --now table-host.service
     fi
     echo "table-host installed. Reboot once for the I2C and SPI settings; then: tablectl status"
+    echo "tablectl works for root and the table-admin group. Add a user (who then logs in again):"
+    echo "    sudo usermod --append --groups table-admin USER"
+    echo "Documentation: /opt/table-host/doc/README.md"
 else
     echo "table-host laid out under $root"
 fi

@@ -20,6 +20,8 @@ created_groups=""
 rm -f "$root/etc/systemd/system/table-host.service" "$root/etc/udev/rules.d/90-table-host.rules" \
     "$root/etc/modules-load.d/table-host.conf"
 [ -L "$root/usr/local/bin/tablectl" ] && rm -f "$root/usr/local/bin/tablectl"
+rm -f "$root/usr/local/share/bash-completion/completions/table-host" \
+    "$root/usr/local/share/bash-completion/completions/tablectl"
 rm -rf "$root/opt/table-host"
 
 # config.txt: the block between `# table-host` and `# table-host end` goes only if every line in it

@@ -1,4 +1,4 @@
-"""Ligretto, the card game: RULES.md §1, rule by rule."""
+"""Ligretto, the card game: docs/rules.md, "Ligretto", rule by rule."""
 
 from __future__ import annotations
 

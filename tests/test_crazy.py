@@ -1,4 +1,4 @@
-"""Ligretto Crazy: RULES.md §4."""
+"""Ligretto Crazy: docs/rules.md, "Ligretto Crazy"."""
 
 from __future__ import annotations
 

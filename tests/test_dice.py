@@ -1,4 +1,4 @@
-"""Dice Ligretto: RULES.md §2."""
+"""Dice Ligretto: docs/rules.md, "Dice Ligretto"."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Ligretto Domino: RULES.md §3, on small boards drawn in the test."""
+"""Ligretto Domino: docs/rules.md, "Ligretto Domino", on small boards drawn in the test."""
 
 from __future__ import annotations
 

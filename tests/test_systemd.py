@@ -82,6 +82,14 @@ def test_install_and_uninstall_lay_out_and_remove_the_table(tmp_path: Path) -> N
     boot = (staged / "boot/firmware/config.txt").read_text()
     assert boot == ("# table-host\ndtparam=i2c_arm=on\ndtparam=i2c_arm_baudrate=400000\n"
                     "dtoverlay=i2c-mux,pca9548,addr=0x70\n# table-host end\n")  # no SPI: no SPI display
+    doc = staged / "opt/table-host/doc"
+    assert (doc / "docs/rules.md").is_file() and (doc / "hardware/README.md").is_file()
+    for uri in re.findall(r"file:(\S+)", UNIT.read_text()):  # the unit's Documentation= is there
+        assert (staged / uri.lstrip("/")).is_file(), uri
+    completions = staged / "usr/local/share/bash-completion/completions"
+    assert "complete -o bashdefault -F _shtab_tablectl tablectl" in (completions / "tablectl").read_text()
+    assert "-F _shtab_table_host table-host" in (completions / "table-host").read_text()
+    assert "usermod --append --groups table-admin" not in run.stdout  # staged: no users to add
     again = _install(staged)
     assert again.returncode == 0 and (staged / "boot/firmware/config.txt").read_text() == boot  # once
     out = subprocess.run(["bash", str(ROOT / "systemd/uninstall.sh"), "--root", str(staged)],
@@ -89,6 +97,8 @@ def test_install_and_uninstall_lay_out_and_remove_the_table(tmp_path: Path) -> N
     assert out.returncode == 0, out.stderr
     assert not (staged / "etc/systemd/system/table-host.service").exists()
     assert not (staged / "etc/modules-load.d/table-host.conf").exists()
+    assert not (staged / "usr/local/share/bash-completion/completions/tablectl").exists()
+    assert not (staged / "opt/table-host").exists()
     assert (staged / "etc/table-host/table.toml").exists()  # configuration kept without --purge
     assert "table-host" not in (staged / "boot/firmware/config.txt").read_text()
 

@@ -1,4 +1,4 @@
-"""Ligretto, the card game, with every variant of RULES.md §1.
+"""Ligretto, the card game, with every variant of docs/rules.md, "Ligretto".
 
 Cards are small ints (colour * 16 + value) so that the hot path, "does this
 card fit any pile", is a list lookup. The round keeps two counters per card
@@ -568,7 +568,7 @@ class ClassicRound(RoundBase):
         return False
 
     def _check_deadlock(self) -> None:
-        """End the round when nobody can ever play again (exact, RULES.md §1 Deadlock)."""
+        """End the round when nobody can ever play again (exact: docs/rules.md, "Ligretto")."""
         if self._fits > 0 and self.options.recycle == "shuffle":
             return
         if any(self.can_progress(seat) for seat in range(self.players)):

@@ -1,4 +1,4 @@
-"""Dice Ligretto (RULES.md §2): 24 dice, one board row per colour, faces 1 to 6 in order.
+"""Dice Ligretto (docs/rules.md, "Dice Ligretto"): 24 dice, one board row per colour, faces 1 to 6 in order.
 
 The table rolls every die with the round's own generator, so a journal of
 accepted actions replays every roll.

@@ -1,4 +1,4 @@
-"""Ligretto Domino (RULES.md §3): two-coloured cards laid next to four tokens.
+"""Ligretto Domino (docs/rules.md, "Ligretto Domino"): two-coloured cards laid next to four tokens.
 
 Squares are (row, column) pairs. A square is free when it is on the board,
 not covered by a card or joker, and no token stands on it. The board's shape
@@ -554,7 +554,7 @@ class DominoRound(RoundBase):
 def score_round(
     players: int, finishers: Sequence[Seat], held: Sequence[int]
 ) -> tuple[tuple[int, ...], tuple[bool, ...]]:
-    """Points per seat, and which seats must put 2 cards aside (RULES.md §3 Scoring)."""
+    """Points per seat, and which seats must put 2 cards aside (docs/rules.md, "Ligretto Domino", Scoring)."""
     scores = [0] * players
     aside = [False] * players
     others = [s for s in range(players) if s not in finishers]
