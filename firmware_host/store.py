@@ -61,6 +61,8 @@ CREATE TABLE IF NOT EXISTS journal (
 
 
 state_path = paths.state_database
+KEPT_COUNTS = 8
+"""Matches whose journal position `record` remembers: the one in play and the last few before it."""
 
 
 class StoreError(RuntimeError):
@@ -107,6 +109,8 @@ class Store:
                  json.dumps(seats or []), json.dumps({str(k): v for k, v in (bots or {}).items()})))
         match_id = int(cur.lastrowid or 0)
         self._counts[match_id] = 0
+        while len(self._counts) > KEPT_COUNTS:  # one entry a match: the oldest go
+            del self._counts[next(iter(self._counts))]
         return match_id
 
     def record(self, match_id: int, round_no: int, action: Any) -> None:
