@@ -193,9 +193,17 @@ def random_kills(kills: int = 100, seed: int | str = 13, state_db: Path | None =
             "matches": len(stored), "set_aside": set_aside, "stuck": stuck, "failures": resume_failures[:5]}
 
 
-def bench_faults(kills: int = 100, configs: int = 400) -> dict[str, Any]:
+def bench_faults(kills: int = 100, configs: int = 400, soak_minutes: float = 1.0) -> dict[str, Any]:
     start = time.monotonic()
-    figures = {"sigkill": random_kills(kills), "configs": broken_configs(configs)}
+    figures: dict[str, Any] = {"sigkill": random_kills(kills), "configs": broken_configs(configs)}
+    k, c = figures["sigkill"], figures["configs"]
+    met = k["rounds_lost"] == 0 and not k["failures"] and c["traceback"] == 0
+    if soak_minutes > 0:  # the daemon's memory while bot matches go on (soak.py)
+        from .soak import bench_soak
+
+        figures["soak"] = bench_soak(soak_minutes)
+        met = met and figures["soak"]["meets_target"]
+    figures["meets_target"] = met
     figures["seconds"] = round(time.monotonic() - start, 1)
     return figures
 
@@ -211,5 +219,9 @@ def faults_text(f: dict[str, Any]) -> str:
     ]
     lines += [f"  lost: {line}" for line in k["lost"]] + [f"  failure: {line}" for line in k["failures"]]
     lines += [f"  traceback: {line}" for line in c["tracebacks"]]
+    if "soak" in f:
+        from .soak import soak_text
+
+        lines.append(soak_text(f["soak"]))
     lines.append(f"({f['seconds']} s)")
     return "\n".join(lines)

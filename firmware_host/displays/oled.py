@@ -32,8 +32,11 @@ from ..recent import Recent
 BACKOFF_FIRST_S = 0.25
 BACKOFF_MAX_S = 8.0
 I2C_CHUNK = 32  # luma's i2c interface sends data in blocks of this many bytes
-RECORDED = 128
-"""Transfers a recording interface keeps after the start-up commands: 64 SSD1306 frames, 8 SH1106."""
+RECORDED = 32
+"""Transfers a recording interface keeps after the start-up commands: 16 SSD1306 frames, 2 SH1106."""
+
+
+UNOPENED = 1 << 62  # a driver not opened through `open_luma`: everything is kept
 
 
 class RecordingInterface:
@@ -43,14 +46,15 @@ class RecordingInterface:
     newest frame, and an emulated table that runs for days does not keep every frame it drew."""
 
     def __init__(self) -> None:
-        self.transfers: Recent[tuple[str, bytes]] = Recent(keep=RECORDED)
+        self.transfers: Recent[tuple[str, bytes]] = Recent(keep=RECORDED, head=UNOPENED)
         self.fail = False  # an unplugged display: every transfer fails as on the bus
 
     def starting(self) -> None:
         """A driver opens the display (again): the chip starts afresh, so does the record."""
-        self.transfers = Recent(keep=RECORDED)
+        self.transfers = Recent(keep=RECORDED, head=UNOPENED)
 
     def started(self) -> None:
+        """The driver has opened the display: its start-up is kept, then the newest transfers."""
         self.transfers.head = len(self.transfers)
 
     def command(self, *cmd: int) -> None:

@@ -36,7 +36,7 @@ class InputEvent(NamedTuple):
     detail: str = ""
 
 
-HISTORY = 1000
+HISTORY = 100
 """Edges and PWM settings an emulated pin remembers (the newest)."""
 PWM_HZ = (0.1, 10_000.0)
 """lgpio's software PWM range (lgpio.h, lgTxPwm: "PWM frequency in Hz (0=off, 0.1-10000)")."""
