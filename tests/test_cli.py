@@ -224,7 +224,7 @@ def test_bench_arbitration_load_runs_busy_processes_that_stop_with_it() -> None:
     assert all(p.poll() is not None for p in procs)
     assert not [pid for pid in pids if Path(f"/proc/{pid}").exists()]
     result = run("bench", "arbitration", "--load", "-1")
-    assert result.returncode == 2 and "--load must be 0 to 64" in result.stderr
+    assert result.returncode == 2 and "--load: must be 0 to 64" in result.stderr
 
 
 def test_bench_display_prints_queue_times_bytes_and_bus_times() -> None:
