@@ -311,6 +311,10 @@ class ClassicRound(RoundBase):
         """The top of every open pile (complete piles excluded)."""
         return [p[-1][1] for p in self.piles if self._accepts[p[-1][1]]]
 
+    def complete_tops(self) -> list[Card]:
+        """The top of every complete pile (it takes no more cards; it stays until the round ends)."""
+        return [p[-1][1] for p in self.piles if not self._accepts[p[-1][1]]]
+
     def visible(self, seat: Seat) -> list[Card]:
         """The seat's cards it may play to the centre right now."""
         st = self.seats[seat]

@@ -61,3 +61,35 @@ def draw_centred(img: Image.Image, y: int, text: str, font: str = SMALL,
                  fill: int | tuple[int, int, int] = 1, x0: int = 0, x1: int | None = None) -> None:
     x1 = img.width if x1 is None else x1
     draw_text(img, (x0 + (x1 - x0 - width(text, font)) // 2, y), text, font, fill)
+
+
+# 3x5 digits for the centre matrix, one string per pixel row. A pile's top value must be read
+# from a seat a metre away on a 32-pixel-wide matrix: 3 px wide + a 1 px gap puts 8 piles
+# across 32 px. Ten would need two digits (7 px), so it is the Roman X, which no digit resembles.
+DIGITS_3X5: dict[int, tuple[str, ...]] = {
+    0: ("###", "#.#", "#.#", "#.#", "###"),
+    1: (".#.", "##.", ".#.", ".#.", "###"),
+    2: ("###", "..#", "###", "#..", "###"),
+    3: ("###", "..#", "###", "..#", "###"),
+    4: ("#.#", "#.#", "###", "..#", "..#"),
+    5: ("###", "#..", "###", "..#", "###"),
+    6: ("###", "#..", "###", "#.#", "###"),
+    7: ("###", "..#", "..#", "..#", "..#"),
+    8: ("###", "#.#", "###", "#.#", "###"),
+    9: ("###", "#.#", "###", "..#", "###"),
+    10: ("#.#", "#.#", ".#.", "#.#", "#.#"),
+}
+DIGIT_W, DIGIT_H = 3, 5
+
+
+@cache
+def _digit(value: int, sx: int, sy: int) -> Image.Image:
+    mask = Image.new("1", (DIGIT_W, DIGIT_H), 0)
+    mask.putdata([1 if bit == "#" else 0 for row in DIGITS_3X5[value] for bit in row])
+    return mask.resize((DIGIT_W * sx, DIGIT_H * sy), Image.Resampling.NEAREST)
+
+
+def draw_digit(img: Image.Image, xy: tuple[int, int], value: int, fill: tuple[int, int, int],
+               scale: tuple[int, int] = (1, 1)) -> None:
+    """One value 0..10 as a 3x5 glyph, each pixel `scale` (x, y) pixels; clipped at the edges."""
+    img.paste(fill, xy, _digit(value, *scale))
