@@ -110,3 +110,14 @@ def test_the_driver_plays_each_game_once_short_then_in_turn_and_skips_round_resu
                         ("crazy", {"rounds": 1}), ("classic", {})]
     assert driver.played == {"classic": 1, "dice": 1, "domino": 1, "crazy": 1}
     assert sum(b["cmd"] == "next" for b in asked) == 4
+
+
+def test_the_screens_text_masks_stay_bounded_however_many_different_numbers_they_show() -> None:
+    from PIL import Image as PILImage
+
+    from firmware_host.views import font
+
+    img = PILImage.new("1", (128, 64))
+    for n in range(EVENTS):  # scores, counts, places: a new string each
+        font.draw_text(img, (0, 0), f"TOTAL {n}")
+    assert font._line.cache_info().currsize <= 256 and font.width.cache_info().currsize <= 256
