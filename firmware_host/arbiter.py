@@ -53,8 +53,10 @@ class Decision:
     draw: tuple[int, ...] = ()  # the permutation drawn, as indices into arrival order
     delta_ns: int = 0  # the spread of the tie, or how late the press was
 
-    def describe(self) -> str:
-        seats = ", ".join(f"seat {p.seat + 1} {p.control} @{p.ts / 1e6:.3f} ms" for p in self.presses)
+    def describe(self, seat_of: list[int] | None = None) -> str:
+        """`seat_of`: each player's physical seat; the presses name players otherwise."""
+        seats = ", ".join(f"seat {(seat_of[p.seat] if seat_of else p.seat) + 1} {p.control} "
+                          f"@{p.ts / 1e6:.3f} ms" for p in self.presses)
         if self.kind == "tie":
             return f"tie within {self.delta_ns / 1e6:.3f} ms broken by draw {list(self.draw)}: {seats}"
         return f"late by {self.delta_ns / 1e6:.3f} ms, released at once: {seats}"

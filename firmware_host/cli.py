@@ -42,6 +42,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--ui", choices=("textual", "plain", "none"),
                      help="terminal UI: textual (the default on a terminal), plain, or none (headless)")
     run.add_argument("--config", help="configuration file (default /etc/table-host/table.toml)")
+    run.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info",
+                     help="the least a log line must weigh to be written (default info: game events)")
+    run.add_argument("--debug", dest="log_level", action="store_const", const="debug",
+                     help="--log-level debug: also each control connection and the arbiter's draws")
 
     power = sub.add_parser("power", help="the power budget of a build and the 5 V supply it calls for")
     power.add_argument("--config", help="configuration file (default: the 4-seat build, hardware/wiring/)")
@@ -298,9 +302,12 @@ def _bench(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     from .daemon import run
+    from .logs import configure, route_uncaught
 
     ui = args.ui or ("textual" if sys.stdin.isatty() and sys.stdout.isatty() else "none")
-    return run(args.config, args.emulate, log=lambda line: print(line, file=sys.stderr, flush=True), ui=ui)
+    configure(args.log_level)  # the journal's priorities when stderr is the journal, else readable lines
+    route_uncaught()
+    return run(args.config, args.emulate, ui=ui)
 
 
 def _power(args: argparse.Namespace) -> int:

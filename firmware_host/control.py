@@ -4,7 +4,8 @@
     ← {"ok": true, "phase": "lobby", ...}      or      {"ok": false, "error": "..."}
 
 The socket lives in the runtime directory (mode 0660, the admin group), and
-every connection's peer (pid, uid, gid) is logged. The server thread never
+every connection's peer (pid, uid, gid) is logged (DEBUG, `table_host.control`; whatever a
+client sent is escaped first: a newline in a command must not forge a log line). The server thread never
 touches the game: it hands each request to the owner of the game state through
 `requests` and waits for its answer. Anything malformed — not JSON, not an
 object, no command, too long, a command that fails — gets an error reply and
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import queue
 import socket
@@ -25,6 +27,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from .logs import escape, logger
+
+log = logger("control")
 MAX_LINE = 64 * 1024
 REPLY_TIMEOUT_S = 5.0
 BACKLOG = 128  # connections the kernel queues while every handler is busy (a burst of tablectl)
@@ -61,10 +66,9 @@ def serve_request(request: Request, handler: Callable[[dict[str, Any]], dict[str
 
 class ControlServer:
     def __init__(self, path: str | Path, requests: queue.SimpleQueue[Any] | queue.Queue[Any],
-                 log: Callable[[str], None] = lambda _m: None, group: int | None = None) -> None:
+                 group: int | None = None) -> None:
         self.path = Path(path)
         self.requests = requests
-        self._log = log
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with contextlib.suppress(FileNotFoundError):
             self.path.unlink()
@@ -103,7 +107,7 @@ class ControlServer:
 
     def _serve(self, conn: socket.socket) -> None:
         peer = _peer(conn)
-        self._log(f"control: connection from {peer}")
+        log.debug("connection from %s", peer)
         buffer = b""
         with conn:
             conn.settimeout(IDLE_S)
@@ -127,13 +131,20 @@ class ControlServer:
         try:
             body = json.loads(line.decode("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            log.debug("%s sent no JSON: %s", peer, exc)
             return {"ok": False, "error": f"not a JSON request: {exc}"}
         if not isinstance(body, dict) or not isinstance(body.get("cmd"), str):
+            log.debug("%s sent no command: %s", peer, escape(line[:200].decode("utf-8", "replace")))
             return {"ok": False, "error": 'a request is an object with "cmd", e.g. {"cmd": "status"}'}
-        self._log(f"control: {peer} asks {body['cmd']}")
+        if log.isEnabledFor(logging.DEBUG):
+            arguments = ", ".join(f"{escape(k)}={escape(v)}" for k, v in body.items() if k != "cmd")
+            log.debug("%s asks %s%s", peer, escape(body["cmd"]), f" ({arguments})" if arguments else "")
         request = Request(body, peer)
         self.requests.put(request)
-        return request.wait()
+        answer = request.wait()
+        if not answer.get("ok"):
+            log.debug("%s refused: %s", peer, escape(answer.get("error", "")))
+        return answer
 
     @staticmethod
     def _send(conn: socket.socket, answer: dict[str, Any]) -> None:

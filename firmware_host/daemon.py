@@ -6,12 +6,15 @@ threads), signals. Between events it sleeps until the next deadline — the
 arbiter's window, a countdown, a stuck button, a bot's move, the watchdog —
 and never polls. After each decision it journals the accepted actions and
 queues the affected screens; the disk and the buses are other threads' work.
+Everything it says goes through `logging` (firmware_host/logs.py), set up by
+`table-host run`.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
+import logging
 import os
 import queue
 import random
@@ -31,6 +34,7 @@ from .displays.oled import SeatDisplays, specs_for
 from .displays.screens import TableScreens
 from .inputs.keyboard import KeyboardSeats
 from .inputs.pins import InputEvent, TableInputs
+from .logs import PaneHandler, logger
 from .realtime import Realtime
 from .rules.common import RulesError
 from .rules.sight import sight_of
@@ -40,8 +44,13 @@ from .store import Store, StoreError
 from .table import Phase, Table
 from .tui import TableView, TerminalUI
 from .views.phases import countdown_left, phase_centre, phase_seat
+from .views.readable import centre_words, key_help, seat_words
 
 BOT_TAP_NS = 80_000_000  # bots press like a brisk person: a button every 80 ms
+
+log = logger("daemon")
+config_log = logger("config")
+sounds_log = logger("sounds")
 
 
 def config_path(explicit: str | None) -> Path:
@@ -67,15 +76,13 @@ class Notifier:
 
 
 class Daemon:
-    def __init__(self, config: TableConfig, state_db: Path | None = None, log: Any = print,
+    def __init__(self, config: TableConfig, state_db: Path | None = None,
                  ui: str = "none", config_file: Path | None = None, board: Board | None = None) -> None:
         """`board`: the hardware to drive; opened from `config.hardware` when not given (and then
         `HardwareUnavailable` says what could not be opened)."""
         self.config = config
         self.config_file = config_file
-        say = self._say  # the workers log through this, so the terminal UI can take the log over
         self.config_problem = ""  # set while the file on disk is broken and the last good one runs
-        self.log = log
         self.events: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self.notify = Notifier()
         self.table = Table(len(config.inputs.seats), window_ns=round(config.arbiter.window_ms * 1e6),
@@ -91,8 +98,8 @@ class Daemon:
         self._selftest_frames = 0
         if ui == "plain":
             self.tui = TerminalUI(self.events.put)
-        if ui in ("plain", "textual"):  # before any worker starts talking: their lines go on the screen
-            self.log = self.table._note
+        # Before any worker starts talking: a terminal UI shows the log's INFO lines in its pane.
+        self.pane = PaneHandler().attach() if ui in ("plain", "textual") else None
         self.realtime: Realtime | None = None  # set by run(): the threads' real-time priority
         self.store = Store(state_db)
         self.board = board if board is not None else open_board(config)
@@ -100,13 +107,13 @@ class Daemon:
         buses = {e.bus: self.board.i2c(e.bus) for e in config.inputs.expanders}
         self.inputs = TableInputs(config.inputs, self.board.factory, buses, self.events.put)
         self.inputs.gate = self.table.gate
-        self.oleds = SeatDisplays(specs_for(list(config.screens)), self.board.screen_opener(config), say)
+        self.oleds = SeatDisplays(specs_for(list(config.screens)), self.board.screen_opener(config))
         centre = config.centre
-        self.led = LedLink(self.board.led_port(config), centre.width, centre.height, say)
-        self.buzzer = BuzzerPlayer(config.buzzer, self.board.factory, on_error=say)
+        self.led = LedLink(self.board.led_port(config), centre.width, centre.height)
+        self.buzzer = BuzzerPlayer(config.buzzer, self.board.factory, on_error=sounds_log.warning)
         self.on_sound: Any = None  # the Textual app's bell, set when it mounts
         self.screens: TableScreens | None = None
-        self.control = ControlServer(paths.control_socket(), self.events, say)  # where tablectl looks
+        self.control = ControlServer(paths.control_socket(), self.events)  # where tablectl looks
         self.match_id: int | None = None
         self._bound: Any = None  # the match the store and screens follow
         self._last_status = ""
@@ -141,8 +148,7 @@ class Daemon:
                 self.match_id, self._saved_rounds, self._bound, self.screens = None, 0, None, None
         self.set_aside = list(self.store.set_aside_notes)
         for note in self.set_aside:
-            self.log(note)
-            self.table._note(note)
+            self.table._note(note, logging.WARNING, log)
 
     def status_extra(self) -> dict[str, Any]:
         """What `tablectl status` adds to the table's own status."""
@@ -158,6 +164,8 @@ class Daemon:
 
     def run(self) -> int:
         self.catch_signals()
+        if self.pane is not None:
+            self.pane.hold_terminal()  # until close(): the log's lines are the pane's
         if self.ui == "textual":
             from .textual_app import run_app
 
@@ -173,7 +181,7 @@ class Daemon:
     def serve(self) -> int:
         """The loop; returns when told to stop, having closed everything."""
         self.notify.send("READY=1", f"STATUS={self._status()}")
-        self.log(f"table-host ready: {self._status()}")
+        log.info("table-host ready: %s", self._status())
         next_ping = time.monotonic_ns()
         self._show_phase(next_ping)  # the screens greet the table from the first moment
         while not self._stopping:
@@ -242,6 +250,11 @@ class Daemon:
             self.selftest.on_probed(now)
         elif isinstance(item, tuple) and item[0] == "key":
             self._key(item[1], now)
+        elif item == ("ui", "abort"):  # the terminal's confirmed way back to the lobby
+            try:
+                self.table.abort(now)
+            except RulesError as exc:
+                self.table._note(str(exc))
         elif item == ("signal", "term"):
             self._stopping = True
         elif item == ("signal", "hup"):
@@ -286,17 +299,15 @@ class Daemon:
             self.notify.send(f"STATUS={status}")
 
     def _sound(self, cue: Cue) -> None:
-        """The buzzer plays it (its own thread); a terminal UI also logs it and rings its bell;
-        headless it is a debug line (journald's <7> prefix when the journal reads us)."""
+        """The buzzer plays it (its own thread); a terminal UI also shows it in its log pane (an
+        INFO line, standing for the sound) and rings its bell; headless it is a DEBUG line."""
         self.buzzer.play(cue)
-        if self.ui in ("plain", "textual"):
-            self.table._note(cue.describe())
-            if self.tui is not None:
-                self.tui.bell()
-            if self.on_sound is not None:
-                self.on_sound(cue)
-        else:
-            self.log(("<7>" if os.environ.get("JOURNAL_STREAM") else "debug: ") + cue.describe())
+        terminal = self.ui in ("plain", "textual")
+        sounds_log.log(logging.INFO if terminal else logging.DEBUG, "%s", cue.describe())
+        if self.tui is not None:
+            self.tui.bell()
+        if terminal and self.on_sound is not None:
+            self.on_sound(cue)
 
     def _bind_screens(self) -> None:
         referee = self.table.referee
@@ -346,9 +357,6 @@ class Daemon:
         left = countdown_left(table, now)
         return table.phase_since + table.timing.countdown_ns - max(0, left - 1) * 1_000_000_000
 
-    def _say(self, line: str) -> None:
-        self.log(line)
-
     # ------------------------------------------------------------ configuration
 
     def start_reload(self, request: Request | None) -> None:
@@ -383,10 +391,12 @@ class Daemon:
         answer: dict[str, Any]
         if read is None:
             answer = {"reloaded": False, "problems": ["no configuration file: the built-in one runs"]}
+            config_log.warning("Configuration not reloaded: no file at %s, the built-in one runs",
+                               self.config_file)
         elif isinstance(read, ConfigError):
             self.config_problem = f"configuration invalid, running the last good one: {read}"
-            self.log(self.config_problem)
-            self.table._note(self.config_problem)
+            self.table._note(f"Configuration refused, the last good one runs: {read}", logging.WARNING,
+                             config_log)
             answer = {"reloaded": False, "problems": read.problems}
         else:
             new = read
@@ -398,10 +408,10 @@ class Daemon:
             if self.screens is not None:
                 self.screens.brightness = new.centre.brightness
             self.config = new
-            note = "configuration reloaded"
+            note = "Configuration reloaded"
             if restart:
                 note += "; wiring, screens and buzzer change at restart"
-            self.log(note)
+            self.table._note(note, logging.INFO, config_log)
             answer = {"reloaded": True, "restart_needed": restart}
         self.notify.send("READY=1", f"STATUS={self._status()}")
         return answer
@@ -419,9 +429,10 @@ class Daemon:
             "notices": self.table.notices[-200:],
             "displays": {str(k): v for k, v in self.oleds.status().items()},
             "led_link": vars(self.led.stats),
-            "arbiter": [d.describe() for d in self.table.referee.arbiter.decisions]
+            "arbiter": [d.describe(self.table.referee.seat_of) for d in self.table.referee.arbiter.decisions]
             if self.table.referee else [],
-            "contests": [c.describe() for c in self.table.referee.contests] if self.table.referee else [],
+            "contests": [c.describe(self.table.referee.seat_of) for c in self.table.referee.contests]
+            if self.table.referee else [],
             "history": self.store.history(10),
             "priority": self.priority(),
             "versions": {"python": platform.python_version(), "table-host": version("table-host"),
@@ -468,7 +479,7 @@ class Daemon:
                 raise ValueError("timeout_s must be a number of seconds")
             test = SelfTest(self.config, self.board, self.oleds, self.led, self.events.put,
                             self._selftest_show, None if seats is None else [s - 1 for s in seats],
-                            float(timeout), bool(body.get("probe_only")), note=self._say,
+                            float(timeout), bool(body.get("probe_only")), note=logger("selftest").info,
                             buzzer=self.buzzer)
             self.selftest = test
             centre = self.config.centre
@@ -507,7 +518,8 @@ class Daemon:
         """Hand the terminal a new view when anything on it changed."""
         table = self.table
         playing = self.screens is not None and table.phase is Phase.PLAYING
-        seen = (self._status(), self._phase_key, len(table.notices), self.config_problem,
+        seen = (self._status(), self._phase_key, self.pane.count if self.pane else len(table.notices),
+                self.config_problem,
                 (id(self.screens.last_centre), tuple(map(id, self.screens.last_seats.values())))
                 if playing and self.screens is not None else None)
         if seen == self._shown:
@@ -527,18 +539,26 @@ class Daemon:
             seats = {table.seat_of_player[p]: frame for p, frame in self.screens.last_seats.items()}
         else:
             centre, seats = self.phase_centre, dict(self.phase_seats)
-        return TableView(self._status(), centre, seats, self._scores(), list(table.notices),
-                         self.config_problem)
+        hands = {seat: seat_words(table, seat) for seat in table.seat_of_player}
+        notices, logged = self.pane.snapshot() if self.pane is not None else (table.notices, 0)
+        return TableView(self._status(), centre, seats, self._scores(), list(notices), self.config_problem,
+                         centre_words(table), hands, key_help(table), logged or len(notices))
 
     def _scores(self) -> list[str]:
+        """One line a player: seat, who, total; in the lobby no totals (the last match's are over)."""
         table, match = self.table, self.table.match
+        current = match is not None and table.phase not in (Phase.LOBBY, Phase.ATTRACT)
         lines = []
         for player, seat in enumerate(table.seat_of_player):
-            bot = table.bots.get(player)
-            who = f"bot ({bot.level})" if bot is not None else ("you" if seat == 0 else "player")
-            total = match.totals[player] if match is not None and player < len(match.totals) else 0
-            lines.append(f"seat {seat + 1:>2}  {who:<14} {total:>5}")
+            who = self._who(player, seat)
+            total = f"{match.totals[player]:>+4d}" if current and match is not None \
+                and player < len(match.totals) else ""
+            lines.append(f"seat {seat + 1:>2} {who:<12} {total}".rstrip())
         return lines
+
+    def _who(self, player: int, seat: int) -> str:
+        bot = self.table.bots.get(player)
+        return f"bot ({bot.level})" if bot is not None else ("you" if seat == 0 else "player")
 
     # ------------------------------------------------------------ bots press pins
 
@@ -594,13 +614,24 @@ class Daemon:
             text = "CONFIGURATION INVALID (last good one runs); " + text
         if self.selftest is not None and self.selftest.active:
             text = f"SELF-TEST {self.selftest.state}; " + text
-        if s["round"]:
-            text += f", round {s['round']}, totals {s['totals']}"
+        table, match = self.table, self.table.match
+        if match is not None and table.phase not in (Phase.LOBBY, Phase.ATTRACT):
+            o = match.options
+            text += f", round {s['round']}/{o['rounds']}"
+            text += f", first to {o['target']}" if "target" in o else ""
+            seats = table.seat_of_player
+            text += " · " + " · ".join(f"seat {seats[p] + 1} {self._who(p, seats[p]).split()[0]} {t:+d}"
+                                       for p, t in enumerate(match.totals) if p < len(seats))
+        elif table.phase is Phase.LOBBY:
+            joined = ", ".join(str(seat + 1) for seat in table.joined) or "none"
+            text += f"; seats joined: {joined}; bots: {len(table.bots)}"
         return text
 
     def close(self) -> None:
         if self.tui is not None:
             self.tui.close()
+        if self.pane is not None:  # the terminal is the terminal's again: the log goes back to it
+            self.pane.detach()
         for part in (self.control.close, self.inputs.close, self.led.close, self.oleds.close,
                      self.buzzer.close, self.store.close):
             with contextlib.suppress(Exception):
@@ -645,7 +676,7 @@ def under_systemd() -> bool:
     return bool(os.environ.get("INVOCATION_ID") or os.environ.get("NOTIFY_SOCKET"))
 
 
-def choose_config(path: Path, emulate: bool, log: Any) -> tuple[TableConfig, str]:
+def choose_config(path: Path, emulate: bool) -> tuple[TableConfig, str]:
     """The configuration to run and any problem to keep saying. Which hardware it drives is
     the file's `[hardware]` (or `--emulate`), never a guess. No file: the 4-seat build,
     emulated, said loudly; as a service that is an error, since a service must drive hardware."""
@@ -659,17 +690,17 @@ def choose_config(path: Path, emulate: bool, log: Any) -> tuple[TableConfig, str
                 raise
             config = load_config(last_good_path())
             problem = f"configuration invalid, running the last good one: {exc}"
-            log(problem)
+            config_log.error("%s", problem)
     elif under_systemd() and not emulate:
         raise ConfigError([f"{path}: no configuration file; the service drives the hardware that "
                            "file names (systemd/install.sh puts the 4-seat build there)"])
     else:
         config = emulated_config(4)
-        log(f"no configuration file at {path}: running the 4-seat build (hardware/wiring/4-seat.toml), "
-            "emulated")
+        config_log.warning("no configuration file at %s: running the 4-seat build "
+                           "(hardware/wiring/4-seat.toml), emulated", path)
     if emulate and config.hardware.backend != "emulated":
         config = as_emulated(config)
-        log("--emulate: every part emulated, whatever the configuration's [hardware] says")
+        config_log.warning("--emulate: every part emulated, whatever the configuration's [hardware] says")
     return config, problem
 
 
@@ -697,18 +728,18 @@ def hold_table(database: Path) -> int:
     return fd
 
 
-def run(config_file: str | None, emulate: bool, log: Any = print, ui: str = "none") -> int:
+def run(config_file: str | None, emulate: bool, ui: str = "none") -> int:
     """Load the configuration, open the hardware it names, run. A broken file with a last good
     copy kept: run on the copy and say so loudly. GPIO that cannot be opened: say exactly what
     failed (journal and STATUS=) and exit 69, which systemd shows as status=69/UNAVAILABLE."""
     path = config_path(config_file)
     try:
         lock = hold_table(paths.state_database())  # noqa: F841 - held until the process ends
-        config, problem = choose_config(path, emulate, log)
+        config, problem = choose_config(path, emulate)
         # Headless, this thread serves the table: real-time. On real GPIO it is claimed before the
         # board is opened, so that lgpio's threads, started by the opening, inherit it; emulated
         # parts (the LED controller's own thread) are not the Pi's and start before it.
-        realtime = Realtime(log) if ui == "none" else None
+        realtime = Realtime() if ui == "none" else None
         lgpio_inherits = config.hardware.backend != "emulated"
         if realtime is not None and lgpio_inherits:
             realtime.claim_game_thread()
@@ -718,17 +749,18 @@ def run(config_file: str | None, emulate: bool, log: Any = print, ui: str = "non
                 realtime.claim_game_thread()
             realtime.claim_edge_thread()
             realtime.stop_inheriting()  # the daemon's own workers run at normal priority
-            log("priority: " + ", ".join(f"{role} thread {text}" for role, text in realtime.status().items()))
-        daemon = Daemon(config, log=log, ui=ui, config_file=path, board=board)
+            log.info("priority: %s", ", ".join(f"{role} thread {text}"
+                                               for role, text in realtime.status().items()))
+        daemon = Daemon(config, ui=ui, config_file=path, board=board)
         daemon.config_problem = problem
         daemon.realtime = realtime
     except HardwareUnavailable as exc:
         message = f"hardware unavailable: {exc}"
-        log(f"table-host: {message}")
+        log.error("%s", message)
         Notifier().send(f"STATUS={message}", f"ERRNO={errno.ENODEV}")
         return EX_UNAVAILABLE
     except (ConfigError, StoreError, RulesError) as exc:
-        log(f"table-host: {exc}")
+        log.error("%s", exc)
         return 2
-    log(f"hardware: {board.describe()}")
+    log.info("hardware: %s", board.describe())
     return daemon.run()

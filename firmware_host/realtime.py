@@ -33,6 +33,8 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from .logs import logger
+
 PRIORITY = 15
 """SCHED_FIFO priority: above normal threads, below the kernel's IRQ threads (50)."""
 TIMER_SLACK_NS = 1_000
@@ -108,7 +110,7 @@ def lgpio_edge_thread() -> int | None:
 class Realtime:
     """What the daemon (or the benchmark) asked for and what it got, thread by thread."""
 
-    log: Callable[[str], None] = print
+    log: Callable[[str], None] = logger("realtime").warning
     priority: int = PRIORITY
     threads: dict[str, int] = field(default_factory=dict)  # role -> thread id
     refused: dict[str, str] = field(default_factory=dict)  # role -> the kernel's answer

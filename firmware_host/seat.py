@@ -23,9 +23,9 @@ from typing import Any
 
 from .rules.classic import ClassicRound, MoveToRow, PlayCard, TurnHand, VoteStuck
 from .rules.codec import Action
-from .rules.common import Refusal
+from .rules.common import Reason, Refusal
 from .rules.crazy import CrazyRound, DiscardCrazy, PlayCrazy
-from .rules.dice import DiceRound, PlaceDie, Reroll
+from .rules.dice import FACES, DiceRound, DieColour, PlaceDie, Reroll
 from .rules.domino import DiscardDomino, DominoRound, PlaceDomino, PlayJoker
 from .rules.match import Match
 
@@ -150,7 +150,7 @@ class SeatController:
     def result(self, action: Action, refusal: Refusal | None) -> None:
         """The engine's answer: a refusal is shown and the selection stays."""
         if refusal is not None:
-            self.message = refusal.short()
+            self.message = explain(refusal, action, self.match.round)
             return
         self.message = "voted: stuck" if isinstance(action, VoteStuck) else ""
         if isinstance(action, MoveToRow):
@@ -228,6 +228,27 @@ class SeatController:
         finally:
             self.joker_mode = saved
         return [o._replace(ts=0) if isinstance(o, PlaceDomino) else o for o in options]
+
+
+def explain(refusal: Refusal, action: Action, rnd: Any) -> str:
+    """A refusal in a line a player can act on: who was faster, or what would have fitted."""
+    if refusal.reason is not Reason.NO_FIT:
+        return refusal.short()
+    if isinstance(rnd, ClassicRound) and isinstance(action, PlayCard | MoveToRow):
+        card = action.card
+        step = 1 if rnd.options.descending else -1
+        need = card.value + step
+        if rnd.options.alternate_colours:
+            return f"doesn't fit: needs a {need} of another colour"
+        return f"doesn't fit: needs {card.colour.letter}{need} out"
+    if isinstance(rnd, DiceRound) and isinstance(action, PlaceDie):
+        placed = rnd.board[action.colour]
+        if placed >= FACES:
+            return f"doesn't fit: {DieColour(action.colour).name.lower()} row is full"
+        return f"doesn't fit: {DieColour(action.colour).letter}{placed + 1} goes next"
+    if refusal.detail:
+        return f"doesn't fit: {refusal.detail}"
+    return refusal.short()
 
 
 def _steps(start: int, goal: int, n: int, keys: tuple[str, str] = ("left", "right")) -> list[str]:

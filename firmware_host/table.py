@@ -8,11 +8,14 @@ The input layer must share `gate` (TableInputs.gate = table.gate): the table
 arms it for each countdown and opens it at "go", so presses before go are
 false starts. What the players must hear is noted as sound cues (`take_cues`):
 each second of the countdown and go, a false start, a race lost ("too late"),
-a Ligretto or another round end, the match won; the daemon plays them.
+a Ligretto or another round end, the match won; the daemon plays them. What
+the players would say happened (a match started, a round won, the scores) is
+logged at INFO on `table_host.table`, seats numbered from 1 (firmware_host/logs.py).
 """
 
 from __future__ import annotations
 
+import logging
 from collections import deque
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -23,6 +26,7 @@ from .bots import Bot, Level
 from .catalog import new_match
 from .inputs.edges import Event, StartGate
 from .inputs.pins import InputEvent
+from .logs import escape, logger
 from .referee import Outcome, Referee
 from .rules.common import Ending, Reason, RulesError, Wake
 from .rules.match import Match
@@ -31,6 +35,13 @@ from .sounds import Cue
 
 S = 1_000_000_000
 TRACE_LEN = 2000
+
+log = logger("table")
+inputs_log = logger("inputs")
+
+ENDINGS = {Ending.LIGRETTO: "Ligretto", Ending.LIGRETTO_STOP: "out of cards", Ending.LAST_DIE: "last die",
+           Ending.DEADLOCK: "nobody can play any more", Ending.STUCK_VOTE: "every seat agreed it is stuck",
+           Ending.NO_PLACEMENT: "nobody can place a card"}
 
 
 class Phase(StrEnum):
@@ -47,6 +58,7 @@ class Timing:
     countdown_ns: int = 3 * S
     round_result_ns: int = 10 * S  # then the next round starts by itself
     match_result_ns: int = 30 * S  # then back to the lobby
+    result_hold_ns: int = 3 * S  # a result stays at least this long, however hard anyone slaps
     idle_ns: int = 300 * S  # a lobby nobody touches goes back to attract
 
 
@@ -98,7 +110,8 @@ class Table:
         self.trace.append({"input": str(event.kind), "seat": event.seat + 1, "control": event.control,
                            "ts_ns": event.ts, "received_ns": now})
         if event.seat < 0:  # an expander fault or recovery: say it, keep going
-            self._note(event.detail)
+            level = logging.WARNING if event.kind == "fault" else logging.INFO
+            self._note(event.detail, level, inputs_log)
             return
         if self.phase in (Phase.COUNTDOWN, Phase.PLAYING):
             player = self.player_of(event.seat)
@@ -114,10 +127,13 @@ class Table:
             self._join(event.seat)
         elif self.phase is Phase.LOBBY:
             self._lobby_press(event.seat, event.control, now)
-        elif self.phase is Phase.ROUND_RESULT and event.control == "slap":
-            self._next_round(now)
-        elif self.phase is Phase.MATCH_RESULT and event.control == "slap":
-            self._enter(Phase.LOBBY, now)
+        elif self.phase in (Phase.ROUND_RESULT, Phase.MATCH_RESULT) and event.control == "slap":
+            if now - self.phase_since < self.timing.result_hold_ns:
+                return  # a slap meant for the last card of the round must not skip its result
+            if self.phase is Phase.ROUND_RESULT:
+                self._next_round(now)
+            else:
+                self._enter(Phase.LOBBY, now)
 
     def _lobby_press(self, seat: int, control: str, now: int) -> None:
         self.phase_since = now  # someone is here: not idle
@@ -130,7 +146,7 @@ class Table:
             try:
                 self.start(now)
             except RulesError as exc:
-                self._note(str(exc))
+                self._note(f"Seat {seat + 1} cannot start: {exc}")
 
     def _chooser(self) -> int:
         """Seat 1 chooses the game; if seat 1 has not joined, the first seat that did."""
@@ -139,6 +155,10 @@ class Table:
     def _join(self, seat: int) -> None:
         if seat not in self.joined and self.players < PLAYERS[self.game][1]:
             self.joined.append(seat)
+            # Bots are players after the people: renumber them, and a person takes a bot's seat
+            # when the table is full.
+            room = max(0, self.seats - len(self.joined))
+            self.bots = {len(self.joined) + i: bot for i, bot in enumerate(list(self.bots.values())[:room])}
 
     # ------------------------------------------------------------ commands (tablectl)
 
@@ -178,7 +198,10 @@ class Table:
                                boards=kept)
         self.matches_played += 1
         self.referee = Referee(self.match, Arbiter(self.window_ns, self.epsilon_ns, self.seed),
-                               log=self._note)
+                               log=self._note, seats=self.seat_of_player)
+        options = "".join(f", {escape(k)}={escape(v)}" for k, v in sorted(self.options.items()))
+        self._note(f"Match started: {self.game}{options}, {self.players} players: "
+                   + ", ".join(self._who(p) for p in range(self.players)))
         self._countdown(now)
 
     def resume(self, match: Match, now: int, seats: list[int] | None = None,
@@ -191,8 +214,10 @@ class Table:
         self.joined = [s for p, s in enumerate(seats) if p not in bots]
         self.bots = {p: Bot(Level(level), _rng(self.seed, p)) for p, level in sorted(bots.items())}
         self.matches_played += 1
-        self.referee = Referee(match, Arbiter(self.window_ns, self.epsilon_ns, self.seed), log=self._note)
-        self._note(f"resumed {match.game}, round {match.round_no + 1}")
+        self.referee = Referee(match, Arbiter(self.window_ns, self.epsilon_ns, self.seed), log=self._note,
+                               seats=self.seat_of_player)
+        self._note(f"Match resumed: {match.game}, round {match.round_no + 1}, {self.players} players: "
+                   + ", ".join(self._who(p) for p in range(self.players)))
         if match.round.result is not None:
             self._enter(Phase.MATCH_RESULT if match.is_over else Phase.ROUND_RESULT, now)
         else:
@@ -207,7 +232,7 @@ class Table:
     def abort(self, now: int) -> None:
         if self.match is None:
             raise RulesError("no match to abort")
-        self._note("match aborted")
+        self._note("Match aborted")
         self.match, self.referee = None, None
         self._enter(Phase.LOBBY, now)
 
@@ -259,6 +284,7 @@ class Table:
             if due is not None and now >= due and self.match.round.wake(now):
                 self.woken.append(self.match.round.journal[-1])
             if self.match.round.result is not None:
+                self._say_round_over()
                 self._round_over_cue(now)
                 self._enter(Phase.MATCH_RESULT if self.match.is_over else Phase.ROUND_RESULT, now)
         elif self.phase is Phase.ROUND_RESULT and now >= self.phase_since + self.timing.round_result_ns:
@@ -273,6 +299,8 @@ class Table:
     def _next_round(self, now: int) -> None:
         assert self.match is not None
         self.match.next_round()
+        if self.referee is not None:
+            self.referee.new_round()
         self._countdown(now)
 
     def _countdown(self, now: int) -> None:
@@ -285,6 +313,28 @@ class Table:
         """The next whole second of the countdown after `now`, if it comes before go."""
         due = self.phase_since + ((now - self.phase_since) // S + 1) * S
         self.next_count = due if due < self.phase_since + self.timing.countdown_ns else None
+
+    def _who(self, player: int) -> str:
+        seat = self.seat_of_player[player] + 1
+        return f"bot at seat {seat}" if player in self.bots else f"seat {seat}"
+
+    def _say_round_over(self) -> None:
+        """The round's result and, at the end, the match's, as the players count them."""
+        match = self.match
+        assert match is not None and match.round.result is not None
+        result, seats = match.round.result, self.seat_of_player
+        how = ENDINGS.get(result.ending, str(result.ending))
+        head = (f"Round {match.round_no + 1} won by {self._who(result.finishers[0])} ({how})"
+                if result.finishers else f"Round {match.round_no + 1} over ({how})")
+        scores = ", ".join(f"seat {seats[p] + 1} {score:+d}" for p, score in enumerate(result.scores))
+        totals = ", ".join(f"seat {seats[p] + 1} {total}" for p, total in enumerate(match.totals))
+        self._note(f"{head}: scores {scores}; totals {totals}")
+        if match.is_over:
+            best = match.winners
+            names = " and ".join(self._who(p) for p in best)
+            verb = "wins" if len(best) == 1 else "share the win"
+            self._note(f"Match over: {names} {verb} with {match.totals[best[0]]} after "
+                       f"{match.rounds_played} rounds")
 
     def _round_over_cue(self, now: int) -> None:
         assert self.match is not None
@@ -318,9 +368,12 @@ class Table:
         self.phase = phase
         self.phase_since = now
 
-    def _note(self, text: str) -> None:
-        self.notices.append(text)
-        del self.notices[:-200]
+    def _note(self, text: str, level: int = logging.INFO, to: logging.Logger = log) -> None:
+        """Something the players should know: logged, and kept for `tablectl debug`."""
+        to.log(level, "%s", text)
+        if level >= logging.INFO:
+            self.notices.append(text)
+            del self.notices[:-200]
 
     def inputs(self) -> dict[str, Any]:
         """What reached the engine: clean input events with the kernel's edge time (`ts_ns`) and

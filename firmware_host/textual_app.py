@@ -5,7 +5,8 @@ display and a keyboard. Keys go to the daemon's queue and from there to seat
 1's emulated pins (inputs/keyboard.py), so a key press takes the Pi's path:
 mock pin, edge filter, arbiter, engine. What is drawn are the frames the
 devices were sent: the centre matrix in colour, a seat's OLED in braille
-(`z` for the sharper half-block view).
+(`z` for the sharper half-block view), and beside them the table in words and
+coloured cards (views/readable.py), `t` switching between the two.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
-from textual.widgets import Footer, RichLog, Static
+from textual.widgets import RichLog, Static
 
 from .displays.terminal import mono_braille, mono_text, rgb_cells
 from .tui import TableView
@@ -28,14 +29,10 @@ from .tui import TableView
 if TYPE_CHECKING:
     from .daemon import Daemon
 
-HELP = ("[b]Seat 1 is yours.[/b] Lobby: [b]space[/b] join · [b]←/→[/b] game · [b]b[/b]/[b]B[/b] add/remove "
-        "a bot · [b]enter[/b] start.  Playing: [b]←/→/↑/↓[/b] move · [b]space[/b] slap · [b]enter[/b] alt · "
-        "[b]1-5[/b] direct buttons.")
-
-
-def centre_text(view: TableView) -> Text:
+def centre_text(view: TableView, width: int = 2) -> Text:
     """The matrix frame, brightened like a camera would: the LEDs run capped at a fraction of
-    full brightness, which on a screen would look nearly black."""
+    full brightness, which on a screen would look nearly black. `width`: cells an LED (2 keeps
+    them square, 1 fits a narrow terminal)."""
     text = Text()
     if view.centre is None:
         return text
@@ -43,7 +40,7 @@ def centre_text(view: TableView) -> Text:
     brightest = max(high for _, high in frame.getextrema())
     if 0 < brightest < 255:
         frame = frame.point(lambda v: min(255, v * 255 // brightest))
-    for i, row in enumerate(rgb_cells(frame)):
+    for i, row in enumerate(rgb_cells(frame, width)):
         if i:
             text.append("\n")
         for fg, bg in row:
@@ -56,6 +53,22 @@ def seat_text(view: TableView, seat: int, sharp: bool) -> Text:
     if frame is None:
         return Text("(this seat's screen is dark)", style="dim")
     return Text(mono_text(frame) if sharp else mono_braille(frame), style="#9fd8ff on black")
+
+
+def score_lines(scores: list[str], height: int) -> str:
+    """A line a seat; more seats than a quarter of the terminal's height go in two columns of
+    "seat who total", so 12 seats fit beside the table at 80x24."""
+    if not scores:
+        return "nobody yet"
+    if len(scores) <= max(4, height // 4):
+        return "\n".join(scores)
+    short = []
+    for line in scores:
+        parts = line.split()
+        total = parts[-1] if parts[-1][0] in "+-" and len(parts) > 3 else ""
+        short.append(f"{parts[1]:>2} {parts[2]:<6}{total:>4}")
+    half = -(-len(short) // 2)
+    return "\n".join(" ".join(pair) for pair in zip(short[:half], [*short[half:], ""], strict=False))
 
 
 class ViewChanged(Message):
@@ -75,19 +88,28 @@ class Sounded(Message):
 
 
 class TableApp(App[int]):
+    """Two views of one table, `t` switches: the table in words and coloured cards (legible at
+    80x24), and the faithful frames the LED matrix and the OLED were sent."""
+
     TITLE = "table-host"
     CSS = """
     Screen { background: #101014; }
+    #status { height: auto; background: #1f3a5f; color: white; padding: 0 1; }
+    #problem, #confirm { height: auto; background: darkred; color: white; padding: 0 1; display: none; }
+    #problem.shown, #confirm.shown { display: block; }
+    .panel { border: round #44506a; border-title-color: #c0c8e0; height: auto; }
     #main { height: auto; }
-    #status { height: 1; background: #1f3a5f; color: white; padding: 0 1; }
-    #problem { height: auto; background: darkred; color: white; padding: 0 1; display: none; }
-    #problem.shown { display: block; }
-    .panel { border: round #44506a; border-title-color: #c0c8e0; height: auto; width: auto; }
-    #left { width: auto; }
-    #centre, #seat, #scores { width: auto; }
-    #centre { padding: 0 1; }
-    #scores { padding: 1 1 0 1; }
-    #log { height: 1fr; min-height: 5; border: round #44506a; }
+    #words { width: 1fr; min-width: 40; }
+    #scores { width: 30; }
+    #hand { width: 1fr; }
+    #left, #centre { width: auto; }
+    #seat { width: auto; }
+    .frames #words, .frames #hand { display: none; }
+    .words #left, .words #seat { display: none; }
+    .narrow-frames #scores { display: none; }
+    .only-seat #left { display: none; }
+    .only-centre #seat { display: none; }
+    #log { height: 1fr; min-height: 2; border: round #44506a; }
     #help { height: auto; color: #a0a8b8; padding: 0 1; }
     """
     BINDINGS: ClassVar[list[Binding]] = [
@@ -95,7 +117,12 @@ class TableApp(App[int]):
         Binding("ctrl+c", "quit_table", "quit", show=False, priority=True),
         Binding("v", "watch_next", "watch another seat"),
         Binding("z", "zoom", "sharp/compact seat"),
+        Binding("t", "switch_view", "table/frames"),
+        Binding("x", "abort", "abort to lobby"),
     ]
+    LOCAL = ("q", "v", "z", "t", "x", "ctrl+c")
+    VIEWS = ("words", "frames")  # wide enough for the matrix and the OLED side by side
+    NARROW_VIEWS = ("words", "seat", "centre")  # narrower: one frame at a time
 
     def __init__(self, daemon: Daemon) -> None:
         super().__init__()
@@ -103,6 +130,8 @@ class TableApp(App[int]):
         self.view: TableView | None = None
         self.watching = 0  # the physical seat whose screen is shown
         self.sharp = False
+        self.mode = "words"
+        self.confirming = False
         self._notices_shown = 0
         self._thread: threading.Thread | None = None
         self.exit_code = 0
@@ -110,21 +139,27 @@ class TableApp(App[int]):
     def compose(self) -> ComposeResult:
         yield Static("starting…", id="status")
         yield Static("", id="problem")
+        yield Static("Abort the match and go back to the lobby?  y: yes  ·  any other key: no",
+                     id="confirm")
         with Horizontal(id="main"):
+            yield Static("", id="words", classes="panel")
             with Vertical(classes="panel", id="left"):
                 yield Static("", id="centre")
-                yield Static("", id="scores")
             yield Static("", id="seat", classes="panel")
+            yield Static("", id="scores", classes="panel")
+        yield Static("", id="hand", classes="panel")
         yield RichLog(id="log", wrap=True, markup=False, max_lines=500)
-        yield Static(HELP, id="help")
-        yield Footer()
+        yield Static("", id="help")
 
     def on_mount(self) -> None:
-        self.query_one("#left").border_title = "centre"
+        self.query_one("#left").border_title = "centre LEDs"
+        self.query_one("#words").border_title = "table"
+        self.query_one("#scores").border_title = "seats"
         self.query_one("#log", RichLog).can_focus = False
-        self.query_one("#log").border_title = "table"
+        self.query_one("#log").border_title = "what happened"
         self.sharp = self.size.height >= 45 and self.size.width >= 200
         self._title_seat()
+        self._apply_mode()
         self.daemon.on_view = self.post_message_view
         self.daemon.on_sound = lambda _cue: self.post_message(Sounded())
         self._thread = threading.Thread(target=self._serve, name="table", daemon=True)
@@ -141,21 +176,55 @@ class TableApp(App[int]):
 
     # ------------------------------------------------------------ drawing
 
+    @property
+    def wide(self) -> bool:
+        """Room for the matrix (one cell an LED) and the OLED side by side: 34 + 66 columns."""
+        return self.size.width >= 100
+
+    def _apply_mode(self) -> None:
+        main = self.screen
+        frames = self.mode != "words"
+        main.set_class(not frames, "words")
+        main.set_class(frames, "frames")
+        main.set_class(frames and self.size.width < 140, "narrow-frames")
+        main.set_class(self.mode == "seat", "only-seat")
+        main.set_class(self.mode == "centre", "only-centre")
+        self._draw()
+
+    def on_resize(self, _: events.Resize) -> None:
+        if self.mode == "frames" and not self.wide:
+            self.mode = "seat"
+        elif self.mode in ("seat", "centre") and self.wide:
+            self.mode = "frames"
+        self._apply_mode()
+
     def on_view_changed(self, message: ViewChanged) -> None:
-        view = self.view = message.view
+        self.view = message.view
+        self._draw()
+        log = self.query_one("#log", RichLog)
+        view = self.view
+        logged = view.logged or len(view.notices)
+        fresh = view.notices[len(view.notices) - min(len(view.notices), logged - self._notices_shown):]
+        for line in fresh:  # the lines logged since the last view (the pane keeps its own 500)
+            log.write(line)
+        self._notices_shown = logged
+
+    def _draw(self) -> None:
+        view = self.view
+        if view is None:
+            return
         self.query_one("#status", Static).update(Text(view.status))
         problem = self.query_one("#problem", Static)
         problem.update(Text(view.problem))
         problem.set_class(bool(view.problem), "shown")
-        self.query_one("#centre", Static).update(centre_text(view))
-        self.query_one("#scores", Static).update(Text("\n".join(view.scores) or "no match yet"))
+        self.query_one("#words", Static).update(view.words or Text(""))
+        hand = view.hands.get(self.watching)
+        self.query_one("#hand", Static).display = self.mode == "words" and bool(hand and hand.plain)
+        self.query_one("#hand", Static).update(hand or Text(""))
+        self.query_one("#centre", Static).update(centre_text(view, 2 if self.size.width >= 140 else 1))
+        self.query_one("#scores", Static).update(Text(score_lines(view.scores, self.size.height)))
+        self.query_one("#help", Static).update(Text(view.keys))
         self._draw_seat()
-        log = self.query_one("#log", RichLog)
-        fresh = view.notices[self._notices_shown:] if len(view.notices) >= self._notices_shown \
-            else view.notices
-        for line in fresh:
-            log.write(line)
-        self._notices_shown = len(view.notices)
 
     def on_sounded(self, _: Sounded) -> None:
         self.bell()
@@ -166,7 +235,8 @@ class TableApp(App[int]):
 
     def _title_seat(self) -> None:
         who = "you" if self.watching == 0 else "watching"
-        self.query_one("#seat").border_title = f"seat {self.watching + 1} ({who})"
+        for panel in ("#seat", "#hand"):
+            self.query_one(panel).border_title = f"seat {self.watching + 1} ({who})"
 
     def on_daemon_stopped(self, _: DaemonStopped) -> None:
         self.exit(self.exit_code)
@@ -174,8 +244,16 @@ class TableApp(App[int]):
     # ------------------------------------------------------------ keys
 
     def on_key(self, event: events.Key) -> None:
+        if self.confirming:
+            self.confirming = False
+            self.query_one("#confirm").set_class(False, "shown")
+            if event.character in ("y", "Y"):
+                self.daemon.events.put(("ui", "abort"))
+            event.stop()
+            event.prevent_default()
+            return
         name = event.character if event.character in ("b", "B") else event.key
-        if name in ("q", "v", "z", "ctrl+c"):
+        if name in self.LOCAL:
             return
         self.daemon.events.put(("key", name))
         event.stop()
@@ -185,11 +263,22 @@ class TableApp(App[int]):
         later = [s for s in seats if s > self.watching]
         self.watching = later[0] if later else seats[0]
         self._title_seat()
-        self._draw_seat()
+        self._draw()
 
     def action_zoom(self) -> None:
         self.sharp = not self.sharp
         self._draw_seat()
+
+    def action_switch_view(self) -> None:
+        """The table in words, then the faithful frames (one at a time on a narrow terminal)."""
+        views = self.VIEWS if self.wide else self.NARROW_VIEWS
+        self.mode = views[(views.index(self.mode) + 1) % len(views)] if self.mode in views else views[0]
+        self._apply_mode()
+
+    def action_abort(self) -> None:
+        """Back to the lobby from any match (a resumed one too), after a yes."""
+        self.confirming = True
+        self.query_one("#confirm").set_class(True, "shown")
 
     def action_quit_table(self) -> None:
         """Stop the daemon; it tells us when it has closed everything, then we exit."""

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from PIL import Image
+from rich.text import Text
 
 from .displays.terminal import mono_text, rgb_text
 
@@ -51,8 +52,12 @@ class TableView:
     centre: Image.Image | None
     seats: dict[int, Image.Image]  # physical seat -> its latest frame
     scores: list[str]  # one line a player
-    notices: list[str] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)  # the log's latest INFO lines, oldest first
     problem: str = ""  # the configuration warning, if any
+    words: Text | None = None  # the centre in words and coloured cards (views/readable.py)
+    hands: dict[int, Text] = field(default_factory=dict)  # physical seat -> its cards as cards
+    keys: str = ""  # the keys that do something now, in this game
+    logged: int = 0  # lines the log ever gave (more than `notices` keeps): which ones are new
 
 
 class TerminalUI:

@@ -213,9 +213,11 @@ def _through_the_link(board: Board, width: int, height: int, seconds: float) -> 
     from PIL import Image
 
     from firmware_host.displays.ledlink import LedLink
+    from firmware_host.logs import Collected
 
-    log: list[str] = []
-    link = LedLink(board.path, width, height, log.append)
+    collected = Collected("ledlink")
+    log = collected.__enter__()  # what the link says, for the report; let go in `finally`
+    link = LedLink(board.path, width, height)
     rnd = random.Random(11)
     expected: set[bytes] = set()
     newest = b""
@@ -254,6 +256,7 @@ def _through_the_link(board: Board, width: int, height: int, seconds: float) -> 
         }
     finally:
         link.close()
+        collected.__exit__()
 
 
 def _bench(modules: Path) -> dict[str, Any]:

@@ -269,6 +269,23 @@ def journal(lines: int = 25) -> str:
     return tail(done.stdout, lines)
 
 
+def journal_priorities() -> dict[str, object]:
+    """The daemon writes `<6>daemon: ...` on stderr (sd-daemon(3) prefixes); journald must take
+    the prefix as the entry's PRIORITY (SyslogLevelPrefix=, on by default) and strip it. So
+    the ready line is PRIORITY 6 and no message of the unit still starts with `<N>`."""
+    done = sh(["journalctl", "-b", "-u", UNIT, "--no-pager", "-o", "json", "-n", "300"])
+    entries = []
+    for line in done.stdout.splitlines():
+        with contextlib.suppress(ValueError):
+            entry = json.loads(line)
+            if isinstance(entry.get("MESSAGE"), str):
+                entries.append((entry.get("PRIORITY"), entry["MESSAGE"]))
+    ready = [priority for priority, message in entries if message.startswith("daemon: table-host ready")]
+    raw = [message for _, message in entries if re.match(r"<[0-7]>", message)]
+    return {"journal_priority_ok": bool(ready) and set(ready) == {"6"} and not raw,
+            "journal_ready_priority": ready[:1], "journal_raw_prefixes": raw[:3]}
+
+
 def check_unit(settings: dict[str, object], r: dict[str, object]) -> None:
     started = start_unit(float(settings.get("ready_timeout_s", 120)))
     state = started["state"]
@@ -289,6 +306,9 @@ def check_unit(settings: dict[str, object], r: dict[str, object]) -> None:
     r |= security()
     r |= tablectl_as_admin()
     say(f"tablectl status as admin: rc {r['tablectl_rc']}")
+    r |= journal_priorities()
+    say(f"journal: priorities taken from the prefixes {r['journal_priority_ok']} "
+        f"(ready line {r['journal_ready_priority']}, raw prefixes {r['journal_raw_prefixes']})")
     r["journal"] = journal()
 
 

@@ -428,9 +428,11 @@ def run(cache: Path, kernel, faulty: bool = True, old_unit_start: bool = False, 
     """Build (or reuse) the root, boot it, run install.sh and the unit; results as a dict.
 
     `unit_active`: systemd ran the installed unit to READY. `watchdog_ok`: it kept pinging for more
-    than two watchdog periods without a restart. `old_unit_caught` (faulty=True): in the old unit's
-    sandbox Pi detection or lgpio fails where the installed unit's passes, which is what this check
-    is for. old_unit_start: also start the daemon under the old unit (`faulty_unit`, about 90 s).
+    than two watchdog periods without a restart. `journal_priority_ok`: journald took the daemon's
+    `<N>` prefixes as priorities (the ready line is PRIORITY 6, no raw prefix). `old_unit_caught`
+    (faulty=True): in the old unit's sandbox Pi detection or lgpio fails where the installed unit's
+    passes, which is what this check is for. old_unit_start: also start the daemon under the old
+    unit (`faulty_unit`, about 90 s).
     """
     t = time.monotonic()
     cache = Path(cache)
@@ -450,9 +452,10 @@ def run(cache: Path, kernel, faulty: bool = True, old_unit_start: bool = False, 
     r["prepare_s"] = round(prepared, 1)
     r["total_s"] = round(time.monotonic() - t, 1)
     r["ok"] = bool(r.get("unit_active") and r.get("watchdog_ok") and r.get("tablectl_ok")
-                   and (not faulty or r.get("old_unit_caught")))
+                   and r.get("journal_priority_ok") and (not faulty or r.get("old_unit_caught")))
     if not r["ok"]:
-        checks = ["unit_active", "watchdog_ok", "tablectl_ok", *(["old_unit_caught"] if faulty else [])]
+        checks = ["unit_active", "watchdog_ok", "tablectl_ok", "journal_priority_ok",
+                  *(["old_unit_caught"] if faulty else [])]
         r["why"] = "; ".join([*r.get("failed", []), *(f"{k} false" for k in checks if not r.get(k))])
     return r
 
@@ -462,6 +465,7 @@ def summary(r: dict) -> str:
     lines = [
         f"systemd: unit active {r.get('unit_active')} ({r.get('status_text')!r}), "
         f"watchdog {r.get('watchdog_ok')}, tablectl as admin {r.get('tablectl_ok')}, "
+        f"journal priorities {r.get('journal_priority_ok')}, "
         f"exposure {r.get('security_exposure')} {r.get('security_rating')}",
         f"  sandbox: / ro {sb.get('root_read_only')}, no_new_privs {sb.get('no_new_privs')}, seccomp "
         f"{sb.get('seccomp_filter')}, caps 0 {sb.get('cap_eff_zero')}, groups {sb.get('groups')}, "

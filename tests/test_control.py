@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import queue
 import socket
@@ -16,6 +17,7 @@ import pytest
 
 from firmware_host.commands import handle
 from firmware_host.control import ControlServer, serve_request
+from firmware_host.logs import TerminalFormatter, escape
 from firmware_host.store import Store
 from firmware_host.table import Table
 
@@ -23,13 +25,14 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture
-def daemon(tmp_path: Path):
+def daemon(tmp_path: Path, caplog: pytest.LogCaptureFixture):
     """A control server and a thread that owns the table, as the daemon's main loop will."""
+    caplog.set_level(logging.DEBUG, logger="table_host")
     table = Table(4)
     store = Store(tmp_path / "table.db")
     requests: queue.SimpleQueue = queue.SimpleQueue()
-    log: list[str] = []
-    server = ControlServer(tmp_path / "control.sock", requests, log.append)
+    log = caplog
+    server = ControlServer(tmp_path / "control.sock", requests)
     stop = threading.Event()
 
     def owner() -> None:
@@ -67,7 +70,10 @@ def test_status_new_bots_and_seats_through_tablectl(daemon) -> None:
     assert tablectl(sock, "bots", "2", "--level", "hard").returncode == 0
     seats = json.loads(tablectl(sock, "--json", "seats").stdout)
     assert seats["bots"] == 2 and seats["seats_wired"] == 4
-    assert any("control: connection from pid" in line for line in log)  # peer credentials
+    said = [(r.name, r.levelno, r.getMessage()) for r in log.records]
+    assert ("table_host.control", logging.DEBUG) in {(name, level) for name, level, text in said
+                                                     if text.startswith("connection from pid")}  # peer
+    assert not [text for name, level, text in said if name == "table_host.control" and level >= logging.INFO]
     assert tablectl(sock, "start").returncode == 0 and table.match is not None
     assert table.match.players == 2
 
@@ -145,3 +151,23 @@ def test_bots_are_bounded_by_the_wired_seats(daemon) -> None:
     assert table.bots == {}
     assert tablectl(sock, "bots", "4").returncode == 0 and len(table.bots) == 4
     assert tablectl(sock, "bots", "5").returncode == 1 and len(table.bots) == 4
+
+
+def test_a_newline_in_a_command_cannot_forge_a_log_line(daemon) -> None:
+    sock, _table, log = daemon
+    log.clear()
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.connect(str(sock))
+        s.sendall(json.dumps({"cmd": "status\nFAKE LINE", "game": "x\x1b[2J"}).encode() + b"\n")
+        answer = json.loads(s.makefile().readline())
+    assert not answer["ok"]
+    asks = [r for r in log.records if "asks" in r.getMessage()]
+    assert len(asks) == 1 and asks[0].levelno == logging.DEBUG
+    assert asks[0].getMessage().endswith("asks status\\nFAKE LINE (game=x\\x1b[2J)")
+    lines = "\n".join(TerminalFormatter().format(r) for r in log.records).split("\n")
+    assert len(lines) == len(log.records)  # one line a record, whatever the client sent
+    assert not any(line.startswith("FAKE LINE") or "\x1b" in line for line in lines)
+
+
+def test_escape_writes_control_characters_as_python_does() -> None:
+    assert escape("a\nb\tc\x1b[31m\x7f\x9bé\\") == "a\\nb\\tc\\x1b[31m\\x7f\\x9bé\\\\"

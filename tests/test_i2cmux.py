@@ -222,43 +222,45 @@ def test_on_a_pi_4_the_oleds_are_opened_on_the_kernels_buses_not_10_to_13(
 
 
 def test_a_missing_channel_degrades_its_seat_only_and_says_why(
-        tmp_path: Path, luma_i2c: dict[int, Bus]) -> None:
+        tmp_path: Path, luma_i2c: dict[int, Bus], said) -> None:
     kernel_mux(tmp_path, PI5_I2C1, 1, 0x70, {0: 11, 1: 12, 3: 14})  # channel 2's link is gone
     config = default_config(4)
-    log: list[str] = []
+    log = said
     displays = SeatDisplays(oled.specs_for(config.screens),
-                            oled.hardware_opener(config.screens, config.i2c_muxes, tmp_path), log.append)
+                            oled.hardware_opener(config.screens, config.i2c_muxes, tmp_path))
     try:
         for seat in range(4):
             displays.show(seat, frame(seat))
-        wait_for(lambda: sum(s["online"] for s in displays.status().values()) == 3 and log)
+        wait_for(lambda: sum(s["online"] for s in displays.status().values()) == 3 and list(log))
         status = displays.status()
         assert [status[s]["online"] for s in range(4)] == [True, True, False, True]
         assert status[2]["problem"].startswith("the i2c-mux at 0x70 on i2c-1 has channels 0, 1, 3 but no "
                                                "channel-2")
-        assert log == [f"seat 3's screen: {status[2]['problem']} (retried every 8 s at most)"]
+        assert list(log) == [f"Seat 3's display is not answering (mux 0x70 channel 2 at 0x3c: "
+                             f"{status[2]['problem']}); retried every 8 s at most"]
     finally:
         displays.close()
 
 
 def test_a_mux_that_appears_late_is_found_at_the_next_retry(
-        tmp_path: Path, luma_i2c: dict[int, Bus]) -> None:
+        tmp_path: Path, luma_i2c: dict[int, Bus], said) -> None:
     config = default_config(2)
-    log: list[str] = []
+    log = said
     displays = SeatDisplays(oled.specs_for(config.screens),
-                            oled.hardware_opener(config.screens, config.i2c_muxes, tmp_path), log.append)
+                            oled.hardware_opener(config.screens, config.i2c_muxes, tmp_path))
     try:
         displays.show(0, frame(0))
         displays.show(1, frame(1))
-        wait_for(lambda: len(log) == 2)  # one line a seat, in whichever order their workers ran
+        wait_for(lambda: len(list(log)) == 2)  # one line a seat, in whichever order their workers ran
         first = sorted(log)[0]
-        assert first == (f"seat 1's screen: no i2c-mux at 0x70 on i2c-1 in sysfs ({tmp_path}/bus/i2c/"
+        assert first == ("Seat 1's display is not answering (mux 0x70 channel 0 at 0x3c: no i2c-mux at "
+                         f"0x70 on i2c-1 in sysfs ({tmp_path}/bus/i2c/"
                          "devices/1-0070 missing): is `dtoverlay=i2c-mux,pca9548,addr=0x70` in config.txt "
-                         "and the box rebooted? (retried every 8 s at most)")
+                         "and the box rebooted?); retried every 8 s at most")
         pi4(tmp_path)  # the module loads after the daemon started
         wait_for(lambda: all(s["online"] for s in displays.status().values()), timeout=3)
         assert sorted(luma_i2c) == [22, 23]
-        assert "seat 1 display back online" in log
+        assert "Seat 1's display is back" in log
     finally:
         displays.close()
 

@@ -206,10 +206,10 @@ def test_shared_files_stay_within_what_micropython_runs(name: str) -> None:
 
 
 @pytest.fixture
-def led(tmp_path: Path):
+def led(tmp_path: Path, said):
     emulator = EmulatedLedController(tmp_path)
-    log: list[str] = []
-    link = LedLink(str(emulator.path), 32, 16, log.append)
+    log = said
+    link = LedLink(str(emulator.path), 32, 16)
     yield emulator, link, log
     link.close()
     emulator.close()
@@ -238,7 +238,7 @@ def test_frames_arrive_over_the_real_serial_path(led) -> None:
         shows(emulator, picture(seed))
     assert link.stats.online and link.stats.controller == "table-led 2.0"
     assert link.stats.protocol == 2 and link.stats.data_pin == 2 and link.stats.native
-    assert "LED controller table-led 2.0 online (protocol 2, 32x16, data pin GP2)" in log
+    assert "The centre's LED controller table-led 2.0 is online (protocol 2, 32x16, data pin GP2)" in log
 
 
 def test_a_corrupted_frame_is_refused_and_sent_again(led) -> None:
@@ -271,13 +271,14 @@ def test_unplugged_and_replugged_it_is_back_with_a_full_frame_within_2_s(led) ->
         if not link.stats.online:
             break
         time.sleep(0.01)
-    assert not link.stats.online and any("offline" in line for line in log)
+    assert not link.stats.online and any("LED controller is not answering" in line for line in log)
     link.show(picture(4))  # the game goes on meanwhile
     emulator.plug()
     assert shows(emulator, picture(4), timeout=2.0) < 2.0
+    assert any(line.startswith("The centre's LED controller table-led 2.0 is back") for line in log)
 
 
-def test_a_controller_with_a_newer_protocol_version_is_refused(tmp_path: Path) -> None:
+def test_a_controller_with_a_newer_protocol_version_is_refused(tmp_path: Path, said) -> None:
     emulator = EmulatedLedController(tmp_path)
     original = emulator.controller.take
 
@@ -289,8 +290,8 @@ def test_a_controller_with_a_newer_protocol_version_is_refused(tmp_path: Path) -
             original(seq, kind, payload)
 
     emulator.controller.take = newer  # type: ignore[method-assign]
-    log: list[str] = []
-    link = LedLink(str(emulator.path), 32, 16, log.append)
+    log = said
+    link = LedLink(str(emulator.path), 32, 16)
     try:
         link.show(picture(1))
         for _ in range(300):
@@ -350,8 +351,7 @@ class Protocol1Controller(FakePort):
 
 
 def test_a_controller_with_the_old_protocol_is_named_and_refused() -> None:
-    log: list[str] = []
-    link = LedLink("/dev/table-led", 32, 16, log.append, open_port=lambda _p: Protocol1Controller())
+    link = LedLink("/dev/table-led", 32, 16, open_port=lambda _p: Protocol1Controller())
     try:
         for _ in range(300):
             if link.stats.last_error:
@@ -387,9 +387,9 @@ class StaleAcker(FakePort):
 
 
 
-def test_acks_for_old_frames_do_not_keep_a_dead_link_looking_alive() -> None:
-    log: list[str] = []
-    link = LedLink("/dev/table-led", 32, 16, log.append, open_port=lambda _p: StaleAcker())
+def test_acks_for_old_frames_do_not_keep_a_dead_link_looking_alive(said) -> None:
+    log = said
+    link = LedLink("/dev/table-led", 32, 16, open_port=lambda _p: StaleAcker())
     try:
         link.show(picture(1))
         for _ in range(400):

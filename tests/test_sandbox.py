@@ -109,21 +109,19 @@ def test_the_gpiochip_backend_needs_its_chip_named() -> None:
         parse_config(data)
 
 
-def test_no_file_runs_emulated_and_says_so_but_not_as_a_service(tmp_path: Path, monkeypatch) -> None:
-    said: list[str] = []
+def test_no_file_runs_emulated_and_says_so_but_not_as_a_service(tmp_path: Path, monkeypatch, said) -> None:
     monkeypatch.delenv("INVOCATION_ID", raising=False)
     monkeypatch.delenv("NOTIFY_SOCKET", raising=False)
-    config, _ = choose_config(tmp_path / "table.toml", False, said.append)
-    assert config.hardware.backend == "emulated" and "emulated" in said[0]
+    config, _ = choose_config(tmp_path / "table.toml", False)
+    assert config.hardware.backend == "emulated" and "emulated" in next(iter(said))
     monkeypatch.setenv("INVOCATION_ID", "0123")
     with pytest.raises(ConfigError, match="no configuration file; the service drives the hardware"):
-        choose_config(tmp_path / "table.toml", False, said.append)
+        choose_config(tmp_path / "table.toml", False)
 
 
-def test_emulate_overrides_a_pi_file_and_says_so(tmp_path: Path, monkeypatch) -> None:
+def test_emulate_overrides_a_pi_file_and_says_so(tmp_path: Path, monkeypatch, said) -> None:
     monkeypatch.setenv("STATE_DIRECTORY", str(tmp_path))  # where the last good copy goes
-    said: list[str] = []
-    config, _ = choose_config(_pi_config(tmp_path), True, said.append)
+    config, _ = choose_config(_pi_config(tmp_path), True)
     assert config.hardware.backend == "emulated" and any("--emulate" in line for line in said)
 
 

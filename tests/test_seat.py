@@ -49,7 +49,7 @@ def test_a_refusal_is_shown_and_the_selection_stays() -> None:
     seat.nav("right")  # G6: no green pile
     action = seat.action("slap", 5)
     seat.result(action, match.apply(action))
-    assert seat.message == "doesn't fit" and seat.selected() == C("G6")
+    assert seat.message == "doesn't fit: needs G5 out" and seat.selected() == C("G6")
 
 
 def test_pro_row_up_marks_the_destination_of_the_next_slap() -> None:

@@ -44,7 +44,7 @@ def table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[
         assert isinstance(board, EmulatedBoard)
         if before is not None:
             before(board)
-        daemon = Daemon(config, log=lambda _line: None, board=board)
+        daemon = Daemon(config, board=board)
         thread = threading.Thread(target=daemon.serve, daemon=True)
         thread.start()
         running.append((daemon, thread))

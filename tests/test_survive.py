@@ -56,10 +56,9 @@ def test_an_undecodable_file_at_start_runs_on_the_last_good_copy(dirs: Path) -> 
 
     path = dirs / "table.toml"
     path.write_bytes(TEMPLATE)
-    choose_config(path, True, lambda _l: None)  # keeps the last good copy
+    choose_config(path, True)  # keeps the last good copy
     path.write_bytes(TEMPLATE.replace(b"seats", b"s\xffeats", 1))
-    lines: list[str] = []
-    config, problem = choose_config(path, True, lines.append)
+    config, problem = choose_config(path, True)
     assert config.inputs.seats and "UTF-8" in problem and "last good one" in problem
 
 
@@ -191,7 +190,7 @@ class HostileController:
         os.close(self._slave)
 
 
-def test_every_malformed_reply_resyncs_and_the_link_thread_never_dies() -> None:
+def test_every_malformed_reply_resyncs_and_the_link_thread_never_dies(said) -> None:
     reply = ledproto.HELLO_REPLY
     hellos = [ledproto.encode(0, reply, p) for p in
               (b"", b"\x02", b"\x02\x20", b"\x02\x20\x10", b"\x02\x20\x10\x02",  # short
@@ -204,8 +203,8 @@ def test_every_malformed_reply_resyncs_and_the_link_thread_never_dies() -> None:
     acks = [ledproto.encode(0, ledproto.ACK, b""), ledproto.encode(0, ledproto.NAK, b""),
             b"\x7eSEQ" + bytes(20), ledproto.encode(1, reply, b""), ledproto.encode(1, reply, b"\x02")]
     controller = HostileController(hellos, acks)
-    log: list[str] = []
-    link = LedLink(controller.path, 32, 16, log.append)
+    log = said
+    link = LedLink(controller.path, 32, 16)
     from PIL import Image
 
     try:

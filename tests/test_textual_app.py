@@ -145,3 +145,109 @@ def test_each_sound_rings_the_terminals_bell_and_shows_in_the_log(dirs: Path,
         await until(pilot, lambda: not app._thread.is_alive())
 
     play(script)
+
+
+# ---------------------------------------------------------------- a newcomer's first hour
+
+
+async def _playing(pilot: Any, daemon: Daemon, app: TableApp, game_steps: int = 0) -> None:
+    """Seat 1 joins, two bots, the game `game_steps` to the right of classic, start, go."""
+    await pilot.press("space")
+    await until(pilot, lambda: daemon.table.joined == [0])
+    await pilot.press("b", "b", *["right"] * game_steps)
+    await until(pilot, lambda: len(daemon.table.bots) == 2)
+    await pilot.press("enter")
+    await until(pilot, lambda: daemon.table.phase is Phase.PLAYING)
+    await until(pilot, lambda: app.view is not None and "playing" in app.view.status
+                and bool(app.view.hands.get(0)) and app.view.hands[0].plain != "")
+
+
+def _fits(app: TableApp, selector: str) -> tuple[int, int]:
+    """(longest line of the panel's text, the columns it has): the text must not be cut or wrapped."""
+    widget = app.query_one(selector)
+    text = widget.render()
+    plain = text.plain if hasattr(text, "plain") else str(text)
+    return max(len(line) for line in plain.splitlines() or [""]), widget.content_region.width
+
+
+@pytest.mark.parametrize("size", [(80, 24), (100, 30)])
+def test_the_table_view_fits_80x24_and_100x30_without_cutting_a_panel(dirs: Path,
+                                                                      size: tuple[int, int]) -> None:
+    """It was: at 80x24 the seat panel was cut to 9-12 columns and the log collapsed."""
+
+    async def script(pilot: Any, daemon: Daemon, app: TableApp) -> None:
+        await _playing(pilot, daemon, app)
+        await pilot.pause(0.3)
+        for panel, least in (("#words", 40), ("#hand", 70), ("#scores", 26)):
+            assert app.query_one(panel).region.width >= least, panel
+            longest, room = _fits(app, panel)
+            assert longest <= room, f"{panel}: a line of {longest} in {room} columns"
+        assert "stack" in app.query_one("#hand").render().plain  # the seat's whole text is there
+        assert app.query_one("#log").region.height >= 4
+        assert app.query_one("#help").region.bottom <= size[1]
+        await pilot.press("t")  # the faithful frames, one key away
+        await pilot.pause(0.2)
+        seat = app.query_one("#seat")
+        assert seat.display and seat.region.width >= 66  # 64 braille cells and the border
+        if size[0] >= 100:
+            assert app.query_one("#left").region.width >= 34  # the matrix beside it, an LED a cell
+        else:
+            await pilot.press("t")
+            await pilot.pause(0.2)
+            assert app.query_one("#left").region.width >= 34 and not app.query_one("#seat").display
+        await pilot.press("q")
+        await until(pilot, lambda: not app._thread.is_alive())
+
+    play(script, size)
+
+
+def test_key_help_shows_the_games_keys_and_a_confirmed_abort_returns_to_the_lobby(dirs: Path) -> None:
+    async def script(pilot: Any, daemon: Daemon, app: TableApp) -> None:
+        assert "space join" in app.query_one("#help").render().plain
+        await _playing(pilot, daemon, app, game_steps=2)  # domino
+        keys = app.query_one("#help").render().plain
+        assert keys.startswith("domino:") and "joker" in keys and "enter discards" in keys
+        assert "x abort to lobby" in keys
+        await pilot.press("x")
+        assert app.query_one("#confirm").has_class("shown")
+        await pilot.press("q")  # anything but y is a no, and does nothing else
+        assert not app.query_one("#confirm").has_class("shown")
+        await pilot.pause(0.3)
+        assert daemon.table.phase is Phase.PLAYING and app._thread.is_alive()
+        await pilot.press("x", "y")
+        await until(pilot, lambda: daemon.table.phase is Phase.LOBBY and daemon.table.match is None)
+        await until(pilot, lambda: app.view.status.startswith("lobby"))
+        await pilot.press("q")
+        await until(pilot, lambda: not app._thread.is_alive())
+
+    play(script, (80, 24))
+
+
+def test_twelve_seats_fit_beside_the_table_at_80x24(dirs: Path) -> None:
+    daemon = Daemon(emulated_config(12), ui="textual")
+    app = TableApp(daemon)
+
+    async def go() -> None:
+        async with app.run_test(size=(80, 24)) as pilot:
+            await until(pilot, lambda: app.view is not None)
+            await _playing_with(pilot, daemon, app, 11)
+            await pilot.pause(0.3)
+            scores = app.query_one("#scores")
+            assert scores.region.height <= 8 and "12 bot" in scores.render().plain  # two columns
+            longest, room = _fits(app, "#scores")
+            assert longest <= room
+            assert app.query_one("#help").region.bottom <= 24 and app.query_one("#log").region.height >= 3
+            await pilot.press("q")
+            await until(pilot, lambda: not app._thread.is_alive())
+
+    asyncio.run(go())
+
+
+async def _playing_with(pilot: Any, daemon: Daemon, app: TableApp, bots: int) -> None:
+    await pilot.press("space")
+    await until(pilot, lambda: daemon.table.joined == [0])
+    await pilot.press(*["b"] * bots)
+    await until(pilot, lambda: len(daemon.table.bots) == bots)
+    await pilot.press("enter")
+    await until(pilot, lambda: daemon.table.phase is Phase.PLAYING)
+    await until(pilot, lambda: app.view is not None and "playing" in app.view.status)

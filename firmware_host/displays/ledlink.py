@@ -24,7 +24,10 @@ from typing import Any
 
 from PIL import Image
 
+from ..logs import logger
 from . import ledproto
+
+log = logger("ledlink")
 
 # A frame takes the board ~25 ms (docs/led-protocol.md); USB does not lose bytes, so a
 # missing ack means a damaged header or a controller that restarted: wait well past a
@@ -65,12 +68,10 @@ def frame_payload(image: Image.Image) -> bytes:
 
 class LedLink:
     def __init__(self, path: str, width: int, height: int,
-                 log: Callable[[str], None] = lambda _m: None,
                  open_port: Callable[[str], Any] | None = None) -> None:
         self.path = path
         self.width, self.height = width, height
         self.stats = LinkStats()
-        self._log = log
         self._open_port = open_port or _pyserial
         self._newest: bytes | None = None
         self._generation = 0
@@ -124,7 +125,7 @@ class LedLink:
         """Say it once (not every 0.2 s while it lasts), then the worker reopens and says hello.
         `wrong`: the controller answered, but not as this host needs (see LinkStats.wrong)."""
         if self.stats.online or problem != self.stats.last_error:
-            self._log(f"LED controller offline: {problem}")
+            log.warning("The centre's LED controller is not answering (%s): %s", self.path, problem)
         self.stats.online = False
         self.stats.last_error = problem
         self.stats.wrong = wrong
@@ -168,12 +169,14 @@ class LedLink:
         self.stats.controller, self.stats.protocol, self.stats.data_pin = name, version, pin
         self.stats.native = bool(flags & ledproto.NATIVE)
         self.stats.reconnects += 1 if self.stats.frames_sent else 0
+        back = bool(self.stats.last_error)  # said offline before: now say it is back
         self.stats.online = True
         self.stats.last_error = ""
         self.stats.since_online = time.monotonic()
-        self._log(f"LED controller {name} online (protocol {version}, {w}x{h}, data pin GP{pin})")
+        log.info("The centre's LED controller %s is %s (protocol %d, %dx%d, data pin GP%d)", name,
+                 "back" if back else "online", version, w, h, pin)
         if not self.stats.native:
-            self._log(f"LED controller {name} runs its CRC and pixel copy as Python loops: "
+            log.warning(f"LED controller {name} runs its CRC and pixel copy as Python loops: "
                       "expect far fewer frames a second than with its viper code")
 
     def _legacy_hello(self, port: Any) -> tuple[int, str] | None:

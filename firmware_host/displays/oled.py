@@ -27,7 +27,10 @@ from typing import Any
 from PIL import Image
 
 from ..i2cmux import SYSFS, check_i2c_dev, resolve_bus
+from ..logs import logger
 from ..recent import Recent
+
+log = logger("displays")
 
 BACKOFF_FIRST_S = 0.25
 BACKOFF_MAX_S = 8.0
@@ -160,12 +163,11 @@ class _Screen:
 class BusWorker(threading.Thread):
     """Draws the screens on one physical bus, newest frame only, one at a time."""
 
-    def __init__(self, name: str, log: Callable[[str], None]) -> None:
+    def __init__(self, name: str) -> None:
         super().__init__(name=f"display-{name}", daemon=True)
         self.screens: dict[int, _Screen] = {}
         self._wake = threading.Condition()
         self._stopping = False
-        self._log = log
 
     def submit(self, seat: int, frame: Image.Image) -> None:
         with self._wake:
@@ -237,7 +239,7 @@ class BusWorker(threading.Thread):
         self._attempted(screen, frame)
         screen.frames_sent += 1
         if not screen.online and screen.failures:
-            self._log(f"seat {screen.spec.seat + 1} display back online")
+            log.info("Seat %d's display is back", screen.spec.seat + 1)
         screen.online = True
         screen.backoff = BACKOFF_FIRST_S
         screen.shown = frame.tobytes()
@@ -252,11 +254,14 @@ class BusWorker(threading.Thread):
         not a silent one), and its retries stay quiet until the reason changes."""
         screen.failures += 1
         problem = str(exc) or type(exc).__name__
+        spec = screen.spec
+        where = spec.bus if spec.bus.startswith("spi-") else f"{spec.bus} at {spec.address:#04x}"
         if screen.online or screen.device is not None:
-            self._log(f"seat {screen.spec.seat + 1} display offline ({problem}); retrying")
+            log.warning("Seat %d's display is not answering (%s: %s); retrying",
+                        spec.seat + 1, where, problem)
         elif problem != screen.problem:
-            self._log(f"seat {screen.spec.seat + 1}'s screen: {problem} "
-                      f"(retried every {BACKOFF_MAX_S:g} s at most)")
+            log.warning("Seat %d's display is not answering (%s: %s); retried every %g s at most",
+                        spec.seat + 1, where, problem, BACKOFF_MAX_S)
         screen.problem = problem
         screen.online = False
         if screen.device is not None:  # close its bus: a display that keeps failing must not
@@ -271,15 +276,14 @@ class BusWorker(threading.Thread):
 class SeatDisplays:
     """Every seat's OLED. `show` never blocks on a bus."""
 
-    def __init__(self, specs: list[DisplaySpec], opener: Callable[[DisplaySpec], Any],
-                 log: Callable[[str], None] = lambda _m: None) -> None:
+    def __init__(self, specs: list[DisplaySpec], opener: Callable[[DisplaySpec], Any]) -> None:
         self._workers: dict[str, BusWorker] = {}
         self._last: dict[int, bytes] = {}
         self._bus_of: dict[int, BusWorker] = {}
         for spec in specs:
             worker = self._workers.get(spec.bus)
             if worker is None:
-                worker = self._workers[spec.bus] = BusWorker(spec.bus, log)
+                worker = self._workers[spec.bus] = BusWorker(spec.bus)
             worker.screens[spec.seat] = _Screen(spec, opener, retry_at=0.0)
             self._bus_of[spec.seat] = worker
         for worker in self._workers.values():
