@@ -61,7 +61,7 @@ CREATE TABLE IF NOT EXISTS journal (
 
 
 state_path = paths.state_database
-CACHE_KIB = 512
+CACHE_KIB = 128
 """SQLite's page cache (its default is 2 MiB): the table appends and seldom reads back."""
 KEPT_COUNTS = 8
 """Matches whose journal position `record` remembers: the one in play and the last few before it."""
