@@ -17,7 +17,7 @@ from typing import Any
 
 from .rules.classic import MoveToRow, PlayCard, TurnHand, VoteStuck
 from .rules.codec import Action
-from .rules.crazy import BOTTOM, TOP, DiscardCrazy, PlayCrazy
+from .rules.crazy import BOTTOM, TOP, CrazyCard, DiscardCrazy, PlayCrazy
 from .rules.dice import PlaceDie, Reroll
 from .rules.domino import DiscardDomino
 from .rules.sight import ClassicSight, CrazySight, DiceSight, DominoSight, Sight
@@ -47,12 +47,22 @@ SKILLS: dict[Level, Skill] = {
 _MIN_MS = 120.0  # nobody reacts faster than this
 
 
+_SNIPES = {Level.INSTANT: 1, Level.EASY: 99, Level.MEDIUM: 3, Level.HARD: 1}
+"""Crazy: how many more of its 4s a bot lets others take than piles it wins before it stops making 4s."""
+
+
+NOFIN = -1.0
+
+
 class Bot:
     def __init__(self, level: Level | str, rng: random.Random) -> None:
         self.level = Level(level)
         self.skill = SKILLS[self.level]
         self.rng = rng
         self._fruitless = 0  # turns in a row without a play (pro_row stuck vote)
+        self._four: int | None = None  # Crazy: the pile this bot last made a 4 on
+        self._sniped = 0  # Crazy: its 4s someone else took, less the piles it won
+        self._won = 0  # Crazy: its score pile when it last looked
 
     def delay_ns(self, action: Action) -> int:
         """How long this bot takes to make `action`, drawn afresh each time."""
@@ -151,18 +161,84 @@ class Bot:
         return DiscardDomino(s.seat, now_ns)
 
     def _crazy(self, s: CrazySight, now: int) -> Action | None:
+        """Play to win piles: a 5 on a 4 first; never leave a 4 for others unless holding the 5
+        that takes it; keep Crazy cards and 5s as finishers; discard only what cannot be played.
+
+        Judgement by level: easy climbs greedily (it gifts 4s and plays Crazy cards anywhere);
+        medium and hard keep their finishers and make no 4 (whoever is quickest takes it, and a 4
+        then a 5 are two moves) but wait for others' 4s; hard also spoils a pile others are about
+        to win (a 3 onto a 4 it cannot take)."""
         hand = s.hand()
         if not hand:
             return None
+        seat = s.seat
         tops = s.pile_tops()
-        # A 5 on a 4 wins the pile: always the best play.
+        won = s.won()
+        if won != self._won:
+            self._sniped -= won > self._won
+            self._won = won
+            self._four = None
+        elif self._four is not None and tops.get(self._four) != TOP - 1:
+            self._sniped += self._four not in tops  # gone, and not to us: someone was quicker
+            self._four = None
+        finishers = sorted((c for c in hand if c.value == TOP or c.crazy), key=lambda c: c.crazy)
+        # A 5 on a 4 wins the pile: always the best play (a plain 5 before a Crazy card).
+        for pid, top in tops.items():
+            if top == TOP - 1:
+                for card in finishers:
+                    if self._sees():
+                        return PlayCrazy(seat, card, pid, TOP if card.crazy else None, now)
+        if self.level == Level.EASY:
+            return self._crazy_greedy(s, hand, tops, now)
+        best: tuple[float, PlayCrazy] | None = None
         for card in hand:
+            if card.crazy or not self._sees():
+                continue
             for pid, top in tops.items():
-                if top == TOP - 1 and (card.value == TOP or card.crazy) and self._sees():
-                    return PlayCrazy(s.seat, card, pid, TOP if card.crazy else None, now)
+                if abs(card.value - top) != 1:
+                    continue
+                worth = self._crazy_worth(card, top, finishers)
+                if best is None or worth > best[0]:
+                    best = (worth, PlayCrazy(seat, card, pid, None, now))
+            if card.value == BOTTOM and s.pile_room() > 0 and (best is None or best[0] < 0.5):
+                best = (0.5, PlayCrazy(seat, card, None, None, now))
+        if best is not None and best[0] >= 0:
+            if best[1].card.value == TOP - 1:
+                self._four = best[1].pile
+            return best[1]
+        # Nothing worth playing: discard the card least likely to fit soon, keeping finishers.
+        plain = [c for c in hand if not c.crazy]
+        fives = [c for c in plain if c.value == TOP]
+        if len(finishers) > 1 and fives:  # one finisher is enough to wait with
+            return DiscardCrazy(seat, fives[0], now)
+        spare = [c for c in plain if c.value != TOP] or plain
+        if spare:
+            worst = max(spare, key=lambda c: min((abs(c.value - t) for t in tops.values()), default=9))
+            return DiscardCrazy(seat, worst, now)
+        card = hand[0]  # only Crazy cards in hand: start a pile, or lay one down making no 4
+        if s.pile_room() > 0:
+            return PlayCrazy(seat, card, None, BOTTOM, now)
+        for pid, top in tops.items():
+            for value in (top - 1, top + 1):
+                if BOTTOM <= value < TOP - 1 or (value == TOP - 1 == top + 1 and len(hand) > 1):
+                    return PlayCrazy(seat, card, pid, value, now)
+        return DiscardCrazy(seat, card, now)
+
+    def _crazy_worth(self, card: CrazyCard, top: int, finishers: list[CrazyCard]) -> float:
+        """How good `card` on a pile showing `top` is; below 0 is worse than discarding."""
+        if card.value == TOP - 1:  # makes a 4: a gift to whoever is quickest
+            if finishers and self._sniped < _SNIPES[self.level]:
+                return 3.0
+            return NOFIN
+        if top == TOP - 1:  # a 3 onto a 4 we cannot take: spoils it for the others
+            return 2.0 if self.level in (Level.HARD, Level.INSTANT) else 0.2
+        return 1.0 + 0.1 * card.value if card.value > top else 0.5
+
+    def _crazy_greedy(self, s: CrazySight, hand: list[CrazyCard], tops: dict[int, int],
+                      now: int) -> Action:
+        """The easy bot: climb wherever it can, else start a pile, else discard."""
         plain = [c for c in hand if not c.crazy]
         moves = [(c, pid) for c in plain for pid, top in tops.items() if abs(c.value - top) == 1]
-        # Prefer moves that climb toward a 5 (4 after 3 sets up a win, but others may take it).
         moves.sort(key=lambda m: (-(m[0].value > tops[m[1]]), -m[0].value))
         for card, pid in moves:
             if self._sees():
@@ -171,7 +247,6 @@ class Bot:
             for card in plain:
                 if card.value == BOTTOM and self._sees():
                     return PlayCrazy(s.seat, card, None, None, now)
-        # Nothing fits: get rid of the card least likely to fit soon, keeping Crazy cards.
         if plain:
             worst = max(plain, key=lambda c: min((abs(c.value - t) for t in tops.values()), default=9))
             return DiscardCrazy(s.seat, worst, now)

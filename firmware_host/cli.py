@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from .bots import Level
+from .output import quiet_broken_pipe, version_text
 from .rules.common import RulesError
 from .rules.options import GAMES, parse_assignments
 
@@ -35,13 +36,16 @@ def _emit(data: dict[str, Any], as_json: bool, human: str) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="table-host", description="The Ligretto table: referee, simulator, tools.")
+    p.add_argument("--version", action="version", version=version_text("table-host"))
+    p.add_argument("--json", action="store_true", help="one JSON object on stdout (commands with a report)")
     sub = p.add_subparsers(dest="command", parser_class=_Parser)
 
     run = sub.add_parser("run", help="run the table (the default; emulated without Pi hardware)")
     run.add_argument("--emulate", action="store_true", help="emulated GPIO and displays even on a Pi")
     run.add_argument("--ui", choices=("textual", "plain", "none"),
                      help="terminal UI: textual (the default on a terminal), plain, or none (headless)")
-    run.add_argument("--config", help="configuration file (default /etc/table-host/table.toml)")
+    run.add_argument("--config", help="configuration file (default: ~/.config/table-host/table.toml, else "
+                     "/etc/table-host/table.toml; the service: its ConfigurationDirectory)")
     run.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info",
                      help="the least a log line must weigh to be written (default info: game events)")
     run.add_argument("--debug", dest="log_level", action="store_const", const="debug",
@@ -51,16 +55,18 @@ def build_parser() -> argparse.ArgumentParser:
     power.add_argument("--config", help="configuration file (default: the 4-seat build, hardware/wiring/)")
     power.add_argument("--seats", type=int, default=4, help="without --config: the build for this many seats")
     power.add_argument("--pi", choices=("pi4", "pi5"), default="pi4")
-    power.add_argument("--json", action="store_true")
+    power.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
 
     boot = sub.add_parser("boot-config", help="the config.txt lines a configuration needs (install.sh)")
     boot.add_argument("--config", help="configuration file (default: the 4-seat build, hardware/wiring/)")
+    boot.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
 
     watch = sub.add_parser("watch", help="watch bots play a match, round by round")
     watch.add_argument("--game", choices=GAMES, default="classic")
     watch.add_argument("--players", type=int, default=4)
     watch.add_argument("--seed", default="0")
     watch.add_argument("--bots", default="medium", help="easy, medium or hard")
+    watch.add_argument("--speed", type=float, default=1.0, help="faster than the table by this factor")
 
     sim = sub.add_parser("simulate", help="bot against bot, headless")
     sim.add_argument("--game", help=f"one of {', '.join(GAMES)} (with --sweep: all unless given)")
@@ -69,19 +75,20 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--seed", default="0")
     sim.add_argument("--option", action="append", default=[], metavar="KEY=VALUE")
     sim.add_argument("--bots", help="instant (the default), easy, medium or hard; --sweep: all unless given")
-    sim.add_argument("--json", action="store_true")
+    sim.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
     sim.add_argument("--sweep", action="store_true",
                      help="one round of every game, player count, option set and bot level, per seed")
     sim.add_argument("--seeds", type=int, default=200, help="with --sweep: seeds per case")
 
     sc = sub.add_parser("scenario", help="run a scenario file through the real engine")
     sc.add_argument("file")
-    sc.add_argument("--json", action="store_true")
+    sc.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
 
     bench = sub.add_parser("bench", help="print performance figures (exit 1 when a target is missed)")
     bench.add_argument("which", choices=("engine", "arbitration", "display", "daemon", "faults", "soak",
-                                         "all"))
-    bench.add_argument("--json", action="store_true")
+                                         "bots", "all"),
+                       help="bots (not in all): medium and hard bots against a one-button masher")
+    bench.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
     bench.add_argument("--rounds", type=_number(int, 1), default=3000, help="engine: rounds to time")
     bench.add_argument("--pairs", type=_number(int, 1), default=1_000_000,
                        help="arbitration: contested pairs")
@@ -101,6 +108,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="faults: minutes of the daemon's memory soak (0: none)")
     bench.add_argument("--minutes", type=_number(float, 0.05), default=10.0,
                        help="soak: minutes of bot matches through the real daemon")
+    bench.add_argument("--matches", type=_number(int, 1), default=50,
+                       help="bots: matches per game, button and level")
     return p
 
 
@@ -121,6 +130,7 @@ def _number(kind: type[int] | type[float], lo: float, hi: float | None = None) -
     return parse
 
 
+@quiet_broken_pipe
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -261,6 +271,12 @@ def _scenario(args: argparse.Namespace) -> int:
 
 def _bench(args: argparse.Namespace) -> int:
     """Figures on stdout; exit 0 when every target the benchmarks have was met, 1 when one was missed."""
+    if args.which == "bots":
+        from .botbench import bench_bots, bots_text
+
+        figures = bench_bots(args.matches)
+        _emit(figures, args.json, bots_text(figures))
+        return 0 if figures["pass"] else 1
     from . import bench
 
     figures: dict[str, Any] = {}
@@ -331,27 +347,27 @@ def _boot_config(args: argparse.Namespace) -> int:
         config = load_config(args.config) if args.config else default_config(4)
     except ConfigError as exc:
         _fail(str(exc))
-    print("\n".join(boot_config(config)))
+    lines = boot_config(config)
+    _emit({"config_txt": lines}, args.json, "\n".join(lines))
     return 0
 
 
 def _watch(args: argparse.Namespace) -> int:
-    """Watch bots play a match, round by round."""
+    """Watch bots play a match at the table's pace (`--speed` faster), round by round."""
     from .rules.options import check_game
-    from .simulate import simulate
+    from .watch import watch
 
     check_game(args.game, args.players)
     level = args.bots
     if level not in {lv.value for lv in Level}:
         _fail(f"unknown bot level {level!r} (choose {', '.join(lv.value for lv in Level)})")
+    if not args.speed > 0 or args.speed == float("inf"):
+        _fail(f"--speed must be a number above 0, not {args.speed}")
     game = args.game
-    print(f"table-host: watching {args.players} {level} bots play {game} (seed {args.seed})",
-          file=sys.stderr)
-    report = simulate(game, args.players, None, args.seed, {}, Level(level))
-    for r in report["rounds"]:
-        r["finishers"] = [s + 1 for s in r["finishers"]]
-    report["winners"] = [s + 1 for s in report["winners"]]
-    print(_simulate_text(report))
+    print(f"table-host: watching {args.players} {level} bots play {game} (seed {args.seed}) at "
+          f"{args.speed:g}x the table's pace", file=sys.stderr)
+    watch(game, args.players, args.seed, Level(level), args.speed,
+          out=lambda line: print(line, flush=True))
     return 0
 
 

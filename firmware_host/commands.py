@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from .bots import Level
 from .rules.options import GAMES
 from .store import Store
 from .table import Table
 
+LEVELS = tuple(level.value for level in Level)
 COMMANDS = ("status", "new", "start", "abort", "next", "scores", "history", "seats", "bots", "inputs")
 
 
@@ -37,7 +39,7 @@ def handle(table: Table, store: Store | None, now: int, body: dict[str, Any]) ->
     if cmd == "scores":
         if table.match is None:
             raise ValueError("no match yet")
-        return table.match.summary()
+        return scores(table)
     if cmd == "history":
         if store is None:
             raise ValueError("no state database")
@@ -52,8 +54,29 @@ def handle(table: Table, store: Store | None, now: int, body: dict[str, Any]) ->
         count, level = body.get("count"), body.get("level", "medium")
         if not isinstance(count, int) or count < 0:
             raise ValueError("bots needs a count: 0 or more")
+        if level not in LEVELS:
+            raise ValueError(f"unknown bot level {level!r} (choose {', '.join(LEVELS)})")
         table.set_bots(count, str(level))
         return table.status()
     if cmd == "inputs":
         return table.inputs()
     raise ValueError(f"unknown command {cmd!r} (known: {', '.join(COMMANDS)})")
+
+
+def scores(table: Table) -> dict[str, Any]:
+    """The match so far, seats numbered from 1 as on the table: `seats` is each player's seat (the
+    order of `totals` and `scores`), `winners` and `finishers` are seats."""
+    assert table.match is not None
+    summary = table.match.summary()
+    seats = table.seat_of_player
+    if len(seats) != table.match.players:
+        seats = list(range(table.match.players))
+
+    def numbered(players: list[int]) -> list[int]:
+        return [seats[p] + 1 for p in players]
+
+    summary["seats"] = [s + 1 for s in seats]
+    summary["winners"] = numbered(summary["winners"])
+    for r in summary["rounds"]:
+        r["finishers"] = numbered(r["finishers"])
+    return summary

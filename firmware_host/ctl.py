@@ -6,8 +6,13 @@
     tablectl selftest [--probe] [--seats 1,3] [--timeout S] | selftest --abort | selftest --report
     tablectl inputs                  what reached the engine, with edge and decision times
 
-Human output by default, `--json` for scripts (one JSON object). Exit 0 when
-the table did it, 1 when it refused or is not running, 2 for a bad command line.
+Human output by default, `--json` (before or after the command) for scripts: one JSON object.
+Seats are numbered from 1 in both. Exit 0 when the table did it, 1 when it refused or is not
+running, 2 for a bad command line (checked here, before the table is asked).
+
+The socket: TABLE_HOST_SOCKET, else $RUNTIME_DIRECTORY/control.sock, else the first that exists of
+your own table's ($XDG_RUNTIME_DIR/table-host/control.sock) and the service's
+(/run/table-host/control.sock); see firmware_host/paths.py.
 """
 
 from __future__ import annotations
@@ -24,8 +29,9 @@ from pathlib import Path
 from typing import Any
 
 from . import paths
+from .output import quiet_broken_pipe, version_text
 
-socket_path = paths.control_socket
+socket_path = paths.find_socket
 
 
 class NotRunning(RuntimeError):
@@ -46,7 +52,8 @@ def ask(body: dict[str, Any], path: Path | None = None, timeout: float = 10.0) -
                     break
                 data += chunk
     except (FileNotFoundError, ConnectionRefusedError):
-        raise NotRunning(f"the table daemon is not running (no control socket at {path})") from None
+        where = " or ".join(str(p) for p in paths.socket_candidates()) if path == socket_path() else path
+        raise NotRunning(f"the table daemon is not running (no control socket at {where})") from None
     except PermissionError:
         raise NotRunning(f"permission denied on {path} (are you in the table's admin group?)") from None
     except OSError as exc:
@@ -75,28 +82,44 @@ def connect(sock: socket.socket, path: Path, deadline: float) -> None:
             pause = min(pause * 2, 0.2)
 
 
+MAX_SEATS = 12
+
+
 def build_parser() -> argparse.ArgumentParser:
+    from .bots import Level
+    from .rules.options import GAMES
+
     p = argparse.ArgumentParser(prog="tablectl", description="Control the Ligretto table.")
     p.add_argument("--json", action="store_true", help="one JSON object on stdout")
+    p.add_argument("--version", action="version", version=version_text("tablectl"))
+    # --json after the command too: the subcommand's own flag, which leaves the main one alone
+    # when not given (SUPPRESS), so `tablectl --json status` and `tablectl status --json` agree.
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
+                        help="one JSON object on stdout")
     sub = p.add_subparsers(dest="cmd", required=True)
+
+    def command(name: str, **kw: Any) -> argparse.ArgumentParser:
+        return sub.add_parser(name, parents=[common], **kw)
+
     for name in ("status", "start", "abort", "next", "scores", "seats", "inputs"):
-        sub.add_parser(name)
-    new = sub.add_parser("new", help="choose the next game")
-    new.add_argument("game")
-    new.add_argument("options", nargs="*", metavar="KEY=VALUE")
-    bots = sub.add_parser("bots", help="how many bots join the next match")
-    bots.add_argument("count", type=int)
-    bots.add_argument("--level", default="medium")
-    bundle = sub.add_parser("debug-bundle", help="everything useful for a bug report, in one file")
+        command(name)
+    new = command("new", help="choose the next game", usage="tablectl new GAME [KEY=VALUE ...]")
+    new.add_argument("game", nargs="?", help=f"one of {', '.join(GAMES)}")
+    new.add_argument("options", nargs="*", metavar="KEY=VALUE", help="the game's options, e.g. rounds=3")
+    bots = command("bots", help="how many bots join the next match")
+    bots.add_argument("count", type=bot_count, help=f"0 to {MAX_SEATS - 1}, at most the free seats")
+    bots.add_argument("--level", default="medium", choices=[lv.value for lv in Level])
+    bundle = command("debug-bundle", help="everything useful for a bug report, in one file")
     bundle.add_argument("path", nargs="?", default="table-host-debug.tar.gz")
-    history = sub.add_parser("history")
-    history.add_argument("--limit", type=int, default=20)
-    config = sub.add_parser("config", help="check, get or reload the configuration")
+    history = command("history")
+    history.add_argument("--limit", type=positive, default=20)
+    config = command("config", help="check, get or reload the configuration")
     config.add_argument("action", choices=("check", "get", "set", "reload"))
     config.add_argument("arg", nargs="?", help="check: a file to check; get/set: a dotted key")
     config.add_argument("value", nargs="?", help="set: the new value, as TOML (4.5, true, \"text\")")
     config.add_argument("--file", help="check, set: the configuration file (default: the daemon's)")
-    test = sub.add_parser("selftest", help="is the box wired right? probe every part, then walk the seats")
+    test = command("selftest", help="is the box wired right? probe every part, then walk the seats")
     test.add_argument("--probe", action="store_true", help="the parts only, no walk (scripts, CI)")
     test.add_argument("--seats", type=seat_list, help="walk only these seats, e.g. 1,3")
     test.add_argument("--timeout", type=float, default=10.0, metavar="S",
@@ -104,6 +127,53 @@ def build_parser() -> argparse.ArgumentParser:
     test.add_argument("--abort", action="store_true", help="stop the running self-test")
     test.add_argument("--report", action="store_true", help="the running or last self-test's report")
     return p
+
+
+def bot_count(text: str) -> int:
+    try:
+        count = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of bots (0 to {MAX_SEATS - 1})") from None
+    if not 0 <= count < MAX_SEATS:
+        raise argparse.ArgumentTypeError(f"{count} bots: a table has at most {MAX_SEATS} seats, so 0 to "
+                                         f"{MAX_SEATS - 1} bots beside one person")
+    return count
+
+
+def positive(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive whole number")
+    return n
+
+
+def game_options(game: str | None, items: list[str]) -> dict[str, str]:
+    """`new`'s game and KEY=VALUE options, checked here against the game's option list: a typo is
+    refused now, naming what is allowed, not when the match starts."""
+    from .rules.options import GAMES, SPECS
+
+    if game is None:
+        raise ValueError(f"new needs a game: {', '.join(GAMES)} (its options may follow, e.g. rounds=3)")
+    if game not in GAMES:
+        raise ValueError(f"unknown game {game!r} (choose {', '.join(GAMES)})")
+    specs = SPECS[game]
+    options = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ValueError(f"option {item!r} is not KEY=VALUE (e.g. rounds=3)")
+        spec = specs.get(key)
+        if spec is None:
+            raise ValueError(f"unknown option {key!r} for {game} (known: {', '.join(sorted(specs))})")
+        try:
+            spec.parse(value)
+        except ValueError as exc:
+            raise ValueError(f"option {key}={value}: {exc} ({spec.help})") from None
+        options[key] = value
+    return options
 
 
 def seat_list(text: str) -> list[int]:
@@ -169,13 +239,7 @@ def selftest(args: argparse.Namespace) -> int:
 def request_for(args: argparse.Namespace) -> dict[str, Any]:
     body: dict[str, Any] = {"cmd": args.cmd}
     if args.cmd == "new":
-        options = {}
-        for item in args.options:
-            key, sep, value = item.partition("=")
-            if not sep:
-                raise SystemExit(f"tablectl: option {item!r} is not key=value")
-            options[key] = value
-        body |= {"game": args.game, "options": options}
+        body |= {"game": args.game, "options": game_options(args.game, args.options)}
     elif args.cmd == "bots":
         body |= {"count": args.count, "level": args.level}
     elif args.cmd == "history":
@@ -197,7 +261,11 @@ def refused(answer: dict[str, Any], as_json: bool) -> bool:
     return True
 
 
-def human(answer: dict[str, Any]) -> str:
+def human(answer: dict[str, Any], cmd: str = "") -> str:
+    if cmd == "history" and isinstance(answer.get("matches"), list):
+        return history_text(answer["matches"])
+    if cmd == "config" and "value" in answer:
+        return "\n".join(setting_lines(str(answer.get("key") or ""), answer["value"])) or "(nothing)"
     lines = []
     for key, value in answer.items():
         if key == "ok":
@@ -206,6 +274,50 @@ def human(answer: dict[str, Any]) -> str:
             value = json.dumps(value)
         lines.append(f"{key.replace('_', ' ')}: {value}")
     return "\n".join(lines)
+
+
+def local_time(ts: float | None, fmt: str = "%Y-%m-%d %H:%M") -> str:
+    return "-" if ts is None else time.strftime(fmt, time.localtime(ts))
+
+
+def seats_text(seats: list[int]) -> str:
+    return ("seat " if len(seats) == 1 else "seats ") + ", ".join(str(s) for s in seats)
+
+
+def history_text(matches: list[dict[str, Any]]) -> str:
+    """One line per match, newest first, in local time; seats numbered from 1."""
+    if not matches:
+        return "no matches yet"
+    lines = []
+    for m in matches:
+        rounds = m.get("rounds") or []
+        seats = m.get("seats") or list(range(1, m["players"] + 1))
+        totals = [sum(r["scores"][p] for r in rounds) for p in range(m["players"])]
+        day = local_time(m.get("started"))
+        if m.get("set_aside"):
+            outcome = "aborted" if m["set_aside"] == "aborted" else f"set aside: {m['set_aside']}"
+        elif m.get("ended") is None:
+            outcome = "not finished"
+        else:
+            outcome = f"ended {local_time(m['ended'], '%H:%M')}, won by {seats_text(m.get('winners') or [])}"
+        plural = "s" if len(rounds) != 1 else ""
+        lines.append(f"match {m['match']}  {day}  {m['game']}, {m['players']} players, {len(rounds)} round"
+                     f"{plural}: {outcome}")
+        if rounds:
+            pairs = zip(seats, totals, strict=False)
+            lines.append("    totals: " + ", ".join(f"seat {s} {t}" for s, t in pairs))
+    return "\n".join(lines)
+
+
+def setting_lines(key: str, value: Any) -> list[str]:
+    """`config get` as KEY = VALUE lines, each key one `config set` takes; values as TOML writes them."""
+    if isinstance(value, dict):
+        return [line for k, v in value.items() for line in setting_lines(f"{key}.{k}" if key else k, v)]
+    if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+        return [line for i, v in enumerate(value) for line in setting_lines(f"{key}.{i}", v)]
+    if value is None:
+        return [f"{key} = (not set)"]
+    return [f"{key} = {json.dumps(value) if not isinstance(value, bool) else str(value).lower()}"]
 
 
 def config_file(explicit: str | None) -> Path:
@@ -258,19 +370,46 @@ def set_config(path: Path, key: str, text: str) -> None:
             os.unlink(tmp)
 
 
-def check_config(path: Path, as_json: bool) -> int:
-    """Check a file here, with the caller's own rights: the daemon would read any file it can
-    (and stall the game on a FIFO or a huge file) and tell what is in it."""
-    from .config import ConfigError, load_config
-
-    answer: dict[str, Any] = {"ok": True, "valid": True, "file": str(path)}
+def running_config() -> Path | None:
+    """The file the running table loaded, if one runs, we may ask it, and it loaded a file."""
     try:
-        load_config(path)
+        answer = ask({"cmd": "debug"}, timeout=3.0)
+    except NotRunning:
+        return None
+    loaded = Path(answer["config_file"]) if answer.get("ok") and answer.get("config_file") else None
+    return loaded if loaded is not None and loaded.exists() else None
+
+
+def check_config(path: Path | None, as_json: bool) -> int:
+    """Check a file here, with the caller's own rights: the daemon would read any file it can
+    (and stall the game on a FIFO or a huge file) and tell what is in it. No file given and none
+    where the table looks: check what `table-host run` then runs, the built-in 4-seat wiring.
+    Each problem is said once: in the JSON, or on stderr."""
+    from .config import ConfigError, build_file, default_config, load_config
+
+    answer: dict[str, Any] = {"ok": True, "valid": True}
+    if path is None:
+        path = running_config()
+    try:
+        if path is None and not paths.config_file().exists():
+            built_in = build_file(4)
+            answer |= {"file": None, "built_in": built_in.name,
+                       "note": f"no configuration file at {paths.config_file()}: table-host run plays the "
+                               f"built-in 4-seat wiring ({built_in.name}), emulated; the service needs "
+                               "a file"}
+            default_config(4)
+        else:
+            path = path or paths.config_file()
+            answer["file"] = str(path)
+            load_config(path)
     except ConfigError as exc:
-        answer |= {"valid": False, "problems": exc.problems}
-    print(json.dumps(answer) if as_json else f"{path}: {'valid' if answer['valid'] else 'invalid'}")
-    for problem in answer.get("problems", []):
-        print(f"tablectl: {problem}", file=sys.stderr)
+        answer |= {"ok": False, "valid": False, "problems": exc.problems}
+    if as_json:
+        print(json.dumps(answer))
+    else:
+        print(answer.get("note") or f"{answer['file']}: {'valid' if answer['valid'] else 'invalid'}")
+        for problem in answer.get("problems", []):
+            print(f"tablectl: {problem}", file=sys.stderr)
     return 0 if answer["valid"] else 1
 
 
@@ -305,6 +444,7 @@ def debug_bundle(path: Path) -> int:
     return 0
 
 
+@quiet_broken_pipe
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.cmd == "config" and args.action == "set":
@@ -329,19 +469,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("reloaded" if answer.get("reloaded") else f"not reloaded: {answer}")
         return 0 if answer.get("reloaded") else 1
     if args.cmd == "config" and args.action == "check":
-        return check_config(Path(args.arg) if args.arg else config_file(args.file), args.json)
+        explicit = args.arg or args.file
+        return check_config(Path(explicit) if explicit else None, args.json)
     if args.cmd == "debug-bundle":
         return debug_bundle(Path(args.path))
     if args.cmd == "selftest":
         return selftest(args)
     try:
-        answer = ask(request_for(args))
+        body = request_for(args)
+    except ValueError as exc:
+        print(f"tablectl: {exc}", file=sys.stderr)
+        return 2
+    try:
+        answer = ask(body)
     except NotRunning as exc:
         print(f"tablectl: {exc}", file=sys.stderr)
         return 1
     if refused(answer, args.json):
         return 1
-    print(json.dumps(answer) if args.json else human(answer))
+    print(json.dumps(answer) if args.json else human(answer, args.cmd))
     if answer.get("valid") is False or answer.get("reloaded") is False:
         for problem in answer.get("problems", []):
             print(f"tablectl: {problem}", file=sys.stderr)

@@ -113,7 +113,12 @@ class Daemon:
         self.buzzer = BuzzerPlayer(config.buzzer, self.board.factory, on_error=sounds_log.warning)
         self.on_sound: Any = None  # the Textual app's bell, set when it mounts
         self.screens: TableScreens | None = None
-        self.control = ControlServer(paths.control_socket(), self.events)  # where tablectl looks
+        where = paths.control_socket()  # where tablectl looks
+        try:
+            self.control = ControlServer(where, self.events)
+        except OSError as exc:
+            self.board.close()
+            raise paths.PathError(f"control socket {where}: {exc.strerror or exc}") from None
         self.match_id: int | None = None
         self._bound: Any = None  # the match the store and screens follow
         self._last_status = ""
@@ -134,8 +139,9 @@ class Daemon:
         if resumed is not None:
             match_id, match = resumed
             try:
+                saved = len(match.results)  # a round the resume's wakes end is stored by the loop
                 self.table.resume(match, time.monotonic_ns(), *self.store.seating(match_id))
-                self.match_id, self._saved_rounds, self._bound = match_id, len(match.results), match
+                self.match_id, self._saved_rounds, self._bound = match_id, saved, match
                 self._bind_screens()
             except Exception as exc:
                 reason = f"cannot resume: {type(exc).__name__}: {exc}"
@@ -176,7 +182,10 @@ class Daemon:
         """Signals become queue items: the loop handles them between events, like anything else."""
         signal.signal(signal.SIGTERM, lambda *_: self.events.put(("signal", "term")))
         signal.signal(signal.SIGINT, lambda *_: self.events.put(("signal", "term")))
-        signal.signal(signal.SIGHUP, lambda *_: self.events.put(("signal", "hup")))
+        if under_systemd() or not has_terminal():
+            signal.signal(signal.SIGHUP, lambda *_: self.events.put(("signal", "hup")))
+        else:  # its terminal closed: a table started by hand goes with it, as any program does
+            signal.signal(signal.SIGHUP, lambda *_: self.events.put(("signal", "term")))
 
     def serve(self) -> int:
         """The loop; returns when told to stop, having closed everything."""
@@ -671,6 +680,15 @@ def remember_good(path: Path) -> None:
             temporary.unlink()
 
 
+def has_terminal() -> bool:
+    """A controlling terminal, whose hangup should stop us (detached by setsid, there is none)."""
+    try:
+        os.close(os.open("/dev/tty", os.O_RDONLY | os.O_NOCTTY))
+    except OSError:
+        return False
+    return True
+
+
 def under_systemd() -> bool:
     """Started by systemd as a service: it sets INVOCATION_ID for every unit it runs."""
     return bool(os.environ.get("INVOCATION_ID") or os.environ.get("NOTIFY_SOCKET"))
@@ -735,6 +753,8 @@ def run(config_file: str | None, emulate: bool, ui: str = "none") -> int:
     path = config_path(config_file)
     try:
         lock = hold_table(paths.state_database())  # noqa: F841 - held until the process ends
+        if not os.environ.get("TABLE_HOST_SOCKET"):
+            paths.runtime_directory()  # made, and the /tmp fallback checked, before any hardware
         config, problem = choose_config(path, emulate)
         # Headless, this thread serves the table: real-time. On real GPIO it is claimed before the
         # board is opened, so that lgpio's threads, started by the opening, inherit it; emulated
@@ -759,7 +779,7 @@ def run(config_file: str | None, emulate: bool, ui: str = "none") -> int:
         log.error("%s", message)
         Notifier().send(f"STATUS={message}", f"ERRNO={errno.ENODEV}")
         return EX_UNAVAILABLE
-    except (ConfigError, StoreError, RulesError) as exc:
+    except (ConfigError, StoreError, RulesError, paths.PathError) as exc:
         log.error("%s", exc)
         return 2
     log.info("hardware: %s", board.describe())

@@ -98,6 +98,7 @@ class ScenarioRun:
     states: list[dict[str, Any]] = field(default_factory=list)
     arbiter: dict[str, Any] | None = None  # window_ns, epsilon_ns, seed: presses go through it
     decisions: list[str] = field(default_factory=list)  # the arbiter's log: ties drawn, late presses
+    wakes: list[tuple[int, float]] = field(default_factory=list)  # (round, ms): the table woke the round
 
     def to_dict(self) -> dict[str, Any]:
         summary = self.match.summary()
@@ -111,6 +112,7 @@ class ScenarioRun:
             "actions": [a.to_dict() for a in self.actions],
             "final_state": _numbered_from_one(self.states[-1]) if self.states else {},
             "expectations_failed": self.failures,
+            **({"wakes": [{"round": r, "at_ms": at} for r, at in self.wakes]} if self.wakes else {}),
             **({"arbiter": self.decisions} if self.arbiter is not None else {}),
         }
 
@@ -532,6 +534,7 @@ def _run_actions(match: Match, actions: Any, where: str, r: int, players: int,
     else:
         timed.sort(key=lambda t: (t[0], t[1]))  # the arbiter's order: time, then arrival
     for at, _, seat, a, w, expect, _ in timed:
+        _wake(match, round(at * 1e6), r, result)
         raw = {k: v for k, v in a.items() if k not in ("at_ms", "expect", "arrive_ms")}
         raw["seat"] = seat
         raw["ts"] = round(at * 1e6)
@@ -556,6 +559,19 @@ def _run_actions(match: Match, actions: Any, where: str, r: int, players: int,
         if expect is not None and expect != report.outcome:
             result.failures.append(f"{w}: expected {expect}, got {report.outcome}"
                                    + (f" ({refusal})" if refusal else ""))
+    _wake(match, None, r, result)  # nobody presses any more: time runs on, as at the table
+
+
+def _wake(match: Match, before_ns: int | None, r: int, result: ScenarioRun) -> None:
+    """Do what the round has due before `before_ns` (a joker's hold lapsing, a wait for a
+    joker running out), or all it has due when None, as the table's wake does between presses."""
+    rnd = match.round
+    for _ in range(10_000):
+        due = rnd.deadline()
+        if due is None or (before_ns is not None and due >= before_ns) or not rnd.wake(due):
+            return
+        result.wakes.append((r + 1, due / 1e6))
+    raise ScenarioError(f"round {r + 1}: the round kept something due after 10000 wakes")
 
 
 def _crazy_action(match: Match, raw: dict[str, Any]) -> PlayCrazy | DiscardCrazy:
@@ -678,10 +694,16 @@ def render(run_: ScenarioRun) -> str:
     names = run_.names
     lines = [f"{run_.title} — {m.game}, {m.players} players"]
     current = 0
-    for a in run_.actions:
-        if a.round != current:
-            current = a.round
+    events = sorted([(a.round, a.at_ms, 0, i) for i, a in enumerate(run_.actions)]
+                    + [(r, at, 1, -1) for r, at in run_.wakes])
+    for rnd, at, _, i in events:
+        if rnd != current:
+            current = rnd
             lines.append(f"round {current}")
+        if i < 0:
+            lines.append(f"  {at:9.3f} ms  {'table':<10} {'time is up: the round is woken':<32} ok")
+            continue
+        a = run_.actions[i]
         what = " ".join(f"{k}={v}" for k, v in a.action.items() if k not in ("seat",))
         outcome = "ok" if a.refusal is None else f"refused: {a.refusal}"
         lines.append(f"  {a.at_ms:9.3f} ms  {names[a.seat - 1]:<10} {what:<32} {outcome}")

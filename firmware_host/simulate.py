@@ -40,15 +40,21 @@ class RoundStats:
     sim_seconds: float = 0.0
 
 
-def play_round(match: Match, bots: list[Bot], rng: random.Random) -> RoundStats:
-    """Play the current round to its end with the given bots."""
+Observer = Callable[[int, int | None, Any, Any], None]
+"""Told of each action as it lands: (ns into the round, seat, action, refusal or None); seat and
+action are None for a wake (time ended a hold or the round)."""
+
+
+def play_round(match: Match, bots: list[Bot], rng: random.Random,
+               observer: Observer | None = None) -> RoundStats:
+    """Play the current round to its end with the given bots (on the timed clock when observed)."""
     stats = RoundStats()
     rnd = match.round
     sights = [sight_of(rnd, seat) for seat in range(match.players)]
-    if all(b.level == Level.INSTANT for b in bots):
+    if observer is None and all(b.level == Level.INSTANT for b in bots):
         _play_instant(match, bots, sights, rng, stats)
     else:
-        _play_timed(match, bots, sights, stats)
+        _play_timed(match, bots, sights, stats, observer)
     return stats
 
 
@@ -93,7 +99,8 @@ def _play_instant(match: Match, bots: list[Bot], sights: list[Any], rng: random.
     stats.sim_seconds = now / 1e9
 
 
-def _play_timed(match: Match, bots: list[Bot], sights: list[Any], stats: RoundStats) -> None:
+def _play_timed(match: Match, bots: list[Bot], sights: list[Any], stats: RoundStats,
+                observer: Observer | None = None) -> None:
     """Bots on a simulated clock. A bot with nothing to do looks again `POLL_NS` later, so
     none drops out; the round is woken when something is due."""
     rnd = match.round
@@ -117,12 +124,16 @@ def _play_timed(match: Match, bots: list[Bot], sights: list[Any], stats: RoundSt
             now = max(now, due)
             if not rnd.wake(now) or rnd.deadline() == due:
                 raise RoundStalled(f"{match.game}: waking the round at its deadline changed nothing")
+            if observer is not None:
+                observer(now, None, None, None)
             continue
         now, seat, action = heapq.heappop(queue)
         if now > limit:
             raise RoundStalled(f"{match.game}: a round ran past {MAX_ROUND_SECONDS} s of play")
         if action is not None:
             refusal = match.apply(action)
+            if observer is not None:
+                observer(now, seat, action, refusal)
             stats.actions += 1
             if refusal is not None:
                 stats.refusals += 1

@@ -278,23 +278,38 @@ class Store:
                                  (now, json.dumps(list(match.winners)), match_id))
             self._db.execute("COMMIT")
 
-    def rounds(self, match_id: int) -> list[dict[str, Any]]:
+    def rounds(self, match_id: int, seats: list[int] | None = None) -> list[dict[str, Any]]:
+        """Each round's ending, finishers and scores per player; with `seats` (each player's
+        physical seat), finishers are seat numbers from 1, as the table shows them."""
         with self._mutex:
             rows = self._db.execute("SELECT round_no, ending, finishers, scores FROM rounds "
                                     "WHERE match_id=? ORDER BY round_no", (match_id,)).fetchall()
-        return [{"round": r + 1, "ending": e, "finishers": json.loads(f), "scores": json.loads(s)}
+        return [{"round": r + 1, "ending": e,
+                 "finishers": json.loads(f) if seats is None else _seat_numbers(json.loads(f), seats),
+                 "scores": json.loads(s)}
                 for r, e, f, s in rows]
 
     def history(self, limit: int = 20) -> list[dict[str, Any]]:
+        """The newest matches first. Seats are numbered from 1, as on the table: `seats` is each
+        player's seat (the order of `scores`), `winners` and `finishers` are seats."""
         with self._mutex:
-            matches = self._db.execute("SELECT id, game, players, started, ended, winners, set_aside "
+            matches = self._db.execute("SELECT id, game, players, started, ended, winners, set_aside, seats "
                                        "FROM matches ORDER BY id DESC LIMIT ?", (limit,)).fetchall()
         out = []
-        for mid, game, players, started, ended, winners, set_aside in matches:
-            out.append({"match": mid, "game": game, "players": players, "started": started,
-                        "ended": ended, "winners": json.loads(winners) if winners else None,
-                        "set_aside": set_aside, "rounds": self.rounds(mid)})
+        for mid, game, players, started, ended, winners, set_aside, seats_text in matches:
+            seats = json.loads(seats_text) if seats_text else []
+            if len(seats) != players:
+                seats = list(range(players))  # stored without seating: the players sat in order
+            out.append({"match": mid, "game": game, "players": players, "seats": [s + 1 for s in seats],
+                        "started": started, "ended": ended,
+                        "winners": _seat_numbers(json.loads(winners), seats) if winners else None,
+                        "set_aside": set_aside, "rounds": self.rounds(mid, seats)})
         return out
+
+
+def _seat_numbers(players: list[int], seats: list[int]) -> list[int]:
+    """Player indexes to the seat numbers (from 1) they sat at."""
+    return [seats[p] + 1 if 0 <= p < len(seats) else p + 1 for p in players]
 
 
 def _plain(options: dict[str, Any]) -> dict[str, Any]:

@@ -218,10 +218,21 @@ class Table:
                                seats=self.seat_of_player)
         self._note(f"Match resumed: {match.game}, round {match.round_no + 1}, {self.players} players: "
                    + ", ".join(self._who(p) for p in range(self.players)))
+        self._clock_restarted(match, now)
         if match.round.result is not None:
             self._enter(Phase.MATCH_RESULT if match.is_over else Phase.ROUND_RESULT, now)
         else:
             self._countdown(now)
+
+    def _clock_restarted(self, match: Match, now: int) -> None:
+        """The journal is stamped on the clock of the run that crashed. Stamps later than `now`
+        mean that clock started again (a reboot): a joker's hold or a wait for a joker stamped
+        on it would last as long as that run had played, so what the round has pending falls
+        due at once (journaled as wakes), and the round counts down afresh."""
+        rnd = match.round
+        last = max((a.ts for a in rnd.journal), default=0)
+        while last > now and rnd.result is None and (due := rnd.deadline()) is not None and rnd.wake(due):
+            self.woken.append(rnd.journal[-1])
 
     def next(self, now: int) -> None:
         """Skip the rest of the round result: the next round counts down now."""

@@ -162,9 +162,9 @@ def test_bench_engine_prints_named_figures() -> None:
 
 
 def test_watch_shows_bots_play_a_match() -> None:
-    result = run("watch", "--game", "dice", "--players", "2", "--bots", "hard")
+    result = run("watch", "--game", "dice", "--players", "2", "--bots", "hard", "--speed", "2000")
     assert result.returncode == 0, result.stderr
-    assert "winner" in result.stdout
+    assert "round 1" in result.stdout and "seat 2" in result.stdout and "winner" in result.stdout
 
 
 def test_tablectl_says_when_no_daemon_is_running(tmp_path: Path) -> None:

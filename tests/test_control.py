@@ -80,8 +80,8 @@ def test_status_new_bots_and_seats_through_tablectl(daemon) -> None:
 
 def test_refusals_are_one_line_and_exit_1(daemon) -> None:
     sock, _, _ = daemon
-    result = tablectl(sock, "new", "chess")
-    assert result.returncode == 1 and result.stderr.strip() == (
+    result = tablectl(sock, "new", "chess")  # a bad command line: said before the table is asked
+    assert result.returncode == 2 and result.stderr.strip() == (
         "tablectl: unknown game 'chess' (choose classic, dice, domino, crazy)")
     result = tablectl(sock, "abort")
     assert result.returncode == 1 and "no match to abort" in result.stderr
@@ -145,7 +145,9 @@ def test_config_set_validates_keeps_comments_and_replaces_the_file_whole(tmp_pat
 
 def test_bots_are_bounded_by_the_wired_seats(daemon) -> None:
     sock, table, _log = daemon
-    result = tablectl(sock, "bots", "100000")
+    result = tablectl(sock, "bots", "100000")  # more than any table has: refused as it is typed
+    assert result.returncode == 2 and "0 to 11 bots" in result.stderr.strip().splitlines()[-1]
+    result = tablectl(sock, "bots", "7")  # more than this table has: the table says how many
     assert result.returncode == 1
     assert result.stderr.strip() == "tablectl: at most 4 bots: 4 seats are wired, 0 joined"
     assert table.bots == {}

@@ -167,3 +167,20 @@ def test_domino_tokens_are_numbered_from_1_in_files_and_json(tmp_path: Path) -> 
     message = refused(tmp_path, DOMINO + "[[round]]\nactions = [{seat = 1, do = 'joker', token = 0, "
                                          "square = [0, 1]}]\n")
     assert "round[0].actions[0].token" in message and "1 to 4" in message
+
+
+def test_a_round_that_ends_only_by_time_ends_in_a_scenario_as_at_the_table() -> None:
+    """Nothing fits and only a joker could help: no press ends the round, the table's wake does
+    (joker_wait_s after the last placement). The runner wakes the round as the table does."""
+    run = run_file(Path(__file__).parents[1] / "scenarios" / "domino-joker-wait.toml")
+    assert run.failures == []
+    result = run.match.results[0]
+    assert str(result.ending) == "no_placement" and result.scores == (2, 0)
+    assert run.wakes == [(1, 10_050.0)]
+    assert run.to_dict()["wakes"] == [{"round": 1, "at_ms": 10_050.0}]
+
+
+def test_a_joker_hold_lapses_between_actions_as_at_the_table() -> None:
+    run = run_file(Path(__file__).parents[1] / "scenarios" / "domino-joker.toml")
+    assert run.failures == []
+    assert run.wakes == [(1, 5_200.0)]  # the joker laid at 200 ms holds its token 5 s

@@ -275,7 +275,8 @@ def test_a_match_whose_last_round_is_stored_but_not_its_end_ends(tmp_path: Path)
         raw.execute("UPDATE matches SET ended=NULL, winners=NULL")
     store = Store(db)
     assert store.resume(2) is None
-    assert store.history()[0]["ended"] is not None and store.history()[0]["winners"] == list(match.winners)
+    assert store.history()[0]["ended"] is not None and store.history()[0]["winners"] == [
+        p + 1 for p in match.winners]
     store.close()
 
 

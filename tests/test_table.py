@@ -199,3 +199,38 @@ def test_inputs_lists_each_event_and_decision_with_its_edge_time(box) -> None:
     decided = [e for e in events if "decided" in e]
     assert [(e["seat"], e["ts_ns"], e["decided_ns"]) for e in decided] == [(1, 7 * S + 123, 7 * S + 9 * MS)]
     assert table.inputs()["window_ns"] == 5 * MS
+
+
+def _domino_with_a_joker_at(ts: int):
+    """A Domino match in which seat 1 has laid a joker at `ts` (its token is held for 5 s)."""
+    from firmware_host.catalog import new_match
+    from firmware_host.rules.domino import PlayJoker
+
+    match = new_match("domino", 2, 7)
+    joker = next(a for a in match.round.legal_actions(0, ts) if isinstance(a, PlayJoker))
+    assert match.apply(joker._replace(ts=ts)) is None
+    return match
+
+
+def test_a_round_resumed_after_a_reboot_holds_no_token_on_the_old_clock() -> None:
+    """The journal is stamped on the monotonic clock of the run that crashed. After a reboot that
+    clock starts again near 0: a joker's hold stamped at 2 h would keep its token from everybody
+    else for 2 h (and a wait for a joker would never run out). Resumed, it falls due at once."""
+    from firmware_host.table import Table
+
+    match = _domino_with_a_joker_at(7200 * S)
+    table = Table(4, Timing())
+    table.resume(match, 20 * S, [0, 1], {1: "hard"})
+    assert all(t.reserved_by is None for t in match.round.tokens)
+    assert match.round.deadline() is None and table.take_wakes() == [Wake(7205 * S)]
+    assert table.phase is Phase.COUNTDOWN
+
+
+def test_a_round_resumed_on_the_same_clock_keeps_its_hold_until_it_falls_due() -> None:
+    from firmware_host.table import Table
+
+    match = _domino_with_a_joker_at(10 * S)
+    table = Table(4, Timing())
+    table.resume(match, 12 * S, [0, 1], {1: "hard"})  # the daemon restarted, the clock went on
+    assert any(t.reserved_by == 0 for t in match.round.tokens) and table.take_wakes() == []
+    assert match.round.deadline() == 15 * S

@@ -178,6 +178,10 @@ class CrazySight:
     def draw_size(self) -> int:
         return len(self._r.seats[self.seat].draw)
 
+    def won(self) -> int:
+        """Cards in this seat's own score pile (it lies in front of the player)."""
+        return len(self._r.seats[self.seat].score)
+
 
 Sight = ClassicSight | DiceSight | DominoSight | CrazySight
 

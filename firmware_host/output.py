@@ -1,0 +1,40 @@
+"""What `table-host` and `tablectl` share about their output: the version, and a reader that
+stops early (`tablectl history | head -1`)."""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from collections.abc import Callable
+from typing import Any
+
+EXIT_PIPE = 141  # 128 + SIGPIPE: what a shell shows for a program its reader stopped
+
+
+def version_text(prog: str) -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return f"{prog} {version('table-host')}"
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        return f"{prog} (not installed: pip install -e .)"
+
+
+def quiet_broken_pipe(main: Callable[..., int]) -> Callable[..., int]:
+    """The reader went away: stop without a traceback, as `cat` would. Whatever is still
+    buffered goes to /dev/null, so that Python's own flush at exit does not complain either
+    (the Python manual, signal module: "Note on SIGPIPE")."""
+
+    @functools.wraps(main)
+    def wrapped(*args: Any, **kwargs: Any) -> int:
+        try:
+            status = main(*args, **kwargs)
+            sys.stdout.flush()
+            return status
+        except BrokenPipeError:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            return EXIT_PIPE
+
+    return wrapped
