@@ -85,22 +85,50 @@ def build_parser() -> argparse.ArgumentParser:
     sc.add_argument("file")
     sc.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
 
-    bench = sub.add_parser("bench", help="print performance figures")
-    bench.add_argument("which", choices=("engine", "arbitration", "display", "daemon", "faults", "bots",
-                                         "all"),
+    bench = sub.add_parser("bench", help="print performance figures (exit 1 when a target is missed)")
+    bench.add_argument("which", choices=("engine", "arbitration", "display", "daemon", "faults", "soak",
+                                         "bots", "all"),
                        help="bots (not in all): medium and hard bots against a one-button masher")
     bench.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
-    bench.add_argument("--rounds", type=int, default=3000, help="engine: rounds to time")
-    bench.add_argument("--pairs", type=int, default=1_000_000, help="arbitration: contested pairs")
-    bench.add_argument("--seconds", type=float, default=10.0, help="arbitration: real-time latency run")
-    bench.add_argument("--load", type=int, default=0,
+    bench.add_argument("--rounds", type=_number(int, 1), default=3000, help="engine: rounds to time")
+    bench.add_argument("--pairs", type=_number(int, 1), default=1_000_000,
+                       help="arbitration: contested pairs")
+    bench.add_argument("--seconds", type=_number(float, 0.1), default=10.0,
+                       help="arbitration: seconds of the real-time latency run")
+    bench.add_argument("--load", type=_number(int, 0, 64), default=0,
                        help="arbitration: busy processes running beside the real-time run")
-    bench.add_argument("--decisions", type=int, default=1500, help="display: decisions per game")
-    bench.add_argument("--idle", type=float, default=10.0, help="daemon: seconds measured idle")
-    bench.add_argument("--kills", type=int, default=120, help="faults: SIGKILLs at random moments")
-    bench.add_argument("--configs", type=int, default=400, help="faults: broken configurations tried")
-    bench.add_argument("--matches", type=int, default=50, help="bots: matches per game, button and level")
+    bench.add_argument("--decisions", type=_number(int, 1), default=1500, help="display: decisions per game")
+    bench.add_argument("--idle", type=_number(float, 0.1), default=10.0, help="daemon: seconds measured idle")
+    bench.add_argument("--play", type=_number(float, 0.1), default=15.0,
+                       help="daemon: seconds of a bot match measured")
+    bench.add_argument("--kills", type=_number(int, 1), default=120,
+                       help="faults: SIGKILLs at random moments")
+    bench.add_argument("--configs", type=_number(int, 1), default=400,
+                       help="faults: broken configurations tried")
+    bench.add_argument("--soak-minutes", type=_number(float, 0.0), default=1.0,
+                       help="faults: minutes of the daemon's memory soak (0: none)")
+    bench.add_argument("--minutes", type=_number(float, 0.05), default=10.0,
+                       help="soak: minutes of bot matches through the real daemon")
+    bench.add_argument("--matches", type=_number(int, 1), default=50,
+                       help="bots: matches per game, button and level")
     return describe_subcommands(p)
+
+
+def _number(kind: type[int] | type[float], lo: float, hi: float | None = None) -> Any:
+    """An argparse type: a whole number or a number in lo..hi, else one line naming the range."""
+    allowed = f"{lo:g} to {hi:g}" if hi is not None else f"at least {lo:g}"
+
+    def parse(text: str) -> int | float:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{'a whole number' if kind is int else 'a number'} {allowed}, not {text!r}") from None
+        if not lo <= value <= (hi if hi is not None else float("inf")) or value != value:
+            raise argparse.ArgumentTypeError(f"must be {allowed}, not {text}")
+        return value
+
+    return parse
 
 
 @quiet_broken_pipe
@@ -243,45 +271,50 @@ def _scenario(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
+    """Figures on stdout; exit 0 when every target the benchmarks have was met, 1 when one was missed."""
     if args.which == "bots":
         from .botbench import bench_bots, bots_text
 
-        if args.matches < 1:
-            _fail("--matches must be positive")
         figures = bench_bots(args.matches)
         _emit(figures, args.json, bots_text(figures))
         return 0 if figures["pass"] else 1
     from . import bench
 
-    if args.rounds < 1 or args.pairs < 1 or args.seconds <= 0 or args.decisions < 1:
-        _fail("--rounds, --pairs, --seconds and --decisions must be positive")
-    if not 0 <= args.load <= 64:
-        _fail("--load must be 0 to 64 busy processes")
-    if args.kills < 1 or args.configs < 1:
-        _fail("--kills and --configs must be positive")
     figures: dict[str, Any] = {}
     text = []
+    met = []
     if args.which in ("engine", "all"):
         figures["engine"] = bench.bench_engine(args.rounds)
         text.append(bench.engine_text(figures["engine"]))
+        met.append(figures["engine"]["meets_target"])
     if args.which in ("arbitration", "all"):
         order = bench.bench_arbitration_order(args.pairs)
         latency = bench.bench_arbitration_latency(args.seconds, load=args.load)
         figures["arbitration"] = {"order": order, "latency": latency}
         text.append(bench.arbitration_text(order, latency))
+        met += [order["meets_target"], latency["meets_target"]]
     if args.which in ("display", "all"):
         figures["display"] = bench.bench_display(args.decisions)
         text.append(bench.display_text(figures["display"]))
+        met.append(figures["display"]["meets_target"])
     if args.which in ("daemon", "all"):
-        figures["daemon"] = bench.bench_daemon(args.idle)
+        figures["daemon"] = bench.bench_daemon(args.idle, args.play)
         text.append(bench.daemon_text(figures["daemon"]))
+        met.append(figures["daemon"]["meets_target"])
     if args.which in ("faults", "all"):
         from . import faults
 
-        figures["faults"] = faults.bench_faults(args.kills, args.configs)
+        figures["faults"] = faults.bench_faults(args.kills, args.configs, soak_minutes=args.soak_minutes)
         text.append(faults.faults_text(figures["faults"]))
+        met.append(figures["faults"]["meets_target"])
+    if args.which in ("soak", "all"):
+        from . import soak
+
+        figures["soak"] = soak.bench_soak(args.minutes)
+        text.append(soak.soak_text(figures["soak"]))
+        met.append(figures["soak"]["meets_target"])
     _emit(figures, args.json, "\n".join(text))
-    return 0
+    return 0 if all(met) else 1
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -358,11 +358,21 @@ def socket_faults(garbage: int = 350, clients: int = 40, seed: int | str = 13) -
             "daemon_deaths": deaths, "answering_after": answering}
 
 
-def bench_faults(kills: int = 100, configs: int = 400, garbage: int = 350,
-                 clients: int = 40) -> dict[str, Any]:
+def bench_faults(kills: int = 100, configs: int = 400, garbage: int = 350, clients: int = 40,
+                 soak_minutes: float = 1.0) -> dict[str, Any]:
     start = time.monotonic()
-    figures = {"sigkill": random_kills(kills), "configs": broken_configs(configs)}
+    figures: dict[str, Any] = {"sigkill": random_kills(kills), "configs": broken_configs(configs)}
     figures["socket"] = socket_faults(garbage, clients)
+    k, c, sk = figures["sigkill"], figures["configs"], figures["socket"]
+    met = k["rounds_lost"] == 0 and not k["failures"] and c["traceback"] == 0
+    met = met and sk["garbage"]["unanswered"] == 0 and sk["daemon_deaths"] == 0 and sk["answering_after"]
+    met = met and sk["concurrent"]["failures"] == 0
+    if soak_minutes > 0:  # the daemon's memory while bot matches go on (soak.py)
+        from .soak import bench_soak
+
+        figures["soak"] = bench_soak(soak_minutes)
+        met = met and figures["soak"]["meets_target"]
+    figures["meets_target"] = met
     figures["seconds"] = round(time.monotonic() - start, 1)
     return figures
 
@@ -390,5 +400,9 @@ def faults_text(f: dict[str, Any]) -> str:
         ]
         lines += [f"  unanswered: {m}" for m in g["unanswered_examples"]]
         lines += [f"  tablectl failed: {m}" for m in cc["examples"]]
+    if "soak" in f:
+        from .soak import soak_text
+
+        lines.append(soak_text(f["soak"]))
     lines.append(f"({f['seconds']} s)")
     return "\n".join(lines)

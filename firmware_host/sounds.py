@@ -164,6 +164,7 @@ class BuzzerPlayer:
                 name, asked, self._next = self._next, self._asked, None
             assert name is not None
             self.played.append(name)
+            del self.played[:-200]
             cut = False
             for note in self.tunes[name]:
                 self._sound(note.hz)

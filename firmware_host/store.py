@@ -61,6 +61,10 @@ CREATE TABLE IF NOT EXISTS journal (
 
 
 state_path = paths.state_database
+CACHE_KIB = 128
+"""SQLite's page cache (its default is 2 MiB): the table appends and seldom reads back."""
+KEPT_COUNTS = 8
+"""Matches whose journal position `record` remembers: the one in play and the last few before it."""
 
 
 class StoreError(RuntimeError):
@@ -86,6 +90,7 @@ class Store:
         db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=FULL")  # a commit is on the card before it returns
+        db.execute(f"PRAGMA cache_size=-{CACHE_KIB}")  # the page cache grows with the file up to this
         db.executescript(SCHEMA)
         columns = {row[1] for row in db.execute("PRAGMA table_info(matches)")}
         if "set_aside" not in columns:  # a database from before matches could be set aside
@@ -107,6 +112,8 @@ class Store:
                  json.dumps(seats or []), json.dumps({str(k): v for k, v in (bots or {}).items()})))
         match_id = int(cur.lastrowid or 0)
         self._counts[match_id] = 0
+        while len(self._counts) > KEPT_COUNTS:  # one entry a match: the oldest go
+            del self._counts[next(iter(self._counts))]
         return match_id
 
     def record(self, match_id: int, round_no: int, action: Any) -> None:

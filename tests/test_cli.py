@@ -152,7 +152,7 @@ def test_missing_scenario_file(tmp_path: Path) -> None:
 
 def test_bench_engine_prints_named_figures() -> None:
     result = run("bench", "engine", "--rounds", "40", "--json")
-    assert result.returncode == 0, result.stderr
+    assert result.returncode in (0, 1), result.stderr  # 1: a target missed (a loaded machine)
     engine = json.loads(result.stdout)["engine"]
     assert engine["rounds"] == 40 and engine["players"] == 4 and engine["game"] == "classic"
     assert engine["rounds_per_s"] > 0 and engine["actions_per_s"] > engine["rounds_per_s"]
@@ -202,7 +202,7 @@ def test_simulate_shows_a_progress_bar_on_a_terminal() -> None:
 
 def test_bench_arbitration_prints_order_and_latency_figures() -> None:
     result = run("bench", "arbitration", "--pairs", "3000", "--seconds", "1", "--json")
-    assert result.returncode == 0, result.stderr
+    assert result.returncode in (0, 1), result.stderr  # 1: a target missed (a loaded machine)
     figures = json.loads(result.stdout)["arbitration"]
     order, latency = figures["order"], figures["latency"]
     assert order["pairs"] == 3000 and order["fraction_in_order"] == 1.0
@@ -224,12 +224,12 @@ def test_bench_arbitration_load_runs_busy_processes_that_stop_with_it() -> None:
     assert all(p.poll() is not None for p in procs)
     assert not [pid for pid in pids if Path(f"/proc/{pid}").exists()]
     result = run("bench", "arbitration", "--load", "-1")
-    assert result.returncode == 2 and "--load must be 0 to 64" in result.stderr
+    assert result.returncode == 2 and "--load: must be 0 to 64" in result.stderr
 
 
 def test_bench_display_prints_queue_times_bytes_and_bus_times() -> None:
     result = run("bench", "display", "--decisions", "60", "--json")
-    assert result.returncode == 0, result.stderr
+    assert result.returncode in (0, 1), result.stderr  # 1: a target missed (a loaded machine)
     figures = json.loads(result.stdout)["display"]
     assert set(figures["games"]) == {"classic_12", "classic_4", "dice_4", "domino_4", "crazy_5"}
     assert figures["bytes_per_frame"]["oled_ssd1306_i2c"] == 1096
@@ -241,7 +241,7 @@ def test_bench_display_prints_queue_times_bytes_and_bus_times() -> None:
 
 def test_bench_daemon_prints_idle_cpu_and_memory() -> None:
     result = run("bench", "daemon", "--idle", "2", "--json")
-    assert result.returncode == 0, result.stderr
+    assert result.returncode in (0, 1), result.stderr  # 1: a target missed (a loaded machine)
     f = json.loads(result.stdout)["daemon"]
     assert f["idle_seconds"] == 2 and f["idle_cpu_percent"] >= 0 and 10 < f["peak_rss_mb"] < 1000
     assert f["phase_after_play"] in ("playing", "round_result", "countdown")  # the bots played

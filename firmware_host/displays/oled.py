@@ -28,20 +28,37 @@ from PIL import Image
 
 from ..i2cmux import SYSFS, check_i2c_dev, resolve_bus
 from ..logs import logger
+from ..recent import Recent
 
 log = logger("displays")
 
 BACKOFF_FIRST_S = 0.25
 BACKOFF_MAX_S = 8.0
 I2C_CHUNK = 32  # luma's i2c interface sends data in blocks of this many bytes
+RECORDED = 32
+"""Transfers a recording interface keeps after the start-up commands: 16 SSD1306 frames, 2 SH1106."""
+
+
+UNOPENED = 1 << 62  # a driver not opened through `open_luma`: everything is kept
 
 
 class RecordingInterface:
-    """A luma serial interface that keeps every command and data transfer."""
+    """A luma serial interface that keeps the commands and data a driver sends: what it sent
+    while opening the display (`open_luma`: the start-up commands and first clear) and the
+    newest `RECORDED` transfers after that, so a controller model fed with them shows the
+    newest frame, and an emulated table that runs for days does not keep every frame it drew."""
 
     def __init__(self) -> None:
-        self.transfers: list[tuple[str, bytes]] = []
+        self.transfers: Recent[tuple[str, bytes]] = Recent(keep=RECORDED, head=UNOPENED)
         self.fail = False  # an unplugged display: every transfer fails as on the bus
+
+    def starting(self) -> None:
+        """A driver opens the display (again): the chip starts afresh, so does the record."""
+        self.transfers = Recent(keep=RECORDED, head=UNOPENED)
+
+    def started(self) -> None:
+        """The driver has opened the display: its start-up is kept, then the newest transfers."""
+        self.transfers.head = len(self.transfers)
 
     def command(self, *cmd: int) -> None:
         self._check()
@@ -116,7 +133,12 @@ def _drivers() -> dict[str, type]:
 
 def open_luma(spec: DisplaySpec, interface: Any) -> Any:
     """The luma.oled driver for a display, on the given serial interface."""
+    recording = isinstance(interface, RecordingInterface)
+    if recording:
+        interface.starting()
     device = _drivers()[spec.kind](interface, width=128, height=64)
+    if recording:
+        interface.started()
     device.persist = True  # leave the last frame up when the daemon stops
     return device
 

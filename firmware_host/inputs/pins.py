@@ -19,6 +19,7 @@ from gpiozero.exc import PinInvalidState
 from gpiozero.pins.mock import MockFactory, MockPin, MockPWMPin, PinState
 
 from ..config import ARBITRATED, InputsConfig
+from ..recent import Recent
 from .edges import Event, LineFilter, StartGate
 from .mcp23017 import MCP23017, Bus, EmulatedBus, EmulatedMCP23017, pin_index
 
@@ -35,6 +36,8 @@ class InputEvent(NamedTuple):
     detail: str = ""
 
 
+HISTORY = 100
+"""Edges and PWM settings an emulated pin remembers (the newest)."""
 PWM_HZ = (0.1, 10_000.0)
 """lgpio's software PWM range (lgpio.h, lgTxPwm: "PWM frequency in Hz (0=off, 0.1-10000)")."""
 
@@ -46,13 +49,20 @@ class TimedMockPin(MockPWMPin):
     lgTxPwm): `pwm` records each (frequency Hz, duty %) lgpio would be handed, as gpiozero's
     LGPIOPin hands it (gpiozero/pins/lgpio.py: `tx_pwm(handle, gpio, freq, int(value * 100))`,
     so the duty is a whole percent, cut down, not rounded); (0, 0) is PWM stopped. A frequency
-    lgpio would refuse (LG_BAD_PWM_FREQ) is refused here too."""
+    lgpio would refuse (LG_BAD_PWM_FREQ) is refused here too.
+
+    `states` (gpiozero's history of the pin's levels) and `pwm` keep the newest `HISTORY`
+    entries only (and `states` its first): the daemon runs on these pins for days."""
 
     _at: float | None = None
 
     def __init__(self, factory: Any, info: Any) -> None:
         super().__init__(factory, info)
-        self.pwm: list[tuple[float, int]] = []
+        self.pwm: list[tuple[float, int]] = Recent(keep=HISTORY)
+
+    def clear_states(self) -> None:
+        self._last_change = monotonic_ns() / 1e9
+        self.states = Recent([PinState(0.0, self._state)], keep=HISTORY, head=1)
 
     def _set_frequency(self, value: float | None) -> None:
         running = self._frequency is not None

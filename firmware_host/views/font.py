@@ -16,6 +16,10 @@ SMALL = "small"  # 4 px wide glyphs, 5-6 px tall: 30 characters across 128 px
 LARGE = "large"  # the 8x8 CP437 font, proportional: card values and headings
 
 _FONTS = {SMALL: proportional(TINY_FONT), LARGE: proportional(CP437_FONT)}
+TEXTS_KEPT = 256
+"""Strings whose width and mask are kept. Screens repeat a few texts, but numbers in them (scores,
+counts, places) make new ones all match long: each mask holds C memory PIL allocates, so a
+larger cache only fills, slowly, for hours (the daemon's soak saw it as a leak)."""
 
 
 @cache
@@ -30,12 +34,12 @@ def _glyph(font: str, ch: str) -> Image.Image:
     return img
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=TEXTS_KEPT)
 def width(text: str, font: str = SMALL) -> int:
     return sum(_glyph(font, ch).width + 1 for ch in text) - (1 if text else 0)
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=TEXTS_KEPT)
 def _line(font: str, text: str) -> Image.Image:
     """A whole string as one mask: screens repeat their texts, so one paste each."""
     img = Image.new("1", (max(width(text, font), 1), 8), 0)

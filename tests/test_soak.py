@@ -1,0 +1,123 @@
+"""A table left on for weeks: what it records per event stays bounded (docs/daemon.md, soak)."""
+
+from __future__ import annotations
+
+from PIL import Image
+
+from firmware_host.config import BuzzerConfig
+from firmware_host.displays.controllers import model_for
+from firmware_host.displays.oled import RECORDED, DisplaySpec, RecordingInterface, open_luma
+from firmware_host.inputs.pins import HISTORY, emulated_factory
+from firmware_host.recent import Recent
+from firmware_host.soak import Driver, slope_per_hour
+from firmware_host.sounds import BuzzerPlayer, Note
+from firmware_host.store import KEPT_COUNTS, Store
+
+EVENTS = 5000
+
+
+def test_recent_keeps_its_head_and_its_newest_and_stays_a_list() -> None:
+    kept = Recent(range(10), keep=3, head=2)
+    assert kept == [0, 1, 7, 8, 9] and isinstance(kept, list)
+    kept.append(10)
+    assert kept == [0, 1, 8, 9, 10] and kept[-2:] == [9, 10]
+
+
+def test_an_emulated_pin_remembers_its_newest_edges_only() -> None:
+    factory = emulated_factory()
+    pin = factory.pin(5)
+    pin.function = "input"
+    pin.pull = "up"
+    for n in range(EVENTS):
+        pin.press(2 * n)
+        pin.release(2 * n + 1)
+    assert len(pin.states) <= HISTORY + 1  # the old code kept all 10,001
+    assert pin.states[0].timestamp == 0.0 and pin.states[-1].state is True  # the first and the newest
+
+
+def test_an_emulated_pin_remembers_its_newest_pwm_settings_only() -> None:
+    factory = emulated_factory()
+    pin = factory.pin(18)
+    pin.function = "output"
+    for n in range(EVENTS):
+        pin.frequency = 1000 + n % 7
+        pin.state = 0.5
+    assert len(pin.pwm) <= HISTORY
+    assert pin.pwm[-1] == (1000 + (EVENTS - 1) % 7, 50)
+
+
+def test_a_recording_display_keeps_its_start_up_and_newest_frames_and_still_shows_the_newest() -> None:
+    for kind, offset in (("ssd1306", 0), ("sh1106", 2)):
+        interface = RecordingInterface()
+        device = open_luma(DisplaySpec(0, kind), interface)
+        for n in range(300):
+            frame = Image.new("1", (128, 64))
+            frame.putpixel((n % 128, n % 64), 1)
+            device.display(frame)
+        assert len(interface.transfers) <= interface.transfers.head + RECORDED
+        model = model_for(kind)
+        model.feed(interface.transfers)  # the start-up commands, then the newest transfers
+        assert model.on and model.image(offset=offset).tobytes() == frame.tobytes()
+
+
+def test_the_buzzer_remembers_the_newest_tunes_it_played() -> None:
+    factory = emulated_factory()
+    player = BuzzerPlayer(BuzzerConfig(gpio=18), factory, tunes={"tick": (Note(2000, 0),)})
+    try:
+        for _ in range(300):
+            player.play("tick")
+            assert player.wait_idle()
+        assert 0 < len(player.played) <= 200 and len(player.heard) <= 200
+    finally:
+        player.close()
+
+
+def test_the_store_forgets_the_action_counts_of_old_matches(tmp_path) -> None:
+    from firmware_host.catalog import new_match
+
+    store = Store(tmp_path / "table.db")
+    try:
+        for n in range(KEPT_COUNTS + 20):
+            match_id = store.begin_match(new_match("classic", 2, n, {"rounds": 1}))
+            store.abort(match_id)
+        assert len(store._counts) <= KEPT_COUNTS
+        assert match_id in store._counts  # the newest match still counts its actions
+    finally:
+        store.close()
+
+
+# ------------------------------------------------------------ the soak's arithmetic and driving
+
+
+def test_growth_is_the_least_squares_slope_in_mb_an_hour() -> None:
+    assert slope_per_hour([(0.0, 50.0), (1800.0, 50.5), (3600.0, 51.0)]) == 1.0
+    assert slope_per_hour([(0.0, 50.0)]) is None
+
+
+def test_the_driver_plays_each_game_once_short_then_in_turn_and_skips_round_results() -> None:
+    phases = iter(["attract"] + ["countdown", "playing", "round_result", "match_result"] * 4)
+    asked: list[dict] = []
+
+    def ask(body: dict) -> dict:
+        asked.append(body)
+        return {"ok": True, "phase": next(phases)} if body["cmd"] == "status" else {"ok": True}
+
+    driver = Driver(ask)
+    for _ in range(17):
+        driver.step()
+    news = [(b["game"], b["options"]) for b in asked if b["cmd"] == "new"]
+    assert news[:5] == [("classic", {"rounds": 1}), ("dice", {"rounds": 1}), ("domino", {"rounds": 1}),
+                        ("crazy", {"rounds": 1}), ("classic", {})]
+    assert driver.played == {"classic": 1, "dice": 1, "domino": 1, "crazy": 1}
+    assert sum(b["cmd"] == "next" for b in asked) == 4
+
+
+def test_the_screens_text_masks_stay_bounded_however_many_different_numbers_they_show() -> None:
+    from PIL import Image as PILImage
+
+    from firmware_host.views import font
+
+    img = PILImage.new("1", (128, 64))
+    for n in range(EVENTS):  # scores, counts, places: a new string each
+        font.draw_text(img, (0, 0), f"TOTAL {n}")
+    assert font._line.cache_info().currsize <= 256 and font.width.cache_info().currsize <= 256
