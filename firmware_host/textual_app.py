@@ -138,6 +138,7 @@ class TableApp(App[int]):
         self.confirming = False
         self._notices_shown = 0
         self._thread: threading.Thread | None = None
+        self.end_process_if_stuck = False  # run_app: this app is the process, not a test's guest
         self.exit_code = 0
 
     def compose(self) -> ComposeResult:
@@ -174,12 +175,13 @@ class TableApp(App[int]):
             self.exit_code = self.daemon.serve()
         finally:
             self.post_message(DaemonStopped())
-            # The table is closed and saved. Textual now restores the terminal; when the terminal is
-            # gone (a hang-up), its writes wait for ever on a writer that died of EIO. So the
-            # process ends here if the app has not ended by then: nothing is left to lose.
-            ending = threading.Timer(SHUTDOWN_GRACE_S, os._exit, args=(self.exit_code or 0,))
-            ending.daemon = True
-            ending.start()
+            if self.end_process_if_stuck:
+                # The table is closed and saved. Textual now restores the terminal; when the terminal
+                # is gone (a hang-up), its writes wait for ever on a writer that died of EIO. So the
+                # process ends here if the app has not ended by then: nothing is left to lose.
+                ending = threading.Timer(SHUTDOWN_GRACE_S, os._exit, args=(self.exit_code or 0,))
+                ending.daemon = True
+                ending.start()
 
     def post_message_view(self, view: TableView) -> None:
         self.post_message(ViewChanged(view))
@@ -302,6 +304,7 @@ class TableApp(App[int]):
 
 def run_app(daemon: Daemon) -> int:
     app = TableApp(daemon)
+    app.end_process_if_stuck = True
     result: Any = None
     with contextlib.suppress(KeyboardInterrupt):
         result = app.run()
