@@ -157,7 +157,8 @@ class ControlServer:
                         self.access.owner_uid)
             return
         try:
-            os.chown(self.path, -1, self.access.gid)
+            if os.stat(self.path).st_gid != self.access.gid:  # the unit's Group= made it so already,
+                os.chown(self.path, -1, self.access.gid)      # and its filter refuses chown (@privileged)
         except OSError as exc:
             log.warning("cannot give %s to group %r: %s; its members cannot connect", self.path, name,
                         exc.strerror or exc)

@@ -121,6 +121,27 @@ def test_the_socket_file_belongs_to_the_configured_admin_group(open_socket) -> N
     assert stat.S_IMODE(st.st_mode) == 0o660 and st.st_gid == gid_of(GROUP)
 
 
+def test_a_socket_already_in_the_group_is_not_chowned(open_socket, monkeypatch, caplog) -> None:
+    """Under the unit, Group= gives the socket its group, and the unit's syscall filter
+    (~@privileged) refuses chown: asking again must not warn that members cannot connect."""
+    sock, _, _ = open_socket
+    from firmware_host import control
+
+    def refused(*_: object) -> None:
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(control.os, "chown", refused)
+    server = control.ControlServer.__new__(control.ControlServer)
+    server.path = sock
+    with caplog.at_level("WARNING", logger="table_host.control"):
+        server.set_admin_group(GROUP)
+    assert not [r for r in caplog.records if "cannot give" in r.getMessage()]
+    other = "nogroup" if GROUP != "nogroup" else "daemon"
+    with caplog.at_level("WARNING", logger="table_host.control"):
+        server.set_admin_group(other)  # a group it is not in yet: the refusal is said
+    assert [r for r in caplog.records if "cannot give" in r.getMessage()]
+
+
 @as_others
 def test_a_stranger_is_refused_control_with_one_line_and_may_still_read(open_socket, caplog) -> None:
     import logging
