@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
+import queue
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
+from firmware_host.commands import handle
 from firmware_host.config import emulated_config
+from firmware_host.control import ControlServer, serve_request
 from firmware_host.inputs.pins import EmulatedButtons, TableInputs, emulated_factory
+from firmware_host.store import Store
 from firmware_host.table import Table, Timing
 
 MS = 1_000_000
@@ -41,3 +48,29 @@ def table_box(timing: Timing) -> tuple[Table, Callable[[int, str, int], None]]:
 
     tap.inputs = inputs  # type: ignore[attr-defined]  # gpiozero holds pin callbacks weakly: keep them
     return table, tap
+
+
+@contextlib.contextmanager
+def served_table(sock: Path, table: Table, store: Store | None = None,
+                 **server: Any) -> Iterator[ControlServer]:
+    """A control server on `sock` and a thread that owns the table, as the daemon's main loop does."""
+    requests: queue.SimpleQueue = queue.SimpleQueue()
+    control = ControlServer(sock, requests, **server)
+    stop = threading.Event()
+
+    def owner() -> None:
+        while not stop.is_set():
+            try:
+                request = requests.get(timeout=0.05)
+            except queue.Empty:
+                continue
+            serve_request(request, lambda body: handle(table, store, 0, body))
+
+    thread = threading.Thread(target=owner, daemon=True)
+    thread.start()
+    try:
+        yield control
+    finally:
+        stop.set()
+        thread.join()
+        control.close()

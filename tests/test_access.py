@@ -7,22 +7,19 @@ from __future__ import annotations
 import grp
 import json
 import os
-import queue
 import shutil
 import socket
 import stat
 import subprocess
 import sys
 import tempfile
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from plumbing import served_table
 
-from firmware_host.commands import handle
 from firmware_host.config import ConfigError, parse_config
-from firmware_host.control import ControlServer, serve_request
 from firmware_host.table import Table
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -73,28 +70,11 @@ def open_socket() -> Iterator[tuple[Path, Table, list[str]]]:
     """A control server (admin group `users`) whose socket anyone may reach: what is checked here
     is the daemon's own decision, not the file's mode."""
     table = Table(4)
-    requests: queue.SimpleQueue = queue.SimpleQueue()
-    log: list[str] = []
     where = Path(tempfile.mkdtemp(prefix="table-access-"))
     where.chmod(0o755)
     sock = where / "control.sock"
-    server = ControlServer(sock, requests, admin_group=GROUP)
-    stop = threading.Event()
-
-    def owner() -> None:
-        while not stop.is_set():
-            try:
-                request = requests.get(timeout=0.05)
-            except queue.Empty:
-                continue
-            serve_request(request, lambda body: handle(table, None, 0, body))
-
-    thread = threading.Thread(target=owner, daemon=True)
-    thread.start()
-    yield sock, table, log
-    stop.set()
-    thread.join()
-    server.close()
+    with served_table(sock, table, admin_group=GROUP):
+        yield sock, table, []
     shutil.rmtree(where)
 
 

@@ -11,18 +11,16 @@ import queue
 import re
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
 import pytest
-from plumbing import wait_for
+from plumbing import served_table, wait_for
 from test_store import play
 
 from firmware_host import ctl, paths
 from firmware_host.catalog import new_match
-from firmware_host.commands import handle
-from firmware_host.control import ControlServer, serve_request
+from firmware_host.control import ControlServer
 from firmware_host.store import Store
 from firmware_host.table import Table
 
@@ -217,24 +215,8 @@ def table_daemon(tmp_path: Path):
     """A control server and the thread that owns the table, as the daemon's main loop."""
     table = Table(4)
     store = Store(tmp_path / "table.db")
-    requests: queue.SimpleQueue = queue.SimpleQueue()
-    server = ControlServer(tmp_path / "control.sock", requests)
-    stop = threading.Event()
-
-    def owner() -> None:
-        while not stop.is_set():
-            try:
-                request = requests.get(timeout=0.05)
-            except queue.Empty:
-                continue
-            serve_request(request, lambda body: handle(table, store, 0, body))
-
-    thread = threading.Thread(target=owner, daemon=True)
-    thread.start()
-    yield {**os.environ, "TABLE_HOST_SOCKET": str(tmp_path / "control.sock")}, table, store
-    stop.set()
-    thread.join()
-    server.close()
+    with served_table(tmp_path / "control.sock", table, store):
+        yield {**os.environ, "TABLE_HOST_SOCKET": str(tmp_path / "control.sock")}, table, store
     store.close()
 
 

@@ -5,18 +5,15 @@ from __future__ import annotations
 import json
 import logging
 import os
-import queue
 import socket
 import stat
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import pytest
+from plumbing import served_table
 
-from firmware_host.commands import handle
-from firmware_host.control import ControlServer, serve_request
 from firmware_host.logs import TerminalFormatter, escape
 from firmware_host.store import Store
 from firmware_host.table import Table
@@ -30,25 +27,8 @@ def daemon(tmp_path: Path, caplog: pytest.LogCaptureFixture):
     caplog.set_level(logging.DEBUG, logger="table_host")
     table = Table(4)
     store = Store(tmp_path / "table.db")
-    requests: queue.SimpleQueue = queue.SimpleQueue()
-    log = caplog
-    server = ControlServer(tmp_path / "control.sock", requests)
-    stop = threading.Event()
-
-    def owner() -> None:
-        while not stop.is_set():
-            try:
-                request = requests.get(timeout=0.05)
-            except queue.Empty:
-                continue
-            serve_request(request, lambda body: handle(table, store, 0, body))
-
-    thread = threading.Thread(target=owner, daemon=True)
-    thread.start()
-    yield tmp_path / "control.sock", table, log
-    stop.set()
-    thread.join()
-    server.close()
+    with served_table(tmp_path / "control.sock", table, store):
+        yield tmp_path / "control.sock", table, caplog
     store.close()
 
 
