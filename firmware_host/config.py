@@ -280,8 +280,9 @@ def semantic_problems(cfg: TableConfig) -> list[str]:
             if gpio is None:
                 continue
             if f"GPIO{gpio}" in used:
-                problems.append(f"screens[{s}].{role}: GPIO{gpio} is already used by {used[f'GPIO{gpio}']}")
-            used.setdefault(f"GPIO{gpio}", f"screens[{s}].{role}")
+                owner = used[f"GPIO{gpio}"]
+                problems.append(f"screens[{s + 1}].{role}: GPIO{gpio} is already used by {owner}")
+            used.setdefault(f"GPIO{gpio}", f"screens[{s + 1}].{role}")
     for e in cfg.inputs.expanders:
         key = f"GPIO{e.interrupt_gpio}"
         if key in used and used[key] != f"expanders.{e.name}.interrupt_gpio":
@@ -290,7 +291,7 @@ def semantic_problems(cfg: TableConfig) -> list[str]:
         used.setdefault(key, f"expanders.{e.name}.interrupt_gpio")
     for m, mux in enumerate(cfg.i2c_muxes):
         if any(o.address == mux.address and o.bus == mux.bus for o in cfg.i2c_muxes[:m]):
-            problems.append(f"i2c_muxes[{m}]: two multiplexers at 0x{mux.address:02x} on bus {mux.bus}")
+            problems.append(f"i2c_muxes[{m + 1}]: two multiplexers at 0x{mux.address:02x} on bus {mux.bus}")
     seen_addr: dict[tuple[int, int], str] = {}
     for e in cfg.inputs.expanders:
         key = (e.bus, e.address)
@@ -309,21 +310,21 @@ def semantic_problems(cfg: TableConfig) -> list[str]:
         else:
             muxes = [m for m in cfg.i2c_muxes if m.address == screen.mux]
             if not muxes:
-                problems.append(f"screens[{s}].mux: no [[i2c_muxes]] at 0x{screen.mux:02x}")
+                problems.append(f"screens[{s + 1}].mux: no [[i2c_muxes]] at 0x{screen.mux:02x}")
             elif len(muxes) > 1:
-                problems.append(f"screens[{s}].mux: multiplexers at 0x{screen.mux:02x} on buses "
+                problems.append(f"screens[{s + 1}].mux: multiplexers at 0x{screen.mux:02x} on buses "
                                 f"{sorted(m.bus for m in muxes)}: give the screen a fixed bus = N")
             key = ("mux", screen.mux, screen.channel, screen.address)
         if key in seen_screen:
             what = f"{screen.place()}, address 0x{screen.address:02x}" if screen.interface == "i2c" \
                 else screen.place()
-            problems.append(f"screens[{s}]: same place ({what}) as screens[{seen_screen[key]}]")
+            problems.append(f"screens[{s + 1}]: same place ({what}) as screens[{seen_screen[key] + 1}]")
         seen_screen[key] = s
         if screen.interface == "spi" and screen.dc_gpio is None:
-            problems.append(f"screens[{s}]: an SPI display needs dc_gpio")
+            problems.append(f"screens[{s + 1}]: an SPI display needs dc_gpio")
     for s, seat in enumerate(cfg.inputs.seats):
         for control, line in seat.lines().items():
-            where = f"inputs.seats[{s}].{control}"
+            where = f"inputs.seats[{s + 1}].{control}"
             if line.expander is not None and line.expander not in expanders:
                 problems.append(f"{where}: no expander named {line.expander!r}")
             key = line.key()
@@ -338,12 +339,13 @@ Key = tuple[str | int, ...]
 
 
 def dotted(path: Key) -> str:
-    return ".".join(f"[{p}]" if isinstance(p, int) else str(p) for p in path).replace(".[", "[")
+    """A person counts from 1: the first `[[inputs.seats]]` is `inputs.seats[1]`, seat 1's table."""
+    return ".".join(f"[{p + 1}]" if isinstance(p, int) else str(p) for p in path).replace(".[", "[")
 
 
 def undotted(text: str) -> Key:
-    """`inputs.seats[1].slap` -> ("inputs", "seats", 1, "slap")."""
-    return tuple(int(p) if p.isdigit() else p for p in re.split(r"[.\[\]]+", text) if p)
+    """`inputs.seats[1].slap` -> ("inputs", "seats", 0, "slap"): from a person's count to an index."""
+    return tuple(int(p) - 1 if p.isdigit() else p for p in re.split(r"[.\[\]]+", text) if p)
 
 
 _HEADER = re.compile(r"^\[(\[?)\s*([^\]]+?)\s*\]\]?\s*$")

@@ -321,7 +321,7 @@ def setting_lines(key: str, value: Any) -> list[str]:
     if isinstance(value, dict):
         return [line for k, v in value.items() for line in setting_lines(f"{key}.{k}" if key else k, v)]
     if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
-        return [line for i, v in enumerate(value) for line in setting_lines(f"{key}.{i}", v)]
+        return [line for i, v in enumerate(value) for line in setting_lines(f"{key}.{i + 1}", v)]
     if value is None:
         return [f"{key} = (not set)"]
     return [f"{key} = {json.dumps(value) if not isinstance(value, bool) else str(value).lower()}"]
@@ -329,6 +329,13 @@ def setting_lines(key: str, value: Any) -> list[str]:
 
 def config_file(explicit: str | None) -> Path:
     return Path(explicit) if explicit else paths.config_file()
+
+
+def _index(part: str) -> int:
+    """`inputs.seats.1` is the first [[inputs.seats]], as `config get` and the checks count."""
+    if int(part) < 1:
+        raise IndexError(part)
+    return int(part) - 1
 
 
 def set_config(path: Path, key: str, text: str) -> None:
@@ -356,10 +363,13 @@ def set_config(path: Path, key: str, text: str) -> None:
     parts = key.split(".")
     for part in parts[:-1]:
         try:
-            node = node[int(part)] if part.isdigit() else node[part]
+            node = node[_index(part)] if part.isdigit() else node[part]
         except (KeyError, IndexError, TypeError):
             raise ConfigError([f"{path}: no setting {key!r}"]) from None
-    node[int(parts[-1]) if parts[-1].isdigit() else parts[-1]] = value
+    try:
+        node[_index(parts[-1]) if parts[-1].isdigit() else parts[-1]] = value
+    except (IndexError, TypeError):
+        raise ConfigError([f"{path}: no setting {key!r}"]) from None
     new_text = tomlkit.dumps(doc)
     parse_config(tomllib.loads(new_text), path.name, new_text)  # raises ConfigError, file untouched
     try:

@@ -185,7 +185,16 @@ class Daemon:
         if under_systemd() or not has_terminal():
             signal.signal(signal.SIGHUP, lambda *_: self.events.put(("signal", "hup")))
         else:  # its terminal closed: a table started by hand goes with it, as any program does
-            signal.signal(signal.SIGHUP, lambda *_: self.events.put(("signal", "term")))
+            signal.signal(signal.SIGHUP, self._terminal_gone)
+
+    def _terminal_gone(self, *_: Any) -> None:
+        """What is still written (the log's last lines, the UI handing the terminal back, Python's
+        final flush) goes to /dev/null: to the hung-up terminal it fails (EIO), and the exit with it."""
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        os.close(null)
+        self.events.put(("signal", "term"))
 
     def serve(self) -> int:
         """The loop; returns when told to stop, having closed everything."""

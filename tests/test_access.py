@@ -234,7 +234,7 @@ def line_of(text: str, needle: str) -> int:
 
 def test_a_bool_is_not_a_gpio_and_a_string_is_not_a_number() -> None:
     text = TEMPLATE.replace("slap = 5\n", "slap = true\n", 1)
-    assert problems(text) == [f"table.toml:{line_of(text, 'slap = true')}: inputs.seats[0].slap: "
+    assert problems(text) == [f"table.toml:{line_of(text, 'slap = true')}: inputs.seats[1].slap: "
                               "Input should be a valid integer"]
     text = TEMPLATE.replace("window_ms = 5.0", 'window_ms = "5"', 1)
     assert problems(text) == [f"table.toml:{line_of(text, 'window_ms')}: arbiter.window_ms: "

@@ -283,7 +283,7 @@ def test_config_get_reads_as_settings() -> None:
                                                          "inputs": {"seats": [{"slap": 5}, {"slap": 6}]}}},
                      "config")
     assert text.splitlines() == ['hardware.backend = "pi"', "hardware.chip = (not set)",
-                                 "inputs.seats.0.slap = 5", "inputs.seats.1.slap = 6"]
+                                 "inputs.seats.1.slap = 5", "inputs.seats.2.slap = 6"]
 
 
 @pytest.mark.parametrize(("args", "words"), [

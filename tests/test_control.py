@@ -9,6 +9,7 @@ import socket
 import stat
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -115,9 +116,16 @@ def test_config_set_validates_keeps_comments_and_replaces_the_file_whole(tmp_pat
     assert ok.returncode == 0 and "daemon is not running" in ok.stdout
     text = config.read_text()
     assert "window_ms = 4.5" in text and text.startswith("# hardware/wiring/4-seat.toml")
-    bad = tablectl(nobody, "config", "set", "inputs.seats.1.slap", "5", "--file", str(config))
-    assert bad.returncode == 1 and "GPIO5 is already used by inputs.seats[0].slap" in bad.stderr
+    bad = tablectl(nobody, "config", "set", "inputs.seats.2.slap", "5", "--file", str(config))
+    assert bad.returncode == 1 and "GPIO5 is already used by inputs.seats[1].slap" in bad.stderr
     assert config.read_text() == text  # refused: the file is as it was
+    first = tablectl(nobody, "config", "set", "inputs.seats.1.slap", "26", "--file", str(config))
+    assert first.returncode == 0, first.stderr  # arrays count from 1, as config get prints them
+    assert tomllib.loads(config.read_text())["inputs"]["seats"][0]["slap"] == 26
+    text = config.read_text()
+    zero = tablectl(nobody, "config", "set", "inputs.seats.0.slap", "27", "--file", str(config))
+    assert zero.returncode == 1 and "no setting 'inputs.seats.0.slap'" in zero.stderr
+    assert config.read_text() == text
     unknown = tablectl(nobody, "config", "set", "arbiter.speed", "9", "--file", str(config))
     assert unknown.returncode == 1 and "speed" in unknown.stderr
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".table.toml")] == []

@@ -126,7 +126,7 @@ def test_sigterm_stops_cleanly_and_garbage_config_is_refused(daemon: Daemon, tmp
                              "--config", str(bad)], cwd=ROOT, env=daemon.env, capture_output=True,
                             text=True, timeout=30)
     assert result.returncode == 2 and "Traceback" not in result.stderr
-    assert "inputs.seats[0].slap" in result.stderr
+    assert "inputs.seats[1].slap" in result.stderr
 
 
 def test_config_get_check_and_reload_keep_the_last_good_configuration(daemon: Daemon,

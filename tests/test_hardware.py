@@ -120,7 +120,7 @@ def test_an_spi_display_turns_spi_on_and_its_pins_are_refused_to_anything_else()
     assert "GPIO10 is already used by SPI0 MOSI" in problems
     for e in data["inputs"]["expanders"]:
         e["interrupt_gpio"] = {9: 14, 10: 15}.get(e["interrupt_gpio"], e["interrupt_gpio"])
-    with pytest.raises(ConfigError, match=r"interrupt_gpio GPIO14 is already used by screens\[0\]\.dc_gpio"):
+    with pytest.raises(ConfigError, match=r"interrupt_gpio GPIO14 is already used by screens\[1\]\.dc_gpio"):
         parse_config(data)
     data["screens"][0]["dc_gpio"] = 7  # SPI0 CE1: claimed even though this display uses CE0
     with pytest.raises(ConfigError, match="GPIO7 is already used by SPI0 CE1"):

@@ -356,22 +356,22 @@ def test_old_first_bus_and_bad_placements_name_their_line(tmp_path: Path) -> Non
     mux_line = lines.index("[[i2c_muxes]]  # a TCA9548A on i2c-1 (config.txt: dtoverlay=i2c-mux,pca9548,"
                            "addr=0x70)") + 1
     seat3 = lines.index("[[screens]]  # seat 3") + 1
-    assert f"table.toml:{mux_line}: i2c_muxes[0]: Value error, first_bus is gone" in str(err.value)
-    assert f"table.toml:{seat3}: screens[2]: Value error, give mux = 0x70..0x77 and channel = 0..7 " \
+    assert f"table.toml:{mux_line}: i2c_muxes[1]: Value error, first_bus is gone" in str(err.value)
+    assert f"table.toml:{seat3}: screens[3]: Value error, give mux = 0x70..0x77 and channel = 0..7 " \
            "together" in str(err.value)
     path.write_text(text.replace("first_bus = 10\n", "").replace("mux = 0x70\naddress", "mux = 0x70\n"
                                                                   "channel = 2\naddress"))
     with pytest.raises(ConfigError) as err:
         load_config(path)
     seat4_mux = lines.index("[[screens]]  # seat 4") + 3
-    assert str(err.value) == f"table.toml:{seat4_mux}: screens[3].mux: no [[i2c_muxes]] at 0x71"
+    assert str(err.value) == f"table.toml:{seat4_mux}: screens[4].mux: no [[i2c_muxes]] at 0x71"
 
 
 def test_two_screens_on_one_channel_are_refused() -> None:
     data = default_config(2).model_dump()
     data["screens"][1]["channel"] = 0
-    with pytest.raises(ConfigError, match=r"screens\[1\]: same place \(mux 0x70 channel 0, address 0x3c\) "
-                                          r"as screens\[0\]"):
+    with pytest.raises(ConfigError, match=r"screens\[2\]: same place \(mux 0x70 channel 0, address 0x3c\) "
+                                          r"as screens\[1\]"):
         parse_config(data)
 
 

@@ -183,7 +183,7 @@ def test_configuration_reports_every_problem_with_its_path(tmp_path) -> None:
     with pytest.raises(ConfigError) as err:
         load_config(path)
     text = str(err.value)
-    assert "inputs.seats[2].slap" in text and "less than or equal to 27" in text
+    assert "inputs.seats[3].slap" in text and "less than or equal to 27" in text
     assert "arbiter" in text and "epsilon_ms must be below window_ms" in text
 
 
@@ -215,8 +215,8 @@ def test_lines_are_found_in_inline_arrays_and_for_semantic_problems(tmp_path) ->
     )
     with pytest.raises(ConfigError) as err:
         load_config(path)
-    assert err.value.problems == ["table.toml:5: inputs.seats[1].slap: GPIO6 is already used by "
-                                  "inputs.seats[0].left"]
+    assert err.value.problems == ["table.toml:5: inputs.seats[2].slap: GPIO6 is already used by "
+                                  "inputs.seats[1].left"]
 
 
 def test_two_controls_on_one_pin_and_unknown_expanders_are_named() -> None:
@@ -226,8 +226,8 @@ def test_two_controls_on_one_pin_and_unknown_expanders_are_named() -> None:
             {"slap": 6, "alt": {"expander": "nope", "pin": "A1"}},
         ]}})
     text = str(err.value)
-    assert "inputs.seats[1].slap: GPIO6 is already used by inputs.seats[0].left" in text
-    assert "inputs.seats[1].alt: no expander named 'nope'" in text
+    assert "inputs.seats[2].slap: GPIO6 is already used by inputs.seats[1].left" in text
+    assert "inputs.seats[2].alt: no expander named 'nope'" in text
 
 
 def test_seat_count_and_line_shape_are_checked() -> None:
@@ -257,9 +257,9 @@ def test_i2c_pins_buzzer_and_mux_buses_are_checked() -> None:
     with pytest.raises(ConfigError) as err:
         parse_config(base)
     text = str(err.value)
-    assert "inputs.seats[0].slap: GPIO3 is already used by I2C SCL (bus 1)" in text
-    assert "inputs.seats[1].slap: GPIO6 is already used by buzzer.gpio" in text
-    assert "i2c_muxes[1]: two multiplexers at 0x70 on bus 1" in text
+    assert "inputs.seats[1].slap: GPIO3 is already used by I2C SCL (bus 1)" in text
+    assert "inputs.seats[2].slap: GPIO6 is already used by buzzer.gpio" in text
+    assert "i2c_muxes[2]: two multiplexers at 0x70 on bus 1" in text
 
 
 def test_broken_toml_names_the_line(tmp_path) -> None:

@@ -90,8 +90,8 @@ def test_each_seat_has_a_screen_on_its_own_mux_channel_by_default() -> None:
 def test_display_configuration_problems_are_named() -> None:
     base = emulated_config(2).model_dump()
     base["screens"] = [{"bus": 3}, {"bus": 3}]
-    with pytest.raises(ConfigError, match=r"screens\[1\]: same place \(i2c-3, address 0x3c\) as "
-                                          r"screens\[0\]"):
+    with pytest.raises(ConfigError, match=r"screens\[2\]: same place \(i2c-3, address 0x3c\) as "
+                                          r"screens\[1\]"):
         parse_config(base)
     base["screens"] = [{"bus": 3}, {"interface": "spi"}]
     with pytest.raises(ConfigError, match="an SPI display needs dc_gpio"):

@@ -53,7 +53,7 @@ def test_buzzer_settings_are_checked_and_name_their_line(tmp_path: Path) -> None
     line = text.splitlines().index("volume = 1.5") + 1
     problems = caught.value.problems
     assert f"table.toml:{line}: buzzer.volume: Input should be less than or equal to 1" in problems
-    assert any(p.startswith(f"table.toml:{line + 1}: buzzer.mute[1]: Input should be 'count'")
+    assert any(p.startswith(f"table.toml:{line + 1}: buzzer.mute[2]: Input should be 'count'")
                for p in caught.value.problems)
     buzzer = load_config(build_file(4)).buzzer
     assert buzzer == BuzzerConfig(gpio=18, enabled=True, volume=1.0, mute=[])
