@@ -34,7 +34,7 @@ from .rules.options import GAMES, PLAYERS
 from .sounds import Cue
 
 S = 1_000_000_000
-TRACE_LEN = 2000
+TRACE_LEN = 500  # what reached the engine lately; full within the first minutes of play (bench soak)
 
 log = logger("table")
 inputs_log = logger("inputs")
