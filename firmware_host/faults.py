@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import random
 import signal
 import subprocess
@@ -261,41 +260,6 @@ def garbage_messages(count: int, seed: int | str = 13) -> list[bytes]:
     return [kinds[n % len(kinds)]() for n in range(count)]
 
 
-class _DaemonUnderTest:
-    """A real `table-host run --emulate` with its own directories and no configuration file."""
-
-    def __init__(self, tmp: Path) -> None:
-        root = str(Path(__file__).resolve().parents[1])
-        self.socket = tmp / "run" / "control.sock"
-        env = {k: v for k, v in os.environ.items() if k != "NOTIFY_SOCKET"}
-        env |= {"RUNTIME_DIRECTORY": str(tmp / "run"), "STATE_DIRECTORY": str(tmp / "state"),
-                "CONFIGURATION_DIRECTORY": str(tmp / "etc"), "TABLE_HOST_SOCKET": str(self.socket)}
-        self.env = env
-        self.log = open(tmp / "daemon.log", "wb")  # noqa: SIM115 - open while it runs
-        self.proc = subprocess.Popen([sys.executable, "-m", "firmware_host.cli", "run", "--emulate", "--ui",
-                                      "none"], cwd=root, env=env, stdout=self.log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 60
-        while not self.answers():
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"the daemon did not start: {(tmp / 'daemon.log').read_text()[-400:]}")
-            time.sleep(0.2)
-
-    def answers(self) -> bool:
-        """Alive and answering `status`."""
-        reply = _exchange(self.socket, b'{"cmd": "status"}\n', 5.0)
-        return reply is not None and reply.get("ok") is True
-
-    def close(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.log.close()
-
-
 def _exchange(path: Path, message: bytes, timeout: float) -> dict[str, Any] | None:
     """One message on a connection of its own: the daemon's JSON reply, or None for none."""
     import socket
@@ -328,30 +292,28 @@ def socket_faults(garbage: int = 350, clients: int = 40, seed: int | str = 13) -
     outcomes = {"answered": 0, "errors": 0, "unanswered": 0}
     unanswered: list[str] = []
     failures: list[str] = []
-    with tempfile.TemporaryDirectory() as tmp:
-        daemon = _DaemonUnderTest(Path(tmp))
-        try:
-            for message in garbage_messages(garbage, seed):
-                reply = _exchange(daemon.socket, message, 10.0)
-                if reply is None:
-                    outcomes["unanswered"] += 1
-                    unanswered.append(repr(message[:60]))
-                else:
-                    outcomes["answered"] += 1
-                    outcomes["errors"] += reply.get("ok") is False
-            alive_after_garbage = daemon.proc.poll() is None and daemon.answers()
-            root = str(Path(__file__).resolve().parents[1])
-            procs = [subprocess.Popen([sys.executable, "-m", "firmware_host.ctl", "status"], cwd=root,
-                                      env=daemon.env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-                     for _ in range(clients)]
-            for proc in procs:
-                _out, err = proc.communicate(timeout=120)
-                if proc.returncode != 0:
-                    failures.append(f"exit {proc.returncode}: {err.decode(errors='replace').strip()[-160:]}")
-            deaths = 0 if daemon.proc.poll() is None else 1
-            answering = deaths == 0 and daemon.answers()
-        finally:
-            daemon.close()
+    from .soak import emulated_daemon
+
+    with tempfile.TemporaryDirectory() as tmp, emulated_daemon(Path(tmp) / "daemon.log", 60.0) as daemon:
+        for message in garbage_messages(garbage, seed):
+            reply = _exchange(daemon.socket, message, 10.0)
+            if reply is None:
+                outcomes["unanswered"] += 1
+                unanswered.append(repr(message[:60]))
+            else:
+                outcomes["answered"] += 1
+                outcomes["errors"] += reply.get("ok") is False
+        alive_after_garbage = daemon.answers()
+        root = str(Path(__file__).resolve().parents[1])
+        procs = [subprocess.Popen([sys.executable, "-m", "firmware_host.ctl", "status"], cwd=root,
+                                  env=daemon.env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                 for _ in range(clients)]
+        for proc in procs:
+            _out, err = proc.communicate(timeout=120)
+            if proc.returncode != 0:
+                failures.append(f"exit {proc.returncode}: {err.decode(errors='replace').strip()[-160:]}")
+        deaths = 0 if daemon.proc.poll() is None else 1
+        answering = deaths == 0 and daemon.answers()
     return {"garbage": {"sent": garbage, **outcomes, "unanswered_examples": unanswered[:5],
                         "alive_after": alive_after_garbage},
             "concurrent": {"clients": clients, "failures": len(failures), "examples": failures[:5]},

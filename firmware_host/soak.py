@@ -24,6 +24,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -159,37 +160,52 @@ def soak(seconds: float, ask: Ask, rss: Callable[[], float],
     }
 
 
-@contextlib.contextmanager
-def emulated_daemon(log: Path | None = None) -> Iterator[tuple[subprocess.Popen[bytes], Ask]]:
-    """The real daemon in a process of its own (emulated, headless, its own state and socket),
-    and a way to ask it what `tablectl` asks."""
-    from . import ctl
+@dataclass
+class EmulatedDaemon:
+    """The real daemon in a process of its own, and what a client needs to reach it."""
 
+    proc: subprocess.Popen[bytes]
+    socket: Path
+    env: dict[str, str]  # its environment: `tablectl` run with it finds its socket
+
+    def ask(self, body: dict[str, Any]) -> dict[str, Any]:
+        """What `tablectl` asks; not running is an answer too."""
+        from . import ctl
+
+        try:
+            return ctl.ask(body, self.socket)
+        except ctl.NotRunning as exc:
+            return {"ok": False, "error": str(exc)}
+
+    def answers(self) -> bool:
+        """Alive and answering `status`."""
+        return self.proc.poll() is None and self.ask({"cmd": "status"}).get("ok") is True
+
+
+@contextlib.contextmanager
+def emulated_daemon(log: Path | None = None, start_s: float = 30.0) -> Iterator[EmulatedDaemon]:
+    """The real daemon (emulated, headless, its own state and socket, no configuration file), up
+    and answering; stopped at the end. `log`: where its output goes (its tail names a failed start)."""
     root = str(Path(__file__).resolve().parents[1])
-    with tempfile.TemporaryDirectory(prefix="table-soak-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="table-daemon-") as tmp:
         socket = Path(tmp) / "run" / "control.sock"
         env = {**os.environ, "RUNTIME_DIRECTORY": f"{tmp}/run", "STATE_DIRECTORY": f"{tmp}/state",
                "CONFIGURATION_DIRECTORY": f"{tmp}/etc", "TABLE_HOST_SOCKET": str(socket)}
         for name in ("NOTIFY_SOCKET", "WATCHDOG_USEC", "INVOCATION_ID", "JOURNAL_STREAM"):
             env.pop(name, None)
-        with open(log or os.devnull, "ab") as err:
+        with open(log or os.devnull, "ab") as out:
             command = [sys.executable, "-m", "firmware_host.cli", "run", "--emulate", "--ui", "none"]
             proc = subprocess.Popen(command, cwd=root, env=env, stdin=subprocess.DEVNULL,
-                                    stdout=subprocess.DEVNULL, stderr=err)
-
-        def ask(body: dict[str, Any]) -> dict[str, Any]:
-            try:
-                return ctl.ask(body, socket)
-            except ctl.NotRunning as exc:
-                return {"ok": False, "error": str(exc)}
-
+                                    stdout=out, stderr=subprocess.STDOUT)
+        daemon = EmulatedDaemon(proc, socket, env)
         try:
-            deadline = time.monotonic() + 30
-            while not ask({"cmd": "status"}).get("ok"):
+            deadline = time.monotonic() + start_s
+            while not daemon.answers():
                 if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"the daemon did not come up (exit status {proc.poll()})")
+                    said = log.read_text(errors="replace")[-400:] if log else ""
+                    raise RuntimeError(f"the daemon did not come up (exit status {proc.poll()}) {said}")
                 time.sleep(0.2)
-            yield proc, ask
+            yield daemon
         finally:
             proc.terminate()
             try:
@@ -200,9 +216,9 @@ def emulated_daemon(log: Path | None = None) -> Iterator[tuple[subprocess.Popen[
 
 
 def bench_soak(minutes: float) -> dict[str, Any]:
-    with emulated_daemon() as (proc, ask):
-        figures = soak(minutes * 60, ask, lambda: rss_mb(proc.pid))
-        figures["daemon_alive"] = proc.poll() is None
+    with emulated_daemon() as daemon:
+        figures = soak(minutes * 60, daemon.ask, lambda: rss_mb(daemon.proc.pid))
+        figures["daemon_alive"] = daemon.proc.poll() is None
     figures["meets_target"] = figures["meets_target"] and figures["daemon_alive"]
     return figures
 
