@@ -18,6 +18,7 @@ from firmware_host.catalog import new_match
 from firmware_host.config import ConfigError, emulated_config, load_config
 from firmware_host.displays import ledproto
 from firmware_host.displays.ledlink import LedLink
+from firmware_host.rules.match import Match
 from firmware_host.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -104,15 +105,21 @@ def test_a_match_for_more_seats_than_are_wired_is_set_aside_not_a_crash(dirs: Pa
 # ---------------------------------------------------------------- 3. a bad journal row
 
 
+def dice_match_stored(db: Path, rounds: int) -> tuple[int, Match]:
+    """A two-seat Dice match of 3 rounds with its first `rounds` played and stored, the store closed."""
+    store = Store(db)
+    match = new_match("dice", 2, 3, {"rounds": 3})
+    mid = store.begin_match(match, [0, 1])
+    play(store, mid, match, 10**6, rounds=rounds)
+    store.close()
+    return mid, match
+
+
 @pytest.mark.parametrize("row", ['{"do": "fly", "seat": 0}', "{not json", '{"do": "place"}', "[]",
                                  '{"do": "place", "seat": 99, "die": 1, "pile": 0}'])
 def test_a_journal_that_does_not_replay_is_set_aside_and_kept(tmp_path: Path, row: str) -> None:
     db = tmp_path / "table.db"
-    store = Store(db)
-    match = new_match("dice", 2, 3, {"rounds": 3})
-    mid = store.begin_match(match, [0, 1])
-    play(store, mid, match, 10**6, rounds=1)
-    store.close()
+    mid, _ = dice_match_stored(db, rounds=1)
     with sqlite3.connect(db) as raw:
         n = raw.execute("SELECT MAX(n) FROM journal").fetchone()[0]
         raw.execute("INSERT INTO journal VALUES (?,?,?,?)", (mid, n + 1, 1, row))
@@ -249,11 +256,7 @@ def test_a_round_and_its_journal_are_one_transaction(tmp_path: Path) -> None:
 def test_a_round_journaled_but_not_stored_comes_back_into_history(tmp_path: Path) -> None:
     """What the old two commits could leave: the journal of a whole round, no round row."""
     db = tmp_path / "table.db"
-    store = Store(db)
-    match = new_match("dice", 2, 3, {"rounds": 3})
-    mid = store.begin_match(match, [0, 1])
-    play(store, mid, match, 10**6, rounds=2)
-    store.close()
+    _, match = dice_match_stored(db, rounds=2)
     with sqlite3.connect(db) as raw:
         raw.execute("DELETE FROM rounds WHERE round_no=1")
     store = Store(db)
