@@ -107,7 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="faults: broken configurations tried")
     bench.add_argument("--soak-minutes", type=_number(float, 0.0), default=1.0,
                        help="faults: minutes of the daemon's memory soak (0: none)")
-    bench.add_argument("--minutes", type=_number(float, 0.05), default=10.0,
+    bench.add_argument("--minutes", type=_number(float, 0.05), default=45.0,
                        help="soak: minutes of bot matches through the real daemon")
     bench.add_argument("--matches", type=_number(int, 1), default=50,
                        help="bots: matches per game, button and level")
@@ -138,6 +138,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = args.command or "run"
     if args.command is None:
         args = parser.parse_args(["run", *(argv if argv is not None else sys.argv[1:])])
+    if command in ("run", "bench") and argv is None:  # a process of its own, not a test calling main()
+        from .memory import restart_with_allocator
+
+        # The table's allocator (memory.py); the benches time the table's code on it too.
+        restart_with_allocator()  # returns when it is chosen
     try:
         if command == "simulate":
             return _simulate(args)

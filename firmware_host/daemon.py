@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from . import paths
+from . import memory, paths
 from .board import EX_UNAVAILABLE, Board, HardwareUnavailable, open_board
 from .config import ConfigError, TableConfig, as_emulated, emulated_config, load_config
 from .control import ControlServer, Request, serve_request
@@ -159,7 +159,9 @@ class Daemon:
     def status_extra(self) -> dict[str, Any]:
         """What `tablectl status` adds to the table's own status."""
         extra: dict[str, Any] = {"hardware": {"board": self.board.describe(), "missing": self.missing()},
-                                 "priority": self.priority()}
+                                 "priority": self.priority(),
+                                 "memory": {"rss_mb": round(memory.rss_mb(), 1),
+                                            "allocator": memory.describe()}}
         if self.config_problem:
             extra["warning"] = self.config_problem
         if self.set_aside:
@@ -794,4 +796,5 @@ def run(config_file: str | None, emulate: bool, ui: str = "none") -> int:
         log.error("%s", exc)
         return 2
     log.info("hardware: %s", board.describe())
+    log.info("memory: allocator %s", memory.describe())
     return daemon.run()

@@ -292,6 +292,15 @@ def journal_priorities() -> dict[str, object]:
             "journal_ready_priority": ready[:1], "journal_raw_prefixes": raw[:3]}
 
 
+def allocator(pid: int, wanted: dict[str, str]) -> dict[str, object]:
+    """The allocator the service's process started with (its environment, proc(5) environ): the
+    unit's Environment= chooses it, so the daemon runs on it without starting itself again."""
+    raw = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    env = dict(item.decode(errors="replace").split("=", 1) for item in raw if b"=" in item)
+    found = {k: env.get(k) for k in wanted}
+    return {"found": found, "ok": bool(wanted) and found == wanted}
+
+
 def check_unit(settings: dict[str, object], r: dict[str, object]) -> None:
     started = start_unit(float(settings.get("ready_timeout_s", 120)))
     state = started["state"]
@@ -309,6 +318,7 @@ def check_unit(settings: dict[str, object], r: dict[str, object]) -> None:
         r["watchdog_ok"] = False
     if pid:
         r["sandbox"] = sandbox(pid)
+        r["allocator"] = allocator(pid, dict(settings.get("allocator", {})))  # type: ignore[call-overload]
     r |= security()
     r |= tablectl_as_admin()
     say(f"tablectl status as admin: rc {r['tablectl_rc']}")

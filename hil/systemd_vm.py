@@ -39,6 +39,8 @@ import time
 import tomllib
 from pathlib import Path
 
+from firmware_host import memory
+
 REPO = Path(__file__).resolve().parent.parent
 SUITE = "bookworm"
 MIRROR = "http://deb.debian.org/debian"
@@ -444,6 +446,7 @@ def run(cache: Path, kernel, faulty: bool = True, old_unit_start: bool = False, 
     work = cache / "sys" / "last"
     work.mkdir(parents=True, exist_ok=True)
     settings = {"faulty": faulty, "old_unit_start": old_unit_start, "ready_timeout_s": 180,
+                "allocator": memory.ALLOCATOR,
                 # chip first: a gpiochip backend without a chip is refused, and each set is checked
                 "config": {"hardware.chip": '"$CHIP"', "hardware.backend": '"gpiochip"'}}
     disk = media(work, wheels, settings)
@@ -452,10 +455,12 @@ def run(cache: Path, kernel, faulty: bool = True, old_unit_start: bool = False, 
     r = boot(work, kernel, image, initrd, disk, float(os.environ.get("HIL_SYSTEMD_TIMEOUT", 900)), log)
     r["prepare_s"] = round(prepared, 1)
     r["total_s"] = round(time.monotonic() - t, 1)
+    r["allocator_ok"] = bool(r.get("allocator", {}).get("ok"))
     r["ok"] = bool(r.get("unit_active") and r.get("watchdog_ok") and r.get("tablectl_ok")
-                   and r.get("journal_priority_ok") and (not faulty or r.get("old_unit_caught")))
+                   and r.get("journal_priority_ok") and r["allocator_ok"]
+                   and (not faulty or r.get("old_unit_caught")))
     if not r["ok"]:
-        checks = ["unit_active", "watchdog_ok", "tablectl_ok", "journal_priority_ok",
+        checks = ["unit_active", "watchdog_ok", "tablectl_ok", "journal_priority_ok", "allocator_ok",
                   *(["old_unit_caught"] if faulty else [])]
         r["why"] = "; ".join([*r.get("failed", []), *(f"{k} false" for k in checks if not r.get(k))])
     return r
@@ -468,6 +473,7 @@ def summary(r: dict) -> str:
         f"watchdog {r.get('watchdog_ok')}, tablectl as admin {r.get('tablectl_ok')} (config set rc "
         f"{r.get('config_set_rc')}, /etc/table-host {r.get('etc_mode')}), "
         f"journal priorities {r.get('journal_priority_ok')}, "
+        f"allocator {r.get('allocator', {}).get('found')}, "
         f"exposure {r.get('security_exposure')} {r.get('security_rating')}",
         f"  sandbox: / ro {sb.get('root_read_only')}, no_new_privs {sb.get('no_new_privs')}, seccomp "
         f"{sb.get('seccomp_filter')}, caps 0 {sb.get('cap_eff_zero')}, groups {sb.get('groups')}, "

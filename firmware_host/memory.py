@@ -1,0 +1,71 @@
+"""The daemon's memory allocator, chosen for a process that runs for a season.
+
+`table-host bench soak` found that, with every record the daemon keeps bounded and the Python
+objects it holds flat (tracemalloc snapshots minutes apart agree within the current match's
+state), resident memory still crept up under CPython's own small-object allocator, pymalloc:
+about 2 MB an hour over the first half hour, slowing but not stopping. pymalloc gives a 1 MiB
+arena back only when its last object dies, and it never hands back the pages of empty pools
+inside an arena it keeps; each long round (a Domino round's journal held thousands of
+actions) set a new high-water mark that the next, longer one raised again.
+
+With the C library's malloc instead (PYTHONMALLOC=malloc) and two arenas (MALLOC_ARENA_MAX=2;
+glibc would open up to eight per core, one per thread that allocates, and memory freed in one is
+no use to another), freed memory is coalesced and reused, and the same soak stayed flat after its
+warm-up. The figures are in docs/daemon.md.
+
+Both are read once, when the interpreter and the C library start, so `table-host run` starts
+itself again with them set (execve: the same process ID, so systemd's notifications and watchdog
+still come from its main PID); `table-host bench` does too, as it times the table's code. The
+service's unit sets them itself, so on the Pi that never happens. A value the operator set, to
+anything, is kept: PYTHONMALLOC=pymalloc_debug for a diagnosis must not be overridden.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping, Sequence
+
+ALLOCATOR = {"PYTHONMALLOC": "malloc", "MALLOC_ARENA_MAX": "2"}
+
+
+def missing(environ: Mapping[str, str]) -> dict[str, str]:
+    """The allocator settings this environment does not choose at all."""
+    return {k: v for k, v in ALLOCATOR.items() if k not in environ}
+
+
+def restart_with_allocator(argv: Sequence[str] | None = None) -> None:
+    """Become a fresh interpreter, the same command, with the allocator chosen; return only when
+    it is chosen already (or set otherwise on purpose)."""
+    add = missing(os.environ)
+    if not add:
+        return
+    command = list(argv if argv is not None else sys.orig_argv)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execve(sys.executable, command, {**os.environ, **add})
+
+
+def describe(environ: Mapping[str, str] | None = None) -> str:
+    """The allocator in force, in `tablectl status`: what was read when this process started."""
+    env = os.environ if environ is None else environ
+    chosen = env.get("PYTHONMALLOC", "pymalloc (Python's default)")
+    arenas = env.get("MALLOC_ARENA_MAX")
+    return f"{chosen}, {arenas} C arenas" if arenas else f"{chosen}, C arenas by default"
+
+
+def status_kb(pid: int | str, key: str) -> int:
+    """One kB figure of /proc/PID/status (VmRSS, VmHWM, RssAnon, ...); 0 once the process is gone."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith(key + ":"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def rss_mb(pid: int | str = "self") -> float:
+    """Resident memory, MB."""
+    return status_kb(pid, "VmRSS") / 1024
