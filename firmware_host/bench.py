@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from .catalog import new_match, resources_for
+from .memory import status_kb
 from .rules.match import Match
 from .simulate import make_bots, play_round
 
@@ -491,55 +492,28 @@ RSS_TARGET_MB = 80.0
 def bench_daemon(idle_s: float = 10.0, play_s: float = 15.0) -> dict[str, Any]:
     """The real daemon process, emulated and headless: CPU while idle, memory while a
     4-seat bot match runs (as the Pi would run it, minus the hardware)."""
-    import json
-    import tempfile
+    from .soak import emulated_daemon
 
     def cpu_ticks(pid: int) -> int:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
         return int(fields[11]) + int(fields[12])  # utime + stime
 
-    def memory_kb(pid: int, key: str) -> int:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith(key + ":"):
-                return int(line.split()[1])
-        return 0
-
     hz = os.sysconf("SC_CLK_TCK")
-    with tempfile.TemporaryDirectory() as tmp:
-        env = {**os.environ, "RUNTIME_DIRECTORY": f"{tmp}/run", "STATE_DIRECTORY": f"{tmp}/state",
-               "TABLE_HOST_SOCKET": f"{tmp}/run/control.sock"}
-        env.pop("NOTIFY_SOCKET", None)
-        env.pop("WATCHDOG_USEC", None)
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "firmware_host.cli", "run", "--emulate", "--ui", "none"],
-            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        try:
-            def ctl(*args: str) -> dict[str, Any]:
-                out = subprocess.run([sys.executable, "-m", "firmware_host.ctl", "--json", *args], env=env,
-                                     capture_output=True, text=True, timeout=30).stdout
-                return json.loads(out) if out else {}
-
-            deadline = time.monotonic() + 30
-            while not ctl("status").get("ok"):
-                if time.monotonic() > deadline:
-                    raise RuntimeError("the daemon did not come up")
-                time.sleep(0.2)
-            time.sleep(1.0)  # settle
-            before = cpu_ticks(proc.pid)
-            time.sleep(idle_s)
-            idle = (cpu_ticks(proc.pid) - before) / hz / idle_s * 100
-            idle_rss = memory_kb(proc.pid, "VmRSS") / 1024
-            ctl("new", "classic")
-            ctl("bots", "4", "--level", "hard")
-            ctl("start")
-            before = cpu_ticks(proc.pid)
-            time.sleep(play_s)
-            playing = (cpu_ticks(proc.pid) - before) / hz / play_s * 100
-            status = ctl("status")
-            peak = memory_kb(proc.pid, "VmHWM") / 1024
-        finally:
-            proc.terminate()
-            proc.wait(timeout=10)
+    with emulated_daemon() as daemon:
+        pid = daemon.proc.pid
+        time.sleep(1.0)  # settle
+        before = cpu_ticks(pid)
+        time.sleep(idle_s)
+        idle = (cpu_ticks(pid) - before) / hz / idle_s * 100
+        idle_rss = status_kb(pid, "VmRSS") / 1024
+        daemon.ask({"cmd": "new", "game": "classic", "options": {}})
+        daemon.ask({"cmd": "bots", "count": 4, "level": "hard"})
+        daemon.ask({"cmd": "start"})
+        before = cpu_ticks(pid)
+        time.sleep(play_s)
+        playing = (cpu_ticks(pid) - before) / hz / play_s * 100
+        status = daemon.ask({"cmd": "status"})
+        peak = status_kb(pid, "VmHWM") / 1024
     return {
         "idle_seconds": idle_s,
         "idle_cpu_percent": round(idle, 3),

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from PIL import Image
 
+from firmware_host import memory, soak
 from firmware_host.config import BuzzerConfig
 from firmware_host.displays.controllers import model_for
 from firmware_host.displays.oled import RECORDED, DisplaySpec, RecordingInterface, open_luma
@@ -95,7 +98,9 @@ def test_growth_is_the_least_squares_slope_in_mb_an_hour() -> None:
 
 
 def test_the_driver_plays_each_game_once_short_then_in_turn_and_skips_round_results() -> None:
-    phases = iter(["attract"] + ["countdown", "playing", "round_result", "match_result"] * 4)
+    """The warm-up is over when each game has been played short, then whole: memory holds the
+    largest match's journal only once a whole match of each game has been played."""
+    phases = iter(["attract"] + ["countdown", "playing", "round_result", "match_result"] * 9)
     asked: list[dict] = []
 
     def ask(body: dict) -> dict:
@@ -110,6 +115,12 @@ def test_the_driver_plays_each_game_once_short_then_in_turn_and_skips_round_resu
                         ("crazy", {"rounds": 1}), ("classic", {})]
     assert driver.played == {"classic": 1, "dice": 1, "domino": 1, "crazy": 1}
     assert sum(b["cmd"] == "next" for b in asked) == 4
+    for _ in range(12):  # whole classic, dice and domino
+        driver.step()
+    assert not driver.warm and driver.whole_to_play == {"crazy"}
+    for _ in range(4):
+        driver.step()
+    assert driver.warm and driver.played == {"classic": 2, "dice": 2, "domino": 2, "crazy": 2}
 
 
 def test_the_screens_text_masks_stay_bounded_however_many_different_numbers_they_show() -> None:
@@ -121,3 +132,43 @@ def test_the_screens_text_masks_stay_bounded_however_many_different_numbers_they
     for n in range(EVENTS):  # scores, counts, places: a new string each
         font.draw_text(img, (0, 0), f"TOTAL {n}")
     assert font._line.cache_info().currsize <= 256 and font.width.cache_info().currsize <= 256
+
+
+# ------------------------------------------------------------ the allocator for a season (memory.py)
+
+
+def _environ(pid: int) -> dict[str, str]:
+    raw = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    return dict(item.decode().split("=", 1) for item in raw if b"=" in item)
+
+
+def test_table_host_run_starts_itself_again_on_malloc_with_two_arenas(monkeypatch) -> None:
+    """pymalloc kept raising its high-water mark over a soak (memory.py): `table-host run`, however it
+    is started, runs on the C library's malloc with two arenas, in the same process, and says so."""
+    monkeypatch.delenv("PYTHONMALLOC", raising=False)
+    monkeypatch.delenv("MALLOC_ARENA_MAX", raising=False)
+    with soak.emulated_daemon() as daemon:
+        env = _environ(daemon.proc.pid)  # the process started is the one that answers
+        assert (env.get("PYTHONMALLOC"), env.get("MALLOC_ARENA_MAX")) == ("malloc", "2")
+        status = daemon.ask({"cmd": "status"})
+        assert status["memory"]["allocator"] == "malloc, 2 C arenas"
+        assert 10 < status["memory"]["rss_mb"] < 500
+
+
+def test_an_allocator_the_operator_chose_is_kept(monkeypatch) -> None:
+    monkeypatch.setenv("PYTHONMALLOC", "pymalloc")
+    monkeypatch.delenv("MALLOC_ARENA_MAX", raising=False)
+    with soak.emulated_daemon() as daemon:
+        env = _environ(daemon.proc.pid)
+        assert (env.get("PYTHONMALLOC"), env.get("MALLOC_ARENA_MAX")) == ("pymalloc", "2")
+        assert daemon.ask({"cmd": "status"})["memory"]["allocator"] == "pymalloc, 2 C arenas"
+
+
+def test_the_service_chooses_the_same_allocator_itself() -> None:
+    """The unit sets what `table-host run` would otherwise start itself again for."""
+    unit = (Path(__file__).resolve().parents[1] / "systemd" / "table-host.service").read_text()
+    chosen = dict(item.split("=", 1) for line in unit.splitlines() if line.startswith("Environment=")
+                  for item in line.removeprefix("Environment=").split())
+    assert {k: chosen.get(k) for k in memory.ALLOCATOR} == memory.ALLOCATOR
+    assert memory.missing(chosen) == {}
+    assert memory.missing({"PYTHONMALLOC": "pymalloc_debug"}) == {"MALLOC_ARENA_MAX": "2"}
