@@ -125,6 +125,7 @@ def soak(seconds: float, ask: Ask, rss: Callable[[], float],
     end = start + seconds
     samples: list[tuple[float, float]] = [(0.0, rss())]
     warm_at: float | None = None
+    warmed = False
     next_sample = start + SAMPLE_S
     try:
         while (now := time.monotonic()) < end:
@@ -136,6 +137,7 @@ def soak(seconds: float, ask: Ask, rss: Callable[[], float],
             if warm_at is None and elapsed >= WARM_SHARE[0] * seconds and (
                     driver.warm or elapsed >= WARM_SHARE[1] * seconds):
                 warm_at = elapsed
+                warmed = driver.warm  # or cut short at half the run
                 samples.append((elapsed, rss()))
                 if on_warm is not None:
                     on_warm()
@@ -143,7 +145,8 @@ def soak(seconds: float, ask: Ask, rss: Callable[[], float],
     finally:
         driver.stop()
     samples.append((time.monotonic() - start, rss()))
-    warm_at = samples[-1][0] if warm_at is None else warm_at
+    if warm_at is None:
+        warm_at, warmed = samples[-1][0], False
     after = [s for s in samples if s[0] >= warm_at]
     warm_rss = after[0][1]
     growth = slope_per_hour(after)
@@ -155,7 +158,7 @@ def soak(seconds: float, ask: Ask, rss: Callable[[], float],
         "rss_end_mb": round(samples[-1][1], 2),
         "rss_peak_mb": round(max(m for _, m in samples), 2),
         "warm_up_s": round(warm_at, 1),
-        "warm_up_done": driver.warm,
+        "warm_up_done": warmed,  # when measuring began
         "growth_mb_per_hour": None if growth is None else round(growth, 3),
         "end_minus_warm_mb_per_hour": round((samples[-1][1] - warm_rss) / span_h, 3) if span_h else None,
         "samples": len(samples),
@@ -163,7 +166,7 @@ def soak(seconds: float, ask: Ask, rss: Callable[[], float],
         "refusals": driver.refusals[-5:],
         "target_mb_per_hour": TARGET_MB_PER_HOUR,
         # Judged only after a whole warm-up: before it, memory is still meant to rise.
-        "meets_target": driver.warm and growth is not None and growth < TARGET_MB_PER_HOUR,
+        "meets_target": warmed and growth is not None and growth < TARGET_MB_PER_HOUR,
     }
 
 

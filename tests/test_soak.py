@@ -172,3 +172,45 @@ def test_the_service_chooses_the_same_allocator_itself() -> None:
     assert {k: chosen.get(k) for k in memory.ALLOCATOR} == memory.ALLOCATOR
     assert memory.missing(chosen) == {}
     assert memory.missing({"PYTHONMALLOC": "pymalloc_debug"}) == {"MALLOC_ARENA_MAX": "2"}
+
+
+class _FakeClock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
+
+def _table_where_whole_matches_last(seconds: float, clock: _FakeClock):
+    """A table answering the driver: a one-round match is over at once, a whole one after `seconds`."""
+    state = {"phase": "attract", "ends": 0.0}
+
+    def ask(body: dict) -> dict:
+        if body["cmd"] == "new":
+            state["ends"] = clock.now + (0.0 if body["options"] else seconds)
+        if body["cmd"] == "start":
+            state["phase"] = "playing"
+        if body["cmd"] == "status" and state["phase"] == "playing" and clock.now >= state["ends"]:
+            state["phase"] = "match_result"
+        return {"ok": True, "phase": state["phase"]}
+
+    return ask
+
+
+def test_a_soak_is_judged_only_when_its_warm_up_ended_before_measuring_began(monkeypatch) -> None:
+    clock = _FakeClock()
+    monkeypatch.setattr(soak, "time", clock)
+    flat = soak.soak(300, _table_where_whole_matches_last(30, clock), lambda: 50.0)
+    assert flat["warm_up_done"] and 120 <= flat["warm_up_s"] <= 125  # four whole matches of 30 s
+    assert flat["growth_mb_per_hour"] == 0 and flat["meets_target"]
+    assert "PASS" in soak.soak_text({**flat, "allocator": "malloc, 2 C arenas"})
+
+    clock.now = 0.0  # whole matches of 40 s: the warm-up ends at 160 s, after half of 300 s
+    short = soak.soak(300, _table_where_whole_matches_last(40, clock), lambda: 50.0)
+    assert 150 <= short["warm_up_s"] < 151 and not short["warm_up_done"]
+    assert not short["meets_target"]  # flat, but measured from inside the warm-up
+    assert "NOT JUDGED" in soak.soak_text({**short, "allocator": "malloc, 2 C arenas"})
