@@ -230,15 +230,20 @@ def test_the_daemon_listens_where_table_host_socket_says(daemon: Daemon, tmp_pat
     assert daemon.ctl("status")["ok"]
 
 
-def test_config_check_runs_in_tablectl_and_a_fifo_freezes_nothing(daemon: Daemon, tmp_path: Path) -> None:
+def test_config_check_runs_in_tablectl_and_a_fifo_freezes_nothing(
+        daemon: Daemon, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from firmware_host import ctl
+
     daemon.start()
     fifo = tmp_path / "fifo.toml"
     os.mkfifo(fifo)
-    start = time.monotonic()
     result = subprocess.run([sys.executable, "-m", "firmware_host.ctl", "config", "check", str(fifo)],
                             cwd=ROOT, env=daemon.env, capture_output=True, text=True, timeout=30)
     assert result.returncode == 1 and result.stderr.strip() == f"tablectl: {fifo}: not a regular file"
-    assert time.monotonic() - start < 4  # the daemon, asked, gave up only after 5 s
+    start = time.monotonic()  # timed in this process: an interpreter's start-up under load is no part of it
+    assert ctl.check_config(fifo, as_json=True) == 1
+    assert time.monotonic() - start < 1  # the daemon, asked, gave up only after 5 s
+    assert "not a regular file" in capsys.readouterr().out
     assert daemon.ctl("status")["ok"]
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:  # an old tablectl asks the daemon
         sock.settimeout(10)
