@@ -34,7 +34,7 @@ VM_TIMEOUT_S = 600
 GPIO_KEYS = ("kernel", "gpio_sim", "presses_sent", "presses_decided", "fraction_in_order",
              "edge_to_decision_p99_ms")
 FIRMWARE_KEYS = ("micropython_version", "firmware_frames_sent", "firmware_frames_acked")
-SYSTEMD_KEYS = ("unit_active", "watchdog_ok")
+SYSTEMD_KEYS = ("unit_active", "watchdog_ok", "allocator_ok")
 SUMMARY_KEYS = (*GPIO_KEYS, *SYSTEMD_KEYS, *FIRMWARE_KEYS)
 
 
@@ -177,7 +177,8 @@ def human(summary: dict[str, Any], parts: dict[str, dict[str, Any]]) -> str:
         lines.append("checks: " + ", ".join(f"{k} {'ok' if v else 'FAILED'}" for k, v in checks))
         lines += [f"  problem: {p}" for p in gpio.get("problems", [])]
     lines.append(f"systemd: unit active {show(summary['unit_active'])}, "
-                 f"watchdog {show(summary['watchdog_ok'])}")
+                 f"watchdog {show(summary['watchdog_ok'])}, "
+                 f"allocator from the unit {show(summary['allocator_ok'])}")
     lines.append(f"firmware: MicroPython {show(summary['micropython_version'])}, frames acked "
                  f"{show(summary['firmware_frames_acked'])}/{show(summary['firmware_frames_sent'])}")
     return "\n".join(lines)
