@@ -39,7 +39,7 @@ POLL_S = 0.3
 BOTS = 4
 LEVEL = "hard"
 WARM_SHARE = (0.2, 0.5)  # the warm-up ends inside this share of the run
-JUDGED_MINUTES = 30  # the warm-up takes about 12 minutes here, and must end within half the run
+JUDGED_MINUTES = 30  # the warm-up takes about 11 minutes here, and must end within half the run
 
 Ask = Callable[[dict[str, Any]], dict[str, Any]]
 
