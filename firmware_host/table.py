@@ -166,7 +166,9 @@ class Table:
         """Choose the next game and its options; back to the lobby."""
         if game not in GAMES:
             raise RulesError(f"unknown game {game!r} (choose {', '.join(GAMES)})")
-        if self.phase in (Phase.COUNTDOWN, Phase.PLAYING):
+        if self.phase in (Phase.COUNTDOWN, Phase.PLAYING) or (
+                self.phase is Phase.ROUND_RESULT and self.match is not None and not self.match.is_over):
+            # Between rounds too: left behind unfinished, the match would come back at a restart.
             raise RulesError("a match is running: abort it first")
         self.game, self.options = game, dict(options or {})
         self.menu = GAMES.index(game)

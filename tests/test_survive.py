@@ -312,6 +312,40 @@ def test_an_aborted_match_does_not_come_back_after_a_restart(dirs: Path) -> None
         again.close()
 
 
+def test_a_new_game_between_rounds_is_refused_so_the_match_is_not_left_unfinished(dirs: Path) -> None:
+    """It was: `tablectl new` at a round's result went to the lobby and left the match unfinished in
+    the store, for ever: a restart brought it back, at its round result, in a game nobody had chosen."""
+    from firmware_host.daemon import Daemon
+    from firmware_host.rules.common import RulesError
+    from firmware_host.table import Phase
+
+    db = dirs / "table.db"
+    daemon = Daemon(emulated_config(2), state_db=db)
+    try:
+        now = time.monotonic_ns()
+        daemon.table.new("dice", {"rounds": 2}, now)
+        daemon.table._join(0)
+        daemon.table.set_bots(1)
+        daemon.table.start(now)
+        daemon._advance(now)
+        assert daemon.match_id is not None
+        now += 4_000_000_000  # after the countdown
+        daemon._advance(now)
+        play(daemon.store, daemon.match_id, daemon.table.match, 10_000, rounds=1)
+        daemon._advance(now)
+        assert daemon.table.phase is Phase.ROUND_RESULT and not daemon.table.match.is_over
+        with pytest.raises(RulesError, match="a match is running: abort it first"):
+            daemon.table.new("classic", {}, now)
+        assert daemon.table.phase is Phase.ROUND_RESULT and daemon.table.game == "dice"
+        daemon.table.abort(now)  # what the refusal asks for: then a new game may be chosen
+        daemon._advance(now)
+        daemon.table.new("classic", {}, now)
+        assert daemon.table.phase is Phase.LOBBY
+    finally:
+        daemon.close()
+    assert Store(db).resume(2) is None  # nothing left to come back
+
+
 # ---------------------------------------------------------------- the figures
 
 
