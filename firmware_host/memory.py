@@ -30,8 +30,9 @@ ALLOCATOR = {"PYTHONMALLOC": "malloc", "MALLOC_ARENA_MAX": "2"}
 
 
 def missing(environ: Mapping[str, str]) -> dict[str, str]:
-    """The allocator settings this environment does not choose at all."""
-    return {k: v for k, v in ALLOCATOR.items() if k not in environ}
+    """The allocator settings this environment does not choose at all (empty is unset, as Python
+    and glibc read it)."""
+    return {k: v for k, v in ALLOCATOR.items() if not environ.get(k)}
 
 
 def restart_with_allocator(argv: Sequence[str] | None = None) -> None:
@@ -49,7 +50,7 @@ def restart_with_allocator(argv: Sequence[str] | None = None) -> None:
 def describe(environ: Mapping[str, str] | None = None) -> str:
     """The allocator in force, in `tablectl status`: what was read when this process started."""
     env = os.environ if environ is None else environ
-    chosen = env.get("PYTHONMALLOC", "pymalloc (Python's default)")
+    chosen = env.get("PYTHONMALLOC") or "pymalloc (Python's default)"
     arenas = env.get("MALLOC_ARENA_MAX")
     return f"{chosen}, {arenas} C arenas" if arenas else f"{chosen}, C arenas by default"
 

@@ -172,6 +172,8 @@ def test_the_service_chooses_the_same_allocator_itself() -> None:
     assert {k: chosen.get(k) for k in memory.ALLOCATOR} == memory.ALLOCATOR
     assert memory.missing(chosen) == {}
     assert memory.missing({"PYTHONMALLOC": "pymalloc_debug"}) == {"MALLOC_ARENA_MAX": "2"}
+    assert memory.missing({"PYTHONMALLOC": "", "MALLOC_ARENA_MAX": "2"}) == {"PYTHONMALLOC": "malloc"}
+    assert memory.describe({}) == "pymalloc (Python's default), C arenas by default"
 
 
 class _FakeClock:
