@@ -91,9 +91,9 @@ class Driver:
         else:  # attract, lobby, match_result: the match is over (or never began)
             if self.game is not None and phase == "match_result":
                 self.played[self.game] += 1
-                if self.short and self.warm_cycle and self.warm_cycle[0] == self.game:
+                if self.short:  # the short cycle's first game: _begin chose it
                     self.warm_cycle.pop(0)
-                elif not self.short:
+                else:
                     self.whole_to_play.discard(self.game)
             self.game = None
             self._begin()
@@ -145,8 +145,7 @@ def soak(seconds: float, ask: Ask, rss: Callable[[], float],
     finally:
         driver.stop()
     samples.append((time.monotonic() - start, rss()))
-    if warm_at is None:
-        warm_at, warmed = samples[-1][0], False
+    warm_at = samples[-1][0] if warm_at is None else warm_at
     after = [s for s in samples if s[0] >= warm_at]
     warm_rss = after[0][1]
     growth = slope_per_hour(after)
