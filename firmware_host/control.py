@@ -31,7 +31,6 @@ import socket
 import struct
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,7 +41,7 @@ log = logger("control")
 MAX_LINE = 64 * 1024
 REPLY_TIMEOUT_S = 5.0
 BACKLOG = 128  # connections the kernel queues while every handler is busy (a burst of tablectl)
-HANDLERS = 8  # connections served at once; the rest wait in the backlog or the pool's queue
+HANDLERS = 8  # connections served at once; the rest wait in the backlog
 IDLE_S = 10.0  # a connection that sends nothing for this long is closed: it would hold a handler
 
 
@@ -144,9 +143,15 @@ class ControlServer:
         self.set_admin_group(admin_group)
         self._sock.listen(BACKLOG)
         self._stopping = False
-        self._pool = ThreadPoolExecutor(HANDLERS, thread_name_prefix="control-conn")
+        # Every handler from the start, never more: a pool that grows on demand (ThreadPoolExecutor)
+        # adds a thread whenever a client's next call races the last handler back to idle, which
+        # a loaded machine makes likely, and each thread's stack and allocator share stay.
+        self._accepted: queue.Queue[socket.socket | None] = queue.Queue(HANDLERS)
+        self.handlers = [threading.Thread(target=self._handle, name=f"control-conn-{i + 1}", daemon=True)
+                         for i in range(HANDLERS)]
         self._thread = threading.Thread(target=self._accept, name="control", daemon=True)
-        self._thread.start()
+        for thread in (*self.handlers, self._thread):
+            thread.start()
 
     def set_admin_group(self, name: str) -> None:
         """The socket file to the admin group (at start and when a reload names another one); what
@@ -168,21 +173,38 @@ class ControlServer:
         with contextlib.suppress(OSError):
             self._sock.shutdown(socket.SHUT_RDWR)
         self._sock.close()
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        while True:  # accepted but not yet served: closed, so their clients hear at once
+            try:
+                conn = self._accepted.get_nowait()
+            except queue.Empty:
+                break
+            if conn is not None:
+                conn.close()
+        for _ in self.handlers:
+            with contextlib.suppress(queue.Full):
+                self._accepted.put_nowait(None)
         with contextlib.suppress(FileNotFoundError):
             self.path.unlink()
 
     def _accept(self) -> None:
+        """Hand each connection to a free handler. While all are busy and HANDLERS more wait, this
+        waits too, and the kernel's backlog holds the rest (the client retries when that is full)."""
         while not self._stopping:
             try:
                 conn, _ = self._sock.accept()
             except OSError:
                 return
-            try:
-                self._pool.submit(self._serve, conn)
-            except RuntimeError:  # closing
+            if self._stopping:
                 conn.close()
                 return
+            self._accepted.put(conn)
+
+    def _handle(self) -> None:
+        while (conn := self._accepted.get()) is not None:
+            try:
+                self._serve(conn)
+            except Exception:  # a handler that died would leave one fewer for good
+                log.exception("serving a control connection failed")
 
     def _serve(self, conn: socket.socket) -> None:
         peer = peer_of(conn)

@@ -161,6 +161,7 @@ class Daemon:
         extra: dict[str, Any] = {"hardware": {"board": self.board.describe(), "missing": self.missing()},
                                  "priority": self.priority(),
                                  "memory": {"rss_mb": round(memory.rss_mb(), 1),
+                                            "threads": memory.threads(),
                                             "allocator": memory.describe()}}
         if self.config_problem:
             extra["warning"] = self.config_problem

@@ -56,7 +56,8 @@ def describe(environ: Mapping[str, str] | None = None) -> str:
 
 
 def status_kb(pid: int | str, key: str) -> int:
-    """One kB figure of /proc/PID/status (VmRSS, VmHWM, RssAnon, ...); 0 once the process is gone."""
+    """One figure of /proc/PID/status (VmRSS, VmHWM, RssAnon in kB; Threads); 0 once the process
+    is gone."""
     try:
         with open(f"/proc/{pid}/status") as f:
             for line in f:
@@ -70,3 +71,9 @@ def status_kb(pid: int | str, key: str) -> int:
 def rss_mb(pid: int | str = "self") -> float:
     """Resident memory, MB."""
     return status_kb(pid, "VmRSS") / 1024
+
+
+def threads(pid: int | str = "self") -> int:
+    """The process's threads, as the kernel counts them: each holds a stack and a share of the
+    allocator, so a count that creeps up is memory that creeps up."""
+    return status_kb(pid, "Threads")

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .memory import rss_mb
+from .memory import rss_mb, threads
 from .rules.options import GAMES
 
 TARGET_MB_PER_HOUR = 1.0
@@ -227,9 +227,13 @@ def emulated_daemon(log: Path | None = None, start_s: float = 30.0) -> Iterator[
 def bench_soak(minutes: float) -> dict[str, Any]:
     with emulated_daemon() as daemon:
         allocator = daemon.ask({"cmd": "status"}).get("memory", {}).get("allocator")
-        figures = soak(minutes * 60, daemon.ask, lambda: rss_mb(daemon.proc.pid))
+        counts = [threads(daemon.proc.pid)]  # a thread that comes later brings its stack
+        figures = soak(minutes * 60, daemon.ask, lambda: rss_mb(daemon.proc.pid),
+                       lambda: counts.append(threads(daemon.proc.pid)))
+        counts += [threads(daemon.proc.pid)] * (3 - len(counts))  # never warm: as at the end
         figures["daemon_alive"] = daemon.proc.poll() is None
         figures["allocator"] = allocator
+        figures["threads"] = dict(zip(("start", "warm", "end"), counts, strict=True))
     figures["meets_target"] = figures["meets_target"] and figures["daemon_alive"]
     return figures
 
@@ -247,6 +251,9 @@ def soak_text(f: dict[str, Any]) -> str:
         f"{f['end_minus_warm_mb_per_hour']} MB/h)",
         f"  matches played: {matches}",
     ]
+    if "threads" in f:
+        t = f["threads"]
+        lines.append(f"  the daemon's threads: start {t['start']}, after warm-up {t['warm']}, end {t['end']}")
     lines += [f"  refused: {r}" for r in f["refusals"]]
     if not f.get("daemon_alive", True):
         lines.append("  the daemon DIED during the soak")

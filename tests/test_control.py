@@ -9,12 +9,15 @@ import socket
 import stat
 import subprocess
 import sys
+import threading
 import tomllib
 from pathlib import Path
 
 import pytest
 from plumbing import served_table
 
+from firmware_host import ctl
+from firmware_host.control import HANDLERS
 from firmware_host.logs import TerminalFormatter, escape
 from firmware_host.store import Store
 from firmware_host.table import Table
@@ -95,6 +98,39 @@ def test_garbage_on_the_socket_gets_errors_and_hurts_nothing(daemon) -> None:
     assert "unknown command 'fly'" in errors[3]
     assert answers[5]["ok"] is True and answers[5]["phase"] == "attract"  # still serving
     assert tablectl(sock, "status").returncode == 0
+
+
+def _status_on(conn: socket.socket) -> dict:
+    conn.sendall(b'{"cmd": "status"}\n')
+    data = b""
+    while not data.endswith(b"\n"):
+        data += conn.recv(65536)
+    return json.loads(data)
+
+
+def test_every_connection_handler_is_there_from_the_start_and_no_more_come(tmp_path: Path) -> None:
+    """A pool grown on demand added a thread whenever a call raced the last handler back to idle,
+    which a loaded machine makes likely, and each thread's stack stayed: memory crept up."""
+    def handlers() -> set[threading.Thread]:
+        return {t for t in threading.enumerate() if t.name.startswith("control-conn")}
+
+    earlier = handlers()  # other tests' servers: theirs end once their connections do
+    with served_table(tmp_path / "control.sock", Table(4)):
+        ours = handlers() - earlier
+        assert len(ours) == HANDLERS
+        conns = [socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) for _ in range(HANDLERS + 4)]
+        for conn in conns:
+            conn.connect(str(tmp_path / "control.sock"))
+        busy, waiting = conns[:HANDLERS], conns[HANDLERS:]
+        assert all(_status_on(conn)["ok"] for conn in busy)  # every handler holds a connection
+        for conn in busy:
+            conn.close()
+        assert all(_status_on(conn)["ok"] for conn in waiting)  # the rest waited their turn
+        for conn in waiting:
+            conn.close()
+        for _ in range(300):  # one call after another, as `bench soak` and a watching script make
+            assert ctl.ask({"cmd": "status"}, tmp_path / "control.sock")["ok"]
+        assert handlers() - earlier == ours
 
 
 def test_the_socket_is_for_the_admin_group_only(daemon) -> None:
