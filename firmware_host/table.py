@@ -78,7 +78,8 @@ class Table:
     match: Match | None = None
     referee: Referee | None = None
     gate: StartGate = field(default_factory=StartGate)
-    phase_since: int = 0
+    phase_since: int = 0  # a lobby press moves it on: the idle timer starts again
+    entered: int = 0  # when the phase began
     matches_played: int = 0
     notices: list[str] = field(default_factory=list)
     cues: list[Cue] = field(default_factory=list)  # sounds asked for, oldest first, until taken
@@ -121,6 +122,10 @@ class Table:
                 self.referee.on_input(event._replace(seat=player))
             return
         if event.kind is not Event.PRESS:
+            return
+        if event.ts < self.entered:
+            # Pressed before this phase began, taken after (a stalled loop, a bot's presses still
+            # settling): it was meant for the round that ended, and must not join a seat.
             return
         if self.phase is Phase.ATTRACT:
             self._enter(Phase.LOBBY, now)
@@ -379,7 +384,7 @@ class Table:
 
     def _enter(self, phase: Phase, now: int) -> None:
         self.phase = phase
-        self.phase_since = now
+        self.phase_since = self.entered = now
 
     def _note(self, text: str, level: int = logging.INFO, to: logging.Logger = log) -> None:
         """Something the players should know: logged, and kept for `tablectl debug`."""

@@ -8,8 +8,10 @@ import pytest
 from plumbing import table_box
 from test_rounds_end import _waiting_round
 
+from firmware_host.inputs.edges import Event
+from firmware_host.inputs.pins import InputEvent
 from firmware_host.rules.common import Ending, RulesError, Wake
-from firmware_host.table import Phase, Timing
+from firmware_host.table import Phase, Table, Timing
 
 S = 1_000_000_000
 MS = 1_000_000
@@ -118,6 +120,29 @@ def test_an_idle_lobby_returns_to_attract(box) -> None:
     table.tick(300 * S)
     assert table.phase is Phase.LOBBY
     table.tick(301 * S)
+    assert table.phase is Phase.ATTRACT and table.joined == []
+
+
+def test_a_press_made_before_the_lobby_opened_joins_nobody() -> None:
+    """Bots press through the pins like people. A bot's slap as its match ended, taken by a loop
+    that stalled only after `tablectl new` had opened the lobby, made the bot's seat a person."""
+    table = Table(4)
+    table.set_bots(3)
+    table.new("dice", now=10 * S)
+    assert table.phase is Phase.LOBBY
+    late = InputEvent(Event.PRESS, 2, "slap", ts=10 * S - 40 * MS)  # pressed before `new`
+    table.on_input(late, now=13 * S)  # taken after it
+    assert table.joined == [] and len(table.bots) == 3
+    table.on_input(InputEvent(Event.PRESS, 2, "slap", ts=13 * S), now=13 * S)  # a person, now
+    assert table.joined == [2] and len(table.bots) == 3
+
+
+def test_a_press_made_before_the_table_went_to_sleep_does_not_wake_it() -> None:
+    table = Table(4, Timing(idle_ns=300 * S))
+    table.on_input(InputEvent(Event.PRESS, 0, "slap", ts=1 * S), now=1 * S)
+    table.tick(302 * S)
+    assert table.phase is Phase.ATTRACT
+    table.on_input(InputEvent(Event.PRESS, 1, "slap", ts=301 * S), now=303 * S)
     assert table.phase is Phase.ATTRACT and table.joined == []
 
 
