@@ -201,6 +201,9 @@ class ControlServer:
 
     def _handle(self) -> None:
         while (conn := self._accepted.get()) is not None:
+            if self._stopping:  # taken after close(): in place of the None it had no room for
+                conn.close()
+                return
             try:
                 self._serve(conn)
             except Exception:  # a handler that died would leave one fewer for good
