@@ -4,6 +4,7 @@ status says whether its targets were met (0) or one was missed (1)."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -63,6 +64,8 @@ def test_bench_soak_prints_rss_growth_matches_and_a_verdict() -> None:
     out = result.stdout
     assert "RSS: start" in out and "after warm-up" in out and "MB/h" in out
     assert "matches played: classic" in out and "allocator malloc, 2 C arenas" in out
+    threads = re.search(r"the daemon's threads: start (\d+), after warm-up (\d+), end (\d+)", out)
+    assert threads and len(set(threads.groups())) == 1  # every handler from the start
     # three seconds are no warm-up (a whole match of each game): no verdict, and not a pass
     assert "NOT JUDGED" in out and "PASS" not in out and "FAIL" not in out
     assert result.returncode == 1

@@ -153,6 +153,7 @@ def test_table_host_run_starts_itself_again_on_malloc_with_two_arenas(monkeypatc
         status = daemon.ask({"cmd": "status"})
         assert status["memory"]["allocator"] == "malloc, 2 C arenas"
         assert 10 < status["memory"]["rss_mb"] < 500
+        assert status["memory"]["threads"] == memory.threads(daemon.proc.pid) >= 9  # the 8 handlers
 
 
 def test_an_allocator_the_operator_chose_is_kept(monkeypatch) -> None:
