@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from .catalog import new_match, resources_for
-from .memory import status_kb
+from .memory import proc_status, rss_mb
 from .rules.match import Match
 from .simulate import make_bots, play_round
 
@@ -505,7 +505,7 @@ def bench_daemon(idle_s: float = 10.0, play_s: float = 15.0) -> dict[str, Any]:
         before = cpu_ticks(pid)
         time.sleep(idle_s)
         idle = (cpu_ticks(pid) - before) / hz / idle_s * 100
-        idle_rss = status_kb(pid, "VmRSS") / 1024
+        idle_rss = rss_mb(pid)
         daemon.ask({"cmd": "new", "game": "classic", "options": {}})
         daemon.ask({"cmd": "bots", "count": 4, "level": "hard"})
         daemon.ask({"cmd": "start"})
@@ -513,7 +513,7 @@ def bench_daemon(idle_s: float = 10.0, play_s: float = 15.0) -> dict[str, Any]:
         time.sleep(play_s)
         playing = (cpu_ticks(pid) - before) / hz / play_s * 100
         status = daemon.ask({"cmd": "status"})
-        peak = status_kb(pid, "VmHWM") / 1024
+        peak = proc_status(pid, "VmHWM") / 1024
     return {
         "idle_seconds": idle_s,
         "idle_cpu_percent": round(idle, 3),

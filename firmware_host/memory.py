@@ -55,7 +55,7 @@ def describe(environ: Mapping[str, str] | None = None) -> str:
     return f"{chosen}, {arenas} C arenas" if arenas else f"{chosen}, C arenas by default"
 
 
-def status_kb(pid: int | str, key: str) -> int:
+def proc_status(pid: int | str, key: str) -> int:
     """One figure of /proc/PID/status (VmRSS, VmHWM, RssAnon in kB; Threads); 0 once the process
     is gone."""
     try:
@@ -70,10 +70,10 @@ def status_kb(pid: int | str, key: str) -> int:
 
 def rss_mb(pid: int | str = "self") -> float:
     """Resident memory, MB."""
-    return status_kb(pid, "VmRSS") / 1024
+    return proc_status(pid, "VmRSS") / 1024
 
 
 def threads(pid: int | str = "self") -> int:
     """The process's threads, as the kernel counts them: each holds a stack and a share of the
     allocator, so a count that creeps up is memory that creeps up."""
-    return status_kb(pid, "Threads")
+    return proc_status(pid, "Threads")

@@ -227,13 +227,14 @@ def emulated_daemon(log: Path | None = None, start_s: float = 30.0) -> Iterator[
 def bench_soak(minutes: float) -> dict[str, Any]:
     with emulated_daemon() as daemon:
         allocator = daemon.ask({"cmd": "status"}).get("memory", {}).get("allocator")
-        counts = [threads(daemon.proc.pid)]  # a thread that comes later brings its stack
+        start = threads(daemon.proc.pid)  # a thread that comes later brings its stack
+        warm: list[int] = []
         figures = soak(minutes * 60, daemon.ask, lambda: rss_mb(daemon.proc.pid),
-                       lambda: counts.append(threads(daemon.proc.pid)))
-        counts += [threads(daemon.proc.pid)] * (3 - len(counts))  # never warm: as at the end
+                       lambda: warm.append(threads(daemon.proc.pid)))
+        end = threads(daemon.proc.pid)
         figures["daemon_alive"] = daemon.proc.poll() is None
         figures["allocator"] = allocator
-        figures["threads"] = dict(zip(("start", "warm", "end"), counts, strict=True))
+        figures["threads"] = {"start": start, "warm": warm[0] if warm else end, "end": end}
     figures["meets_target"] = figures["meets_target"] and figures["daemon_alive"]
     return figures
 
