@@ -106,7 +106,7 @@ install -D -m 0644 -t "$doc/hardware" "$src/hardware/README.md"
 completions="$root/usr/local/share/bash-completion/completions"
 install -d "$completions"
 for prog in table-host tablectl; do
-    "$(dirname "$table_host")/python" -m firmware_host.completion "$prog" > "$completions/$prog" \
+    "$(dirname "$table_host")/python" -m firmware_host.cli.completion "$prog" > "$completions/$prog" \
         || { echo "install.sh: cannot generate the bash completion for $prog (above)" >&2; exit 2; }
 done
 

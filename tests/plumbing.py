@@ -3,21 +3,27 @@
 from __future__ import annotations
 
 import contextlib
+import json
+import os
 import queue
+import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from firmware_host.commands import handle
-from firmware_host.config import emulated_config
-from firmware_host.control import ControlServer, serve_request
-from firmware_host.inputs.pins import EmulatedButtons, TableInputs, emulated_factory
-from firmware_host.store import Store
-from firmware_host.table import Table, Timing
+from firmware_host.config.schema import emulated_config
+from firmware_host.control.server import ControlServer, serve_request
+from firmware_host.devices.inputs.pins import EmulatedButtons, TableInputs, emulated_factory
+from firmware_host.game.table import Table, Timing
+from firmware_host.service.commands import handle
+from firmware_host.service.store import Store
 
 MS = 1_000_000
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def wait_for(condition: Callable[[], Any], timeout: float = 5.0) -> None:
@@ -74,3 +80,51 @@ def served_table(sock: Path, table: Table, store: Store | None = None,
         stop.set()
         thread.join()
         control.close()
+
+
+class DaemonProcess:
+    """The real daemon process, emulated and headless, with its sd_notify socket and tablectl."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.tmp = tmp
+        self.notify_path = tmp / "notify.sock"
+        self.notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.notify.bind(str(self.notify_path))
+        self.notify.settimeout(0.2)
+        self.env = {**os.environ, "NOTIFY_SOCKET": str(self.notify_path), "WATCHDOG_USEC": "400000",
+                    "RUNTIME_DIRECTORY": str(tmp / "run"), "STATE_DIRECTORY": str(tmp / "state"),
+                    "TABLE_HOST_SOCKET": str(tmp / "run" / "control.sock")}
+        self.proc: subprocess.Popen | None = None
+        self.messages: list[str] = []
+
+    def start(self, prefix: tuple[str, ...] = ()) -> None:
+        self.log = open(self.tmp / "daemon.log", "a")  # noqa: SIM115 - kept open while it runs
+        self.proc = subprocess.Popen([*prefix, sys.executable, "-m", "firmware_host", "run", "--emulate",
+                                      "--ui", "none"], cwd=ROOT, env=self.env,
+                                     stdout=subprocess.DEVNULL, stderr=self.log, text=True)
+        self.wait_for("READY=1")
+
+    def wait_for(self, text: str, timeout: float = 20.0) -> str:
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            try:
+                message = self.notify.recv(4096).decode()
+            except TimeoutError:
+                continue
+            self.messages.append(message)
+            if text in message:
+                return message
+        raise AssertionError(f"no {text!r} from the daemon; got {self.messages[-5:]}")
+
+    def ctl(self, *args: str) -> dict:
+        result = subprocess.run([sys.executable, "-m", "firmware_host.cli.ctl", "--json", *args], cwd=ROOT,
+                                env=self.env, capture_output=True, text=True, timeout=30)
+        return json.loads(result.stdout) if result.stdout else {"ok": False, "error": result.stderr}
+
+    def close(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        self.notify.close()
+        if self.proc is not None:
+            self.log.close()

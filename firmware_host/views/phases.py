@@ -24,7 +24,7 @@ from .seat import (
 )
 
 if TYPE_CHECKING:
-    from ..table import Table
+    from ..game.table import Table
 
 S = 1_000_000_000
 WARNING = "CONFIG INVALID: TABLECTL"

@@ -20,8 +20,8 @@ from ..rules.domino import JOKER, DominoRound, PlaceDomino
 from ..rules.options import GAMES, PLAYERS
 
 if TYPE_CHECKING:
-    from ..seat import SeatController
-    from ..table import Table
+    from ..game.controls import SeatController
+    from ..game.table import Table
 
 STYLE = {"R": "red3", "G": "green4", "B": "dodger_blue2", "Y": "gold3", "P": "medium_purple3"}
 NAME = {"R": "red", "G": "green", "B": "blue", "Y": "yellow", "P": "purple"}

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from PIL import Image, ImageDraw
 
+from ..game.controls import SeatController
 from ..rules.classic import Card, ClassicRound
 from ..rules.crazy import CrazyCard, CrazyRound
 from ..rules.dice import DiceRound, Die, DieColour
 from ..rules.domino import DominoRound, PlaceDomino
 from ..rules.match import Match
-from ..seat import SeatController
 from .font import LARGE, SMALL, draw_centred, draw_text, width
 
 SIZE = (128, 64)

@@ -1,1 +1,1 @@
-../../firmware_host/displays/ledctl.py
+../../firmware_host/devices/displays/ledctl.py

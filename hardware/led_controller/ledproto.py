@@ -1,1 +1,1 @@
-../../firmware_host/displays/ledproto.py
+../../firmware_host/devices/displays/ledproto.py

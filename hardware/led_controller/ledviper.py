@@ -1,1 +1,1 @@
-../../firmware_host/displays/ledviper.py
+../../firmware_host/devices/displays/ledviper.py

@@ -2,7 +2,7 @@
 # driving WS2812 panels. Copy main.py, board.py, ledproto.py, ledctl.py and ledviper.py
 # to the board (see README.md here). The protocol and the controller logic are the
 # host's own files (ledproto.py, ledctl.py and ledviper.py are links into
-# firmware_host/displays/); board.py holds the wiring.
+# firmware_host/devices/displays/); board.py holds the wiring.
 
 import sys
 

@@ -1,0 +1,194 @@
+"""`table-host bench bots`: do the bots beat a player who only mashes one button?
+
+A masher is a person who hammers one button as fast as a hand goes (about 7
+presses a second) and never looks at the table. Each press goes through the
+seat's own controls (`SeatController`, exactly what a button at the table
+means) with the cursor wherever it is, so the masher plays whatever that
+button does then. Per game we try each button a masher would hammer:
+
+- slap, the big button: plays the card or die under the cursor (Ligretto: row
+  place 1; Dice: the first die; Domino: the first legal place of the top card;
+  Crazy: the first hand card to its first target);
+- alt: turns 3 hand cards (Ligretto), rerolls (Dice), discards the top card
+  (Domino), discards the first hand card (Crazy).
+
+Each match is one bot against one masher, on a simulated clock (nothing
+sleeps): the bot's reaction times apply as at the table, the masher presses
+every 1/rate seconds. A match is won when the bot's total is higher than the
+masher's. A round the masher holds open (Ligretto, Domino: it keeps cards the
+round needs and never plays them) is called after `ROUND_LIMIT_S` of play and
+scored as it stands; the match ends there. The target: medium and hard each win most matches (> 50 %) against
+every masher, and hard does at least as well as medium.
+"""
+
+from __future__ import annotations
+
+import heapq
+import random
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from ..game.bots import Bot, Level
+from ..game.catalog import new_match
+from ..game.controls import SeatController
+from ..play.simulate import POLL_NS, RoundStalled
+from ..rules.domino import DominoRound, score_round
+from ..rules.match import Match, Round
+from ..rules.sight import sight_of
+
+GAMES = ("classic", "dice", "domino", "crazy")
+MASHES = ("slap", "alt")
+MASH_RATE_HZ = 7.0
+"""A person hammering one button: 6 to 8 presses a second."""
+LEVELS = (Level.MEDIUM, Level.HARD)
+TARGET = 0.5
+"""The share of matches a bot must win (more than this) to pass."""
+
+
+@dataclass(slots=True)
+class Masher:
+    """One button, pressed again and again at `rate_hz` (with a hand's jitter), blind."""
+
+    control: str
+    controls: SeatController
+    rng: random.Random
+    rate_hz: float = MASH_RATE_HZ
+
+    def interval_ns(self) -> int:
+        mean = 1e9 / self.rate_hz
+        return int(max(0.5 * mean, self.rng.gauss(mean, 0.15 * mean)))
+
+    def press(self, match: Match, now: int) -> None:
+        action = self.controls.action(self.control, now)
+        if action is not None:
+            self.controls.result(action, match.apply(action))
+
+
+ROUND_LIMIT_S = 600
+"""A round still going after ten minutes of play is one nobody at a real table would sit through."""
+
+
+def standing(rnd: Round) -> tuple[int, ...]:
+    """What each seat would score if the round were called now.
+
+    Ligretto and Domino rounds need every seat to play: a seat that only mashes can hold on to
+    the cards the round needs, so it never ends. The bench calls such a round at
+    `ROUND_LIMIT_S` and scores it as it stands (Domino: as if nobody could place any more)."""
+    if isinstance(rnd, DominoRound):
+        placed = [st.placed for st in rnd.seats]
+        finishers = tuple(s for s, n in enumerate(placed) if n == max(placed))
+        return score_round(rnd.players, finishers, rnd.held_counts())[0]
+    return rnd.scores()
+
+
+@dataclass(slots=True)
+class Outcome:
+    bot: int
+    masher: int
+    called: int  # rounds called at ROUND_LIMIT_S
+
+
+def play_match(game: str, level: Level, control: str, seed: str, masher_seat: int) -> Outcome:
+    """One two-seat match, bot against masher, to its end."""
+    match = new_match(game, 2, seed)
+    bot_seat = 1 - masher_seat
+    bot = Bot(level, random.Random(f"bench-bot/{seed}"))
+    masher = Masher(control, SeatController(masher_seat, match), random.Random(f"bench-masher/{seed}"))
+    called = 0
+    totals = [0, 0]
+    for _ in range(1000):
+        if _play_round(match, bot, bot_seat, masher):
+            totals = list(match.totals)
+        else:  # called: the match ends here, scored as it stands
+            called += 1
+            totals = [t + s for t, s in zip(match.totals, standing(match.round), strict=True)]
+            break
+        if match.is_over:
+            break
+        match.next_round()
+    return Outcome(totals[bot_seat], totals[masher_seat], called)
+
+
+def _play_round(match: Match, bot: Bot, bot_seat: int, masher: Masher) -> bool:
+    """The bot as `simulate` times it (it decides, its action lands after its reaction time);
+    the masher presses on its own beat; the round is woken when something is due."""
+    rnd = match.round
+    sight = sight_of(rnd, bot_seat)
+    masher.controls.cursor = masher.controls.target = 0
+    queue: list[tuple[int, int, Any]] = []  # (at ns, seat, bot action, or None for a look or a press)
+    limit = ROUND_LIMIT_S * 1_000_000_000
+
+    def decide(at: int) -> None:
+        action = bot.choose(sight, at)
+        if action is None:
+            heapq.heappush(queue, (at + POLL_NS, bot_seat, None))
+        else:
+            lands = at + bot.delay_ns(action)
+            heapq.heappush(queue, (lands, bot_seat, action._replace(ts=lands)))
+
+    decide(0)
+    heapq.heappush(queue, (masher.interval_ns(), 1 - bot_seat, None))
+    while rnd.result is None:
+        due = rnd.deadline()
+        if due is not None and due <= queue[0][0]:
+            if not rnd.wake(due) or rnd.deadline() == due:
+                raise RoundStalled(f"{match.game}: waking the round at its deadline changed nothing")
+            continue
+        now, seat, action = heapq.heappop(queue)
+        if now > limit:
+            return False
+        if seat == bot_seat:
+            if action is not None:
+                match.apply(action)
+            decide(now)
+        else:
+            masher.press(match, now)
+            heapq.heappush(queue, (now + masher.interval_ns(), seat, None))
+    return True
+
+
+def bench_bots(matches: int = 50, games: tuple[str, ...] = GAMES, mashes: tuple[str, ...] = MASHES,
+               levels: tuple[Level, ...] = LEVELS) -> dict[str, Any]:
+    """`matches` matches per game, button and level; the masher sits in seat 1 or 2 in turn."""
+    started = time.perf_counter()
+    rows = []
+    for game in games:
+        for control in mashes:
+            row: dict[str, Any] = {"game": game, "mash": control}
+            for level in levels:
+                won = lost = drawn = called = 0
+                margin = 0
+                for m in range(matches):
+                    out = play_match(game, level, control, f"{game}/{control}/{m}", m % 2)
+                    bot, mash = out.bot, out.masher
+                    called += out.called
+                    won += bot > mash
+                    lost += bot < mash
+                    drawn += bot == mash
+                    margin += bot - mash
+                row[str(level)] = {"won": won, "lost": lost, "drawn": drawn, "called": called,
+                                   "rate": round(won / matches, 3), "mean_margin": round(margin / matches, 1)}
+            rates = [row[str(level)]["rate"] for level in levels]
+            row["pass"] = all(r > TARGET for r in rates) and rates == sorted(rates)
+            rows.append(row)
+    return {"matches": matches, "rate_hz": MASH_RATE_HZ, "rows": rows,
+            "pass": all(r["pass"] for r in rows), "seconds": round(time.perf_counter() - started, 1)}
+
+
+def bots_text(f: dict[str, Any]) -> str:
+    lines = [f"bots against a masher ({f['matches']} two-seat matches each, "
+             f"{f['rate_hz']:g} presses/s, simulated clock): bot wins / matches, mean margin"]
+    for row in f["rows"]:
+        cells = []
+        for level in LEVELS:
+            cell = row.get(str(level))
+            if cell is not None:
+                called = f", {cell['called']} called" if cell["called"] else ""
+                cells.append(f"{level} {cell['won']:>2}/{f['matches']} ({cell['rate']:.0%}, "
+                             f"{cell['mean_margin']:+.1f}{called})")
+        lines.append(f"  {row['game']:<8} mash {row['mash']:<5} " + "   ".join(cells)
+                     + f"   {'PASS' if row['pass'] else 'FAIL'}")
+    lines.append(f"{'PASS' if f['pass'] else 'FAIL'}: medium and hard win more than {TARGET:.0%}, "
+                 f"hard at least as often as medium ({f['seconds']} s)")
+    return "\n".join(lines)

@@ -1,0 +1,1 @@
+"""The command lines, table-host and tablectl: the one composition root."""

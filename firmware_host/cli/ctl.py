@@ -1,0 +1,549 @@
+"""`tablectl`: the table's SSH tool. Talks to the daemon's control socket.
+
+    tablectl status                  tablectl new dice [handicap=7,7,5,5 ...]
+    tablectl start | abort | next    tablectl bots 2 [--level hard]
+    tablectl scores | history | seats
+    tablectl selftest [--probe] [--seats 1,3] [--timeout S] | selftest --abort | selftest --report
+    tablectl inputs                  what reached the engine, with edge and decision times
+
+Human output by default, `--json` (before or after the command) for scripts: one JSON object.
+Seats are numbered from 1 in both. Exit 0 when the table did it, 1 when it refused or is not
+running, 2 for a bad command line (checked here, before the table is asked).
+
+The socket: TABLE_HOST_SOCKET, else $RUNTIME_DIRECTORY/control.sock, else the first that exists of
+your own table's ($XDG_RUNTIME_DIR/table-host/control.sock) and the service's
+(/run/table-host/control.sock); see firmware_host/system/paths.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import socket
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ..system import paths
+from .common import quiet_broken_pipe, version_text
+from .completion import describe_subcommands
+
+socket_path = paths.find_socket
+
+
+class NotRunning(RuntimeError):
+    pass
+
+
+def ask(body: dict[str, Any], path: Path | None = None, timeout: float = 10.0) -> dict[str, Any]:
+    path = path or socket_path()
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(timeout)
+            connect(sock, path, time.monotonic() + CONNECT_WAIT_S)
+            sock.sendall(json.dumps(body).encode() + b"\n")
+            data = b""
+            while not data.endswith(b"\n"):
+                chunk = sock.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+    except (FileNotFoundError, ConnectionRefusedError):
+        where = " or ".join(str(p) for p in paths.socket_candidates()) if path == socket_path() else path
+        raise NotRunning(f"the table daemon is not running (no control socket at {where})") from None
+    except PermissionError:
+        raise NotRunning(f"permission denied on {path} (are you in the table's admin group?)") from None
+    except OSError as exc:
+        raise NotRunning(f"cannot reach the daemon at {path}: {exc.strerror or exc}") from None
+    try:
+        return json.loads(data)
+    except json.JSONDecodeError:
+        raise NotRunning(f"the daemon at {path} gave no answer") from None
+
+
+CONNECT_WAIT_S = 5.0
+
+
+def connect(sock: socket.socket, path: Path, deadline: float) -> None:
+    """A full backlog answers EAGAIN at once (a Unix socket with a timeout does not wait for
+    room): wait briefly and try again, until the deadline."""
+    pause = 0.01
+    while True:
+        try:
+            sock.connect(str(path))
+            return
+        except BlockingIOError:
+            if time.monotonic() + pause > deadline:
+                raise
+            time.sleep(pause)
+            pause = min(pause * 2, 0.2)
+
+
+MAX_SEATS = 12
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from ..game.bots import Level
+    from ..rules.options import GAMES
+
+    p = argparse.ArgumentParser(prog="tablectl", description="Control the Ligretto table.")
+    p.add_argument("--json", action="store_true", help="one JSON object on stdout")
+    p.add_argument("--version", action="version", version=version_text("tablectl"))
+    # --json after the command too: the subcommand's own flag, which leaves the main one alone
+    # when not given (SUPPRESS), so `tablectl --json status` and `tablectl status --json` agree.
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
+                        help="one JSON object on stdout")
+    sub = p.add_subparsers(dest="cmd", required=True)
+
+    def command(name: str, **kw: Any) -> argparse.ArgumentParser:
+        return sub.add_parser(name, parents=[common], **kw)
+
+    for name, text in (("status", "the table's phase, game, seats and totals, its hardware and priority"),
+                       ("start", "start the chosen game with the seats that joined (and the bots)"),
+                       ("abort", "end the match in progress, back to the lobby"),
+                       ("next", "skip the rest of the round result: the next round counts down"),
+                       ("scores", "the current match: scores round by round, totals, winners"),
+                       ("seats", "the seats that joined, how many bots, how many seats are wired"),
+                       ("inputs", "what reached the engine, with each edge's kernel time")):
+        command(name, help=text)
+    new = command("new", help="choose the next game", usage="tablectl new GAME [KEY=VALUE ...]")
+    new.add_argument("game", nargs="?", help=f"one of {', '.join(GAMES)}")
+    new.add_argument("options", nargs="*", metavar="KEY=VALUE", help="the game's options, e.g. rounds=3")
+    bots = command("bots", help="how many bots join the next match")
+    bots.add_argument("count", type=bot_count, help=f"0 to {MAX_SEATS - 1}, at most the free seats")
+    bots.add_argument("--level", default="medium", choices=[lv.value for lv in Level])
+    bundle = command("debug-bundle", help="everything useful for a bug report, in one file")
+    bundle.add_argument("path", nargs="?", default="table-host-debug.tar.gz")
+    history = command("history", help="the matches played, newest first, with their rounds")
+    history.add_argument("--limit", type=positive, default=20)
+    config = command("config", help="check, get or reload the configuration")
+    config.add_argument("action", choices=("check", "get", "set", "reload"))
+    config.add_argument("arg", nargs="?", help="check: a file to check; get/set: a dotted key")
+    config.add_argument("value", nargs="?", help="set: the new value, as TOML (4.5, true, \"text\")")
+    config.add_argument("--file", help="check, set: the configuration file (default: the daemon's)")
+    test = command("selftest", help="is the box wired right? probe every part, then walk the seats")
+    test.add_argument("--probe", action="store_true", help="the parts only, no walk (scripts, CI)")
+    test.add_argument("--seats", type=seat_list, help="walk only these seats, e.g. 1,3")
+    test.add_argument("--timeout", type=float, default=10.0, metavar="S",
+                      help="seconds to press each control (default 10)")
+    test.add_argument("--abort", action="store_true", help="stop the running self-test")
+    test.add_argument("--report", action="store_true", help="the running or last self-test's report")
+    return describe_subcommands(p)
+
+
+def bot_count(text: str) -> int:
+    try:
+        count = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of bots (0 to {MAX_SEATS - 1})") from None
+    if not 0 <= count < MAX_SEATS:
+        raise argparse.ArgumentTypeError(f"{count} bots: a table has at most {MAX_SEATS} seats, so 0 to "
+                                         f"{MAX_SEATS - 1} bots beside one person")
+    return count
+
+
+def positive(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive whole number")
+    return n
+
+
+def game_options(game: str | None, items: list[str]) -> dict[str, str]:
+    """`new`'s game and KEY=VALUE options, checked here against the game's option list: a typo is
+    refused now, naming what is allowed, not when the match starts."""
+    from ..rules.options import GAMES, SPECS
+
+    if game is None:
+        raise ValueError(f"new needs a game: {', '.join(GAMES)} (its options may follow, e.g. rounds=3)")
+    if game not in GAMES:
+        raise ValueError(f"unknown game {game!r} (choose {', '.join(GAMES)})")
+    specs = SPECS[game]
+    options = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ValueError(f"option {item!r} is not KEY=VALUE (e.g. rounds=3)")
+        spec = specs.get(key)
+        if spec is None:
+            raise ValueError(f"unknown option {key!r} for {game} (known: {', '.join(sorted(specs))})")
+        try:
+            spec.parse(value)
+        except ValueError as exc:
+            raise ValueError(f"option {key}={value}: {exc} ({spec.help})") from None
+        options[key] = value
+    return options
+
+
+def seat_list(text: str) -> list[int]:
+    try:
+        seats = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a list of seat numbers like 1,3") from None
+    if not seats or min(seats) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: seats are numbered from 1")
+    return seats
+
+
+POLL_S = 0.2
+
+
+def selftest(args: argparse.Namespace) -> int:
+    """Start (or abort, or look at) the self-test and follow it to its report: progress lines
+    as they come (on stderr with --json, whose one object is the report)."""
+    if args.abort:
+        body: dict[str, Any] = {"cmd": "selftest", "action": "abort"}
+    elif args.report:
+        body = {"cmd": "selftest", "action": "status"}
+    else:
+        body = {"cmd": "selftest", "action": "start", "probe_only": args.probe, "timeout_s": args.timeout}
+        if args.seats:
+            body["seats"] = args.seats
+    out = sys.stderr if args.json else sys.stdout
+    printed = 0
+    aborted = False
+    try:
+        answer = ask(body)
+        while answer.get("ok"):
+            report = answer["selftest"]
+            for line in report["log"][printed:]:
+                print(line, file=out, flush=True)
+            printed = len(report["log"])
+            if report["state"] not in ("probing", "walking"):
+                break
+            try:
+                time.sleep(POLL_S)
+                answer = ask({"cmd": "selftest", "action": "status"})
+            except KeyboardInterrupt:  # Ctrl-C stops the test on the table too, then the report
+                if aborted:
+                    raise
+                aborted = True
+                print("tablectl: aborting the self-test", file=sys.stderr)
+                ask({"cmd": "selftest", "action": "abort"})
+    except NotRunning as exc:
+        print(f"tablectl: {exc}", file=sys.stderr)
+        return 1
+    if refused(answer, args.json):
+        return 1
+    report = answer["selftest"]
+    if args.json:
+        print(json.dumps(report))
+    elif report["problems"]:
+        print(f"\n{len(report['problems'])} problem(s):")
+        for line in report["problems"]:
+            print(f"  {line}")
+    return 0 if report["passed"] else 1
+
+
+def request_for(args: argparse.Namespace) -> dict[str, Any]:
+    body: dict[str, Any] = {"cmd": args.cmd}
+    if args.cmd == "new":
+        body |= {"game": args.game, "options": game_options(args.game, args.options)}
+    elif args.cmd == "bots":
+        body |= {"count": args.count, "level": args.level}
+    elif args.cmd == "history":
+        body["limit"] = args.limit
+    elif args.cmd == "config":
+        body["action"] = args.action
+        if args.arg:
+            body["key"] = args.arg
+    return body
+
+
+def refused(answer: dict[str, Any], as_json: bool) -> bool:
+    """The daemon said no: its reason on stderr (and the answer itself with --json)."""
+    if answer.get("ok"):
+        return False
+    print(f"tablectl: {answer.get('error', 'refused')}", file=sys.stderr)
+    if as_json:
+        print(json.dumps(answer))
+    return True
+
+
+def human(answer: dict[str, Any], cmd: str = "") -> str:
+    if cmd == "history" and isinstance(answer.get("matches"), list):
+        return history_text(answer["matches"])
+    if cmd == "config" and "value" in answer:
+        return "\n".join(setting_lines(str(answer.get("key") or ""), answer["value"])) or "(nothing)"
+    lines = []
+    for key, value in answer.items():
+        if key == "ok":
+            continue
+        if isinstance(value, list | dict):
+            value = json.dumps(value)
+        lines.append(f"{key.replace('_', ' ')}: {value}")
+    return "\n".join(lines)
+
+
+def local_time(ts: float | None, fmt: str = "%Y-%m-%d %H:%M") -> str:
+    return "-" if ts is None else time.strftime(fmt, time.localtime(ts))
+
+
+def seats_text(seats: list[int]) -> str:
+    return ("seat " if len(seats) == 1 else "seats ") + ", ".join(str(s) for s in seats)
+
+
+def history_text(matches: list[dict[str, Any]]) -> str:
+    """One line per match, newest first, in local time; seats numbered from 1."""
+    if not matches:
+        return "no matches yet"
+    lines = []
+    for m in matches:
+        rounds = m.get("rounds") or []
+        seats = m.get("seats") or list(range(1, m["players"] + 1))
+        totals = [sum(r["scores"][p] for r in rounds) for p in range(m["players"])]
+        day = local_time(m.get("started"))
+        if m.get("set_aside"):
+            outcome = "aborted" if m["set_aside"] == "aborted" else f"set aside: {m['set_aside']}"
+        elif m.get("ended") is None:
+            outcome = "not finished"
+        else:
+            outcome = f"ended {local_time(m['ended'], '%H:%M')}, won by {seats_text(m.get('winners') or [])}"
+        plural = "s" if len(rounds) != 1 else ""
+        lines.append(f"match {m['match']}  {day}  {m['game']}, {m['players']} players, {len(rounds)} round"
+                     f"{plural}: {outcome}")
+        if rounds:
+            pairs = zip(seats, totals, strict=False)
+            lines.append("    totals: " + ", ".join(f"seat {s} {t}" for s, t in pairs))
+    return "\n".join(lines)
+
+
+def setting_lines(key: str, value: Any) -> list[str]:
+    """`config get` as KEY = VALUE lines, each key one `config set` takes; values as TOML writes them."""
+    if isinstance(value, dict):
+        return [line for k, v in value.items() for line in setting_lines(f"{key}.{k}" if key else k, v)]
+    if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+        return [line for i, v in enumerate(value) for line in setting_lines(f"{key}.{i + 1}", v)]
+    if value is None:
+        return [f"{key} = (not set)"]
+    return [f"{key} = {json.dumps(value) if not isinstance(value, bool) else str(value).lower()}"]
+
+
+def config_file(explicit: str | None) -> Path:
+    return Path(explicit) if explicit else paths.config_file()
+
+
+def _index(part: str) -> int:
+    """`inputs.seats.1` is the first [[inputs.seats]], as `config get` and the checks count."""
+    if int(part) < 1:
+        raise IndexError(part)
+    return int(part) - 1
+
+
+def set_config(path: Path, key: str, text: str) -> None:
+    """Change one setting, keeping the file's comments; refuse anything the table would
+    refuse; replace the file in one step so the daemon never reads half of it."""
+    import tempfile
+    import tomllib
+
+    import tomlkit
+
+    from ..config.schema import ConfigError, parse_config
+    from ..control.server import ADMIN_GROUP
+
+    try:
+        doc = tomlkit.parse(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError([f"{path}: cannot read: {exc.strerror or exc}"]) from None
+    except tomlkit.exceptions.ParseError as exc:
+        raise ConfigError([f"{path}: {exc}"]) from None
+    try:
+        value = tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        value = text  # a bare word is text
+    node: Any = doc
+    parts = key.split(".")
+    for part in parts[:-1]:
+        try:
+            node = node[_index(part)] if part.isdigit() else node[part]
+        except (KeyError, IndexError, TypeError):
+            raise ConfigError([f"{path}: no setting {key!r}"]) from None
+    try:
+        node[_index(parts[-1]) if parts[-1].isdigit() else parts[-1]] = value
+    except (IndexError, TypeError):
+        raise ConfigError([f"{path}: no setting {key!r}"]) from None
+    new_text = tomlkit.dumps(doc)
+    parse_config(tomllib.loads(new_text), path.name, new_text)  # raises ConfigError, file untouched
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".table.toml.")
+    except PermissionError:
+        raise ConfigError([f"cannot write {path.parent}: permission denied (config set needs root or "
+                           f"the {ADMIN_GROUP} group, which install.sh gives {path.parent}: "
+                           "log in again after joining it)"]) from None
+    except OSError as exc:
+        raise ConfigError([f"cannot write {path.parent}: {exc.strerror or exc}"]) from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(new_text)
+            f.flush()
+            os.fsync(f.fileno())
+        st = path.stat()
+        os.chmod(tmp, st.st_mode & 0o777)
+        with contextlib.suppress(PermissionError):
+            os.chown(tmp, st.st_uid, st.st_gid)
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise ConfigError([f"cannot write {path}: {exc.strerror or exc}"]) from None
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+
+
+def running_config() -> Path | None:
+    """The file the running table loaded, if one runs, we may ask it, and it loaded a file."""
+    try:
+        answer = ask({"cmd": "debug"}, timeout=3.0)
+    except NotRunning:
+        return None
+    loaded = Path(answer["config_file"]) if answer.get("ok") and answer.get("config_file") else None
+    return loaded if loaded is not None and loaded.exists() else None
+
+
+def check_config(path: Path | None, as_json: bool) -> int:
+    """Check a file here, with the caller's own rights: the daemon would read any file it can
+    (and stall the game on a FIFO or a huge file) and tell what is in it. No file given and none
+    where the table looks: check what `table-host run` then runs, the built-in 4-seat wiring.
+    Each problem is said once: in the JSON, or on stderr."""
+    from ..config.schema import ConfigError, build_file, default_config, load_config
+
+    answer: dict[str, Any] = {"ok": True, "valid": True}
+    if path is None:
+        path = running_config()
+    try:
+        if path is None and not paths.config_file().exists():
+            built_in = build_file(4)
+            answer |= {"file": None, "built_in": built_in.name,
+                       "note": f"no configuration file at {paths.config_file()}: table-host run plays the "
+                               f"built-in 4-seat wiring ({built_in.name}), emulated; the service needs "
+                               "a file"}
+            default_config(4)
+        else:
+            path = path or paths.config_file()
+            answer["file"] = str(path)
+            load_config(path)
+    except ConfigError as exc:
+        answer |= {"ok": False, "valid": False, "problems": exc.problems}
+    if as_json:
+        print(json.dumps(answer))
+    else:
+        print(answer.get("note") or f"{answer['file']}: {'valid' if answer['valid'] else 'invalid'}")
+        for problem in answer.get("problems", []):
+            print(f"tablectl: {problem}", file=sys.stderr)
+    return 0 if answer["valid"] else 1
+
+
+def debug_bundle(path: Path) -> int:
+    """A tar.gz with the daemon's own view, the configuration file and the service's log. It holds
+    the configuration and the journal: mode 0600, and never written through a symbolic link at
+    `path` (an admin running it as root in a shared directory must not overwrite what it points at)."""
+    import io
+    import subprocess
+    import tarfile
+    import tempfile
+    import time
+
+    if path.is_symlink():
+        print(f"tablectl: {path} is a symbolic link: not following it; give another path", file=sys.stderr)
+        return 1
+    files: dict[str, bytes] = {}
+    try:
+        answer = ask({"cmd": "debug"})
+        files["daemon.json"] = json.dumps(answer, indent=2, default=str).encode()
+        config_path = answer.get("config_file")
+        if config_path and Path(config_path).exists():
+            files["table.toml"] = Path(config_path).read_bytes()
+    except NotRunning as exc:
+        files["daemon.txt"] = str(exc).encode()
+    try:
+        log = subprocess.run(["journalctl", "-u", "table-host", "-n", "2000", "--no-pager"],
+                             capture_output=True, timeout=20).stdout
+        files["journal.txt"] = log or b"(no journal entries)"
+    except (OSError, subprocess.SubprocessError) as exc:
+        files["journal.txt"] = f"journalctl: {exc}".encode()
+    try:  # a new file of our own (mkstemp: O_EXCL, 0600), then renamed over `path`: rename never follows
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    except OSError as exc:
+        print(f"tablectl: cannot write in {path.parent}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    try:
+        with os.fdopen(fd, "wb") as out, tarfile.open(fileobj=out, mode="w:gz") as tar:
+            for name, data in files.items():
+                info = tarfile.TarInfo(f"table-host-debug/{name}")
+                info.size, info.mtime = len(data), int(time.time())
+                tar.addfile(info, io.BytesIO(data))
+        os.replace(tmp, path)
+    except OSError as exc:
+        print(f"tablectl: cannot write {path}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+    print(f"{path}: {', '.join(files)}")
+    return 0
+
+
+@quiet_broken_pipe
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.cmd == "config" and args.action == "set":
+        from ..config.schema import ConfigError
+
+        if not args.arg or args.value is None:
+            print("tablectl: config set KEY VALUE", file=sys.stderr)
+            return 2
+        path = config_file(args.file)
+        try:
+            set_config(path, args.arg, args.value)
+        except ConfigError as exc:
+            for problem in exc.problems:
+                print(f"tablectl: {problem}", file=sys.stderr)
+            return 1
+        print(f"{path}: {args.arg} = {args.value}")
+        try:
+            answer = ask({"cmd": "config", "action": "reload"})
+        except NotRunning:
+            print("saved; the daemon is not running, it reads the file when it starts")
+            return 0
+        if answer.get("reloaded"):
+            print("reloaded")
+            return 0
+        reasons = answer.get("problems") or [answer.get("error", "no reason given")]
+        print(f"tablectl: saved, not reloaded: {'; '.join(map(str, reasons))}", file=sys.stderr)
+        return 1
+    if args.cmd == "config" and args.action == "check":
+        explicit = args.arg or args.file
+        return check_config(Path(explicit) if explicit else None, args.json)
+    if args.cmd == "debug-bundle":
+        return debug_bundle(Path(args.path))
+    if args.cmd == "selftest":
+        return selftest(args)
+    try:
+        body = request_for(args)
+    except ValueError as exc:
+        print(f"tablectl: {exc}", file=sys.stderr)
+        return 2
+    try:
+        answer = ask(body)
+    except NotRunning as exc:
+        print(f"tablectl: {exc}", file=sys.stderr)
+        return 1
+    if refused(answer, args.json):
+        return 1
+    print(json.dumps(answer) if args.json else human(answer, args.cmd))
+    if answer.get("valid") is False or answer.get("reloaded") is False:
+        for problem in answer.get("problems", []):
+            print(f"tablectl: {problem}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,381 @@
+"""`table-host`: run the table, simulate matches, run scenarios, benchmark.
+
+Bad input (an unknown game or option, a player count out of range, a broken
+scenario file) ends with one line naming the problem and exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any, NoReturn
+
+from ..game.bots import Level
+from ..rules.common import RulesError
+from ..rules.options import GAMES, parse_assignments
+from .common import quiet_broken_pipe, version_text
+from .completion import describe_subcommands
+
+EXIT_BAD_INPUT = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
+
+
+def _fail(message: str) -> NoReturn:
+    print(f"table-host: error: {message}", file=sys.stderr)
+    raise SystemExit(EXIT_BAD_INPUT)
+
+
+def _emit(data: dict[str, Any], as_json: bool, human: str) -> None:
+    print(json.dumps(data, sort_keys=False) if as_json else human)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="table-host", description="The Ligretto table: referee, simulator, tools.")
+    p.add_argument("--version", action="version", version=version_text("table-host"))
+    p.add_argument("--json", action="store_true", help="one JSON object on stdout (commands with a report)")
+    sub = p.add_subparsers(dest="command", parser_class=_Parser)
+
+    run = sub.add_parser("run", help="run the table (the default; emulated without Pi hardware)")
+    run.add_argument("--emulate", action="store_true", help="emulated GPIO and displays even on a Pi")
+    run.add_argument("--ui", choices=("textual", "plain", "none"),
+                     help="terminal UI: textual (the default on a terminal), plain, or none (headless)")
+    run.add_argument("--config", help="configuration file (default: ~/.config/table-host/table.toml, else "
+                     "/etc/table-host/table.toml; the service: its ConfigurationDirectory)")
+    run.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info",
+                     help="the least a log line must weigh to be written (default info: game events)")
+    run.add_argument("--debug", dest="log_level", action="store_const", const="debug",
+                     help="--log-level debug: also each control connection and the arbiter's draws")
+
+    power = sub.add_parser("power", help="the power budget of a build and the 5 V supply it calls for")
+    power.add_argument("--config", help="configuration file (default: the 4-seat build, hardware/wiring/)")
+    power.add_argument("--seats", type=int, default=4, help="without --config: the build for this many seats")
+    power.add_argument("--pi", choices=("pi4", "pi5"), default="pi4")
+    power.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
+
+    boot = sub.add_parser("boot-config", help="the config.txt lines a configuration needs (install.sh)")
+    boot.add_argument("--config", help="configuration file (default: the 4-seat build, hardware/wiring/)")
+    boot.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
+
+    watch = sub.add_parser("watch", help="watch bots play a match, round by round")
+    watch.add_argument("--game", choices=GAMES, default="classic")
+    watch.add_argument("--players", type=int, default=4)
+    watch.add_argument("--seed", default="0")
+    watch.add_argument("--bots", default="medium", help="easy, medium or hard")
+    watch.add_argument("--speed", type=float, default=1.0, help="faster than the table by this factor")
+
+    sim = sub.add_parser("simulate", help="bot against bot, headless")
+    sim.add_argument("--game", help=f"one of {', '.join(GAMES)} (with --sweep: all unless given)")
+    sim.add_argument("--players", type=int, help="required unless --sweep")
+    sim.add_argument("--rounds", type=int, help="rounds to play (default: the game's match length)")
+    sim.add_argument("--seed", default="0")
+    sim.add_argument("--option", action="append", default=[], metavar="KEY=VALUE")
+    sim.add_argument("--bots", help="instant (the default), easy, medium or hard; --sweep: all unless given")
+    sim.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
+    sim.add_argument("--sweep", action="store_true",
+                     help="one round of every game, player count, option set and bot level, per seed")
+    sim.add_argument("--seeds", type=int, default=200, help="with --sweep: seeds per case")
+
+    sc = sub.add_parser("scenario", help="run a scenario file through the real engine")
+    sc.add_argument("file")
+    sc.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
+
+    bench = sub.add_parser("bench", help="print performance figures (exit 1 when a target is missed)")
+    bench.add_argument("which", choices=("engine", "arbitration", "display", "daemon", "faults", "soak",
+                                         "bots", "all"),
+                       help="bots (not in all): medium and hard bots against a one-button masher")
+    bench.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
+    bench.add_argument("--rounds", type=_number(int, 1), default=3000, help="engine: rounds to time")
+    bench.add_argument("--pairs", type=_number(int, 1), default=1_000_000,
+                       help="arbitration: contested pairs")
+    bench.add_argument("--seconds", type=_number(float, 0.1), default=10.0,
+                       help="arbitration: seconds of the real-time latency run")
+    bench.add_argument("--load", type=_number(int, 0, 64), default=0,
+                       help="arbitration: busy processes running beside the real-time run")
+    bench.add_argument("--decisions", type=_number(int, 1), default=1500, help="display: decisions per game")
+    bench.add_argument("--idle", type=_number(float, 0.1), default=10.0, help="daemon: seconds measured idle")
+    bench.add_argument("--play", type=_number(float, 0.1), default=15.0,
+                       help="daemon: seconds of a bot match measured")
+    bench.add_argument("--kills", type=_number(int, 1), default=120,
+                       help="faults: SIGKILLs at random moments")
+    bench.add_argument("--configs", type=_number(int, 1), default=400,
+                       help="faults: broken configurations tried")
+    bench.add_argument("--soak-minutes", type=_number(float, 0.0), default=1.0,
+                       help="faults: minutes of the daemon's memory soak (0: none)")
+    bench.add_argument("--minutes", type=_number(float, 0.05), default=45.0,
+                       help="soak: minutes of bot matches through the real daemon")
+    bench.add_argument("--matches", type=_number(int, 1), default=50,
+                       help="bots: matches per game, button and level")
+    return describe_subcommands(p)
+
+
+def _number(kind: type[int] | type[float], lo: float, hi: float | None = None) -> Any:
+    """An argparse type: a whole number or a number in lo..hi, else one line naming the range."""
+    allowed = f"{lo:g} to {hi:g}" if hi is not None else f"at least {lo:g}"
+
+    def parse(text: str) -> int | float:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{'a whole number' if kind is int else 'a number'} {allowed}, not {text!r}") from None
+        if not lo <= value <= (hi if hi is not None else float("inf")) or value != value:
+            raise argparse.ArgumentTypeError(f"must be {allowed}, not {text}")
+        return value
+
+    return parse
+
+
+@quiet_broken_pipe
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    command = args.command or "run"
+    if args.command is None:
+        args = parser.parse_args(["run", *(argv if argv is not None else sys.argv[1:])])
+    if command in ("run", "bench") and argv is None:  # a process of its own, not a test calling main()
+        from ..system.memory import restart_with_allocator
+
+        # The table's allocator (memory.py); the benches time the table's code on it too.
+        restart_with_allocator()  # returns when it is chosen
+    try:
+        if command == "simulate":
+            return _simulate(args)
+        if command == "scenario":
+            return _scenario(args)
+        if command == "bench":
+            return _bench(args)
+        if command == "power":
+            return _power(args)
+        if command == "boot-config":
+            return _boot_config(args)
+        if command == "watch":
+            return _watch(args)
+        return _run(args)
+    except RulesError as exc:
+        _fail(str(exc))
+    except KeyboardInterrupt:
+        return 130
+
+
+def _simulate(args: argparse.Namespace) -> int:
+    from ..play.simulate import simulate
+    from ..rules.options import check_game
+
+    if args.sweep:
+        return _sweep(args)
+    if args.game is None or args.players is None:
+        _fail("simulate needs --game and --players (or --sweep)")
+    if args.game not in GAMES:
+        _fail(f"unknown game {args.game!r} (choose {', '.join(GAMES)})")
+    check_game(args.game, args.players)
+    if args.rounds is not None and args.rounds < 1:
+        _fail("--rounds must be at least 1")
+    try:
+        level = Level(args.bots or "instant")
+    except ValueError:
+        _fail(f"unknown bot level {args.bots!r} (choose {', '.join(lv.value for lv in Level)})")
+    options = parse_assignments(args.option)
+    progress = None
+    bar = None
+    if sys.stderr.isatty() and not args.json:
+        from rich.console import Console
+        from rich.progress import Progress
+
+        # On stderr, so that the report on stdout can go to a file or a pipe.
+        bar = Progress(console=Console(stderr=True), transient=True)
+        bar.start()
+        task = bar.add_task("playing", total=args.rounds)
+
+        def progress(done: int) -> None:
+            bar.update(task, completed=done)
+
+    try:
+        report = simulate(args.game, args.players, args.rounds, args.seed, options, level, progress)
+    finally:
+        if bar is not None:
+            bar.stop()
+    # Seats are numbered from 1 outside the engine, as on the table.
+    for r in report["rounds"]:
+        r["finishers"] = [s + 1 for s in r["finishers"]]
+    report["winners"] = [s + 1 for s in report["winners"]]
+    _emit(report, args.json, _simulate_text(report))
+    return 0
+
+
+def _sweep(args: argparse.Namespace) -> int:
+    """Every round must end: exit 1 naming each case that stalled or raised."""
+    from ..play.simulate import sweep, sweep_cases
+
+    if args.game is not None and args.game not in GAMES:
+        _fail(f"unknown game {args.game!r} (choose {', '.join(GAMES)})")
+    if args.seeds < 1:
+        _fail("--seeds must be at least 1")
+    try:
+        levels = None if args.bots is None else [Level(args.bots)]
+    except ValueError:
+        _fail(f"unknown bot level {args.bots!r} (choose {', '.join(lv.value for lv in Level)})")
+    cases = sweep_cases([args.game] if args.game else list(GAMES), args.seeds, levels)
+    bar = None
+    progress = None
+    if sys.stderr.isatty() and not args.json:
+        from rich.console import Console
+        from rich.progress import Progress
+
+        bar = Progress(console=Console(stderr=True), transient=True)
+        bar.start()
+        task = bar.add_task("sweeping", total=len(cases))
+
+        def progress(done: int) -> None:
+            bar.update(task, completed=done)
+
+    try:
+        report = sweep(cases, progress)
+    finally:
+        if bar is not None:
+            bar.stop()
+    text = [f"{report['rounds']} rounds in {report['elapsed_s']} s, at most {report['most_actions']} "
+            f"actions and {report['most_game_seconds']} s of play in a round; "
+            f"{len(report['failures'])} failed"]
+    text += [f"  {f['case']}: {f['error']}" for f in report["failures"]]
+    _emit(report, args.json, "\n".join(text))
+    return 1 if report["failures"] else 0
+
+
+def _simulate_text(r: dict[str, Any]) -> str:
+    n = r["players"]
+    head = "round  ending          " + "".join(f"{'seat ' + str(s + 1):>8}" for s in range(n))
+    lines = [f"{r['game']}, {n} players, seed {r['seed']}, {r['bots']} bots", head]
+    for row in r["rounds"]:
+        lines.append(f"{row['round']:>5}  {row['ending']:<15} "
+                     + "".join(f"{s:>8}" for s in row["scores"]))
+    lines.append("total  " + " " * 16 + "".join(f"{t:>8}" for t in r["totals"]))
+    lines.append("winner" + ("s" if len(r["winners"]) > 1 else "") + ": "
+                 + ", ".join(f"seat {s}" for s in r["winners"]))
+    endings = ", ".join(f"{k} {v}" for k, v in r["endings"].items())
+    lines.append(f"endings: {endings}")
+    lines.append(f"actions {r['actions']}, refusals {r['refusals']}, "
+                 f"{r['rounds_per_s']} rounds/s, {r['actions_per_s']} actions/s")
+    return "\n".join(lines)
+
+
+def _scenario(args: argparse.Namespace) -> int:
+    from ..play.scenario import ScenarioError, render, run_file
+
+    try:
+        result = run_file(args.file)
+    except ScenarioError as exc:
+        _fail(str(exc))
+    _emit(result.to_dict(), args.json, render(result))
+    return 1 if result.failures else 0
+
+
+def _bench(args: argparse.Namespace) -> int:
+    """Figures on stdout; exit 0 when every target the benchmarks have was met, 1 when one was missed."""
+    if args.which == "bots":
+        from ..bench.bots import bench_bots, bots_text
+
+        figures = bench_bots(args.matches)
+        _emit(figures, args.json, bots_text(figures))
+        return 0 if figures["pass"] else 1
+    from ..bench import suite as bench
+
+    figures: dict[str, Any] = {}
+    text = []
+    met = []
+    if args.which in ("engine", "all"):
+        figures["engine"] = bench.bench_engine(args.rounds)
+        text.append(bench.engine_text(figures["engine"]))
+        met.append(figures["engine"]["meets_target"])
+    if args.which in ("arbitration", "all"):
+        order = bench.bench_arbitration_order(args.pairs)
+        latency = bench.bench_arbitration_latency(args.seconds, load=args.load)
+        figures["arbitration"] = {"order": order, "latency": latency}
+        text.append(bench.arbitration_text(order, latency))
+        met += [order["meets_target"], latency["meets_target"]]
+    if args.which in ("display", "all"):
+        figures["display"] = bench.bench_display(args.decisions)
+        text.append(bench.display_text(figures["display"]))
+        met.append(figures["display"]["meets_target"])
+    if args.which in ("daemon", "all"):
+        figures["daemon"] = bench.bench_daemon(args.idle, args.play)
+        text.append(bench.daemon_text(figures["daemon"]))
+        met.append(figures["daemon"]["meets_target"])
+    if args.which in ("faults", "all"):
+        from ..bench import faults
+
+        figures["faults"] = faults.bench_faults(args.kills, args.configs, soak_minutes=args.soak_minutes)
+        text.append(faults.faults_text(figures["faults"]))
+        met.append(figures["faults"]["meets_target"])
+    if args.which in ("soak", "all"):
+        from ..bench import soak
+
+        figures["soak"] = soak.bench_soak(args.minutes)
+        text.append(soak.soak_text(figures["soak"]))
+        met.append(figures["soak"]["meets_target"])
+    _emit(figures, args.json, "\n".join(text))
+    return 0 if all(met) else 1
+
+
+def _run(args: argparse.Namespace) -> int:
+    from ..service.daemon import run
+    from ..system.logs import configure, route_uncaught
+
+    ui = args.ui or ("textual" if sys.stdin.isatty() and sys.stdout.isatty() else "none")
+    configure(args.log_level)  # the journal's priorities when stderr is the journal, else readable lines
+    route_uncaught()
+    return run(args.config, args.emulate, ui=ui)
+
+
+def _power(args: argparse.Namespace) -> int:
+    from ..config.schema import ConfigError, default_config, load_config
+    from ..devices.power import as_dict, power_budget
+
+    try:
+        config = load_config(args.config) if args.config else default_config(args.seats)
+    except ConfigError as exc:
+        _fail(str(exc))
+    budget = power_budget(config, args.pi)
+    _emit(as_dict(budget), args.json, budget.text())
+    return 0
+
+
+def _boot_config(args: argparse.Namespace) -> int:
+    """Only the buses the configuration uses: an enabled bus owns its GPIOs."""
+    from ..config.schema import ConfigError, boot_config, default_config, load_config
+
+    try:
+        config = load_config(args.config) if args.config else default_config(4)
+    except ConfigError as exc:
+        _fail(str(exc))
+    lines = boot_config(config)
+    _emit({"config_txt": lines}, args.json, "\n".join(lines))
+    return 0
+
+
+def _watch(args: argparse.Namespace) -> int:
+    """Watch bots play a match at the table's pace (`--speed` faster), round by round."""
+    from ..play.watch import watch
+    from ..rules.options import check_game
+
+    check_game(args.game, args.players)
+    level = args.bots
+    if level not in {lv.value for lv in Level}:
+        _fail(f"unknown bot level {level!r} (choose {', '.join(lv.value for lv in Level)})")
+    if not args.speed > 0 or args.speed == float("inf"):
+        _fail(f"--speed must be a number above 0, not {args.speed}")
+    game = args.game
+    print(f"table-host: watching {args.players} {level} bots play {game} (seed {args.seed}) at "
+          f"{args.speed:g}x the table's pace", file=sys.stderr)
+    watch(game, args.players, args.seed, Level(level), args.speed,
+          out=lambda line: print(line, flush=True))
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""The configuration file: its schema, its checks, reading it and keeping it."""

@@ -1,0 +1,1 @@
+"""The control socket: the server, its wire protocol and the client tablectl uses."""

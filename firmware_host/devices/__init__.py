@@ -1,0 +1,1 @@
+"""The hardware: the board, pins, expanders, screens, the LED link, the buzzer."""

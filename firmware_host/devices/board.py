@@ -1,0 +1,284 @@
+"""The hardware the table drives: one object, chosen by the configuration's `[hardware]` table.
+
+As gpiozero swaps pin factories, the daemon swaps boards and never asks which one it has:
+
+- `PiBoard` ("pi"): the Raspberry Pi's GPIO chip through lgpio (kernel edge timestamps), its I2C
+  buses through smbus2, the OLEDs through luma.oled, the LED controller on USB serial.
+- `ChipBoard` ("gpiochip"): the same real drivers on a GPIO chip named in the configuration (a
+  board that is not a Pi, or the kernel's gpio-sim in the virtual Pi). gpiozero is told which Pi's
+  numbering the lines follow, since it cannot read that from such a board.
+- `EmulatedBoard` ("emulated"): every part simulated in this process, each model following its
+  datasheet (inputs/mcp23017.py, displays/oled.py, displays/emulated_led.py); keyboard seats and
+  bots press its buttons through the same pins and expanders the Pi path reads.
+
+Nothing falls back: GPIO that cannot be opened raises `HardwareUnavailable` naming what failed;
+a part that is missing later (an expander, a screen) is reported by the part that found it, and
+the table runs on without it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..config.schema import TableConfig
+from ..system import paths
+from .displays.oled import DisplaySpec, RecordingInterface, hardware_opener, recording_opener
+from .inputs.mcp23017 import Bus
+from .inputs.pins import EmulatedButtons, TimedMockPin
+
+EX_UNAVAILABLE = 69
+"""sysexits.h: a service it needs is not there. systemd shows it as status=69/UNAVAILABLE."""
+
+
+class HardwareUnavailable(RuntimeError):
+    """The configured GPIO cannot be opened at all: the table cannot run on it."""
+
+
+class Board:
+    """What every backend gives the daemon."""
+
+    name = "board"
+    factory: Any
+    presser: EmulatedButtons | None = None
+    """Only an emulated board can press its own buttons (keyboard seats, bots)."""
+
+    def i2c(self, bus: int) -> Bus:
+        raise NotImplementedError
+
+    def screen_opener(self, config: TableConfig) -> Callable[[DisplaySpec], Any]:
+        raise NotImplementedError
+
+    def led_port(self, config: TableConfig) -> str:
+        return config.centre.port
+
+    def describe(self) -> str:
+        return self.name
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.factory.close()
+
+
+class SMBusLine:
+    """An I2C bus opened on first use and again after a failure, so an expander on a bus that
+    is missing at start (I2C not enabled, a cable out) is a fault that retries, not a crash."""
+
+    def __init__(self, number: int) -> None:
+        self.number = number
+        self._bus: Any = None
+
+    def _open(self) -> Any:
+        if self._bus is None:
+            import smbus2
+
+            try:
+                self._bus = smbus2.SMBus(self.number)
+            except OSError as exc:
+                hint = " (is dtparam=i2c_arm=on in config.txt?)" if exc.errno == errno.ENOENT else ""
+                raise OSError(exc.errno, f"cannot open /dev/i2c-{self.number}: "
+                                         f"{exc.strerror or exc}{hint}") from None
+        return self._bus
+
+    def read_byte_data(self, i2c_addr: int, register: int) -> int:
+        try:
+            return int(self._open().read_byte_data(i2c_addr, register))
+        except OSError:
+            self._forget()
+            raise
+
+    def write_byte_data(self, i2c_addr: int, register: int, value: int) -> None:
+        try:
+            self._open().write_byte_data(i2c_addr, register, value)
+        except OSError:
+            self._forget()
+            raise
+
+    def _forget(self) -> None:
+        if self._bus is not None:
+            with contextlib.suppress(OSError):
+                self._bus.close()
+            self._bus = None
+
+
+def prepare_lgpio() -> None:
+    """lgpio makes its notification FIFO (.lgd-nfyN) in $LG_WD, else the working directory,
+    when it is imported; under the unit that is `/`, read-only (ProtectSystem=strict), and the
+    import fails (gpiozero issue #1106, lg issue #22). Give it the runtime directory."""
+    if os.environ.get("LG_WD"):
+        return
+    for candidate in (paths.directory("RUNTIME_DIRECTORY"), Path(os.environ.get("TMPDIR", "/tmp"))):
+        if candidate.is_dir() and os.access(candidate, os.W_OK | os.X_OK):
+            os.environ["LG_WD"] = str(candidate)
+            return
+
+
+def _import_lgpio() -> Any:
+    """lgpio's library changes the process's working directory to $LG_WD when it starts:
+    put it back, so relative paths given to the daemon keep their meaning."""
+    prepare_lgpio()
+    try:
+        cwd = os.getcwd()
+    except OSError:
+        cwd = None
+    try:
+        import lgpio
+    except ImportError as exc:
+        raise HardwareUnavailable(f"the lgpio library is not installed ({exc}): "
+                                  "pip install 'table-host[pi]'") from None
+    except OSError as exc:  # its FIFO could not be made or opened
+        raise HardwareUnavailable(f"lgpio cannot start: {exc} (LG_WD={os.environ.get('LG_WD')!r} "
+                                  "must be a writable directory)") from None
+    finally:
+        if cwd is not None:
+            with contextlib.suppress(OSError):
+                os.chdir(cwd)
+    return lgpio
+
+
+def find_chip(chip: int | str | None, dev: Path = Path("/dev")) -> int | None:
+    """A chip given as N, "gpiochipN", "/dev/gpiochipN" or its label -> its number."""
+    if chip is None or isinstance(chip, int):
+        return chip
+    text = chip.strip()
+    name = text.removeprefix(str(dev) + "/").removeprefix("/dev/")
+    if text.isdigit():
+        return int(text)
+    if name.startswith("gpiochip") and name[8:].isdigit():
+        return int(name[8:])
+    lgpio = _import_lgpio()
+    labels = []
+    for path in sorted(dev.glob("gpiochip*")):
+        if not path.name[8:].isdigit():
+            continue
+        number = int(path.name[8:])
+        try:
+            handle = lgpio.gpiochip_open(number)
+        except Exception:  # lgpio raises its own error type
+            continue
+        try:
+            _, _, _, label = lgpio.gpio_get_chip_info(handle)
+        finally:
+            lgpio.gpiochip_close(handle)
+        labels.append(f"{path.name} ({label})")
+        if label == text:
+            return number
+    found = ", ".join(labels) or f"no GPIO chips in {dev}"
+    raise HardwareUnavailable(f"no GPIO chip labelled {text!r}: {found}")
+
+
+class PiBoard(Board):
+    name = "pi"
+
+    def __init__(self, config: TableConfig) -> None:
+        self.chip = find_chip(config.hardware.chip)
+        self.factory = self._factory(self.chip)
+        self._buses: dict[int, SMBusLine] = {}
+
+    def _factory(self, chip: int | None) -> Any:
+        _import_lgpio()
+        from gpiozero.exc import PinUnknownPi
+        from gpiozero.pins.lgpio import LGPIOFactory
+
+        where = f"/dev/gpiochip{chip}" if chip is not None else "the Pi's GPIO chip"
+        try:
+            return self._factory_class(LGPIOFactory)(chip=chip)
+        except PinUnknownPi as exc:
+            raise HardwareUnavailable(
+                f"cannot tell which Raspberry Pi this is ({exc}): gpiozero reads "
+                "/proc/device-tree/system/linux,revision or /proc/cpuinfo; is this a Pi, and can the "
+                "service see /proc (no ProcSubset=pid)? Another board: [hardware] backend = \"gpiochip\"") \
+                from None
+        except Exception as exc:  # lgpio.error, OSError: no chip, no permission
+            raise HardwareUnavailable(f"cannot open {where}: {exc}{_chip_hint(chip)}") from None
+
+    def _factory_class(self, base: type) -> type:
+        return base
+
+    def i2c(self, bus: int) -> Bus:
+        return self._buses.setdefault(bus, SMBusLine(bus))
+
+    def screen_opener(self, config: TableConfig) -> Callable[[DisplaySpec], Any]:
+        """Each screen's bus is looked up in /sys when it opens (i2cmux.resolve_bus)."""
+        return hardware_opener(list(config.screens), list(config.i2c_muxes))
+
+    def describe(self) -> str:
+        chip = self.factory.chip if hasattr(self.factory, "chip") else self.chip
+        return f"{self.name} (/dev/gpiochip{chip})"
+
+    def close(self) -> None:
+        for bus in self._buses.values():
+            bus._forget()
+        super().close()
+
+
+class ChipBoard(PiBoard):
+    name = "gpiochip"
+
+    def __init__(self, config: TableConfig) -> None:
+        self.revision = int(config.hardware.board_revision, 16)
+        super().__init__(config)
+
+    def _factory_class(self, base: type) -> type:
+        revision = self.revision
+
+        class NamedChipFactory(base):  # type: ignore[misc, valid-type]
+            """gpiozero asks /proc which Pi this is; a plain chip cannot say, the file does."""
+
+            def _get_revision(self) -> int:
+                return revision
+
+        return NamedChipFactory
+
+
+class EmulatedBoard(Board):
+    name = "emulated"
+
+    def __init__(self, config: TableConfig) -> None:
+        from gpiozero.pins.mock import MockFactory
+
+        from .emulated.led import EmulatedLedController
+
+        self.factory = MockFactory(pin_class=TimedMockPin)
+        self.presser = EmulatedButtons(config.inputs, self.factory)
+        self._led_dir = tempfile.TemporaryDirectory(prefix="table-led-")
+        self.led = EmulatedLedController(self._led_dir.name, config.centre.width, config.centre.height)
+        self.screens: dict[int, RecordingInterface] = {}
+        """Each seat's emulated OLED bus, by seat (0-based): a test unplugs one with `fail`."""
+
+    def i2c(self, bus: int) -> Bus:
+        assert self.presser is not None
+        return self.presser.buses[bus]
+
+    def screen_opener(self, config: TableConfig) -> Callable[[DisplaySpec], Any]:
+        return recording_opener(self.screens)
+
+    def led_port(self, config: TableConfig) -> str:
+        return str(self.led.path)
+
+    def close(self) -> None:
+        super().close()
+        self.led.close()
+        self._led_dir.cleanup()
+
+
+BOARDS: dict[str, type[Board]] = {"pi": PiBoard, "gpiochip": ChipBoard, "emulated": EmulatedBoard}
+
+
+def open_board(config: TableConfig) -> Board:
+    """The board the configuration names; `HardwareUnavailable` says exactly why it cannot open."""
+    return BOARDS[config.hardware.backend](config)  # type: ignore[call-arg]
+
+
+def _chip_hint(chip: int | None) -> str:
+    path = Path(f"/dev/gpiochip{chip if chip is not None else 0}")
+    if not path.exists():
+        return f" ({path} does not exist: not a Pi, or the kernel has no GPIO character device)"
+    if not os.access(path, os.R_OK | os.W_OK):
+        return f" (no read/write access to {path}: is the user in the gpio group?)"
+    return ""

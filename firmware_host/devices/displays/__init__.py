@@ -1,0 +1,1 @@
+"""Real display drivers: the seat OLEDs (luma.oled) and the LED controller link."""

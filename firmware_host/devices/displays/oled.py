@@ -1,0 +1,375 @@
+"""Seat OLEDs (SSD1306 / SH1106, 128x64) through luma.oled, one worker per physical bus.
+
+A view is just a PIL image; `SeatDisplays.show(seat, image)` queues it if it
+differs from what that seat shows, and returns at once. Each bus has its own
+worker thread, so a slow or dead display holds up only its own bus, never the
+game. A display that fails (OSError 121, DeviceNotFoundError) is marked
+offline, retried with growing pauses, and redrawn with its latest frame when it
+answers again.
+
+For tests and emulation, `RecordingInterface` stands where luma's I2C interface
+would and keeps the bytes the real driver sends; `controllers.py` plays them
+into models of the SSD1306 and SH1106 as their datasheets define them, so the
+whole path down to the bus is checked.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from PIL import Image
+
+from ...system.logs import logger
+from ...system.recent import Recent
+from ..i2cmux import SYSFS, check_i2c_dev, resolve_bus
+
+log = logger("displays")
+
+BACKOFF_FIRST_S = 0.25
+BACKOFF_MAX_S = 8.0
+I2C_CHUNK = 32  # luma's i2c interface sends data in blocks of this many bytes
+RECORDED = 32
+"""Transfers a recording interface keeps after the start-up commands: 16 SSD1306 frames, 2 SH1106."""
+
+
+UNOPENED = 1 << 62  # a driver not opened through `open_luma`: everything is kept
+
+
+class RecordingInterface:
+    """A luma serial interface that keeps the commands and data a driver sends: what it sent
+    while opening the display (`open_luma`: the start-up commands and first clear) and the
+    newest `RECORDED` transfers after that, so a controller model fed with them shows the
+    newest frame, and an emulated table that runs for days does not keep every frame it drew."""
+
+    def __init__(self) -> None:
+        self.transfers: Recent[tuple[str, bytes]] = Recent(keep=RECORDED, head=UNOPENED)
+        self.fail = False  # an unplugged display: every transfer fails as on the bus
+
+    def starting(self) -> None:
+        """A driver opens the display (again): the chip starts afresh, so does the record."""
+        self.transfers = Recent(keep=RECORDED, head=UNOPENED)
+
+    def started(self) -> None:
+        """The driver has opened the display: its start-up is kept, then the newest transfers."""
+        self.transfers.head = len(self.transfers)
+
+    def command(self, *cmd: int) -> None:
+        self._check()
+        self.transfers.append(("command", bytes(cmd)))
+
+    def data(self, data: Any) -> None:
+        self._check()
+        self.transfers.append(("data", bytes(data)))
+
+    def cleanup(self) -> None:
+        pass
+
+    def _check(self) -> None:
+        if self.fail:
+            raise OSError(121, "Remote I/O error")
+
+    def i2c_bytes(self, transfers: list[tuple[str, bytes]] | None = None) -> int:
+        """Bytes on the wire as luma's I2C interface sends them: address and control
+        byte per transaction, data in blocks of 32."""
+        total = 0
+        for kind, payload in self.transfers if transfers is None else transfers:
+            if kind == "command":
+                total += 2 + len(payload)
+            else:
+                blocks = -(-len(payload) // I2C_CHUNK)
+                total += 2 * blocks + len(payload)
+        return total
+
+
+@dataclass(frozen=True, slots=True)
+class DisplaySpec:
+    seat: int
+    kind: str = "ssd1306"  # or "sh1106"
+    bus: str = "i2c-1"  # the physical bus: one worker each
+    address: int = 0x3C
+
+
+def controller_bytes(image: Image.Image) -> list[bytes]:
+    """The frame as the controller stores it: 8 pages of 128 bytes, each byte a column of
+    8 pixels with the top one in bit 0. A 270-degree turn makes PIL pack exactly that."""
+    data = image.transpose(Image.Transpose.ROTATE_270).tobytes()
+    pages = image.height // 8
+    return [data[pages - 1 - p :: pages] for p in range(pages)]
+
+
+@cache
+def _drivers() -> dict[str, type]:
+    """luma.oled's drivers with a faster `display`, made once (luma is imported late, so
+    machines without displays never load it).
+
+    luma's own `display` packs pixels in a Python loop (several ms, holding the
+    GIL against the game); ours packs them with PIL and sends the same bytes
+    (tests compare the two byte for byte)."""
+    from luma.oled.device import sh1106, ssd1306
+
+    class FastSSD1306(ssd1306):
+        def display(self, image: Image.Image) -> None:
+            image = self.preprocess(image)
+            self.command(self._const.COLUMNADDR, self._colstart, self._colend - 1,
+                         self._const.PAGEADDR, 0x00, self._pages - 1)
+            self.data(list(b"".join(controller_bytes(image))))
+
+    class FastSH1106(sh1106):
+        def display(self, image: Image.Image) -> None:
+            image = self.preprocess(image)
+            for page, data in enumerate(controller_bytes(image)):
+                self.command(0xB0 + page, self._page_address_offset, 0x10)
+                self.data(list(data))
+
+    return {"ssd1306": FastSSD1306, "sh1106": FastSH1106}
+
+
+def open_luma(spec: DisplaySpec, interface: Any) -> Any:
+    """The luma.oled driver for a display, on the given serial interface."""
+    recording = isinstance(interface, RecordingInterface)
+    if recording:
+        interface.starting()
+    device = _drivers()[spec.kind](interface, width=128, height=64)
+    if recording:
+        interface.started()
+    device.persist = True  # leave the last frame up when the daemon stops
+    return device
+
+
+@dataclass
+class _Screen:
+    spec: DisplaySpec
+    opener: Callable[[DisplaySpec], Any]
+    device: Any = None
+    frame: Image.Image | None = None
+    shown: bytes | None = None
+    dirty: bool = False
+    online: bool = False
+    retry_at: float = 0.0
+    backoff: float = BACKOFF_FIRST_S
+    frames_sent: int = 0
+    failures: int = 0
+    problem: str = ""  # why it is offline, as last logged ("" once a frame goes through)
+    tried: Image.Image | None = None  # the frame of the last attempt, drawn or failed (a probe waits for it)
+
+
+class BusWorker(threading.Thread):
+    """Draws the screens on one physical bus, newest frame only, one at a time."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name=f"display-{name}", daemon=True)
+        self.screens: dict[int, _Screen] = {}
+        self._wake = threading.Condition()
+        self._stopping = False
+
+    def submit(self, seat: int, frame: Image.Image) -> None:
+        with self._wake:
+            screen = self.screens[seat]
+            screen.frame = frame
+            screen.dirty = True
+            self._wake.notify()
+
+    def stop(self) -> None:
+        with self._wake:
+            self._stopping = True
+            self._wake.notify()
+
+    def probe(self, seat: int, frame: Image.Image) -> None:
+        """Draw `frame` now, offline or not (no backoff); `probed` waits for the attempt."""
+        with self._wake:
+            screen = self.screens[seat]
+            screen.frame, screen.dirty, screen.retry_at = frame, True, 0.0
+            self._wake.notify_all()
+
+    def probed(self, seat: int, frame: Image.Image, until: float) -> str:
+        """"" when `frame` reached the display, else why not (the self-test asks this)."""
+        with self._wake:
+            screen = self.screens[seat]
+            if not self._wake.wait_for(lambda: screen.tried is frame or screen.frame is not frame,
+                                       max(0.0, until - time.monotonic())):
+                return "no answer in time (the bus is busy or hung)"
+            return screen.problem
+
+    def run(self) -> None:
+        while True:
+            with self._wake:
+                while not self._stopping and not self._work_due():
+                    self._wake.wait(self._until_retry())
+                if self._stopping:
+                    return
+                todo = [s for s in self.screens.values() if s.dirty or not s.online]
+            for screen in todo:
+                self._draw(screen)
+
+    def _work_due(self) -> bool:
+        now = time.monotonic()
+        return any((s.dirty and s.online) or (not s.online and now >= s.retry_at and s.frame is not None)
+                   for s in self.screens.values())
+
+    def _until_retry(self) -> float | None:
+        """Sleep until the next retry of an offline screen that has something to show;
+        with nothing to retry, until woken (no polling)."""
+        waits = [s.retry_at - time.monotonic() for s in self.screens.values()
+                 if not s.online and s.frame is not None]
+        return max(0.0, min(waits)) if waits else None
+
+    def _draw(self, screen: _Screen) -> None:
+        if not screen.online and time.monotonic() < screen.retry_at:
+            return
+        with self._wake:
+            frame, screen.dirty = screen.frame, False
+        if frame is None:
+            return
+        try:
+            if screen.device is None:
+                screen.device = screen.opener(screen.spec)
+            screen.device.display(frame)
+        except Exception as exc:  # OSError 121, DeviceNotFoundError, a driver's own error
+            self._offline(screen, exc)
+            self._attempted(screen, frame)
+            return
+        screen.problem = ""
+        self._attempted(screen, frame)
+        screen.frames_sent += 1
+        if not screen.online and screen.failures:
+            log.info("Seat %d's display is back", screen.spec.seat + 1)
+        screen.online = True
+        screen.backoff = BACKOFF_FIRST_S
+        screen.shown = frame.tobytes()
+
+    def _attempted(self, screen: _Screen, frame: Image.Image) -> None:
+        with self._wake:
+            screen.tried = frame
+            self._wake.notify_all()
+
+    def _offline(self, screen: _Screen, exc: Exception) -> None:
+        """Said once per reason: a screen that never opened is reported too (a degraded seat,
+        not a silent one), and its retries stay quiet until the reason changes."""
+        screen.failures += 1
+        problem = str(exc) or type(exc).__name__
+        spec = screen.spec
+        where = spec.bus if spec.bus.startswith("spi-") else f"{spec.bus} at {spec.address:#04x}"
+        if screen.online or screen.device is not None:
+            log.warning("Seat %d's display is not answering (%s: %s); retrying",
+                        spec.seat + 1, where, problem)
+        elif problem != screen.problem:
+            log.warning("Seat %d's display is not answering (%s: %s); retried every %g s at most",
+                        spec.seat + 1, where, problem, BACKOFF_MAX_S)
+        screen.problem = problem
+        screen.online = False
+        if screen.device is not None:  # close its bus: a display that keeps failing must not
+            with contextlib.suppress(Exception):  # leak a file every retry
+                screen.device.cleanup()  # persist = True: only the interface closes
+        screen.device = None
+        screen.dirty = True  # redraw the newest frame when it comes back
+        screen.retry_at = time.monotonic() + screen.backoff
+        screen.backoff = min(screen.backoff * 2, BACKOFF_MAX_S)
+
+
+class SeatDisplays:
+    """Every seat's OLED. `show` never blocks on a bus."""
+
+    def __init__(self, specs: list[DisplaySpec], opener: Callable[[DisplaySpec], Any]) -> None:
+        self._workers: dict[str, BusWorker] = {}
+        self._last: dict[int, bytes] = {}
+        self._bus_of: dict[int, BusWorker] = {}
+        for spec in specs:
+            worker = self._workers.get(spec.bus)
+            if worker is None:
+                worker = self._workers[spec.bus] = BusWorker(spec.bus)
+            worker.screens[spec.seat] = _Screen(spec, opener, retry_at=0.0)
+            self._bus_of[spec.seat] = worker
+        for worker in self._workers.values():
+            worker.start()
+
+    def show(self, seat: int, frame: Image.Image) -> bool:
+        """Queue the seat's new view; False (and nothing queued) if it did not change."""
+        key = frame.tobytes()
+        if self._last.get(seat) == key:
+            return False
+        worker = self._bus_of.get(seat)
+        if worker is None:  # a seat built without a screen
+            return False
+        self._last[seat] = key
+        worker.submit(seat, frame)
+        return True
+
+    def probe(self, frames: dict[int, Image.Image], timeout: float = 2.0) -> dict[int, str]:
+        """Draw each seat's frame now and say, per seat, "" (it answered) or why not. The
+        buses work in parallel; this waits for the slowest, `timeout` at most."""
+        seats = [s for s in frames if s in self._bus_of]
+        for seat in seats:
+            self._last[seat] = frames[seat].tobytes()
+            self._bus_of[seat].probe(seat, frames[seat])
+        until = time.monotonic() + timeout
+        return {seat: self._bus_of[seat].probed(seat, frames[seat], until) for seat in seats}
+
+    def status(self) -> dict[int, dict[str, Any]]:
+        out = {}
+        for worker in self._workers.values():
+            for seat, s in worker.screens.items():
+                out[seat] = {"online": s.online, "frames_sent": s.frames_sent, "bus": s.spec.bus,
+                             "failures": s.failures, "problem": s.problem}
+        return out
+
+    def close(self) -> None:
+        for worker in self._workers.values():
+            worker.stop()
+        for worker in self._workers.values():
+            worker.join(timeout=2)
+
+
+def specs_for(screens: list[Any]) -> list[DisplaySpec]:
+    """DisplaySpecs from the configuration's screens (config.SeatScreen), seat by seat. The
+    worker's bus is named by where the screen is wired (`mux 0x70 channel 0`, `i2c-22`,
+    `spi-0`), since a mux channel's bus number is known only once the display is opened."""
+    return [DisplaySpec(seat, s.kind, f"spi-{s.spi_port}" if s.interface == "spi" else s.place(),
+                        s.address if s.interface == "i2c" else s.spi_device)
+            for seat, s in enumerate(screens)]
+
+
+def hardware_opener(screens: Sequence[Any], muxes: Sequence[Any] = (),
+                    sysfs: Path = SYSFS) -> Callable[[DisplaySpec], Any]:
+    """Opens the real display of a seat: luma's I2C interface on /dev/i2c-N, N looked up in
+    sysfs at every attempt (firmware_host/devices/i2cmux.py: a mux whose driver loads after the
+    daemon is found at the next retry), or SPI with its data/command and reset GPIOs."""
+
+    def open_display(spec: DisplaySpec) -> Any:
+        from luma.core.interface.serial import i2c, spi
+
+        cfg = screens[spec.seat]
+        if cfg.interface == "spi":
+            return open_luma(spec, spi(port=cfg.spi_port, device=cfg.spi_device, gpio_DC=cfg.dc_gpio,
+                                       gpio_RST=cfg.reset_gpio, bus_speed_hz=8_000_000))
+        bus = resolve_bus(cfg, muxes, sysfs)
+        check_i2c_dev(bus, sysfs)
+        where = f"i2c-{bus}" if cfg.bus is not None else f"i2c-{bus} ({cfg.place()})"
+        try:
+            interface = i2c(port=bus, address=cfg.address)
+        except Exception as exc:  # luma's DeviceNotFoundError and the like do not say which bus
+            raise OSError(f"{where}, address 0x{cfg.address:02x}: {exc}") from exc
+        try:
+            return open_luma(spec, interface)
+        except Exception as exc:
+            interface.cleanup()  # its /dev/i2c-N file: smbus2 never closes it by itself
+            raise OSError(f"{where}, address 0x{cfg.address:02x}: {exc}") from exc
+
+    return open_display
+
+
+def recording_opener(interfaces: dict[int, RecordingInterface]) -> Callable[[DisplaySpec], Any]:
+    """Emulated displays: the real drivers writing into recording interfaces."""
+
+    def open_display(spec: DisplaySpec) -> Any:
+        interface = interfaces.setdefault(spec.seat, RecordingInterface())
+        return open_luma(spec, interface)
+
+    return open_display
+

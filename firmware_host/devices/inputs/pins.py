@@ -1,0 +1,388 @@
+"""Seat buttons on gpiozero pins: the same code on a Pi (lgpio) and in emulation (mock pins).
+
+On a Pi the lgpio pin factory hands `when_changed(ticks, state)` the kernel's
+hard-IRQ timestamp of the edge (CLOCK_MONOTONIC, in seconds); that is the
+press's time, never the moment the callback happened to run. In emulation
+`TimedMockPin` lets a test, a keyboard seat or a bot choose that timestamp, and
+everything after the pin runs exactly as on the Pi.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from functools import partial
+from time import monotonic_ns
+from typing import Any, NamedTuple
+
+from gpiozero.exc import PinInvalidState
+from gpiozero.pins.mock import MockFactory, MockPin, MockPWMPin, PinState
+
+from ...config.schema import ARBITRATED, InputsConfig
+from ...game.edges import Event, LineFilter, StartGate
+from ...system.recent import Recent
+from .mcp23017 import MCP23017, Bus, EmulatedBus, EmulatedMCP23017, pin_index
+
+RETRY_FIRST_NS = 100_000_000
+RETRY_MAX_NS = 2_000_000_000
+STUCK_INT_ROUNDS = 3  # reads in a row that find nothing while INT stays low: a fault
+
+
+class InputEvent(NamedTuple):
+    kind: Event | str  # Event, or "fault" / "recovered" for an expander
+    seat: int
+    control: str
+    ts: int
+    detail: str = ""
+
+
+HISTORY = 100
+"""Edges and PWM settings an emulated pin remembers (the newest)."""
+PWM_HZ = (0.1, 10_000.0)
+"""lgpio's software PWM range (lgpio.h, lgTxPwm: "PWM frequency in Hz (0=off, 0.1-10000)")."""
+
+
+class TimedMockPin(MockPWMPin):
+    """A mock pin whose edges carry the timestamp (ns) the caller gives, as the kernel's do.
+
+    Like a Pi's line under lgpio it can also be a software PWM output (any GPIO can, lgpio.h
+    lgTxPwm): `pwm` records each (frequency Hz, duty %) lgpio would be handed, as gpiozero's
+    LGPIOPin hands it (gpiozero/pins/lgpio.py: `tx_pwm(handle, gpio, freq, int(value * 100))`,
+    so the duty is a whole percent, cut down, not rounded); (0, 0) is PWM stopped. A frequency
+    lgpio would refuse (LG_BAD_PWM_FREQ) is refused here too.
+
+    `states` (gpiozero's history of the pin's levels) and `pwm` keep the newest `HISTORY`
+    entries only (and `states` its first): the daemon runs on these pins for days."""
+
+    _at: float | None = None
+
+    def __init__(self, factory: Any, info: Any) -> None:
+        super().__init__(factory, info)
+        self.pwm: list[tuple[float, int]] = Recent(keep=HISTORY)
+
+    def clear_states(self) -> None:
+        self._last_change = monotonic_ns() / 1e9
+        self.states = Recent([PinState(0.0, self._state)], keep=HISTORY, head=1)
+
+    def _set_frequency(self, value: float | None) -> None:
+        running = self._frequency is not None
+        if value is not None and value > 0:
+            if not PWM_HZ[0] <= value <= PWM_HZ[1]:
+                raise PinInvalidState(f"bad PWM frequency ({value} Hz): lgpio takes "
+                                      f"{PWM_HZ[0]:g} to {PWM_HZ[1]:g} Hz")
+            super()._set_frequency(value)
+            if not running:  # LGPIOPin starts PWM at duty 0: tx_pwm(handle, gpio, freq, 0)
+                self._change_state(0.0)
+            self.pwm.append((value, self._duty()))
+        elif running:
+            super()._set_frequency(None)
+            self.pwm.append((0, 0))
+
+    def _set_state(self, value: float) -> None:
+        super()._set_state(value)
+        if self._frequency is not None:
+            self.pwm.append((self._frequency, self._duty()))
+
+    def _duty(self) -> int:
+        return int(float(self._state) * 100)
+
+    def close(self) -> None:
+        if self._frequency is not None:  # an input line closing is no edge (MockPWMPin would drive it low)
+            self.frequency = None
+        MockPin.close(self)
+
+    def set_level(self, high: bool, at_ns: int) -> None:
+        self._at = at_ns / 1e9
+        try:
+            if high:
+                self.drive_high()
+            else:
+                self.drive_low()
+        finally:
+            self._at = None
+
+    def press(self, at_ns: int) -> None:
+        """Buttons pull their line low against the pull-up."""
+        self.set_level(False, at_ns)
+
+    def release(self, at_ns: int) -> None:
+        self.set_level(True, at_ns)
+
+    def _change_state(self, value: bool) -> bool:
+        if self._state == value:
+            return False
+        t = self._at if self._at is not None else monotonic_ns() / 1e9
+        self._state = value
+        self.states.append(PinState(t - self._last_change, value))
+        self._last_change = t
+        return True
+
+
+def emulated_factory() -> MockFactory:
+    """Mock pins whose edges carry chosen timestamps (board.EmulatedBoard, tests, benchmarks)."""
+    return MockFactory(pin_class=TimedMockPin)
+
+
+def ticks_to_ns(ticks: float) -> int:
+    return round(ticks * 1e9)
+
+
+class TableInputs:
+    """Every seat's buttons, from configuration to clean, timestamped events.
+
+    Events go to `sink` from whichever thread delivered the edge (lgpio's
+    callback thread on a Pi): the sink must be thread-safe, a queue in the table.
+    Nothing here polls: stuck buttons are found at `next_deadline()` by `tick`.
+    """
+
+    def __init__(self, config: InputsConfig, factory: Any, buses: Mapping[int, Bus],
+                 sink: Callable[[InputEvent], None]) -> None:
+        self.config = config
+        self.sink = sink
+        self.gate = StartGate(int(config.false_start_lockout_ms * 1e6))
+        self._lock = threading.Lock()
+        self._filters: dict[tuple[int, str], LineFilter] = {}
+        self._pins: list[Any] = []
+        self._callbacks: list[Callable[[float, int], None]] = []
+        """gpiozero holds `when_changed` only weakly: these keep ours alive."""
+        self._chips: dict[str, MCP23017] = {}
+        self._chip_lines: dict[str, dict[int, tuple[int, str]]] = {}
+        self._chip_ok: dict[str, bool] = {}  # absent until the chip was first set up
+        self._chip_retry: dict[str, tuple[int, int]] = {}  # name -> (when, backoff)
+        self._chip_int: dict[str, tuple[int, Any]] = {}  # name -> (GPIO, its interrupt pin)
+        self._chip_guard = threading.Lock()
+        self._chip_busy: set[str] = set()
+        self._chip_asked: dict[str, int] = {}  # an edge that came while the chip was being read
+        debounce, stuck = int(config.debounce_ms * 1e6), int(config.stuck_s * 1e9)
+        now = monotonic_ns()
+        for seat, wiring in enumerate(config.seats):
+            for control, line in wiring.lines().items():
+                flt = LineFilter(debounce, stuck)
+                self._filters[(seat, control)] = flt
+                if line.gpio is not None:
+                    pin = self._input_pin(factory, line.gpio, "both")
+                    flt.start(not pin.state, now)
+                    self._listen(pin, partial(self._gpio_edge, seat, control))
+                else:
+                    self._chip_lines.setdefault(str(line.expander), {})[pin_index(str(line.pin))] = (
+                        seat, control)
+        for spec in config.expanders:
+            lines = self._chip_lines.get(spec.name, {})
+            self._chips[spec.name] = MCP23017(buses[spec.bus], spec.address, list(lines))
+            # Armed before setup clears the chip: an edge after that clear and before arming
+            # would leave INT low for good, and a falling-edge alert never fires again.
+            int_pin = self._input_pin(factory, spec.interrupt_gpio, "falling")
+            self._chip_int[spec.name] = (spec.interrupt_gpio, int_pin)
+            self._listen(int_pin, partial(self._interrupt, spec.name))
+            self._service(spec.name, now)
+
+    def _listen(self, pin: Any, callback: Callable[[float, int], None]) -> None:
+        self._callbacks.append(callback)
+        pin.when_changed = callback
+
+    def _input_pin(self, factory: Any, gpio: int, edges: str) -> Any:
+        pin = factory.pin(gpio)
+        pin.function = "input"
+        pin.pull = "up"
+        pin.bounce = None  # debounce is ours: the kernel's would hide the first contact's time
+        pin.edges = edges
+        self._pins.append(pin)
+        return pin
+
+    def _setup_chip(self, name: str, now: int) -> None:
+        try:
+            self._chips[name].setup()
+        except OSError as exc:
+            self._chip_failed(name, now, exc)
+            return
+        self._chip_ok[name] = True
+        levels = self._chips[name].levels()
+        for p, (seat, control) in self._chip_lines.get(name, {}).items():
+            self._filters[(seat, control)].start(not levels >> p & 1, now)
+
+    def _chip_failed(self, name: str, now: int, exc: OSError) -> None:
+        """Report once, then retry with backoff: a failed read leaves the chip's interrupt
+        line low, so no new edge will come to wake us."""
+        _, backoff = self._chip_retry.get(name, (0, RETRY_FIRST_NS // 2))
+        backoff = min(backoff * 2, RETRY_MAX_NS)
+        if self._chip_ok.get(name, True):
+            self.sink(InputEvent("fault", -1, name, now, f"expander {name}: {exc}"))
+        self._chip_ok[name] = False
+        self._chip_retry[name] = (now + backoff, backoff)
+
+    def _recover(self, name: str, now: int) -> None:
+        """Set the chip up again; buttons that changed meanwhile count from `now`."""
+        before = {key: self._filters[key].down for key in self._chip_lines.get(name, {}).values()}
+        try:
+            self._chips[name].setup()
+            if self._int_stuck(name):  # a change just after setup's read is no fault: INTF says so
+                raise OSError(self._stuck_message(name))
+        except OSError as exc:
+            self._chip_failed(name, now, exc)
+            return
+        self._chip_ok[name] = True
+        del self._chip_retry[name]
+        self.sink(InputEvent("recovered", -1, name, now, f"expander {name} is back"))
+        levels = self._chips[name].levels()
+        for p, (seat, control) in self._chip_lines.get(name, {}).items():
+            down = not levels >> p & 1
+            if down != before[(seat, control)]:
+                self._edge(seat, control, down, now)
+
+    # ------------------------------------------------------------ edges
+
+    def _gpio_edge(self, seat: int, control: str, ticks: float, state: int) -> None:
+        self._edge(seat, control, not state, ticks_to_ns(ticks))
+
+    def _interrupt(self, name: str, ticks: float, state: int) -> None:
+        self._service(name, ticks_to_ns(ticks))
+
+    def _service(self, name: str, ts: int) -> None:
+        """Set up, recover or read the chip, then again while its INT line is low.
+
+        One thread reads a chip at a time; an edge that comes meanwhile (lgpio's
+        thread, or this one re-entered from a mock pin) is left to that reader, which
+        looks again before it lets go. A line still low after a read means a change
+        came during the read (its edge may be gone); a line that stays low with
+        nothing latched is a fault, retried like a chip that does not answer.
+        """
+        with self._chip_guard:
+            if name in self._chip_busy:
+                self._chip_asked.setdefault(name, ts)
+                return
+            self._chip_busy.add(name)
+        idle, first_ts = 0, ts
+        try:
+            while True:
+                if name not in self._chip_ok:
+                    self._setup_chip(name, ts)
+                elif not self._chip_ok[name]:
+                    self._recover(name, ts)
+                elif self._read_chip(name, ts):
+                    idle = 0
+                else:
+                    idle += 1
+                with self._chip_guard:
+                    asked = self._chip_asked.pop(name, None)
+                    low = self._chip_ok.get(name, False) and not self._chip_int[name][1].state
+                    if asked is None and not low:
+                        self._chip_busy.discard(name)
+                        return
+                if asked is None and idle >= STUCK_INT_ROUNDS:
+                    self._chip_failed(name, first_ts, OSError(self._stuck_message(name)))
+                    with self._chip_guard:  # the retry timer takes it from here
+                        self._chip_asked.pop(name, None)
+                        self._chip_busy.discard(name)
+                    return
+                # Low with no edge: the change came after the last read, so it is from now.
+                ts = asked if asked is not None else monotonic_ns()
+        except BaseException:
+            with self._chip_guard:
+                self._chip_busy.discard(name)
+            raise
+
+    def _int_stuck(self, name: str) -> bool:
+        """Is INT low while neither port has an interrupt latched? Then it is not the chip
+        pulling it (DS20001952C §3.6.1: INT is active only while a port is pending)."""
+        pin = self._chip_int[name][1]
+        return not pin.state and not self._chips[name].flags() and not pin.state
+
+    def _stuck_message(self, name: str) -> str:
+        return f"its interrupt line GPIO{self._chip_int[name][0]} stays low with nothing latched"
+
+    def _read_chip(self, name: str, ts: int) -> bool:
+        """One interrupt service; False if the chip had nothing latched and nothing changed."""
+        try:
+            flags, changes = self._chips[name].on_interrupt()
+        except OSError as exc:
+            self._chip_failed(name, ts, exc)
+            return True
+        lines = self._chip_lines.get(name, {})
+        for pin, pressed in changes:
+            if pin in lines:
+                seat, control = lines[pin]
+                self._edge(seat, control, pressed, ts)  # stamped with the interrupt's edge
+        return bool(flags or changes)
+
+    def _edge(self, seat: int, control: str, down: bool, ts: int) -> None:
+        with self._lock:
+            flt = self._filters[(seat, control)]
+            found = [self._gated(seat, control, *settled)] if (settled := flt.settle(ts, edge=True)) else []
+            event = flt.edge(down, ts)
+            if event is not None:
+                found.append(self._gated(seat, control, event, ts))
+        for item in found:
+            self.sink(item)
+
+    def _gated(self, seat: int, control: str, event: Event, ts: int) -> InputEvent:
+        """A press of an arbitrated control passes the start gate (false starts); under the lock."""
+        if event is Event.PRESS and control in ARBITRATED:
+            event = self.gate.admit(seat, ts) or event
+        return InputEvent(event, seat, control, ts)
+
+    def expanders_down(self) -> list[str]:
+        """The expanders that do not answer now (their seats' navigation is out until they do)."""
+        return [name for name, ok in self._chip_ok.items() if not ok]
+
+    # ------------------------------------------------------------ timers
+
+    def next_deadline(self) -> int | None:
+        """When `tick` next has something to check (a button that may become stuck)."""
+        with self._lock:
+            dues = [d for f in self._filters.values()
+                    for d in (f.stuck_due(), f.settle_due()) if d is not None]
+        dues += [when for when, _ in self._chip_retry.values()]
+        return min(dues, default=None)
+
+    def tick(self, now: int) -> None:
+        found = []
+        with self._lock:
+            for (seat, control), flt in self._filters.items():
+                settled = flt.settle(now)
+                if settled is not None:
+                    found.append(self._gated(seat, control, *settled))
+                if flt.check(now) is Event.STUCK:
+                    found.append(InputEvent(Event.STUCK, seat, control, now))
+        for event in found:
+            self.sink(event)
+        for name, (when, _) in list(self._chip_retry.items()):
+            if now >= when:
+                self._service(name, now)
+
+    def close(self) -> None:
+        for pin in self._pins:
+            pin.when_changed = None
+            pin.close()
+        self._pins.clear()
+
+
+class EmulatedButtons:
+    """Press and release any seat's buttons in emulation, through the real pins and chips."""
+
+    def __init__(self, config: InputsConfig, factory: MockFactory) -> None:
+        self.config = config
+        self.factory = factory
+        self.buses: dict[int, EmulatedBus] = {}
+        self.chips: dict[str, EmulatedMCP23017] = {}
+        for spec in config.expanders:
+            int_pin = factory.pin(spec.interrupt_gpio)
+            chip = EmulatedMCP23017(interrupt=partial(self._interrupt_line, int_pin))
+            self.chips[spec.name] = chip
+            self.buses.setdefault(spec.bus, EmulatedBus()).devices[spec.address] = chip
+
+    @staticmethod
+    def _interrupt_line(pin: TimedMockPin, low: bool, at_ns: int) -> None:
+        pin.set_level(not low, at_ns)
+
+    def set(self, seat: int, control: str, pressed: bool, at_ns: int) -> None:
+        line = self.config.seats[seat].lines().get(control)
+        if line is None:
+            raise KeyError(f"seat {seat + 1} has no {control} button")
+        if line.gpio is not None:
+            self.factory.pin(line.gpio).set_level(not pressed, at_ns)
+        else:
+            self.chips[str(line.expander)].set_input(pin_index(str(line.pin)), pressed, at_ns)
+
+    def tap(self, seat: int, control: str, at_ns: int, hold_ns: int = 80_000_000) -> None:
+        self.set(seat, control, True, at_ns)
+        self.set(seat, control, False, at_ns + hold_ns)

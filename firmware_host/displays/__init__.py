@@ -1,1 +1,0 @@
-"""Display devices: seat OLEDs, the centre LED matrix link, terminal and PNG capture."""

@@ -1,0 +1,1 @@
+"""The table's game: the state machine, referee, arbiter, bots, seat controls, input events."""

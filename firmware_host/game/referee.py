@@ -1,0 +1,141 @@
+"""Inputs → arbiter → seats → match: the path every press takes, on the Pi and in emulation.
+
+The table (state machine, daemon) owns one Referee per match and feeds it from
+a single thread: input events as they come off the queue, and `decide(now)`
+whenever `next_deadline()` is reached. Nothing here reads a clock. What it
+notes speaks of physical seats, numbered from 1; the arbiter's draws and late
+presses are DEBUG lines (`table_host.arbiter`): a player hears of a tie only
+when two seats wanted the same spot (a contest).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ..config.schema import ARBITRATED
+from ..devices.inputs.pins import InputEvent
+from ..rules.codec import Action, to_dict
+from ..rules.common import Reason, Refusal
+from ..rules.match import Match
+from ..system.logs import logger
+from .arbiter import Arbiter, Decision, Press
+from .controls import SeatController
+from .edges import Event
+
+arbiter_log = logger("arbiter")
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    press: Press
+    action: Action | None
+    refusal: Refusal | None
+    decided_ns: int  # the `now` at which the engine decided
+
+
+@dataclass(frozen=True, slots=True)
+class Contest:
+    """Two seats wanted the same spot: who won, both edge times, and the gap."""
+
+    winner: int
+    loser: int
+    winner_ts: int
+    loser_ts: int
+
+    @property
+    def delta_ns(self) -> int:
+        return self.loser_ts - self.winner_ts
+
+    def describe(self, seats: list[int] | None = None) -> str:
+        """`seats`: the physical seat of each player (else players are taken for seats)."""
+        winner, loser = (seats[self.winner], seats[self.loser]) if seats else (self.winner, self.loser)
+        if self.delta_ns < 0:  # the arbiter drew a tie for the later press, or the earlier came late
+            return (f"seat {winner + 1} won a tie with seat {loser + 1}, pressed "
+                    f"{-self.delta_ns / 1e6:.1f} ms later ({self.winner_ts / 1e6:.3f} ms vs "
+                    f"{self.loser_ts / 1e6:.3f} ms)")
+        return (f"seat {winner + 1} was {self.delta_ns / 1e6:.1f} ms earlier than seat "
+                f"{loser + 1} ({self.winner_ts / 1e6:.3f} ms vs {self.loser_ts / 1e6:.3f} ms)")
+
+
+class Referee:
+    def __init__(self, match: Match, arbiter: Arbiter, log: Callable[..., None] | None = None,
+                 seats: list[int] | None = None) -> None:
+        """`log(text, level)`: where notes go besides `notices`; `seats`: each player's physical
+        seat (0-based), so that notes name the seat a person sits at."""
+        self.match = match
+        self.seat_of = list(seats) if seats is not None else list(range(match.players))
+        self.arbiter = arbiter
+        self.seats = [SeatController(s, match) for s in range(match.players)]
+        self.contests: deque[Contest] = deque(maxlen=1000)
+        self.notices: deque[str] = deque(maxlen=200)
+        self._log = log
+        arbiter.on_decision = self._arbitrated
+
+    def on_input(self, event: InputEvent) -> None:
+        """One clean input event: arbitrated controls wait, navigation acts at once."""
+        if event.kind is Event.PRESS:
+            if event.control in ARBITRATED or self.seats[event.seat].arbitrates(event.control):
+                self.arbiter.push(event.seat, event.control, event.ts)
+            else:
+                self.seats[event.seat].nav(event.control)
+        elif event.kind is Event.FALSE_START:
+            self.seats[event.seat].message = "false start"
+            self._note(f"Seat {self._seat(event.seat)}: false start ({event.control} before go)")
+        elif event.kind is Event.STUCK:
+            self.seats[event.seat].message = f"{event.control} stuck"
+            self._note(f"Seat {self._seat(event.seat)}: {event.control} held down, ignored until released",
+                       logging.WARNING)
+        elif event.kind is Event.UNSTUCK:
+            self.seats[event.seat].message = ""
+            self._note(f"Seat {self._seat(event.seat)}: {event.control} released, working again")
+        elif event.kind in ("fault", "recovered"):
+            self._note(event.detail, logging.WARNING if event.kind == "fault" else logging.INFO)
+
+    def new_round(self) -> None:
+        """A fresh round: every seat's cursor at the start, no mark, no refusal from the last round."""
+        for controller in self.seats:
+            controller.cursor = controller.target = 0
+            controller.joker_mode, controller.destination, controller.message = False, None, ""
+
+    def next_deadline(self) -> int | None:
+        return self.arbiter.due()
+
+    def decide(self, now: int) -> list[Outcome]:
+        """Hand every due press, in arbiter order, to its seat and the engine."""
+        outcomes = []
+        for press in self.arbiter.release(now):
+            controller = self.seats[press.seat]
+            action = controller.action(press.control, press.ts)
+            refusal = None
+            if action is not None:
+                refusal = self.match.apply(action)
+                controller.result(action, refusal)
+                lost = refusal is not None and refusal.reason is Reason.TOO_LATE
+                if lost and refusal.by_seat is not None:  # type: ignore[union-attr]
+                    earlier = press.ts - (refusal.delta_ns or 0)  # type: ignore[union-attr]
+                    contest = Contest(refusal.by_seat, press.seat, earlier, press.ts)  # type: ignore[union-attr]
+                    self.contests.append(contest)
+                    arbiter_log.debug("contest over %s: %s", to_dict(action), contest.describe(self.seat_of))
+                    self._note(f"Seats {self._seat(contest.winner)} and {self._seat(contest.loser)} wanted "
+                               f"the same spot: {contest.describe(self.seat_of)}")
+            outcomes.append(Outcome(press, action, refusal, now))
+        return outcomes
+
+    def _arbitrated(self, decision: Decision) -> None:
+        """The arbiter's internals: kept, and a DEBUG line (the players hear of contests)."""
+        text = f"arbiter: {decision.describe(self.seat_of)}"
+        self.notices.append(text)
+        arbiter_log.debug("%s", text)
+
+    def _seat(self, player: int) -> int:
+        return self.seat_of[player] + 1 if player < len(self.seat_of) else player + 1
+
+    def _note(self, text: str, level: int = logging.INFO) -> None:
+        self.notices.append(text)
+        if self._log is not None:
+            self._log(text, level)
+        else:
+            logger("table").log(level, "%s", text)

@@ -1,1 +1,0 @@
-"""Seat inputs: button edges with kernel timestamps, cleaned, on their way to the arbiter."""

@@ -1,0 +1,1 @@
+"""Matches without a table: bot simulation, watching, scenario files."""

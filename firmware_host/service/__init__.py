@@ -1,0 +1,1 @@
+"""The daemon: the loop that owns the game, its components and commands."""

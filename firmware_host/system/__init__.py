@@ -1,0 +1,1 @@
+"""What every layer may use: logs, paths, memory, real-time priority, bounded records."""

@@ -1,0 +1,1 @@
+"""Frontends in a terminal: the plain one and the Textual one."""

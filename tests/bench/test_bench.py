@@ -1,0 +1,86 @@
+"""Every benchmark runs at its smallest values, refuses smaller ones in one line, and its exit
+status says whether its targets were met (0) or one was missed (1)."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+SMALLEST = {
+    "engine": ["--rounds", "1"],
+    "arbitration": ["--pairs", "1", "--seconds", "0.1", "--load", "0"],
+    "display": ["--decisions", "1"],
+    "daemon": ["--idle", "0.1", "--play", "0.1"],
+    "faults": ["--kills", "1", "--configs", "1", "--soak-minutes", "0"],
+    "soak": ["--minutes", "0.05"],
+    "bots": ["--matches", "1"],
+}
+
+
+def bench(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "firmware_host", "bench", *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=240)
+
+
+def targets(figures: Any) -> list[bool]:
+    """Every `meets_target` in the figures, however deep."""
+    if isinstance(figures, dict):
+        found = [figures[k] for k in ("meets_target", "pass") if isinstance(figures.get(k), bool)]
+        return found + [t for key, v in figures.items() if key not in ("meets_target", "pass")
+                        for t in targets(v)]
+    return []
+
+
+@pytest.mark.parametrize("which", list(SMALLEST))
+def test_each_bench_runs_at_its_smallest_values_and_its_exit_status_says_if_a_target_was_missed(
+        which: str) -> None:
+    result = bench(which, *SMALLEST[which], "--json")
+    assert "Traceback" not in result.stderr, result.stderr
+    data = json.loads(result.stdout)
+    figures = data.get(which, data)  # bench bots prints its figures bare
+    met = targets(figures)
+    assert met, "a bench with a target says whether it was met"
+    assert result.returncode == (0 if all(met) else 1), result.stderr
+
+
+def test_bench_faults_prints_the_soaks_memory_figures() -> None:
+    result = bench("faults", "--kills", "1", "--configs", "1", "--soak-minutes", "0.05")
+    assert result.returncode in (0, 1) and "Traceback" not in result.stderr, result.stderr
+    assert "soak: the real daemon" in result.stdout and "RSS: start" in result.stdout
+    assert "growth after warm-up" in result.stdout and "matches played" in result.stdout
+
+
+def test_bench_soak_prints_rss_growth_matches_and_a_verdict() -> None:
+    result = bench("soak", "--minutes", "0.05")
+    assert result.returncode in (0, 1), result.stderr
+    out = result.stdout
+    assert "RSS: start" in out and "after warm-up" in out and "MB/h" in out
+    assert "matches played: classic" in out and "allocator malloc, 2 C arenas" in out
+    threads = re.search(r"the daemon's threads: start (\d+), after warm-up (\d+), end (\d+)", out)
+    assert threads and len(set(threads.groups())) == 1  # every handler from the start
+    # three seconds are no warm-up (a whole match of each game): no verdict, and not a pass
+    assert "NOT JUDGED" in out and "PASS" not in out and "FAIL" not in out
+    assert result.returncode == 1
+
+
+@pytest.mark.parametrize(("option", "value", "allowed"), [
+    ("--rounds", "0", "at least 1"), ("--pairs", "0", "at least 1"), ("--seconds", "0", "at least 0.1"),
+    ("--load", "65", "0 to 64"), ("--decisions", "0", "at least 1"), ("--idle", "0", "at least 0.1"),
+    ("--play", "-1", "at least 0.1"), ("--kills", "0", "at least 1"), ("--configs", "0", "at least 1"),
+    ("--soak-minutes", "-1", "at least 0"), ("--minutes", "0", "at least 0.05"), ("--minutes", "nan", "0.05"),
+    ("--rounds", "1.5", "a whole number"), ("--matches", "0", "at least 1"),
+])
+def test_a_bench_option_below_its_range_is_one_line_naming_the_range(option: str, value: str,
+                                                                       allowed: str) -> None:
+    result = bench("engine", f"{option}={value}")
+    assert result.returncode == 2 and result.stdout == ""
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and option in lines[0] and allowed in lines[0], result.stderr

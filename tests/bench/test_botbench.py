@@ -1,0 +1,63 @@
+"""Bots worth playing against: they beat a player who only mashes one button (a small sample of
+`table-host bench bots`), and Crazy bots play to win piles."""
+
+from __future__ import annotations
+
+import random
+
+from firmware_host.bench.bots import Masher, bench_bots, play_match, standing
+from firmware_host.game.bots import Bot, Level
+from firmware_host.game.catalog import new_match
+from firmware_host.game.controls import SeatController
+from firmware_host.play.simulate import make_bots, play_round
+from firmware_host.rules.crazy import TOP, DiscardCrazy, PlayCrazy
+from firmware_host.rules.sight import sight_of
+
+
+def test_the_hard_bot_beats_every_masher_in_most_matches() -> None:
+    figures = bench_bots(5, levels=(Level.HARD,))
+    assert {(row["game"], row["mash"]) for row in figures["rows"]} == {
+        (g, m) for g in ("classic", "dice", "domino", "crazy") for m in ("slap", "alt")}
+    for row in figures["rows"]:
+        assert row["hard"]["won"] >= 3, row
+
+
+def test_a_masher_presses_through_the_seat_controls_on_its_beat() -> None:
+    match = new_match("crazy", 2, 3)
+    masher = Masher("alt", SeatController(1, match), random.Random(1))
+    first = match.round.seats[1].hand[0]
+    masher.press(match, 10**6)
+    assert match.round.seats[1].discard == [first]  # alt discards the card under the cursor
+    gaps = [masher.interval_ns() for _ in range(200)]
+    assert 120e6 < sum(gaps) / len(gaps) < 165e6  # about 7 presses a second
+
+
+def test_a_round_called_is_scored_as_it_stands() -> None:
+    match = new_match("classic", 2, 1)
+    assert standing(match.round) == match.round.scores()
+    out = play_match("classic", Level.HARD, "alt", "called", 1)
+    assert out.bot > out.masher
+
+
+def test_crazy_bots_win_piles_and_take_a_four_with_a_five() -> None:
+    match = new_match("crazy", 2, 5)
+    bots = make_bots(2, "hard", 5)
+    won = 0
+    for _ in range(3):
+        play_round(match, bots, random.Random(5))
+        won += sum(len(st.score) for st in match.round.seats)
+        match.next_round()
+    assert won > 10
+    rnd = match.round
+    bot = Bot(Level.HARD, random.Random(1))
+    seat = rnd.seats[0]
+    five = next(c for c in seat.draw + seat.hand if c.value == TOP)
+    four = next(c for c in seat.draw + seat.hand if c.value == TOP - 1 and c != five)
+    rnd.piles.clear()
+    from firmware_host.rules.crazy import Pile
+
+    rnd.piles[7] = Pile(7, [(1, four, TOP - 1)])
+    seat.hand = [five, *[c for c in seat.hand if c not in (five, four)]][:3]
+    action = bot.choose(sight_of(rnd, 0), 0)
+    assert isinstance(action, PlayCrazy) and action.card == five and action.pile == 7
+    assert not isinstance(action, DiscardCrazy)

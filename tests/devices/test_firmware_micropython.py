@@ -1,0 +1,68 @@
+"""The LED controller's firmware under the real MicroPython interpreter (hil/firmware.py):
+its WebAssembly port under node, on a pseudo-terminal, against the host's real LedLink."""
+
+from __future__ import annotations
+
+import ast
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from hil import firmware  # noqa: E402
+
+
+def board_pin() -> int:
+    tree = ast.parse((ROOT / "hardware" / "led_controller" / "board.py").read_text())
+    return next(ast.literal_eval(n.value) for n in tree.body
+                if isinstance(n, ast.Assign) and n.targets[0].id == "DATA_PIN")  # type: ignore[attr-defined]
+
+
+@pytest.fixture(scope="module")
+def run() -> dict[str, Any]:
+    if shutil.which("node") is None or shutil.which("npm") is None:
+        pytest.skip("node/npm not installed: MicroPython's WebAssembly port cannot run here")
+    return firmware.run(ROOT / ".cache", seconds=1.5)
+
+
+def test_it_is_micropython_1_27_running_protocol_2(run) -> None:
+    assert run["micropython_version"].startswith("1.27.")
+    assert run["hello"] and run["protocol"] == 2 and run["size"] == "32x16"
+    assert run["firmware"] == "table-led 2.0"
+
+
+def test_the_firmware_drives_the_wired_data_pin(run) -> None:
+    assert run["data_pins_driven"] == [board_pin()] == [2]
+    assert run["firmware_data_pin"] == 2
+
+
+def test_a_frame_is_acked_and_clocked_out_pixel_for_pixel_in_grb(run) -> None:
+    assert run["frame_acked"] and run["frame_shown"]
+
+
+def test_a_damaged_frame_is_refused_and_not_shown(run) -> None:
+    assert run["damaged_naked"] and run["damaged_not_shown"]
+
+
+def test_after_a_block_cut_short_the_next_one_is_taken_at_once(run) -> None:
+    assert run["resync_at_once"] and run["resync_shown"]
+
+
+def test_the_hosts_link_keeps_the_strip_on_the_newest_frame(run) -> None:
+    assert run["link_online"] and run["firmware_frames_acked"] > 10
+    assert run["pixels_match"] and run["last_frame_shown"]  # every shown frame was one the game drew
+    assert run["naks"] == 0  # a clean pseudo-terminal damages nothing
+    # A retransmit is an ack later than the link waits (ledlink.ACK_TIMEOUT_S): the WebAssembly
+    # firmware on a loaded machine can be that slow now and then, but not for one frame in ten.
+    assert run["retransmits"] * 10 <= run["firmware_frames_sent"]
+
+
+def test_the_wasm_port_runs_the_plain_loops_and_says_so(run) -> None:
+    # viper cannot compile under WebAssembly: the fallback runs, and the hello reply says so.
+    assert run["bench"]["impl"] == "python" and not run["firmware_native"]
+    assert set(run["bench"]["per_frame_ms"]) == {"read", "crc", "copy", "strip_write", "frame"}

@@ -1,0 +1,193 @@
+"""The documentation stands alone and keeps up: every option, every command, completion, licence."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from firmware_host.cli import completion, ctl
+from firmware_host.cli import host as cli
+from firmware_host.rules.options import SPECS
+
+ROOT = Path(__file__).resolve().parents[2]
+RULES = (ROOT / "docs" / "rules.md").read_text()
+README = (ROOT / "README.md").read_text()
+PARSERS = {"table-host": cli.build_parser, "tablectl": ctl.build_parser}
+
+
+def _shown(default: object) -> str | None:
+    """A default as the options table writes it; None where the table says it in words."""
+    if isinstance(default, bool):
+        return "yes" if default else "no"
+    if isinstance(default, float) and default.is_integer():
+        return str(int(default))
+    if isinstance(default, int | float):
+        return str(default)
+    if isinstance(default, str):
+        return f"`{default}`"
+    return None
+
+
+def _options_table() -> dict[tuple[str, str], str]:
+    rows = re.findall(r"^\| (\w+) \| `(\w+)` \| ([^|]+) \|", RULES, flags=re.M)
+    return {(game, name): default.strip() for game, name, default in rows}
+
+
+def test_docs_rules_lists_every_option_of_every_game_with_its_default() -> None:
+    table = _options_table()
+    expected = {(game, name) for game, specs in SPECS.items() for name in specs}
+    assert set(table) == expected, f"docs/rules.md options table: missing {expected - set(table)}, " \
+                                   f"unknown {set(table) - expected}"
+    for (game, name), cell in table.items():
+        shown = _shown(SPECS[game][name].default)
+        if shown is not None:
+            assert cell == shown, f"docs/rules.md: {game} {name} defaults to {shown}, the table says {cell}"
+
+
+def test_docs_rules_describes_each_option_in_its_games_section() -> None:
+    sections = {"classic": "## Ligretto\n", "dice": "## Dice Ligretto", "domino": "## Ligretto Domino",
+                "crazy": "## Ligretto Crazy"}
+    for game, heading in sections.items():
+        body = RULES.split(heading, 1)[1].split("\n## ", 1)[0]
+        for name in SPECS[game]:
+            assert f"`{name}" in body, f"docs/rules.md, {heading.strip()}: option {name} is not explained"
+
+
+def _subparsers(parser: argparse.ArgumentParser) -> tuple[dict[str, argparse.ArgumentParser], dict[str, str]]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            helps = {a.dest: a.help or "" for a in action._choices_actions}
+            return dict(action.choices), helps
+    return {}, {}
+
+
+@pytest.mark.parametrize("prog", list(PARSERS))
+def test_every_subcommand_has_a_help_line_and_a_description(prog: str) -> None:
+    subs, helps = _subparsers(PARSERS[prog]())
+    assert subs
+    for name, sub in subs.items():
+        assert helps.get(name, "").strip(), f"{prog} {name}: no help= (it is missing from {prog} --help)"
+        assert (sub.description or "").strip(), f"{prog} {name}: no description for {prog} {name} --help"
+
+
+@pytest.mark.parametrize("prog", list(PARSERS))
+def test_the_readme_command_table_names_every_subcommand(prog: str) -> None:
+    table = "\n".join(line for line in README.splitlines() if line.startswith("| `"))
+    subs, _ = _subparsers(PARSERS[prog]())
+    rows = [line for line in table.splitlines() if f"`{prog}" in line.split("|")[1]]
+    for name in subs:
+        mentioned = any(re.search(rf"(`{prog} |[{{,]){re.escape(name)}[ ,}}`\]]", row) for row in rows)
+        assert mentioned, f"README.md command table: no row names `{prog} {name}`"
+
+
+def _complete(prog: str, words: list[str]) -> list[str]:
+    """What bash offers after `words` (the last one being completed), from the generated script."""
+    func = "_shtab_" + prog.replace("-", "_")
+    array = " ".join(f"'{w}'" for w in words)
+    shell = (f"source /dev/stdin; COMP_WORDS=({array}); COMP_CWORD={len(words) - 1}; "
+             f"{func}; printf '%s\\n' \"${{COMPREPLY[@]}}\"")
+    out = subprocess.run(["bash", "-c", shell], input=completion.script(prog), capture_output=True,
+                         text=True, timeout=30, check=True)
+    return out.stdout.split()
+
+
+@pytest.mark.parametrize("prog", list(PARSERS))
+def test_bash_completion_offers_every_subcommand_and_its_options(prog: str) -> None:
+    subs, _ = _subparsers(PARSERS[prog]())
+    assert set(_complete(prog, [prog, ""])) >= set(subs)
+    for name, sub in subs.items():
+        options = {s for a in sub._actions for s in a.option_strings if s.startswith("--")}
+        assert set(_complete(prog, [prog, name, "--"])) >= options, f"{prog} {name}"
+
+
+def test_bash_completion_offers_an_arguments_choices() -> None:
+    assert _complete("tablectl", ["tablectl", "config", ""]) == ["check", "get", "set", "reload"]
+    assert "arbitration" in _complete("table-host", ["table-host", "bench", "a"])
+
+
+def test_completion_module_writes_the_script_for_a_program() -> None:
+    out = subprocess.run([sys.executable, "-m", "firmware_host.cli.completion", "tablectl"],
+                         capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 0
+    assert out.stdout.endswith("complete -o bashdefault -F _shtab_tablectl tablectl\n")
+    bad = subprocess.run([sys.executable, "-m", "firmware_host.cli.completion", "nope"], capture_output=True,
+                         text=True, timeout=60)
+    assert bad.returncode != 0 and "no program 'nope'" in bad.stderr
+
+
+def _tracked() -> list[Path]:
+    out = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-z", "--cached", "--others",
+                          "--exclude-standard"], capture_output=True, text=True, check=True)
+    return [ROOT / f for f in out.stdout.split("\0") if f and (ROOT / f).is_file()]
+
+
+def test_nothing_in_the_repository_points_outside_it() -> None:
+    outside = re.compile(r"\.\./shared|shared/(RULES|DESIGN|seeds|virtual-pi-notes)"
+                         r"|\b(RULES|DESIGN)\.md|seeds/0")
+    found = []
+    for path in _tracked():
+        if path.suffix in {".png", ".net", ".gz"} or path == Path(__file__):
+            continue
+        try:
+            text = path.read_text()
+        except (UnicodeDecodeError, OSError):
+            continue
+        found += [f"{path.relative_to(ROOT)}:{i}" for i, line in enumerate(text.splitlines(), 1)
+                  if outside.search(line)]
+    assert not found, f"references to files outside the repository: {found}"
+
+
+def test_the_documents_the_readme_lists_exist() -> None:
+    section = README.split("## Documentation", 1)[1].split("\n## ", 1)[0]
+    listed = re.findall(r"^- `([^`]+)`", section, flags=re.M)
+    assert "docs/rules.md" in listed
+    for name in listed:
+        assert (ROOT / name).exists(), f"README.md lists {name}, which is not there"
+    for doc in (ROOT / "docs").glob("*.md"):
+        assert f"docs/{doc.name}" in listed, f"README.md's documentation list lacks docs/{doc.name}"
+
+
+def test_the_readme_layout_names_every_top_level_directory() -> None:
+    section = README.split("## Layout", 1)[1].split("\n## ", 1)[0]
+    assert "(to come)" not in section
+    tops = {p.relative_to(ROOT).parts[0] for p in _tracked() if len(p.relative_to(ROOT).parts) > 1}
+    for top in sorted(tops - {".ci"}):
+        assert re.search(rf"^    {re.escape(top)}/", section, flags=re.M), f"README.md layout lacks {top}/"
+
+
+def test_the_license_file_is_the_one_the_package_declares() -> None:
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["license"]["text"]
+    assert declared == "MIT"
+    text = (ROOT / "LICENSE").read_text()
+    assert text.startswith("MIT License\n") and "Permission is hereby granted, free of charge" in text
+
+
+def test_the_unit_documents_itself_with_the_projects_docs() -> None:
+    unit = (ROOT / "systemd" / "table-host.service").read_text()
+    uris = re.search(r"^Documentation=(.+)$", unit, flags=re.M)
+    assert uris
+    for uri in uris[1].split():
+        assert uri.startswith("file:/opt/table-host/doc/"), uri
+        assert (ROOT / uri.removeprefix("file:/opt/table-host/doc/")).is_file(), uri
+
+
+def test_the_schematic_code_writes_no_skidl_files(tmp_path: Path) -> None:
+    """SKiDL opens skidl_REPL.log and .erc (or <script>.*) wherever it is imported; only an ERC
+    run in the same directory used to delete them again."""
+    code = ("import os, sys; sys.path[:0] = [sys.argv[1]]; import parts, table; print(os.listdir()); "
+            "from firmware_host.config.schema import load_config; "
+            "c, _, _ = table.build(load_config(table.BUILDS['4-seat'])); table.netlist(c); "
+            "print(os.listdir())")
+    run = subprocess.run([sys.executable, "-c", code, str(ROOT / "schematics")], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.splitlines()[-2:] == ["[]", "[]"]  # after the import, after a build
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+    assert not [p for p in _tracked() if p.suffix in {".erc", ".log"} and "skidl" in p.name.lower()]

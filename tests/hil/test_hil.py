@@ -1,0 +1,222 @@
+"""The virtual Pi's pure parts: no VM boots here (`./dev hil` does that)."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from firmware_host.config.schema import load_config, parse_config
+from hil import __main__ as orchestrator
+from hil.gpio import SLAPS, analyse, hil_config, percentile
+from hil.kernel import abi_from_depends, apt_config, config_value
+from hil.simchip import SimChip
+
+MS = 1_000_000
+S = 1_000_000_000
+EPS = 200_000
+PHASE = [{"from_ns": 0, "window_ns": 5 * MS, "epsilon_ns": EPS}]
+
+
+# ------------------------------------------------------------------ gpio-sim through configfs and sysfs
+
+
+def fake_kernel(tmp_path: Path) -> SimChip:
+    """A folder laid out as the kernel shows a live gpio-sim device (gpio-sim.rst): the read-only
+    attributes it fills in are written here beforehand."""
+    chip = SimChip(configfs=tmp_path / "config", platform=tmp_path / "platform")
+    (chip.bank).mkdir(parents=True)
+    (chip.device / "dev_name").write_text("gpio-sim.0\n")
+    (chip.bank / "chip_name").write_text("gpiochip3\n")
+    for n in range(chip.lines):
+        line = tmp_path / "platform/gpio-sim.0/gpiochip3" / f"sim_gpio{n}"
+        line.mkdir(parents=True)
+        (line / "pull").write_text("pull-down\n")  # the kernel's default before a consumer sets a bias
+    return chip
+
+
+def test_the_chip_has_the_pis_28_lines_named_by_bcm_number_and_goes_live_last(tmp_path: Path) -> None:
+    chip = fake_kernel(tmp_path).create()
+    assert (chip.bank / "num_lines").read_text() == "28\n"
+    assert (chip.bank / "label").read_text() == "hil-pi-gpio\n"
+    assert [(chip.bank / f"line{n}" / "name").read_text() for n in (0, 5, 27)] == ["GPIO0\n", "GPIO5\n",
+                                                                                  "GPIO27\n"]
+    assert (chip.device / "live").read_text() == "1\n"
+    assert (chip.dev_name, chip.chip_name) == ("gpio-sim.0", "gpiochip3")
+
+
+def test_a_press_pulls_the_line_down_through_sysfs_and_is_timed(tmp_path: Path) -> None:
+    chip = fake_kernel(tmp_path).create()
+    before, after = chip.press(13)
+    pull = tmp_path / "platform/gpio-sim.0/gpiochip3/sim_gpio13/pull"
+    assert pull.read_text() == "pull-down" and before <= after
+    chip.release(13)
+    assert pull.read_text() == "pull-up"
+    assert [(line, p) for line, p, _, _ in chip.writes] == [(13, "pull-down"), (13, "pull-up")]
+
+
+def test_the_hil_configuration_is_the_4_seat_builds_slaps_on_the_named_chip() -> None:
+    config = parse_config(tomllib.loads(hil_config("hil-pi-gpio")))
+    assert config.hardware.backend == "gpiochip" and config.hardware.chip == "hil-pi-gpio"
+    build = load_config(Path(__file__).parents[2] / "hardware/wiring/4-seat.toml")
+    assert [s.slap for s in config.inputs.seats] == [s.slap for s in build.inputs.seats] == list(SLAPS)
+    assert config.arbiter == build.arbiter
+
+
+# ------------------------------------------------------------------ the checks
+
+
+def sent(seat: int, before: int, expect: str = "decided", scenario: str = "single", group: int = -1,
+         after: int | None = None) -> dict[str, Any]:
+    return {"scenario": scenario, "seat": seat, "before_ns": before, "after_ns": after or before + MS,
+            "expect": expect, "group": group}
+
+
+def pressed(seat: int, ts: int, kind: str = "press", lag: int = 3 * MS) -> dict[str, Any]:
+    return {"input": kind, "seat": seat, "control": "slap", "ts_ns": ts, "received_ns": ts + lag}
+
+
+def decided(seat: int, ts: int, at: int) -> dict[str, Any]:
+    return {"decided": "slap", "seat": seat, "ts_ns": ts, "decided_ns": at, "refused": None}
+
+
+def trace(*events: dict[str, Any]) -> dict[str, Any]:
+    return {"events": list(events), "arbiter": [], "window_ns": 5 * MS, "epsilon_ns": EPS}
+
+
+def test_presses_decided_in_stamp_order_pass_with_their_latency() -> None:
+    s = [sent(1, 1 * S), sent(2, 2 * S)]
+    t = trace(pressed(1, 1 * S + 500_000), decided(1, 1 * S + 500_000, 1 * S + 6 * MS),
+              pressed(2, 2 * S + 200_000), decided(2, 2 * S + 200_000, 2 * S + 8 * MS))
+    r = analyse(s, t, [], PHASE)
+    assert r["presses_sent"] == r["presses_decided"] == 2 and r["fraction_in_order"] == 1.0
+    assert r["edge_to_decision_p50_ms"] == 5.5 and r["edge_to_decision_p99_ms"] == 7.8
+    assert r["stamps_inside_write"] == "2/2"
+
+
+def test_a_race_decided_against_its_stamps_fails_the_order_check() -> None:
+    s = [sent(1, 1 * S, group=1, scenario="race in turn"),
+         sent(2, 1 * S + 2 * MS, group=1, scenario="race in turn")]
+    t = trace(pressed(2, 1 * S + 2 * MS + 10), pressed(1, 1 * S + 10),
+              decided(2, 1 * S + 2 * MS + 10, 1 * S + 9 * MS), decided(1, 1 * S + 10, 1 * S + 9 * MS))
+    r = analyse(s, t, [], PHASE)
+    assert r["fraction_in_order"] == 0.5 and not r["checks"]["in_order"] and not r["checks"]["races"]
+    assert r["races"]["beyond_epsilon"] == 1 and r["races"]["in_stamp_order"] == 0
+
+
+def test_a_race_within_epsilon_needs_the_arbiters_drawn_tie() -> None:
+    s = [sent(2, 1 * S, group=1, scenario="race at once"), sent(3, 1 * S, group=1, scenario="race at once")]
+    a, b = 1 * S + 100, 1 * S + 150_000
+    t = trace(pressed(3, b), pressed(2, a), decided(3, b, 1 * S + 6 * MS), decided(2, a, 1 * S + 6 * MS))
+    tie = {"kind": "tie", "delta_ns": b - a, "presses": [{"seat": 3, "control": "slap", "ts_ns": b},
+                                                         {"seat": 2, "control": "slap", "ts_ns": a}]}
+    assert analyse(s, t, [tie], PHASE)["races"] == {"within_epsilon": 1, "tie_drawn": 1, "beyond_epsilon": 0,
+                                                    "in_stamp_order": 0, "late": 0}
+    assert analyse(s, t, [tie], PHASE)["fraction_in_order"] == 1.0  # a tie in drawn order is in order
+    assert not analyse(s, t, [], PHASE)["checks"]["races"]  # no draw logged
+
+
+def test_a_press_the_arbiter_logged_late_is_out_of_order_as_fairness_md_promises() -> None:
+    s = [sent(1, 1 * S, group=1, scenario="race in turn"),
+         sent(2, 1 * S + 2 * MS, group=1, scenario="race in turn")]
+    t = trace(pressed(2, 1 * S + 2 * MS + 10), decided(2, 1 * S + 2 * MS + 10, 1 * S + 8 * MS),
+              pressed(1, 1 * S + 10, lag=40 * MS), decided(1, 1 * S + 10, 1 * S + 40 * MS))
+    late = {"kind": "late", "delta_ns": 2 * MS,
+            "presses": [{"seat": 1, "control": "slap", "ts_ns": 1 * S + 10}]}
+    r = analyse(s, t, [late], PHASE)
+    assert r["fraction_in_order"] == 0.5 and r["late_presses"] == 1
+    assert r["checks"]["in_order"] and r["checks"]["races"] and r["races"]["late"] == 1
+    assert not analyse(s, t, [], PHASE)["checks"]["in_order"]  # out of order and not logged: a fault
+
+
+def test_false_start_and_bounce_and_stamps_before_their_write() -> None:
+    s = [sent(2, 1 * S, "false_start", "false start"),
+         sent(3, 2 * S, scenario="bounce", group=1), sent(3, 2 * S + 4 * MS, "bounce", "bounce", 1),
+         sent(3, 2 * S + 8 * MS, "bounce", "bounce", 1)]
+    good = trace(pressed(2, 1 * S + 10, "false_start"), pressed(3, 2 * S + 10),
+                 decided(3, 2 * S + 10, 2 * S + 6 * MS))
+    r = analyse(s, good, [], PHASE)
+    assert r["checks"]["false_start"] and r["checks"]["debounce"] and r["bounce_first_contact"] == 1
+    later = trace(pressed(2, 1 * S + 10, "false_start"), pressed(3, 2 * S + 4 * MS + 10),
+                  decided(3, 2 * S + 4 * MS + 10, 2 * S + 10 * MS))  # the first contact's edge got lost
+    r = analyse(s, later, [], PHASE)
+    assert r["checks"]["debounce"] and r["bounce_first_contact"] == 0
+    leaked = trace(*good["events"], pressed(3, 2 * S + 4 * MS + 10), decided(3, 2 * S + 4 * MS + 10, 3 * S))
+    assert not analyse(s, leaked, [], PHASE)["checks"]["debounce"]
+    early = trace(pressed(2, 1 * S - 10, "false_start"))  # stamped before the bench wrote: not the edge's
+    assert not analyse(s, early, [], PHASE)["checks"]["kernel_stamps"]
+
+
+def test_percentile_is_nearest_rank() -> None:
+    assert percentile([], 99) is None
+    assert percentile([float(i) for i in range(1, 101)], 99) == 99.0
+    assert percentile([3.0, 1.0, 2.0], 50) == 2.0
+
+
+# ------------------------------------------------------------------ kernel and orchestrator
+
+
+def test_the_kernel_version_comes_from_the_metapackage() -> None:
+    depends = ("linux-base-amd64 (= 7.3.4-1~bpo13+1), linux-image-7.3.4+deb13-amd64 (= 7.3.4-1~bpo13+1), "
+               "linux-modules-amd64 (= 7.3.4-1~bpo13+1)")
+    assert abi_from_depends(depends) == "7.3.4+deb13-amd64"
+
+
+def test_the_scratch_apt_configuration_names_only_trixie_backports(tmp_path: Path) -> None:
+    conf = apt_config(tmp_path / "apt")
+    text = conf.read_text()
+    assert f'Dir::State::status "{(tmp_path / "apt").resolve()}/status";' in text
+    assert (tmp_path / "apt/etc/sources.list").read_text() == \
+        "deb http://deb.debian.org/debian trixie-backports main\n"
+
+
+def test_config_value_reads_the_kernel_config(tmp_path: Path) -> None:
+    config = tmp_path / "config"
+    config.write_text("CONFIG_GPIO_SIM=m\n# CONFIG_GPIO_MOCKUP is not set\n")
+    assert config_value(config, "CONFIG_GPIO_SIM") == "m"
+    assert config_value(config, "CONFIG_GPIO_MOCKUP") is None
+
+
+def test_a_missing_part_leaves_its_keys_null_and_says_why() -> None:
+    parts = {"gpio": {"ran": True, "ok": True, "kernel": "7.3.4+deb13-amd64", "gpio_sim": True,
+                      "presses_sent": 60, "presses_decided": 60, "fraction_in_order": 1.0,
+                      "edge_to_decision_p99_ms": 12.5, "checks": {"in_order": True}},
+             "firmware": orchestrator.run_part("firmware", "no_such_part", lambda m: {})}
+    summary = orchestrator.summarise(parts, None, 61.0)
+    assert set(orchestrator.SUMMARY_KEYS) <= set(summary)
+    assert summary["micropython_version"] is None and summary["unit_active"] is None
+    assert summary["presses_decided"] == 60 and summary["ok"] is True
+    assert summary["parts"]["firmware"] == {"ran": False, "ok": None,
+                                            "why": "hil/no_such_part.py is not in this checkout"}
+    text = orchestrator.human(summary, parts)
+    assert "firmware  not run: hil/no_such_part.py is not in this checkout" in text
+
+
+def test_a_part_that_raises_fails_the_run() -> None:
+    def boom(_: Any) -> dict[str, Any]:
+        raise OSError("no pty")
+
+    part = orchestrator.run_part("firmware", "kernel", boom)
+    assert part["ok"] is False and part["why"] == "OSError: no pty"
+    assert orchestrator.summarise({"firmware": part}, None, 1.0)["ok"] is False
+
+
+def test_a_missing_host_tool_is_one_line_naming_the_package(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(orchestrator.shutil, "which", lambda tool, path=None: None)
+    with pytest.raises(orchestrator.SetupMissing, match=r"^qemu-system-x86_64 is missing: apt-get install "
+                                                        r"qemu-system-x86"):
+        orchestrator.check_host()
+
+
+def test_a_part_missing_a_host_tool_is_a_set_up_problem() -> None:
+    class Missing(Exception):
+        pass
+
+    def needs_node(_: Any) -> dict[str, Any]:
+        raise Missing("node not found on PATH: apt-get install nodejs npm")
+
+    part = orchestrator.run_part("firmware", "kernel", needs_node)
+    assert part == {"ran": False, "ok": False, "setup": True,
+                    "why": "node not found on PATH: apt-get install nodejs npm"}

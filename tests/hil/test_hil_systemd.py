@@ -1,0 +1,108 @@
+"""The systemd bench's host side (hil/systemd_vm.py) and what install.sh must do on a plain Debian.
+
+The bench itself boots a VM (`python -m hil.systemd_vm`, minutes); these check its parts quickly.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hil import systemd_vm
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def staged_install(tmp_path: Path) -> Path:
+    staged = tmp_path / "root"
+    env = {**os.environ, "TABLE_HOST": str(Path(sys.executable).parent / "table-host")}
+    run = subprocess.run(["bash", str(ROOT / "systemd/install.sh"), "--root", str(staged), "--no-pip"],
+                         capture_output=True, text=True, timeout=60, env=env)
+    assert run.returncode == 0, run.stderr
+    return staged
+
+
+def test_install_gives_gpio_chips_i2c_and_spi_to_their_groups(tmp_path: Path) -> None:
+    """Plain Debian has no gpio/i2c/spi rules (on a Pi they come from raspberrypi-sys-mods): found
+    in the VM, /dev/gpiochip0 stayed root:root 0600 and the service could not open it."""
+    rules = (staged_install(tmp_path) / "etc/udev/rules.d/90-table-host.rules").read_text()
+    assert 'SUBSYSTEM=="gpio", KERNEL=="gpiochip*", GROUP="gpio", MODE="0660"' in rules
+    assert 'SUBSYSTEM=="i2c-dev", GROUP="i2c", MODE="0660"' in rules
+    assert 'SUBSYSTEM=="spidev", GROUP="spi", MODE="0660"' in rules
+
+
+def test_install_creates_every_group_the_unit_names() -> None:
+    """systemd refuses a unit whose SupplementaryGroups has a missing group (216/GROUP, seen in the VM)."""
+    unit = (ROOT / "systemd/table-host.service").read_text()
+    line = next(ln for ln in unit.splitlines() if ln.startswith("SupplementaryGroups="))
+    groups = line.split("=")[1].split()
+    script = (ROOT / "systemd/install.sh").read_text()
+    created = next(ln for ln in script.splitlines() if ln.strip().startswith("for g in table-admin"))
+    for group in groups:
+        assert f" {group}" in created, group
+
+
+def test_tablectl_is_on_the_path_for_admins_and_goes_with_uninstall(tmp_path: Path) -> None:
+    """`tablectl status` over SSH said `command not found` in the VM: the venv is not on PATH."""
+    staged = staged_install(tmp_path)
+    link = staged / "usr/local/bin/tablectl"
+    assert link.is_symlink() and str(link.readlink()) == "/opt/table-host/venv/bin/tablectl"
+    out = subprocess.run(["bash", str(ROOT / "systemd/uninstall.sh"), "--root", str(staged)],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert not link.is_symlink()
+
+
+def test_install_takes_an_offline_wheelhouse() -> None:
+    script = (ROOT / "systemd/install.sh").read_text()
+    assert "--wheels) wheels=" in script and '--no-index --find-links "$wheels"' in script
+
+
+def test_the_faulty_unit_is_the_unit_before_the_sandbox_fixes() -> None:
+    unit = (ROOT / "systemd/table-host.service").read_text()
+    assert "Environment=LG_WD=%t/table-host" in unit and "\nProcSubset=pid" not in unit
+    old = systemd_vm.faulty_unit_text(unit)
+    assert "Environment=LG_WD" not in old and "\nProcSubset=pid\n" in old
+    assert set(unit.splitlines()) - set(old.splitlines()) == {"Environment=LG_WD=%t/table-host"}
+
+
+def test_the_wheelhouse_covers_the_build_backend_and_the_pi_extra() -> None:
+    names = {r.split(">")[0].split("<")[0].split("=")[0].strip() for r in systemd_vm.requirements()}
+    assert {"setuptools", "lgpio", "smbus2", "gpiozero", "pydantic"} <= names
+
+
+def parse_newc(data: bytes) -> dict[str, tuple[int, bytes]]:
+    """Read back an initramfs as the kernel does
+    (Documentation/driver-api/early-userspace/buffer-format.rst)."""
+    files, at = {}, 0
+    while True:
+        assert data[at:at + 6] == b"070701"
+        fields = [int(data[at + 6 + 8 * i: at + 14 + 8 * i], 16) for i in range(13)]
+        mode, size, namesize = fields[1], fields[6], fields[11]
+        name = data[at + 110: at + 110 + namesize - 1].decode()
+        at = (at + 110 + namesize + 3) & ~3
+        body = data[at: at + size]
+        at = (at + size + 3) & ~3
+        if name == "TRAILER!!!":
+            return files
+        files[name] = (mode, body)
+
+
+def test_the_initramfs_is_the_newc_format_the_kernel_unpacks() -> None:
+    data = systemd_vm.cpio_newc([("bin", stat.S_IFDIR | 0o755, b""),
+                                 ("bin/busybox", stat.S_IFREG | 0o755, b"\x7fELF" + b"x" * 5),
+                                 ("init", stat.S_IFREG | 0o755, b"#!/bin/busybox sh\n")])
+    assert len(data) % 4 == 0
+    files = parse_newc(data)
+    assert files["bin/busybox"] == (stat.S_IFREG | 0o755, b"\x7fELFxxxxx")
+    assert stat.S_ISDIR(files["bin"][0]) and files["init"][1].startswith(b"#!")
+
+
+def test_a_missing_tool_is_one_line_naming_the_package() -> None:
+    with pytest.raises(systemd_vm.SetupMissing, match=r"^no-such-qemu is missing: apt-get install qemu-x$"):
+        systemd_vm.need("no-such-qemu", "qemu-x")

@@ -1,0 +1,186 @@
+"""Scenario files: bad input gets one line naming the problem and its place, never a traceback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from firmware_host.play.scenario import ScenarioError, run_file
+from firmware_host.rules.common import Reason
+
+CLASSIC = "game = 'classic'\nplayers = 2\n"
+DICE = "game = 'dice'\nplayers = 2\n"
+DOMINO = "game = 'domino'\nplayers = 2\n"
+CRAZY = "game = 'crazy'\nplayers = 2\n"
+
+
+def refused(tmp_path: Path, text: str) -> str:
+    path = tmp_path / "bad.toml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ScenarioError) as caught:
+        run_file(path)
+    message = str(caught.value)
+    assert "\n" not in message and message.startswith("bad.toml")
+    return message
+
+
+@pytest.mark.parametrize(("text", "words"), [
+    (CLASSIC + "[[round]]\nactions = [{at_ms = inf, seat = 1, do = 'turn'}]\n",
+     ["round[0].actions[0].at_ms", "inf"]),
+    (CLASSIC + "[[round]]\nactions = [{at_ms = nan, seat = 1, do = 'turn'}]\n",
+     ["round[0].actions[0].at_ms", "nan"]),
+    (CLASSIC + "[[round]]\nactions = [{seat = 1, do = 'play', card = 'R²'}]\n",
+     ["round[0].actions[0]", "not a Ligretto card: 'R²'"]),
+    (CLASSIC + "[[round]]\npile = ['²:R1']\n", ["round[0].pile[0][0]", "write seat:card"]),
+    (DICE + "[[round]]\nactions = [{seat = 1, do = 'place', die = 'Y³'}]\n",
+     ["round[0].actions[0]", "not a die: 'Y³'"]),
+    (CRAZY + "[[round]]\nactions = [{seat = 1, do = 'play', card = 'R²'}]\n",
+     ["round[0].actions[0]", "not a Crazy card: 'R²'"]),
+    (DICE + "[[round]]\nactions = [{seat = 1, do = 'reroll', faces = [true, true]}]\n",
+     ["round[0].actions[0]", "'faces'"]),
+    (CRAZY + "[[round]]\nactions = [{seat = 1, do = 'play', card = 'R1', value = true}]\n",
+     ["round[0].actions[0]", "'value'"]),
+    (DOMINO + "[[round]]\n[[round.seat]]\njokers = true\n[[round.seat]]\n",
+     ["round[0].seat[0].jokers", "0 to 2 jokers"]),
+    (DOMINO + "[[round]]\ntokens = [[true, 0], [0, 4], [3, 0], [3, 4]]\n",
+     ["round[0].tokens[0]", "[row, column]"]),
+    (DICE + "[[round]]\nboard = {yellow = true}\n", ["round[0].board.yellow", "0 to 6"]),
+    (CLASSIC + "[options]\nrounds = 2.5\n[[round]]\n", ["options.rounds", "whole number"]),
+    (DICE + "[options]\nhandicap = [true, true]\n[[round]]\n", ["options.handicap"]),
+    (CLASSIC + "[options]\npro_row = 'maybe'\n[[round]]\n", ["bad.toml.options.pro_row", "(line 4)"]),
+    ("game = 'classic'\n\nplayers = 100000000000000000\n[[round]]\n",
+     ["bad.toml.players", "2 to 12 players", "(line 3)"]),
+])
+def test_bad_input_is_one_line_naming_the_problem_and_its_place(tmp_path: Path, text: str,
+                                                                words: list[str]) -> None:
+    message = refused(tmp_path, text)
+    for word in words:
+        assert word in message, message
+
+
+def test_a_square_off_the_board_is_called_so_not_taken(tmp_path: Path) -> None:
+    path = tmp_path / "off.toml"
+    path.write_text(DOMINO + "[[round]]\ntokens = [[0, 0], [0, 11], [7, 0], [7, 11]]\n"
+                    "actions = [{seat = 1, do = 'place', card = 'RR', token = 1, near = [0, 1], "
+                    "far = [-1, 1]}, {seat = 1, do = 'joker', token = 1, square = [-1, 0]}]\n"
+                    "[[round.seat]]\nhand = ['RR']\n[[round.seat]]\nhand = ['GG']\n")
+    run = run_file(path)
+    assert [a.refusal.reason for a in run.actions] == [Reason.OFF_BOARD, Reason.OFF_BOARD]
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_piles_and_seats_are_numbered_from_1_in_json_as_in_the_file() -> None:
+    run = run_file(ROOT / "scenarios" / "crazy-piles.toml")
+    out = run.to_dict()
+    played = [a["action"] for a in out["actions"] if a["action"].get("pile") is not None]
+    assert played and all(a["pile"] == 1 for a in played[:2])  # the file says pile = 1
+    assert all(a["seat"] in (1, 2) for a in out["actions"])
+
+
+def test_a_dice_file_plays_3_rounds_per_player_unless_it_says_otherwise(tmp_path: Path) -> None:
+    path = tmp_path / "dice.toml"
+    path.write_text(DICE + "[[round]]\n")
+    assert run_file(path).match.options["rounds"] == 6
+    path.write_text(DICE + "options = { rounds = 1 }\n[[round]]\n")
+    assert run_file(path).match.options["rounds"] == 1
+
+
+@pytest.mark.parametrize(("text", "words"), [
+    (CLASSIC + "[[round]]\nactions = [{seat = 1, do = 'turn', card = 'R1'}]\n",
+     ["round[0].actions[0]", "unknown field 'card'"]),
+    (DOMINO + "[[round]]\nactions = [{seat = 1, do = 'discard', token = 2}]\n",
+     ["round[0].actions[0]", "unknown field 'token'"]),
+    (CRAZY + "[[round]]\nactions = [{seat = 1, do = 'play', card = 'R1', colour = 'red'}]\n",
+     ["round[0].actions[0]", "unknown field 'colour'"]),
+    (CRAZY + "[[round]]\nactions = [{seat = 1, do = 'discard', card = 'R1', pile = 1}]\n",
+     ["round[0].actions[0]", "unknown field 'pile'"]),
+])
+def test_unknown_fields_are_refused_in_every_game(tmp_path: Path, text: str, words: list[str]) -> None:
+    message = refused(tmp_path, text)
+    for word in words:
+        assert word in message, message
+
+
+def test_scenarios_can_run_presses_through_the_real_arbiter_its_draw_fixed_by_seed(tmp_path: Path) -> None:
+    text = (ROOT / "scenarios" / "classic-tie.toml").read_text()
+    run = run_file(ROOT / "scenarios" / "classic-tie.toml")
+    assert run.failures == []
+    assert [(a.seat, a.outcome) for a in run.actions] == [(2, "ok"), (1, "too_late"), (1, "ok")]
+    assert run.decisions[0].startswith("tie within 0.100 ms broken by draw [1, 0]")
+    assert run.decisions[1].startswith("late by 0.200 ms")
+    assert run.to_dict()["arbiter"] == run.decisions
+    again = run_file(ROOT / "scenarios" / "classic-tie.toml")
+    assert [a.to_dict() for a in again.actions] == [a.to_dict() for a in run.actions]
+    other = tmp_path / "other.toml"
+    swapped = (text.replace("seed = 2\n", "seed = 1\n").replace('expect = "too_late"', "WAS_LATE")
+               .replace('card = "B2"\nexpect = "ok"', 'card = "B2"\nexpect = "too_late"')
+               .replace("WAS_LATE", 'expect = "ok"'))
+    other.write_text(swapped)  # seed 1 draws the tie for the earlier press
+    assert run_file(other).failures == []
+
+
+@pytest.mark.parametrize(("text", "words"), [
+    (CLASSIC + "[arbiter]\nwindow_ms = 0.1\nepsilon_ms = 0.2\n[[round]]\n", ["arbiter", "more than epsilon"]),
+    (CLASSIC + "[arbiter]\nwindow = 5\n[[round]]\n", ["bad.toml.arbiter", "unknown key 'window'"]),
+    (CLASSIC + "[[round]]\nactions = [{seat = 1, do = 'turn', arrive_ms = 3.0}]\n",
+     ["round[0].actions[0].arrive_ms", "only with an [arbiter]"]),
+])
+def test_arbiter_settings_are_checked(tmp_path: Path, text: str, words: list[str]) -> None:
+    message = refused(tmp_path, text)
+    for word in words:
+        assert word in message, message
+
+
+def test_seat_fields_left_out_are_dealt_from_the_seed(tmp_path: Path) -> None:
+    path = tmp_path / "dealt.toml"
+    path.write_text(CLASSIC + "[[round]]\npile = ['1:R1']\n"
+                    "[[round.seat]]\nrow = ['R2', 'B5', 'G7', 'Y9', 'G1']\n"
+                    "[[round.seat]]\nhand = ['B3']\n")
+    run = run_file(path)
+    first, second = run.match.round.seats
+    assert run.match.round.result is None  # not an empty table that ends at once
+    assert len(first.stack) == 10 and len(first.hand) == 40 - 5 - 10 - 1  # R1 lies on a pile
+    assert len(second.row) == 5 and len(second.stack) == 10 and len(second.hand) == 1
+    assert run_file(path).states == run.states  # the same seed deals the same
+
+    path.write_text(DOMINO + "[[round]]\n[[round.seat]]\njokers = 1\n[[round.seat]]\nhand = ['RR']\n")
+    rnd = run_file(path).match.round
+    assert len(rnd.seats[0].hand) == 15 and rnd.seats[0].jokers == 1
+
+    path.write_text(DICE + "[[round]]\n[[round.seat]]\ndice = ['Y1']\n[[round.seat]]\n")
+    rnd = run_file(path).match.round
+    assert len(rnd.dice[0]) == 1 and len(rnd.dice[1]) == 12
+
+    path.write_text(CRAZY + "[[round]]\n[[round.seat]]\nhand = ['R1', 'R2', 'R3']\n[[round.seat]]\n")
+    seats = run_file(path).match.round.seats
+    assert len(seats[0].hand) == 3 and len(seats[0].draw) == 33 and len(seats[1].draw) == 33
+
+
+def test_domino_tokens_are_numbered_from_1_in_files_and_json(tmp_path: Path) -> None:
+    run = run_file(ROOT / "scenarios" / "domino-joker.toml")
+    assert run.failures == []
+    assert {a.action["token"] for a in run.actions} <= {1, 2, 3, 4}
+    assert run.actions[0].action["token"] == 3  # as written in the file
+    message = refused(tmp_path, DOMINO + "[[round]]\nactions = [{seat = 1, do = 'joker', token = 0, "
+                                         "square = [0, 1]}]\n")
+    assert "round[0].actions[0].token" in message and "1 to 4" in message
+
+
+def test_a_round_that_ends_only_by_time_ends_in_a_scenario_as_at_the_table() -> None:
+    """Nothing fits and only a joker could help: no press ends the round, the table's wake does
+    (joker_wait_s after the last placement). The runner wakes the round as the table does."""
+    run = run_file(Path(__file__).parents[2] / "scenarios" / "domino-joker-wait.toml")
+    assert run.failures == []
+    result = run.match.results[0]
+    assert str(result.ending) == "no_placement" and result.scores == (2, 0)
+    assert run.wakes == [(1, 10_050.0)]
+    assert run.to_dict()["wakes"] == [{"round": 1, "at_ms": 10_050.0}]
+
+
+def test_a_joker_hold_lapses_between_actions_as_at_the_table() -> None:
+    run = run_file(Path(__file__).parents[2] / "scenarios" / "domino-joker.toml")
+    assert run.failures == []
+    assert run.wakes == [(1, 5_200.0)]  # the joker laid at 200 ms holds its token 5 s

@@ -1,0 +1,222 @@
+"""Properties that hold for every game, every option and every order of play.
+
+Random seats take random legal actions mixed with random illegal ones. After
+every step: every card or die is in exactly one place, nothing illegal is on
+the table, a refusal changed nothing, and at the end the journal replays to
+the same state and the scores obey their identities.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from itertools import pairwise
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from firmware_host.game.catalog import board_for, crazy_deck
+from firmware_host.rules.classic import (
+    DECK,
+    Card,
+    ClassicOptions,
+    ClassicRound,
+    MoveToRow,
+    PlayCard,
+    VoteStuck,
+)
+from firmware_host.rules.crazy import CrazyColour, CrazyOptions, CrazyRound, DiscardCrazy, PlayCrazy
+from firmware_host.rules.dice import DICE_PER_COLOUR, DiceOptions, DiceRound, DieColour, PlaceDie
+from firmware_host.rules.domino import SET, DominoOptions, DominoRound, PlaceDomino, PlayJoker
+
+SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+STEPS = 400
+
+
+def drive(rnd: Any, make: Any, junk: Any, rng: random.Random, check: Any) -> list[Any]:
+    """Play random legal and illegal actions; return the accepted ones."""
+    accepted = []
+    for step in range(STEPS):
+        if rnd.result is not None:
+            break
+        seat = rng.randrange(rnd.players)
+        legal = [a for a in rnd.legal_actions(seat) if type(a) is not VoteStuck or rng.random() < 0.05]
+        if legal and rng.random() < 0.85:
+            action = rng.choice(legal)._replace(ts=step * 1000)
+            assert rnd.apply(action) is None, action  # legal_actions never lies
+            accepted.append(action)
+        else:
+            action = junk(seat, rng)._replace(ts=step * 1000)
+            before = rnd.snapshot()
+            if rnd.apply(action) is None:
+                accepted.append(action)
+            else:
+                assert rnd.snapshot() == before, action  # a refusal changes nothing
+        check(rnd)
+    return accepted
+
+
+def replays_to_same_state(rnd: Any, fresh: Any, accepted: list[Any]) -> None:
+    for action in accepted:
+        assert fresh.apply(action) is None
+    assert fresh.snapshot() == rnd.snapshot()
+    assert fresh.result == rnd.result
+
+
+# ---------------------------------------------------------------- Ligretto
+
+classic_options = st.builds(
+    ClassicOptions,
+    recycle=st.sampled_from(["shuffle", "turn_over"]),
+    pro_row=st.booleans(),
+    descending=st.booleans(),
+    alternate_colours=st.booleans(),
+    stack_face_down=st.booleans(),
+)
+
+
+def check_classic(rnd: ClassicRound) -> None:
+    for seat in range(rnd.players):
+        assert Counter(rnd.cards_of(seat)) == Counter(DECK)  # every card in one place
+    accepts, _, starters = rnd._accepts, rnd._preds, rnd._starters
+    for pile in rnd.piles:
+        assert pile[0][1] in starters
+        assert all(b in accepts[a] for (_, a), (_, b) in pairwise(pile))
+    for st_ in rnd.seats:
+        assert all(place or not st_.stack for place in st_.row)  # gaps only with no stack
+        if not rnd.options.pro_row:
+            assert all(len(place) <= 1 for place in st_.row)
+    need = rnd._need
+    fits = sum(1 for k in DECK if need[k] > 0 and rnd._avail[k] > 0)
+    assert fits == rnd._fits  # the incremental count never drifts
+
+
+@SETTINGS
+@given(players=st.integers(2, 12), seed=st.integers(0, 10**6), options=classic_options)
+def test_ligretto_invariants_and_replay(players: int, seed: int, options: ClassicOptions) -> None:
+    rng = random.Random(seed)
+
+    def junk(seat: int, r: random.Random) -> Any:
+        card = r.choice(DECK)
+        if options.pro_row and r.random() < 0.3:
+            return MoveToRow(seat, card, r.randrange(-1, 6))
+        return PlayCard(r.randrange(-1, players + 1), card)
+
+    rnd = ClassicRound(players, options, random.Random(seed))
+    accepted = drive(rnd, None, junk, rng, check_classic)
+    replays_to_same_state(rnd, ClassicRound(players, options, random.Random(seed)), accepted)
+    if rnd.result is not None:
+        for seat, st_ in enumerate(rnd.seats):
+            assert rnd.result.scores[seat] == st_.centre - 2 * len(st_.stack)
+        assert sum(st_.centre for st_ in rnd.seats) == sum(len(p) for p in rnd.piles)
+
+
+# ---------------------------------------------------------------- Dice
+
+
+def check_dice(rnd: DiceRound, in_play: Counter[int]) -> None:
+    held = Counter(d.colour for hand in rnd.dice for d in hand)
+    for colour in DieColour:
+        assert rnd.board[colour] + held[colour] == in_play[colour] <= DICE_PER_COLOUR
+        assert len(rnd.placed_by[colour]) == rnd.board[colour]
+
+
+@SETTINGS
+@given(players=st.integers(2, 4), seed=st.integers(0, 10**6), handicap=st.booleans())
+def test_dice_conservation_replay_and_zero_sum(players: int, seed: int, handicap: bool) -> None:
+    counts = tuple(random.Random(seed).randint(1, 24 // players) for _ in range(players))
+    options = DiceOptions(counts if handicap else ())
+    rnd = DiceRound(players, options, random.Random(seed))
+    in_play = Counter(d.colour for hand in rnd.dice for d in hand)
+
+    def junk(seat: int, r: random.Random) -> Any:
+        return PlaceDie(seat, DieColour(r.randrange(4)), r.randint(1, 6))
+
+    accepted = drive(rnd, None, junk, random.Random(seed + 1), lambda r: check_dice(r, in_play))
+    replays_to_same_state(rnd, DiceRound(players, options, random.Random(seed)), accepted)
+    if rnd.result is not None:
+        assert sum(rnd.result.scores) == 0  # the finisher wins what the others lose
+
+
+# ---------------------------------------------------------------- Domino
+
+
+def check_domino(rnd: DominoRound) -> None:
+    placed: Counter[int] = Counter()
+    halves: dict[tuple[int, Any], list[tuple[int, int]]] = {}
+    for sq, (seat, card) in rnd.covered.items():
+        assert sq in rnd.board.colours
+        if card != "joker":
+            placed[seat] += 1
+            halves.setdefault((seat, card), []).append(sq)
+    for (_, card), squares in halves.items():
+        (r1, c1), (r2, c2) = squares  # each card covers exactly two squares...
+        assert abs(r1 - r2) + abs(c1 - c2) == 1  # ...that share an edge...
+        assert rnd.matches(card, squares[0], squares[1])  # ...in the card's colours
+    for seat, st_ in enumerate(rnd.seats):
+        assert placed[seat] == 2 * st_.placed
+        assert st_.placed + len(st_.held()) + len(rnd.aside[seat]) == len(SET)
+        assert st_.hand or not st_.discard  # an empty hand takes the discard pile back
+    squares = [t.square for t in rnd.tokens]
+    assert len(set(squares)) == 4
+
+
+@SETTINGS
+@given(players=st.integers(2, 4), seed=st.integers(0, 10**6), tokens=st.sampled_from(
+    ["recommended", "random"]))
+def test_domino_conservation_and_replay(players: int, seed: int, tokens: str) -> None:
+    board = board_for(players)
+    options = DominoOptions(tokens=tokens, joker_hold_s=0.002)
+    rnd = DominoRound(players, options, random.Random(seed), board)
+    squares = sorted(board.colours)
+
+    def junk(seat: int, r: random.Random) -> Any:
+        if r.random() < 0.5:
+            return PlayJoker(seat, r.randrange(-1, 5), r.choice(squares))
+        near, far = r.choice(squares), r.choice(squares)
+        return PlaceDomino(seat, r.choice(SET), r.randrange(4), near, far)
+
+    accepted = drive(rnd, None, junk, random.Random(seed + 1), check_domino)
+    replays_to_same_state(rnd, DominoRound(players, options, random.Random(seed), board), accepted)
+
+
+# ---------------------------------------------------------------- Crazy
+
+
+def check_crazy(rnd: CrazyRound) -> None:
+    spec = rnd.spec
+    for seat in range(rnd.players):
+        assert Counter(rnd.cards_of(seat)) == Counter(spec.cards(CrazyColour(seat)))
+        assert len(rnd.seats[seat].hand) <= 3
+    assert len(rnd.piles) <= rnd.players
+    for pile in rnd.piles.values():
+        values = [v for _, _, v in pile.cards]
+        assert values[0] == 1 and all(abs(a - b) == 1 for a, b in pairwise(values))
+        assert 5 not in values  # a 5 always finishes its pile
+
+
+@SETTINGS
+@given(players=st.integers(2, 5), seed=st.integers(0, 10**6))
+def test_crazy_conservation_replay_and_score_identity(players: int, seed: int) -> None:
+    spec = crazy_deck()
+    rnd = CrazyRound(players, CrazyOptions(), random.Random(seed), spec)
+    every = [c for s in range(players) for c in spec.cards(CrazyColour(s))]
+
+    def junk(seat: int, r: random.Random) -> Any:
+        card = r.choice(every)
+        if r.random() < 0.2:
+            return DiscardCrazy(seat, card)
+        return PlayCrazy(seat, card, r.choice([None, *range(-1, 6)]), r.choice([None, 0, 2, 6]))
+
+    accepted = drive(rnd, None, junk, random.Random(seed + 1), check_crazy)
+    replays_to_same_state(rnd, CrazyRound(players, CrazyOptions(), random.Random(seed), spec),
+                          accepted)
+    scores = rnd.scores()
+    won = sum(len(s.score) for s in rnd.seats)
+    left = sum(len(s.draw) + len(s.hand) + len(s.discard) for s in rnd.seats)
+    assert sum(scores) == won - left
+
+
+def test_cards_used_in_properties_are_the_real_ones() -> None:
+    assert len(DECK) == 40 and all(isinstance(c, Card) for c in DECK)

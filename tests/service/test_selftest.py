@@ -1,0 +1,391 @@
+"""`tablectl selftest` end to end: tablectl -> control socket -> the daemon's loop -> the emulated
+board's parts (each following its datasheet) -> the report. Presses go through the emulated pins
+and expanders, so the walk takes the path a real press takes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from firmware_host.cli import ctl
+from firmware_host.config.schema import emulated_config
+from firmware_host.devices.board import EmulatedBoard, open_board
+from firmware_host.devices.displays.ledctl import led_index
+from firmware_host.devices.displays.oled import RecordingInterface
+from firmware_host.devices.inputs.mcp23017 import IODIRA, IODIRB
+from firmware_host.service.daemon import Daemon
+from firmware_host.service.selftest import matrix_pattern, probe_expander
+
+ROOT = Path(__file__).resolve().parents[2]
+CONTROLS = ["slap", "left", "right", "up", "down", "alt"]
+
+
+@pytest.fixture
+def table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., Daemon]]:
+    """A daemon on the emulated 4-seat build, its loop running on a thread, its socket live."""
+    for name in ("STATE_DIRECTORY", "RUNTIME_DIRECTORY"):
+        (tmp_path / name).mkdir()
+        monkeypatch.setenv(name, str(tmp_path / name))
+    for name in ("TABLE_HOST_SOCKET", "NOTIFY_SOCKET", "WATCHDOG_USEC"):
+        monkeypatch.delenv(name, raising=False)
+    running: list[tuple[Daemon, threading.Thread]] = []
+
+    def make(before: Callable[[EmulatedBoard], None] | None = None) -> Daemon:
+        config = emulated_config(4)
+        board = open_board(config)
+        assert isinstance(board, EmulatedBoard)
+        if before is not None:
+            before(board)
+        daemon = Daemon(config, board=board)
+        thread = threading.Thread(target=daemon.serve, daemon=True)
+        thread.start()
+        running.append((daemon, thread))
+        return daemon
+
+    yield make
+    for daemon, thread in running:
+        daemon.events.put(("signal", "term"))
+        thread.join(timeout=10)
+
+
+def tablectl(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict[str, Any], str]:
+    """Run tablectl in this process: (exit code, the JSON report, the progress lines)."""
+    code = ctl.main(["--json", *args])
+    out, err = capsys.readouterr()
+    return code, json.loads(out) if out.strip() else {}, err
+
+
+def results(report: dict[str, Any]) -> dict[str, tuple[str, str]]:
+    checks = [*report["parts"], *(c for seat in report["seats"] for c in seat["controls"])]
+    return {c["part"]: (c["result"], c["detail"]) for c in checks}
+
+
+def walk_in_background(daemon: Daemon,
+                       press: Callable[[int, str], tuple[int, str] | None]) -> threading.Thread:
+    """A builder at the table: at each prompt, presses what `press` says (or nothing). Presses
+    are stamped 100 ms apart at least, as a hand presses (debounce drops faster ones)."""
+
+    def hand() -> None:
+        end = time.monotonic() + 30
+        seen = None
+        at = 0
+        while time.monotonic() < end:
+            test = daemon.selftest
+            if test is not None and test.state not in ("probing", "walking"):
+                return
+            step = test._current() if test is not None and test.state == "walking" else None
+            if step is not None and step is not seen:
+                seen = step
+                target = press(step.seat, step.control)
+                if target is not None:
+                    assert daemon.buttons is not None
+                    at = max(time.monotonic_ns(), at + 100_000_000)
+                    daemon.buttons.tap(*target, at, 35_000_000)
+            time.sleep(0.002)
+
+    thread = threading.Thread(target=hand, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_probe_with_everything_present_is_all_ok(table: Callable[..., Daemon],
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    shown: list[list[tuple[int, int, int]]] = []
+
+    def watch_the_strip(board: EmulatedBoard) -> None:
+        strip, write = board.led.strip, board.led.strip.write
+
+        def recorded() -> None:
+            write()
+            shown.append(strip.pixels)  # what the LEDs took up, in chain order
+
+        strip.write = recorded  # type: ignore[method-assign]
+
+    daemon = table(watch_the_strip)
+    code, report, progress = tablectl(capsys, "selftest", "--probe")
+    assert code == 0 and report["passed"] and report["state"] == "done" and report["seats"] == []
+    found = results(report)
+    assert found["GPIO chip"] == ("ok", "opened")
+    assert found["expander nav1"] == ("ok", "IODIRA 0xff, IODIRB 0xff, IOCON 0x40")
+    assert found["expander nav2"][0] == "ok"
+    assert [found[f"seat {n} screen"][0] for n in (1, 2, 3, 4)] == ["ok"] * 4
+    assert found["LED controller"] == ("ok", "table-led 2.0, protocol 2, 32x16, data on GP2")
+    assert found["matrix"][0] == "ok"
+    assert found["buzzer"] == ("ok", "played 'go' (350 ms, duty 50%): did you hear it?")
+    assert "expander nav1" in progress and "self-test done: everything answered" in progress
+    # The LEDs showed the pattern, each pixel where the chain has it (then the table's picture).
+    pattern = matrix_pattern((32, 16), daemon.config.centre.brightness)
+    on_leds = [None] * 512
+    for y in range(16):
+        for x in range(32):
+            on_leds[led_index(x, y, 32)] = pattern.getpixel((x, y))
+    assert on_leds in shown
+    assert pattern.getpixel((0, 0)) == (89, 0, 0)  # the red origin pixel at the brightness cap
+    board = daemon.board
+    assert isinstance(board, EmulatedBoard)
+    # The table's player sounded it on the buzzer's pin: 2400 Hz at half duty, then PWM off,
+    # as lgpio would be told (tx_pwm frequency and whole-percent duty).
+    assert daemon.buzzer.played == ["go"]
+    assert board.factory.pin(18).pwm[-4:] == [(2400, 0), (2400, 50), (2400, 0), (0, 0)]
+
+
+def test_a_missing_expander_and_a_dead_screen_are_named_with_their_errors(
+        table: Callable[..., Daemon], capsys: pytest.CaptureFixture[str]) -> None:
+    def unplug(board: EmulatedBoard) -> None:
+        board.screens[1] = RecordingInterface()
+        board.screens[1].fail = True
+
+    daemon = table(unplug)
+    assert daemon.buttons is not None
+    daemon.buttons.chips["nav2"].fail = True  # taken out after the table set it up
+    code, report, _ = tablectl(capsys, "selftest", "--probe")
+    assert code == 1 and not report["passed"]
+    found = results(report)
+    assert found["expander nav2"] == ("missing", "[Errno 121] Remote I/O error")
+    assert found["seat 2 screen"] == ("missing", "[Errno 121] Remote I/O error")
+    assert found["expander nav1"][0] == found["seat 1 screen"][0] == "ok"
+    assert report["problems"] == [
+        "MISSING      expander nav2     bus 1, 0x21: [Errno 121] Remote I/O error",
+        "MISSING      seat 2 screen     mux 0x70 channel 1, 0x3c: [Errno 121] Remote I/O error"]
+
+
+def test_an_expander_reset_or_another_device_at_its_address_is_unexpected() -> None:
+    from firmware_host.devices.inputs.mcp23017 import MCP23017, EmulatedBus, EmulatedMCP23017
+
+    chip = EmulatedMCP23017()
+    bus = EmulatedBus({0x20: chip})
+    MCP23017(bus, 0x20, [0, 1, 2]).setup()  # as TableInputs sets it up
+    assert probe_expander(bus, "nav1", 1, 0x20).result == "ok"
+    chip.reset()  # a power glitch: IODIR 0xff, IOCON 0x00 again (DS20001952C Table 3-5)
+    reset = probe_expander(bus, "nav1", 1, 0x20)
+    assert reset.result == "unexpected" and "reset since the table set it up" in reset.detail
+    chip.regs[IODIRA], chip.regs[IODIRB] = 0x00, 0x3C  # something else answers at 0x20
+    other = probe_expander(bus, "nav1", 1, 0x20)
+    assert other.result == "unexpected" and "another device" in other.detail
+    assert probe_expander(bus, "nav2", 1, 0x21).detail == "[Errno 121] Remote I/O error (no device at 0x21)"
+
+
+def test_a_walk_pressed_in_order_is_all_ok(table: Callable[..., Daemon],
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    daemon = table()
+    hand = walk_in_background(daemon, lambda seat, control: (seat, control))
+    code, report, progress = tablectl(capsys, "selftest", "--timeout", "10")
+    hand.join(timeout=5)
+    assert code == 0 and report["passed"], report["problems"]
+    assert [s["seat"] for s in report["seats"]] == [1, 2, 3, 4]
+    for seat in report["seats"]:
+        assert [(c["part"], c["result"]) for c in seat["controls"]] == [
+            (f"seat {seat['seat']} {c}", "ok") for c in CONTROLS]
+    assert report["seats"][1]["controls"][1]["where"] == "nav1:B0"  # seat 2's left, as wired
+    assert "seat 1: press SLAP (GPIO5)" in progress and "seat 4: press ALT (nav2:B4)" in progress
+    # After the test the screens are the table's again.
+    end = time.monotonic() + 5
+    while daemon._phase_key[0] == "selftest" and time.monotonic() < end:
+        time.sleep(0.01)
+    assert daemon._phase_key[0] == "attract"
+
+
+def test_a_control_wired_to_another_seat_is_miswired(table: Callable[..., Daemon],
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    daemon = table()
+
+    def builder(seat: int, control: str) -> tuple[int, str]:
+        if (seat, control) == (1, "left"):
+            return 2, "up"  # seat 2's LEFT contact soldered to seat 3's UP pin
+        swapped = {"left": "down", "down": "left"}  # on seat 3, the LEFT and DOWN wires swapped
+        return (seat, swapped.get(control, control)) if seat == 2 else (seat, control)
+
+    hand = walk_in_background(daemon, builder)
+    code, report, _ = tablectl(capsys, "selftest", "--seats", "2,3")
+    hand.join(timeout=5)
+    assert code == 1 and [s["seat"] for s in report["seats"]] == [2, 3]
+    found = results(report)
+    assert found["seat 2 left"] == ("miswired", "arrived as seat 3's up")
+    assert found["seat 3 left"] == ("miswired", "arrived as seat 3's down")
+    assert found["seat 3 down"] == ("miswired", "arrived as seat 3's left")
+    assert found["seat 3 up"][0] == found["seat 2 right"][0] == "ok"
+    assert report["problems"] == ["MISWIRED     seat 2 left       nav1:B0: arrived as seat 3's up",
+                                  "MISWIRED     seat 3 left       nav2:A0: arrived as seat 3's down",
+                                  "MISWIRED     seat 3 down       nav2:A3: arrived as seat 3's left"]
+
+
+def test_controls_nobody_presses_time_out_as_not_pressed(table: Callable[..., Daemon],
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    daemon = table()
+    # Seat 1's slap is found ok; when LEFT is asked, the slap is pressed again: a stray, not a miswire.
+    hand = walk_in_background(daemon, lambda seat, control: (seat, "slap") if control in ("slap", "left")
+                              else None)
+    started = time.monotonic()
+    code, report, _ = tablectl(capsys, "selftest", "--seats", "1", "--timeout", "0.2")
+    hand.join(timeout=5)
+    assert code == 1
+    found = results(report)
+    assert found["seat 1 slap"][0] == "ok"
+    assert found["seat 1 left"] == ("not pressed",
+                                    "nothing in 0.2 s; meanwhile seat 1's slap (tested ok before)")
+    assert [found[f"seat 1 {c}"] for c in CONTROLS[2:]] == [("not pressed", "nothing in 0.2 s")] * 4
+    assert time.monotonic() - started < 5  # five timeouts of 0.2 s and the probe, no more
+
+
+def test_abort_and_a_long_slap_end_the_walk(table: Callable[..., Daemon],
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    daemon = table()
+    assert daemon.buttons is not None
+    answer = ctl.ask({"cmd": "selftest", "action": "start", "seats": [1]})
+    assert answer["ok"] and answer["selftest"]["state"] == "probing"
+    assert "already" in ctl.ask({"cmd": "selftest", "action": "start"})["error"]
+    assert "self-test is running" in ctl.ask({"cmd": "start"})["error"]
+    while daemon.selftest is not None and daemon.selftest.prompt() != "seat 1: press SLAP":
+        time.sleep(0.005)
+    code, report, _ = tablectl(capsys, "selftest", "--abort")
+    assert code == 1 and report["state"] == "aborted"
+    assert results(report)["seat 1 slap"] == ("not tested", "aborted")
+    # A slap held down for stuck_s (2 s) ends the walk too: its press is stamped 3 s ago.
+    ctl.ask({"cmd": "selftest", "action": "start", "seats": [2]})
+    while daemon.selftest is not None and daemon.selftest.prompt() != "seat 2: press SLAP":
+        time.sleep(0.005)
+    daemon.buttons.set(1, "slap", True, time.monotonic_ns() - 3_000_000_000)
+    code, report, _ = tablectl(capsys, "selftest", "--report")
+    while report["state"] == "walking":
+        time.sleep(0.01)
+        report = ctl.ask({"cmd": "selftest", "action": "status"})["selftest"]
+    assert report["state"] == "aborted" and "self-test aborted: seat 2's slap held down" in report["log"]
+    assert results(report)["seat 2 slap"][0] == "ok" and results(report)["seat 2 left"][0] == "not tested"
+
+
+def test_refused_during_a_match_with_a_clear_message(table: Callable[..., Daemon],
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    table()
+    assert ctl.ask({"cmd": "new", "game": "classic"})["ok"]
+    assert ctl.ask({"cmd": "bots", "count": 2})["ok"]
+    assert ctl.ask({"cmd": "start"})["ok"]
+    code, refusal, err = tablectl(capsys, "selftest", "--probe")
+    assert code == 1 and refusal["ok"] is False
+    assert err.strip() == ("tablectl: a match is running (countdown): the self-test runs between matches; "
+                           "let it end or tablectl abort")
+    assert ctl.ask({"cmd": "abort"})["ok"]
+    code, refusal, err = tablectl(capsys, "selftest", "--seats", "2,5")
+    assert code == 1 and err.strip() == "tablectl: seat 5 is not wired (this table has seats 1 to 4)"
+    for bad in ("one", "0"):
+        with pytest.raises(SystemExit) as exc:
+            ctl.main(["selftest", "--seats", bad])
+        assert exc.value.code == 2
+    assert "seats are numbered from 1" in capsys.readouterr().err
+
+
+def test_the_real_daemon_process_runs_the_probe_and_a_timed_out_walk(tmp_path: Path) -> None:
+    from plumbing import DaemonProcess as Process
+
+    daemon = Process(tmp_path)
+    try:
+        daemon.start()
+        probe = subprocess.run([sys.executable, "-m", "firmware_host.cli.ctl", "--json", "selftest",
+                                "--probe"],
+                               cwd=ROOT, env=daemon.env, capture_output=True, text=True, timeout=60)
+        report = json.loads(probe.stdout)
+        assert probe.returncode == 0 and report["passed"], (report, probe.stderr)
+        walk = subprocess.run([sys.executable, "-m", "firmware_host.cli.ctl", "selftest", "--seats", "4",
+                               "--timeout", "0.1"], cwd=ROOT, env=daemon.env, capture_output=True, text=True,
+                              timeout=60)
+        assert walk.returncode == 1
+        lines = walk.stdout.splitlines()
+        assert "seat 4: press SLAP (GPIO19)" in lines
+        assert "NOT PRESSED  seat 4 slap       GPIO19: nothing in 0.1 s" in lines
+        assert lines[-1] == "  NOT PRESSED  seat 4 alt        nav2:B4: nothing in 0.1 s"
+        assert daemon.ctl("status")["phase"] == "attract"  # the table is back
+    finally:
+        daemon.close()
+
+
+def test_each_seat_screen_asks_for_its_control_and_shows_what_arrived() -> None:
+    from firmware_host.devices.inputs.pins import InputEvent
+    from firmware_host.game.edges import Event
+    from firmware_host.service.selftest import SelfTest
+    from firmware_host.views.seat import render_banner
+
+    shown: dict[int, Any] = {}
+    config = emulated_config(4)
+    board = open_board(config)  # its expanders answer, with no interrupt pending
+    test = SelfTest(config, board, None, None, lambda _item: None, shown.__setitem__,
+                    seats=[0, 1], timeout_s=10)
+    test.on_probed(0)  # nothing probed: straight to the walk
+    S = 1_000_000_000
+
+    def on(seat: int, *lines: str, big: str) -> bool:
+        return shown[seat].tobytes() == render_banner(*lines, big=big).tobytes()
+
+    assert on(0, "seat 1: press", "1 of 6   10 s", "", big="SLAP")
+    assert on(1, "seat 2", "now testing seat 1", "waiting", big="SELF-TEST")
+    assert on(2, "seat 3", "skipped", big="SELF-TEST")
+    test.on_input(InputEvent(Event.PRESS, 0, "slap", 5), 5)
+    assert on(0, "seat 1: press", "2 of 6   10 s", "slap ok", big="LEFT")
+    assert test.deadline() == 5 + S  # the countdown on the screen changes a second later
+    test.on_input(InputEvent(Event.RELEASE, 0, "slap", 6), 6)  # releases are not presses
+    test.on_input(InputEvent(Event.PRESS, 2, "up", 7), 7)
+    assert on(0, "seat 1: press", "3 of 6   10 s", "left: got seat 3's up", big="RIGHT")
+    test.tick(7 + S + S // 2)
+    assert on(0, "seat 1: press", "3 of 6   9 s", "left: got seat 3's up", big="RIGHT")
+    test.tick(7 + 10 * S)
+    assert on(0, "seat 1: press", "4 of 6   10 s", "right not pressed", big="UP")
+    assert test.prompt() == "seat 1: press UP"
+    board.close()
+
+
+def test_a_led_controller_missing_or_of_another_size_is_reported(
+        table: Callable[..., Daemon], capsys: pytest.CaptureFixture[str]) -> None:
+    from firmware_host.devices.emulated.led import EmulatedLedController
+
+    def smaller_matrix(board: EmulatedBoard) -> None:
+        board.led.close()
+        board.led = EmulatedLedController(board._led_dir.name, 16, 16)
+
+    table(smaller_matrix)
+    _, report, _ = tablectl(capsys, "selftest", "--probe")
+    found = results(report)
+    assert found["LED controller"] == ("unexpected",
+                                       "controller table-led 2.0 drives 16x16, configured 32x16")
+    assert found["matrix"] == ("not tested", "no LED controller")
+
+
+def test_an_unplugged_led_controller_is_missing_with_the_serial_error(
+        table: Callable[..., Daemon], capsys: pytest.CaptureFixture[str]) -> None:
+    daemon = table(lambda board: board.led.unplug())
+    _, report, _ = tablectl(capsys, "selftest", "--probe")
+    result, detail = results(report)["LED controller"]
+    assert result == "missing" and str(daemon.led.path) in detail and "No such file" in detail
+
+
+def test_a_buzzer_the_player_cannot_open_or_switched_off_is_said(
+        table: Callable[..., Daemon], capsys: pytest.CaptureFixture[str]) -> None:
+    from gpiozero import OutputDevice
+
+    def pin_taken(board: EmulatedBoard) -> None:
+        board.squatter = OutputDevice(18, pin_factory=board.factory)  # type: ignore[attr-defined]
+
+    table(pin_taken)
+    _, report, _ = tablectl(capsys, "selftest", "--probe")
+    result, detail = results(report)["buzzer"]
+    assert result == "missing" and detail.startswith("buzzer on GPIO18: ")
+
+
+def test_an_expander_press_whose_interrupt_never_reaches_the_pi_is_named(
+        table: Callable[..., Daemon], capsys: pytest.CaptureFixture[str]) -> None:
+    daemon = table()
+    assert daemon.buttons is not None
+    daemon.buttons.chips["nav1"].interrupt = None  # INTA's wire to GPIO17 cut
+    hand = walk_in_background(daemon, lambda seat, control: (seat, control))
+    code, report, _ = tablectl(capsys, "selftest", "--seats", "1", "--timeout", "0.2")
+    hand.join(timeout=5)
+    found = results(report)
+    assert code == 1 and found["seat 1 slap"][0] == "ok"  # a Pi GPIO: no expander in the way
+    assert found["seat 1 left"] == ("not pressed", "nothing in 0.2 s; expander nav1 holds an interrupt for "
+                                    "A0 (INTF 0x0001) that never reached GPIO17: check its INTA wire")
+    assert found["seat 1 alt"][1].endswith("(INTF 0x0001) that never reached GPIO17: check its INTA wire")

@@ -1,0 +1,141 @@
+"""Real-time priority for the game thread and the edge thread, and the clean fallback without it.
+
+The kernel is the judge here (sched_setscheduler(2), sched(7)): each test sets a policy on a thread
+of its own and reads it back with os.sched_getscheduler(tid), so the pytest process is left as it was.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import resource
+import sys
+import threading
+import types
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from firmware_host.system import realtime
+from firmware_host.system.realtime import PRIORITY, Realtime, policy_of
+
+PERMITTED = os.geteuid() == 0 or resource.getrlimit(resource.RLIMIT_RTPRIO)[0] >= PRIORITY
+needs_rt = pytest.mark.skipif(not PERMITTED, reason="real-time priority needs root or RLIMIT_RTPRIO >= 15")
+
+
+def in_thread(work: Callable[[], Any]) -> Any:
+    """Run `work` in a fresh thread, so whatever priority it takes dies with the thread."""
+    result: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            result["value"] = work()
+        except BaseException as exc:  # handed back to the test
+            result["error"] = exc
+
+    switch = sys.getswitchinterval()
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join()
+    sys.setswitchinterval(switch)
+    if "error" in result:
+        raise result["error"]
+    return result["value"]
+
+
+@needs_rt
+def test_the_game_thread_runs_sched_fifo_15_with_no_timer_slack() -> None:
+    def work() -> tuple:
+        lines: list[str] = []
+        rt = Realtime(lines.append)
+        assert rt.claim_game_thread()
+        tid = threading.get_native_id()
+        return os.sched_getscheduler(tid), os.sched_getparam(tid).sched_priority, rt.status(), lines
+
+    policy, priority, status, lines = in_thread(work)
+    assert policy == os.SCHED_FIFO and priority == PRIORITY == 15
+    assert status["game"] == "SCHED_FIFO 15" and lines == []
+
+
+@needs_rt
+def test_threads_started_before_stop_inheriting_are_real_time_and_after_it_are_not() -> None:
+    """lgpio's threads start while the game thread opens the board; the daemon's workers after."""
+
+    def work() -> tuple:
+        rt = Realtime(print)
+        rt.claim_game_thread()
+        before = in_thread(lambda: policy_of(threading.get_native_id()))
+        rt.stop_inheriting()
+        after = in_thread(lambda: policy_of(threading.get_native_id()))
+        return before, after, policy_of(threading.get_native_id())
+
+    before, after, game = in_thread(work)
+    assert before == ("SCHED_FIFO", 15) and after == ("SCHED_OTHER", 0) and game == ("SCHED_FIFO", 15)
+
+
+@needs_rt
+def test_lgpios_notification_thread_is_raised_by_its_native_id(monkeypatch: pytest.MonkeyPatch) -> None:
+    """lgpio.py keeps its callback thread as the module's `_notify_thread` (a threading.Thread)."""
+    release = threading.Event()
+    notify = threading.Thread(target=release.wait, daemon=True)
+    notify.start()
+    monkeypatch.setitem(sys.modules, "lgpio", types.SimpleNamespace(_notify_thread=notify))
+    try:
+        rt = Realtime(print)
+        assert rt.claim_edge_thread() is True
+        assert os.sched_getscheduler(notify.native_id) == os.SCHED_FIFO
+        assert rt.status()["edges"] == "SCHED_FIFO 15"
+    finally:
+        release.set()
+        notify.join()
+
+
+def test_without_lgpio_the_edges_come_in_the_pressing_thread() -> None:
+    rt = Realtime(print)
+    assert rt.claim_edge_thread() is None
+    assert "thread that delivers each edge" in rt.status()["edges"]
+
+
+def test_refused_real_time_says_one_line_with_the_grant(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*_: Any) -> None:
+        raise PermissionError(errno.EPERM, "Operation not permitted")
+
+    monkeypatch.setattr(realtime.os, "sched_setscheduler", refuse)
+
+    def work() -> tuple:
+        lines: list[str] = []
+        rt = Realtime(lines.append)
+        assert rt.claim_game_thread() is False
+        assert rt.claim("edges", threading.get_native_id()) is False
+        rt.stop_inheriting()
+        return lines, rt.status(), policy_of(threading.get_native_id()), realtime.timer_slack()
+
+    lines, status, policy, slack = in_thread(work)
+    assert len(lines) == 1  # one line, not one per thread
+    assert "real-time priority refused (Operation not permitted (errno 1))" in lines[0]
+    assert "LimitRTPRIO=15" in lines[0] and "CAP_SYS_NICE" in lines[0]
+    assert policy == ("SCHED_OTHER", 0)
+    assert status["game"].startswith("SCHED_OTHER (real-time refused: Operation not permitted")
+    assert slack == realtime.TIMER_SLACK_NS  # at normal priority the 1 us slack is what counts
+
+
+@needs_rt
+def test_with_the_real_lgpio_its_notification_thread_is_the_edge_thread_and_real_time(tmp_path) -> None:
+    """lgpio starts its callback thread at import (lgpio.py: `_notify_thread = _callback_thread()`):
+    imported after the game thread is real-time, as the daemon opens the board, it inherits."""
+    pytest.importorskip("lgpio", reason="lgpio is the Pi's extra: pip install -e '.[pi]'")
+    import subprocess
+
+    script = (
+        "from firmware_host.system.realtime import Realtime, policy_of\n"
+        "rt = Realtime(print)\n"
+        "rt.claim_game_thread()\n"
+        "import lgpio\n"
+        "inherited = policy_of(lgpio._notify_thread.native_id)\n"
+        "rt.stop_inheriting()\n"
+        "print(inherited, rt.claim_edge_thread(), rt.threads['edges'] == lgpio._notify_thread.native_id)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], env={**os.environ, "LG_WD": str(tmp_path)},
+                         capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "('SCHED_FIFO', 15) True True", out.stderr

@@ -1,0 +1,253 @@
+"""The laptop table in Textual: keys take the Pi's path, the frames drawn are the devices' frames."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PIL import Image
+
+from firmware_host.config.schema import emulated_config
+from firmware_host.game.table import Phase
+from firmware_host.service.daemon import Daemon
+from firmware_host.ui.terminal import mono_braille, rgb_cells
+from firmware_host.ui.textual_app import TableApp, centre_text
+from firmware_host.views.seat import render_countdown
+
+
+@pytest.fixture
+def dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    for name in ("STATE_DIRECTORY", "RUNTIME_DIRECTORY", "CONFIGURATION_DIRECTORY"):
+        (tmp_path / name).mkdir()
+        monkeypatch.setenv(name, str(tmp_path / name))
+    return tmp_path
+
+
+async def until(pilot: Any, check: Any, timeout: float = 15.0) -> None:
+    end = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < end, "the table never got there"
+        await pilot.pause(0.05)
+
+
+def play(script: Any, size: tuple[int, int] = (200, 60)) -> tuple[Daemon, TableApp]:
+    daemon = Daemon(emulated_config(4), ui="textual")
+    app = TableApp(daemon)
+
+    async def go() -> None:
+        async with app.run_test(size=size) as pilot:
+            await until(pilot, lambda: app.view is not None)
+            await script(pilot, daemon, app)
+
+    asyncio.run(go())
+    return daemon, app
+
+
+def test_a_laptop_player_joins_adds_bots_and_plays_through_the_pins(dirs: Path) -> None:
+    async def script(pilot: Any, daemon: Daemon, app: TableApp) -> None:
+        await pilot.press("space")
+        await until(pilot, lambda: daemon.table.joined == [0])
+        await pilot.press("b", "b", "b")
+        await until(pilot, lambda: len(daemon.table.bots) == 3)
+        await pilot.press("B")
+        await until(pilot, lambda: len(daemon.table.bots) == 2)
+        await pilot.press("b", "enter")
+        counting = {render_countdown(k, "classic").tobytes() for k in (1, 2, 3)}
+        await until(pilot, lambda: app.view.seats[0].tobytes() in counting)  # 3-2-1 on seat 1's OLED
+        await until(pilot, lambda: daemon.table.phase is Phase.PLAYING)
+        await until(pilot, lambda: app.view is not None and "playing" in app.view.status)
+        assert sorted(app.view.seats) == [0, 1, 2, 3]
+        assert app.view.scores[0].split()[:3] == ["seat", "1", "you"]
+        assert all("bot (medium)" in line for line in app.view.scores[1:])
+        before = app.view.seats[0].tobytes()
+        await pilot.press("right")  # the cursor moves on seat 1's OLED: the key went through its pin
+        await until(pilot, lambda: app.view.seats[0].tobytes() != before)
+        await until(pilot, lambda: len(app.view.centre.getcolors(1 << 16)) > 1, timeout=30)  # bots play
+        await pilot.press("q")
+        await until(pilot, lambda: not app._thread.is_alive())
+
+    daemon, app = play(script)
+    from firmware_host.service.store import Store
+
+    saved = Store(None).history(5)  # the match the laptop played went to the table's database
+    assert [(m["game"], m["players"]) for m in saved] == [("classic", 4)]
+    assert app.return_code == 0
+    assert not daemon.control.path.exists()  # closed down cleanly: the socket is gone
+
+
+def test_watching_another_seat_and_the_sharp_view(dirs: Path) -> None:
+    async def script(pilot: Any, daemon: Daemon, app: TableApp) -> None:
+        assert app.sharp is True  # a big terminal starts with the half-block view
+        await pilot.press("v")
+        assert app.watching == 1 and app.query_one("#seat").border_title == "seat 2 (watching)"
+        await pilot.press("v", "v", "v")
+        assert app.watching == 0 and app.query_one("#seat").border_title == "seat 1 (you)"
+        await pilot.press("z")
+        assert app.sharp is False
+        await pilot.press("q")
+        await until(pilot, lambda: not app._thread.is_alive())
+
+    play(script)
+
+
+def test_a_broken_configuration_is_shown_in_red(dirs: Path) -> None:
+    async def script(pilot: Any, daemon: Daemon, app: TableApp) -> None:
+        daemon.config_problem = "configuration invalid, running the last good one: arbiter.window_ms"
+        daemon.events.put(("key", "unmapped"))  # wakes the loop, which redraws
+        await until(pilot, lambda: app.view.problem.startswith("configuration invalid"))
+        assert app.query_one("#problem").has_class("shown")
+        assert app.view.status.startswith("CONFIGURATION INVALID")
+        await pilot.press("q")
+        await until(pilot, lambda: not app._thread.is_alive())
+
+    play(script)
+
+
+def test_braille_keeps_every_pixel_of_a_seat_frame() -> None:
+    img = Image.new("1", (4, 8))
+    img.putpixel((1, 3), 1)  # bottom right dot of the first cell
+    img.putpixel((2, 4), 1)  # top left dot of the cell below, to the right
+    assert mono_braille(img) == "\u2880\u2800\n\u2800\u2801"
+
+
+def test_the_centre_is_drawn_in_its_own_colours_led_by_led() -> None:
+    img = Image.new("RGB", (2, 2))
+    img.putpixel((0, 0), (255, 0, 0))
+    img.putpixel((1, 1), (0, 0, 255))
+    assert rgb_cells(img, width=1) == [[("#ff0000", "#000000"), ("#000000", "#0000ff")]]
+    from firmware_host.ui.plain import TableView
+
+    dim = Image.new("RGB", (1, 2), (0, 40, 0))  # capped brightness is brightened for the screen
+    text = centre_text(TableView("", dim, {}, []))
+    assert text.plain == "\u2580\u2580" and "#00ff00 on #00ff00" in str(text.spans[0].style)
+
+
+def test_each_sound_rings_the_terminals_bell_and_shows_in_the_log(dirs: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from textual.widgets import RichLog
+
+    rung: list[int] = []
+    monkeypatch.setattr(TableApp, "bell", lambda self: rung.append(1))
+
+    async def script(pilot: Any, daemon: Daemon, app: TableApp) -> None:
+        await pilot.press("space")
+        await until(pilot, lambda: daemon.table.joined == [0])
+        await pilot.press("b", "enter")
+        await until(pilot, lambda: [c.sound for c in daemon.buzzer.heard][:4] == ["count"] * 3 + ["go"])
+        await until(pilot, lambda: len(rung) >= 4)  # three seconds and go, each a bell
+        log = app.query_one("#log", RichLog)
+        await until(pilot, lambda: "♪ go" in [line.text for line in log.lines])
+        assert [line.text for line in log.lines].count("♪ countdown") >= 3
+        await pilot.press("q")
+        await until(pilot, lambda: not app._thread.is_alive())
+
+    play(script)
+
+
+# ---------------------------------------------------------------- a newcomer's first hour
+
+
+async def _playing(pilot: Any, daemon: Daemon, app: TableApp, game_steps: int = 0) -> None:
+    """Seat 1 joins, two bots, the game `game_steps` to the right of classic, start, go."""
+    await pilot.press("space")
+    await until(pilot, lambda: daemon.table.joined == [0])
+    await pilot.press("b", "b", *["right"] * game_steps)
+    await until(pilot, lambda: len(daemon.table.bots) == 2)
+    await pilot.press("enter")
+    await until(pilot, lambda: daemon.table.phase is Phase.PLAYING)
+    await until(pilot, lambda: app.view is not None and "playing" in app.view.status
+                and bool(app.view.hands.get(0)) and app.view.hands[0].plain != "")
+
+
+def _fits(app: TableApp, selector: str) -> tuple[int, int]:
+    """(longest line of the panel's text, the columns it has): the text must not be cut or wrapped."""
+    widget = app.query_one(selector)
+    text = widget.render()
+    plain = text.plain if hasattr(text, "plain") else str(text)
+    return max(len(line) for line in plain.splitlines() or [""]), widget.content_region.width
+
+
+@pytest.mark.parametrize("size", [(80, 24), (100, 30)])
+def test_the_table_view_fits_80x24_and_100x30_without_cutting_a_panel(dirs: Path,
+                                                                      size: tuple[int, int]) -> None:
+    """It was: at 80x24 the seat panel was cut to 9-12 columns and the log collapsed."""
+
+    async def script(pilot: Any, daemon: Daemon, app: TableApp) -> None:
+        await _playing(pilot, daemon, app)
+        await pilot.pause(0.3)
+        for panel, least in (("#words", 40), ("#hand", 70), ("#scores", 26)):
+            assert app.query_one(panel).region.width >= least, panel
+            longest, room = _fits(app, panel)
+            assert longest <= room, f"{panel}: a line of {longest} in {room} columns"
+        assert "stack" in app.query_one("#hand").render().plain  # the seat's whole text is there
+        assert app.query_one("#log").region.height >= 4
+        assert app.query_one("#help").region.bottom <= size[1]
+        await pilot.press("t")  # the faithful frames, one key away
+        await pilot.pause(0.2)
+        seat = app.query_one("#seat")
+        assert seat.display and seat.region.width >= 66  # 64 braille cells and the border
+        if size[0] >= 100:
+            assert app.query_one("#left").region.width >= 34  # the matrix beside it, an LED a cell
+        else:
+            await pilot.press("t")
+            await pilot.pause(0.2)
+            assert app.query_one("#left").region.width >= 34 and not app.query_one("#seat").display
+        await pilot.press("q")
+        await until(pilot, lambda: not app._thread.is_alive())
+
+    play(script, size)
+
+
+def test_key_help_shows_the_games_keys_and_a_confirmed_abort_returns_to_the_lobby(dirs: Path) -> None:
+    async def script(pilot: Any, daemon: Daemon, app: TableApp) -> None:
+        assert "space join" in app.query_one("#help").render().plain
+        await _playing(pilot, daemon, app, game_steps=2)  # domino
+        keys = app.query_one("#help").render().plain
+        assert keys.startswith("domino:") and "joker" in keys and "enter discards" in keys
+        assert "x abort to lobby" in keys
+        await pilot.press("x")
+        assert app.query_one("#confirm").has_class("shown")
+        await pilot.press("q")  # anything but y is a no, and does nothing else
+        assert not app.query_one("#confirm").has_class("shown")
+        await pilot.pause(0.3)
+        assert daemon.table.phase is Phase.PLAYING and app._thread.is_alive()
+        await pilot.press("x", "y")
+        await until(pilot, lambda: daemon.table.phase is Phase.LOBBY and daemon.table.match is None)
+        await until(pilot, lambda: app.view.status.startswith("lobby"))
+        await pilot.press("q")
+        await until(pilot, lambda: not app._thread.is_alive())
+
+    play(script, (80, 24))
+
+
+def test_twelve_seats_fit_beside_the_table_at_80x24(dirs: Path) -> None:
+    daemon = Daemon(emulated_config(12), ui="textual")
+    app = TableApp(daemon)
+
+    async def go() -> None:
+        async with app.run_test(size=(80, 24)) as pilot:
+            await until(pilot, lambda: app.view is not None)
+            await _playing_with(pilot, daemon, app, 11)
+            await pilot.pause(0.3)
+            scores = app.query_one("#scores")
+            assert scores.region.height <= 8 and "12 bot" in scores.render().plain  # two columns
+            longest, room = _fits(app, "#scores")
+            assert longest <= room
+            assert app.query_one("#help").region.bottom <= 24 and app.query_one("#log").region.height >= 3
+            await pilot.press("q")
+            await until(pilot, lambda: not app._thread.is_alive())
+
+    asyncio.run(go())
+
+
+async def _playing_with(pilot: Any, daemon: Daemon, app: TableApp, bots: int) -> None:
+    await pilot.press("space")
+    await until(pilot, lambda: daemon.table.joined == [0])
+    await pilot.press(*["b"] * bots)
+    await until(pilot, lambda: len(daemon.table.bots) == bots)
+    await pilot.press("enter")
+    await until(pilot, lambda: daemon.table.phase is Phase.PLAYING)
+    await until(pilot, lambda: app.view is not None and "playing" in app.view.status)

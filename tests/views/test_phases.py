@@ -1,0 +1,99 @@
+"""Between the plays the seats and the matrix speak for the table: join, choose, 3-2-1, scores."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from PIL import Image
+
+from firmware_host.config.schema import emulated_config
+from firmware_host.game.table import Phase, Table
+from firmware_host.rules.common import Ending, RoundResult
+from firmware_host.rules.options import GAMES
+from firmware_host.views.centre import render_word
+from firmware_host.views.phases import WARNING, countdown_left, phase_centre, phase_seat
+from firmware_host.views.seat import (
+    render_banner,
+    render_countdown,
+    render_match_result,
+    render_menu,
+    render_round_result,
+)
+
+S = 1_000_000_000
+SIZE = (32, 16)
+
+
+def same(a: Image.Image | None, b: Image.Image) -> bool:
+    return a is not None and a.tobytes() == b.tobytes()
+
+
+def test_at_rest_every_seat_invites_a_slap() -> None:
+    table = Table(4)
+    assert all(same(phase_seat(table, s, 0), render_banner("slap to play", big="LIGRETTO")) for s in range(4))
+    assert same(phase_centre(table, 0, SIZE, 1.0), render_word("ligretto", (255, 255, 255), SIZE))
+
+
+def test_the_lobby_shows_seat_1_the_game_menu_and_the_others_where_they_stand() -> None:
+    table = Table(4, phase=Phase.LOBBY, joined=[0, 2])
+    table.menu, table.game = 1, GAMES[1]
+    menu = render_menu("choose the game", list(GAMES), 1, "ALT: START  SLAP: JOIN")
+    assert same(phase_seat(table, 0, 0), menu)
+    assert same(phase_seat(table, 2, 0), render_banner("seat 3 joined", "game: dice", "players: 2",
+                                                       "seat 1 starts", big="READY"))
+    invite = render_banner("game: dice", "players: 2", "slap to join", big="JOIN?")
+    assert same(phase_seat(table, 1, 0), invite)
+
+
+def test_the_countdown_counts_whole_seconds_down_to_go() -> None:
+    table = Table(3, phase=Phase.LOBBY, joined=[0, 1, 2])
+    table.start(10 * S)
+    assert [countdown_left(table, 10 * S + t) for t in (0, S // 2, S, 2 * S + 1, 3 * S)] == [3, 3, 2, 1, 0]
+    assert same(phase_seat(table, 1, 11 * S + 1), render_countdown(2, "classic"))
+    assert same(phase_centre(table, 11 * S + 1, SIZE, 0.5), render_word("2", (255, 255, 255), SIZE, 0.5))
+    table.tick(13 * S)
+    assert table.phase is Phase.PLAYING
+    assert phase_seat(table, 1, 13 * S) is None and phase_centre(table, 13 * S, SIZE, 1.0) is None
+
+
+def test_results_show_each_player_their_own_line() -> None:
+    table = Table(2, phase=Phase.LOBBY, joined=[1, 0])  # seat 2 joined first: it is player 0
+    table.start(0)
+    match = table.match
+    assert match is not None
+    match.results.append(RoundResult(Ending.LIGRETTO, (0,), (7, -3)))
+    table.phase = Phase.ROUND_RESULT
+    assert same(phase_seat(table, 1, 0), render_round_result(match, 0))
+    assert same(phase_seat(table, 0, 0), render_round_result(match, 1))
+    table.phase = Phase.MATCH_RESULT
+    assert same(phase_seat(table, 0, 0), render_match_result(match, 1))
+
+
+def test_a_broken_configuration_is_on_every_seat_between_plays() -> None:
+    table = Table(2)
+    img = phase_seat(table, 0, 0, warning=True)
+    plain = phase_seat(table, 0, 0)
+    assert img is not None and plain is not None
+    bar = img.crop((0, 56, 128, 64))
+    assert img.crop((0, 0, 128, 56)).tobytes() == plain.crop((0, 0, 128, 56)).tobytes()
+    lit = bar.convert("L").histogram()[255]
+    assert 0.6 * 128 * 8 < lit < 128 * 8  # an inverted bar: mostly lit, with dark letters
+    assert WARNING == "CONFIG INVALID: TABLECTL"
+
+
+def test_the_daemon_sends_the_phase_screens_to_the_real_display_drivers(dirs: Path) -> None:
+    from firmware_host.service.daemon import Daemon
+
+    daemon = Daemon(emulated_config(2))
+    try:
+        daemon.config_problem = "configuration invalid, running the last good one: x"
+        daemon._show_phase(0)
+        expected = phase_seat(daemon.table, 1, 0, warning=True)
+        assert same(daemon.phase_seats[1], expected)
+        end = time.monotonic() + 10
+        while daemon.oleds.status()[1]["frames_sent"] < 1:  # the bus worker wrote it out
+            assert time.monotonic() < end, "the seat display never got its frame"
+            time.sleep(0.01)
+    finally:
+        daemon.close()

@@ -1,0 +1,145 @@
+"""The table in words: each pile's colour and top value, the boards, your cards, the keys."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from firmware_host.game.table import Phase, Table, Timing
+from firmware_host.play.simulate import make_bots, play_round
+from firmware_host.rules.classic import ClassicRound
+from firmware_host.rules.crazy import CrazyRound
+from firmware_host.rules.dice import DiceRound
+from firmware_host.rules.domino import DominoRound
+from firmware_host.views.readable import NAME, centre_words, key_help, seat_words
+
+S = 1_000_000_000
+
+
+def playing(game: str, moves: int = 12) -> Table:
+    """A 3-player table in play, a few legal moves made by each seat."""
+    table = Table(4, Timing(countdown_ns=3 * S))
+    table.new(game)
+    table._join(0)
+    table.set_bots(2)
+    table.start(0)
+    table.tick(3 * S)
+    assert table.phase is Phase.PLAYING
+    rng = random.Random(1)
+    for _ in range(moves):
+        for seat in range(3):
+            legal = [a for a in table.match.round.legal_actions(seat) if type(a).__name__ != "VoteStuck"]
+            if legal and table.match.round.result is None:
+                table.match.apply(rng.choice(legal))
+    assert table.match.round.result is None
+    return table
+
+
+def lines_for(text: str, word: str) -> list[str]:
+    return [line for line in text.splitlines() if line.startswith(word)]
+
+
+def test_classic_shows_every_open_pile_by_colour_and_top_value() -> None:
+    table = playing("classic", 20)
+    rnd = table.match.round
+    assert isinstance(rnd, ClassicRound) and rnd.pile_tops()
+    words = centre_words(table).plain
+    for card in rnd.pile_tops():
+        (line,) = lines_for(words, NAME[card.colour.letter])
+        assert str(card.value) in line.split()[1:]
+    assert f"{len(rnd.pile_tops())} piles open" in words or "1 pile open" in words
+    mine = seat_words(table, 0).plain
+    first = rnd.seats[0].row[0][-1]
+    assert f"[{first}" in mine.replace(" ", "")  # the cursor's card, in brackets, as its colour and value
+
+
+def test_dice_shows_each_colours_row_and_the_face_it_takes_next() -> None:
+    table = playing("dice", 6)
+    rnd = table.match.round
+    assert isinstance(rnd, DiceRound)
+    words = centre_words(table).plain
+    for colour in type(rnd.dice[0][0].colour):
+        (line,) = lines_for(words, colour.name.lower())
+        assert line.endswith(f"next {rnd.board[colour] + 1}" if rnd.board[colour] < 6 else "full")
+    assert all(str(d) in seat_words(table, 0).plain.replace(" ", "") for d in rnd.dice[0])
+
+
+def test_domino_shows_the_board_its_tokens_and_your_candidate_placement() -> None:
+    table = playing("domino", 2)
+    rnd = table.match.round
+    assert isinstance(rnd, DominoRound)
+    *board, legend = centre_words(table).plain.splitlines()
+    cols = max(c for _, c in rnd.board.colours) + 1
+    assert all(len(line) <= 2 * cols for line in board) and "<> yours" in legend
+    for i, tok in enumerate(rnd.tokens):
+        r, c = tok.square
+        assert board[r][2 * c] == str(i + 1)
+    choice = table.referee.seats[0].selected()
+    if choice is not None:
+        for r, c in (choice.near, choice.far):
+            assert board[r][2 * c: 2 * c + 2] == "<>"
+    mine = seat_words(table, 0).plain
+    assert "top card" in mine and f"jokers {rnd.seats[0].jokers}" in mine
+
+
+def test_crazy_shows_each_pile_with_its_colour_and_top_value() -> None:
+    table = playing("crazy", 30)
+    rnd = table.match.round
+    assert isinstance(rnd, CrazyRound)
+    words = " ".join(centre_words(table).plain.split())
+    assert rnd.piles and f"{len(rnd.piles)} of {rnd.pile_limit} piles" in words
+    for n, pile in enumerate(rnd.piles.values()):
+        card = pile.cards[-1][1]
+        assert f"pile {n + 1} {card.colour.letter}{pile.top} {NAME[card.colour.letter]}" in words
+
+
+@pytest.mark.parametrize(("game", "alt"), [("classic", "enter turns 3"), ("dice", "enter rerolls"),
+                                           ("domino", "enter discards"), ("crazy", "enter discards")])
+def test_key_help_names_each_games_alt_action_and_dominos_joker(game: str, alt: str) -> None:
+    table = playing(game, 0)
+    keys = key_help(table)
+    assert keys.startswith(f"{game}:") and alt in keys and "space" in keys and "x abort to lobby" in keys
+    assert ("joker" in keys) == (game == "domino")
+
+
+def test_results_and_the_lobby_in_words() -> None:
+    table = playing("dice", 0)
+    table.match.options = {**table.match.options, "rounds": 1}
+    play_round(table.match, make_bots(3, "instant", 0), random.Random(0))
+    table.tick(4 * S)
+    assert table.phase is Phase.MATCH_RESULT
+    assert "Match over: seat" in centre_words(table).plain
+    assert key_help(table).startswith("space: back to the lobby (after 3 s)")
+    table.tick(40 * S)
+    assert table.phase is Phase.LOBBY
+    words = centre_words(table).plain
+    assert "last match: seat" in words and "seat 1 (you)" in words
+
+
+def test_the_status_line_names_seats_and_the_lobby_shows_no_old_totals(dirs: Path) -> None:
+    """It was: "playing, classic, round 1, totals [0, 3]", and in the lobby the last match's totals."""
+    from firmware_host.config.schema import emulated_config
+    from firmware_host.service.daemon import Daemon
+
+    daemon = Daemon(emulated_config(4))
+    try:
+        table = daemon.table
+        table.new("dice", {"rounds": 1})
+        table._join(0)
+        table.set_bots(1)
+        table.start(0)
+        table.tick(3 * S)
+        play_round(table.match, make_bots(2, "instant", 0), random.Random(0))
+        table.tick(4 * S)
+        totals = table.match.totals
+        assert daemon._status() == (f"match_result, dice, round 1/1 · seat 1 you {totals[0]:+d} · "
+                                    f"seat 2 bot {totals[1]:+d}")
+        assert daemon._scores()[0].split()[-1] == f"{totals[0]:+d}"
+        table.tick(40 * S)
+        assert table.phase is Phase.LOBBY
+        assert daemon._status() == "lobby, dice; seats joined: 1; bots: 1"
+        assert daemon._scores() == ["seat  1 you", "seat  2 bot (medium)"]
+    finally:
+        daemon.close()
