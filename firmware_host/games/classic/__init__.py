@@ -8,16 +8,16 @@ that the round is stuck (arbitrated, as it changes the game).
 
 from __future__ import annotations
 
-from types import MethodType
 from typing import Any, ClassVar
 
 from ...game.controls import steps
-from ...game.kinds import GameKind, register
+from ...game.kinds import register
 from ...rules.classic import MoveToRow, PlayCard, TurnHand, VoteStuck
 from ...rules.common import Refusal
+from ..kind import FolderKind
 
 
-class ClassicKind(GameKind):
+class ClassicKind(FolderKind):
     name = "classic"
     routine: ClassVar[frozenset[type]] = frozenset({TurnHand})
     shared_board = False
@@ -97,36 +97,6 @@ class ClassicKind(GameKind):
 
     # ------------------------------------------------------------ the rest, beside
 
-    def policy(self, bot: Any, sight: Any) -> Any:
-        from . import bot as bots
-
-        return bots.policy(bot, sight)
-
-    def draw_seat(self, img: Any, c: Any, rnd: Any) -> str:
-        from .screens import seat
-
-        return seat(img, c, rnd)
-
-    def draw_centre(self, img: Any, rnd: Any, blink: bool, marks: dict[int, Any]) -> None:
-        from .screens import centre
-
-        centre(img, rnd)
-
-    def centre_words(self, rnd: Any, table: Any) -> Any:
-        from .words import piles
-
-        return piles(rnd)
-
-    def seat_words(self, c: Any, rnd: Any) -> Any:
-        from .words import seat
-
-        return seat(c, rnd)
-
-    def keys(self, rnd: Any) -> str:
-        from .words import keys
-
-        return keys(rnd)
-
     def scenario_options(self, options: dict[str, Any], rounds: int) -> dict[str, Any]:
         return {"rounds": rounds, **options}
 
@@ -145,4 +115,3 @@ class ClassicKind(GameKind):
 
 
 KIND = register(ClassicKind())
-__all__ = ["KIND", "ClassicKind", "MethodType"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from types import MethodType
+
 from ...game.bots import Bot, Level
 from ...rules.classic import MoveToRow, PlayCard, TurnHand, VoteStuck
 from ...rules.codec import Action
@@ -12,7 +14,7 @@ def policy(bot: Bot, sight: ClassicSight) -> object:
     """The instant bot without pro_row takes the one-glance path; every other bot `play`."""
     if bot.level == Level.INSTANT and not sight.options.pro_row:
         return _instant_classic
-    return play.__get__(bot)
+    return MethodType(play, bot)
 
 
 def play(bot: Bot, s: ClassicSight, now: int) -> Action | None:

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from PIL import Image, ImageDraw
 
 from ...game.controls import SeatController
@@ -34,7 +36,7 @@ def seat(img: Image.Image, c: SeatController, rnd: ClassicRound) -> str:
     return f"STACK {len(st.stack)}  HAND {len(st.hand)}"
 
 
-def centre(img: Image.Image, rnd: ClassicRound) -> None:
+def centre(img: Image.Image, rnd: ClassicRound, blink: bool, marks: dict[int, Any]) -> None:
     tops = sorted(rnd.pile_tops(), key=lambda c: (c.colour, c.value))
     done = sorted(rnd.complete_tops(), key=lambda c: c.colour)
     ligretto_piles(img, [(CARD_RGB[c.colour.letter], c.value) for c in tops],

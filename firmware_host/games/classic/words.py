@@ -18,7 +18,7 @@ def keys(rnd: Any) -> str:
     return KEYS + (" · " + PRO_ROW if rnd is not None and rnd.options.pro_row else "")
 
 
-def piles(rnd: ClassicRound) -> Text:
+def centre(rnd: ClassicRound, table: Any) -> Text:
     tops = rnd.pile_tops()
     down = " (counting down)" if rnd.options.descending else ""
     out = Text(f"{len(tops)} pile{'' if len(tops) == 1 else 's'} open, tops by colour{down}\n", style="dim")

@@ -3,17 +3,17 @@ new pile, and a Crazy card's value); slap plays it; alt discards it face down.""
 
 from __future__ import annotations
 
-from types import MethodType
 from typing import Any, ClassVar
 
 from ...game.catalog import crazy_deck
 from ...game.controls import steps
-from ...game.kinds import GameKind, register
+from ...game.kinds import register
 from ...rules.crazy import DiscardCrazy, PlayCrazy
 from ...rules.match import Resources
+from ..kind import FolderKind
 
 
-class CrazyKind(GameKind):
+class CrazyKind(FolderKind):
     name = "crazy"
     routine: ClassVar[frozenset[type]] = frozenset({DiscardCrazy})
 
@@ -67,36 +67,6 @@ class CrazyKind(GameKind):
         return presses + steps(start, wanted, len(targets), ("up", "down")) + ["slap"]
 
     # ------------------------------------------------------------ the rest, beside
-
-    def policy(self, bot: Any, sight: Any) -> Any:
-        from .bot import play
-
-        return MethodType(play, bot)
-
-    def draw_seat(self, img: Any, c: Any, rnd: Any) -> str:
-        from .screens import seat
-
-        return seat(img, c, rnd)
-
-    def draw_centre(self, img: Any, rnd: Any, blink: bool, marks: dict[int, Any]) -> None:
-        from .screens import centre
-
-        centre(img, rnd)
-
-    def centre_words(self, rnd: Any, table: Any) -> Any:
-        from .words import piles
-
-        return piles(rnd)
-
-    def seat_words(self, c: Any, rnd: Any) -> Any:
-        from .words import seat
-
-        return seat(c, rnd)
-
-    def keys(self, rnd: Any) -> str:
-        from .words import KEYS
-
-        return KEYS
 
     def scenario_setup(self, rnd: dict[str, Any], players: int, where: str, rng: Any,
                        options: dict[str, Any], match: Any) -> dict[str, Any]:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import MethodType
+from typing import Any
 
 from ...game.bots import Bot, Level
 from ...rules.codec import Action
@@ -122,3 +124,7 @@ def _greedy(bot: Bot, s: CrazySight, hand: list[CrazyCard], tops: dict[int, int]
     if s.pile_room() > 0:
         return PlayCrazy(s.seat, card, None, BOTTOM, now)
     return DiscardCrazy(s.seat, card, now)
+
+
+def policy(bot: Bot, sight: Any) -> Any:
+    return MethodType(play, bot)

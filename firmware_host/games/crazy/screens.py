@@ -3,6 +3,8 @@ and the centre matrix (a slot per pile the round allows, its value as large as f
 
 from __future__ import annotations
 
+from typing import Any
+
 from PIL import Image, ImageDraw
 
 from ...game.controls import SeatController
@@ -88,7 +90,7 @@ def crazy_grid(size: tuple[int, int], slots: int) -> tuple[int, int, tuple[int, 
     return best
 
 
-def centre(img: Image.Image, rnd: CrazyRound) -> None:
+def centre(img: Image.Image, rnd: CrazyRound, blink: bool, marks: dict[int, Any]) -> None:
     """One slot per pile the round allows (as many as players): a dim base line, and over it
     the pile's value in the colour of its top card, as large as the slots allow."""
     slots = rnd.pile_limit

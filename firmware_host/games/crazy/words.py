@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.text import Text
 
 from ...game.controls import SeatController
@@ -11,7 +13,11 @@ from ...views.readable import NAME, STYLE, chip
 KEYS = "←/→ choose a card · ↑/↓ choose its pile and value · space plays it · enter discards it"
 
 
-def piles(rnd: CrazyRound) -> Text:
+def keys(rnd: Any) -> str:
+    return KEYS
+
+
+def centre(rnd: CrazyRound, table: Any) -> Text:
     out = Text(f"{len(rnd.piles)} of {rnd.pile_limit} piles", style="dim")
     if not rnd.piles:
         out.append(": a 1 or a Crazy starts one", style="dim")

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from types import MethodType
 from typing import Any, ClassVar
 
 from ...game.controls import steps
-from ...game.kinds import GameKind, register
+from ...game.kinds import register
 from ...rules.common import Refusal
 from ...rules.dice import FACES, DieColour, PlaceDie, Reroll
+from ..kind import FolderKind
 
 
-class DiceKind(GameKind):
+class DiceKind(FolderKind):
     name = "dice"
     routine: ClassVar[frozenset[type]] = frozenset({Reroll})
 
@@ -43,36 +43,6 @@ class DiceKind(GameKind):
         if placed >= FACES:
             return f"doesn't fit: {DieColour(action.colour).name.lower()} row is full"
         return f"doesn't fit: {DieColour(action.colour).letter}{placed + 1} goes next"
-
-    def policy(self, bot: Any, sight: Any) -> Any:
-        from .bot import play
-
-        return MethodType(play, bot)
-
-    def draw_seat(self, img: Any, c: Any, rnd: Any) -> str:
-        from .screens import seat
-
-        return seat(img, c, rnd)
-
-    def draw_centre(self, img: Any, rnd: Any, blink: bool, marks: dict[int, Any]) -> None:
-        from .screens import centre
-
-        centre(img, rnd)
-
-    def centre_words(self, rnd: Any, table: Any) -> Any:
-        from .words import board
-
-        return board(rnd)
-
-    def seat_words(self, c: Any, rnd: Any) -> Any:
-        from .words import seat
-
-        return seat(c, rnd)
-
-    def keys(self, rnd: Any) -> str:
-        from .words import KEYS
-
-        return KEYS
 
     def scenario_setup(self, rnd: dict[str, Any], players: int, where: str, rng: Any,
                        options: dict[str, Any], match: Any) -> dict[str, Any]:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from types import MethodType
+from typing import Any
+
 from ...game.bots import Bot, Level
 from ...rules.codec import Action
 from ...rules.dice import PlaceDie, Reroll
@@ -14,3 +17,7 @@ def play(bot: Bot, s: DiceSight, now: int) -> Action:
         die = bot.rng.choice(fitting) if bot.level != Level.INSTANT else fitting[0]
         return PlaceDie(s.seat, die.colour, die.face, now)
     return Reroll(s.seat, now)
+
+
+def policy(bot: Bot, sight: Any) -> Any:
+    return MethodType(play, bot)

@@ -3,6 +3,8 @@ colour, a cell per face, lit when placed)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from PIL import Image, ImageDraw
 
 from ...game.controls import SeatController
@@ -25,7 +27,7 @@ def seat(img: Image.Image, c: SeatController, rnd: DiceRound) -> str:
     return f"DICE {len(dice)}  {board}"
 
 
-def centre(img: Image.Image, rnd: DiceRound) -> None:
+def centre(img: Image.Image, rnd: DiceRound, blink: bool, marks: dict[int, Any]) -> None:
     w, h = img.size
     cell_w, cell_h = w // FACES, h // len(DieColour)
     draw = ImageDraw.Draw(img)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.text import Text
 
 from ...game.controls import SeatController
@@ -11,7 +13,11 @@ from ...views.readable import STYLE, chip, colour_word
 KEYS = "←/→ choose a die · space places it · enter rerolls all your dice"
 
 
-def board(rnd: DiceRound) -> Text:
+def keys(rnd: Any) -> str:
+    return KEYS
+
+
+def centre(rnd: DiceRound, table: Any) -> Text:
     out = Text("faces placed per colour\n", style="dim")
     for colour in DieColour:
         letter, placed = colour.letter, rnd.board[colour]

@@ -3,17 +3,17 @@ lays it; alt discards it; up switches to joker squares, down back."""
 
 from __future__ import annotations
 
-from types import MethodType
 from typing import Any, ClassVar
 
 from ...game.catalog import board_for, layouts
 from ...game.controls import steps
-from ...game.kinds import GameKind, register
+from ...game.kinds import register
 from ...rules.domino import DiscardDomino, PlaceDomino, PlayJoker, score_round
 from ...rules.match import Resources
+from ..kind import FolderKind
 
 
-class DominoKind(GameKind):
+class DominoKind(FolderKind):
     name = "domino"
     routine: ClassVar[frozenset[type]] = frozenset({DiscardDomino})
 
@@ -77,36 +77,6 @@ class DominoKind(GameKind):
     def mark(self, c: Any) -> Any:
         choice = c.selected()
         return choice if isinstance(choice, PlaceDomino) else None
-
-    def policy(self, bot: Any, sight: Any) -> Any:
-        from .bot import play
-
-        return MethodType(play, bot)
-
-    def draw_seat(self, img: Any, c: Any, rnd: Any) -> str:
-        from .screens import seat
-
-        return seat(img, c, rnd)
-
-    def draw_centre(self, img: Any, rnd: Any, blink: bool, marks: dict[int, Any]) -> None:
-        from .screens import centre
-
-        centre(img, rnd, blink, marks)
-
-    def centre_words(self, rnd: Any, table: Any) -> Any:
-        from .words import board
-
-        return board(rnd, table)
-
-    def seat_words(self, c: Any, rnd: Any) -> Any:
-        from .words import seat
-
-        return seat(c, rnd)
-
-    def keys(self, rnd: Any) -> str:
-        from .words import KEYS
-
-        return KEYS
 
     # ------------------------------------------------------------ scenario files and tools
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from types import MethodType
+from typing import Any
+
 from ...game.bots import Bot, Level
 from ...rules.codec import Action
 from ...rules.domino import DiscardDomino
@@ -25,3 +28,7 @@ def play(bot: Bot, s: DominoSight, now_ns: int) -> Action | None:
             return bot.played(joker._replace(ts=now_ns))
     bot.fruitless += 1
     return DiscardDomino(s.seat, now_ns)
+
+
+def policy(bot: Bot, sight: Any) -> Any:
+    return MethodType(play, bot)

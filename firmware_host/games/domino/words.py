@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.text import Text
 
 from ...game.controls import SeatController
@@ -13,7 +15,11 @@ KEYS = ("←/→ next placement · space lays the card · enter discards it · "
         "↑ joker: ←/→ choose a square, space plays it · ↓ back")
 
 
-def board(rnd: DominoRound, table: Table) -> Text:
+def keys(rnd: Any) -> str:
+    return KEYS
+
+
+def centre(rnd: DominoRound, table: Table) -> Text:
     """The board a square per two columns: its colour letter; `##` covered, `**` a joker,
     1-4 the tokens, `<>` your candidate placement."""
     squares = rnd.board.colours
