@@ -32,8 +32,8 @@ from typing import Any
 from ..game.bots import Bot, Level
 from ..game.catalog import new_match
 from ..game.controls import SeatController
+from ..game.kinds import find
 from ..play.simulate import POLL_NS, RoundStalled
-from ..rules.domino import DominoRound, score_round
 from ..rules.match import Match, Round
 from ..rules.sight import sight_of
 
@@ -75,11 +75,7 @@ def standing(rnd: Round) -> tuple[int, ...]:
     Ligretto and Domino rounds need every seat to play: a seat that only mashes can hold on to
     the cards the round needs, so it never ends. The bench calls such a round at
     `ROUND_LIMIT_S` and scores it as it stands (Domino: as if nobody could place any more)."""
-    if isinstance(rnd, DominoRound):
-        placed = [st.placed for st in rnd.seats]
-        finishers = tuple(s for s, n in enumerate(placed) if n == max(placed))
-        return score_round(rnd.players, finishers, rnd.held_counts())[0]
-    return rnd.scores()
+    return find(rnd.game).standing(rnd)
 
 
 @dataclass(slots=True)

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ..game.catalog import new_match, resources_for
+from ..game.kinds import find
 from ..play.simulate import make_bots, play_round
 from ..rules.match import Match
 from ..system.memory import proc_status, rss_mb
@@ -410,7 +411,7 @@ def bench_display(decisions: int = 1500, seed: int = 1) -> dict[str, Any]:
         try:
             for game, players in (("classic", 12), ("classic", 4), ("dice", 4), ("domino", 4),
                                   ("crazy", 5)):
-                long_match = {"rounds": 1000, **({"target": 10_000} if game == "crazy" else {})}
+                long_match = find(game).long_options()
                 match = new_match(game, players, f"display/{seed}", long_match)
                 seats = [SeatController(s, match) for s in range(players)]
                 specs = [DisplaySpec(s, bus=f"mux 0x{0x70 + s // 8:x} channel {s % 8}")

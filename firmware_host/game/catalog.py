@@ -128,11 +128,10 @@ def crazy_deck() -> DeckSpec:
 
 
 def resources_for(game: str, players: int, options: dict[str, Any]) -> Resources:
-    if game == "domino":
-        return Resources(board=board_for(players, options.get("layout")))
-    if game == "crazy":
-        return Resources(deck=crazy_deck())
-    return Resources()
+    """The data files the game's entry asks for (a board layout, a deck split)."""
+    from .kinds import find
+
+    return find(game).resources(players, options)
 
 
 def new_match(game: str, players: int, seed: int | str, options: dict[str, Any] | None = None,

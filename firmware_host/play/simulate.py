@@ -211,18 +211,6 @@ def simulate(
 
 # ---------------------------------------------------------------- the sweep
 
-_SWEEP_OPTIONS: dict[str, list[dict[str, Any]]] = {
-    "classic": [{}, {"recycle": "turn_over"}, {"pro_row": True}, {"descending": True},
-                {"alternate_colours": True}, {"stack_face_down": True},
-                {"pro_row": True, "stack_face_down": True, "alternate_colours": True},
-                {"recycle": "turn_over", "pro_row": True, "descending": True, "alternate_colours": True,
-                 "stack_face_down": True}],
-    "dice": [{}],
-    "domino": [{}, {"tokens": "random"}, {"joker_hold_s": 0.0}, {"joker_hold_s": 60.0, "joker_wait_s": 0.0},
-               {"tokens": "random", "joker_wait_s": 60.0}],
-    "crazy": [{}, {"target": 10}],
-}
-"""Per game: the option sets the sweep tries (defaults, each option alone, options together)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,18 +230,14 @@ class SweepCase:
 
 def sweep_cases(games: list[str], seeds: int, levels: list[Level] | None = None) -> list[SweepCase]:
     """Every game, player count, option set and bot level, each for `seeds` seeds."""
-    from ..game.catalog import board_for, layouts
+    from ..game.kinds import find
     from ..rules.options import PLAYERS
 
     out = []
     for game in games:
         lo, hi = PLAYERS[game]
         for players in range(lo, hi + 1):
-            sets = list(_SWEEP_OPTIONS[game])
-            if game == "domino":  # the other layouts for this many players, besides the recommended one
-                usual = board_for(players).name
-                sets += [{"layout": name} for name, (_, counts, _) in layouts().items()
-                         if players in counts and name != usual]
+            sets = find(game).sweep_options(players)
             for i, options in enumerate(sets):
                 for level in levels or list(Level):
                     for s in range(seeds):

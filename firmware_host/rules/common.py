@@ -235,3 +235,32 @@ class RoundBase:
 
     def _end(self, result: RoundResult) -> None:
         self.result = result
+
+
+# ---------------------------------------------------------------- fields of actions in plain data
+
+
+def field_int(d: dict[str, Any], key: str, default: Any = ...) -> Any:
+    """A whole-number field of an action dict (None allowed when it is the default)."""
+    value = d.get(key, default)
+    if value is ...:
+        raise RulesError(f"missing '{key}'")
+    if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
+        raise RulesError(f"'{key}' must be a whole number, not {value!r}")
+    return value
+
+
+def field_str(d: dict[str, Any], key: str) -> str:
+    value = d.get(key)
+    if not isinstance(value, str):
+        raise RulesError(f"missing '{key}'" if value is None else f"'{key}' must be text")
+    return value
+
+
+def field_square(value: Any, what: str) -> tuple[int, int]:
+    if (
+        not isinstance(value, list | tuple) or len(value) != 2
+        or not all(isinstance(x, int) and not isinstance(x, bool) for x in value)
+    ):
+        raise RulesError(f"{what} must be a square [row, column], not {value!r}")
+    return (value[0], value[1])

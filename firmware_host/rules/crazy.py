@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 from .common import (
     Ending,
@@ -21,8 +21,12 @@ from .common import (
     Seat,
     TableColour,
     Taken,
+    field_int,
+    field_str,
     too_late_or,
 )
+from .kinds import GameRules, register
+from .options import OptionSpec, whole
 
 MIN_PLAYERS, MAX_PLAYERS = 2, 5
 HAND_SIZE = 3
@@ -289,3 +293,73 @@ class CrazyRound(RoundBase):
                 for st in self.seats
             ],
         }
+
+
+# ---------------------------------------------------------------- the game's entry
+
+CRAZY_ROUNDS = 10
+"""Crazy totals can fall below zero and never reach the target: a match ends after this many rounds."""
+
+
+def crazy_card_name(card: CrazyCard) -> str:
+    """`R3p#4`: colour, value (or * for Crazy), style initial, serial in its colour."""
+    return f"{card}#{card.serial}"
+
+
+def parse_crazy_card(text: str, spec_cards: dict[str, CrazyCard]) -> CrazyCard:
+    try:
+        return spec_cards[text.strip()]
+    except KeyError:
+        raise RulesError(f"not a Crazy card: {text!r} (write e.g. R3p#8 or Y*#34)") from None
+
+
+def crazy_index(deck: list[list[CrazyCard]]) -> dict[str, CrazyCard]:
+    return {crazy_card_name(c): c for cards in deck for c in cards}
+
+
+class CrazyRules(GameRules):
+    name = "crazy"
+    players = (MIN_PLAYERS, MAX_PLAYERS)
+    options: ClassVar[dict[str, OptionSpec]] = {
+        "target": OptionSpec(whole(1, 10_000), 100, "the match ends after a round that brings a total here"),
+        "rounds": OptionSpec(whole(1, 1000), CRAZY_ROUNDS, "the match also ends after this many rounds"),
+    }
+    actions: ClassVar[dict[str, type]] = {"play": PlayCrazy, "discard": DiscardCrazy}
+    fields: ClassVar[dict[type, frozenset[str]]] = {
+        PlayCrazy: frozenset({"card", "pile", "value"}), DiscardCrazy: frozenset({"card"})}
+
+    def check_resources(self, resources: Any) -> None:
+        if resources.deck is None:
+            raise RulesError("crazy needs its deck split")
+
+    def new_round(self, match: Any, rng: random.Random, setup: dict[str, Any]) -> CrazyRound:
+        return CrazyRound(match.players, CrazyOptions(match.options["target"]), rng, match.resources.deck,
+                          **setup)
+
+    def is_over(self, match: Any) -> bool:
+        return max(match.totals) >= match.options["target"] or match.rounds_played >= match.options["rounds"]
+
+    def sight(self, rnd: Any, seat: Seat) -> Any:
+        from .sight import CrazySight
+
+        return CrazySight(rnd, seat)
+
+    def journal_context(self, players: int, resources: Any) -> dict[str, CrazyCard]:
+        return crazy_index([resources.deck.cards(CrazyColour(s)) for s in range(players)])
+
+    def encode(self, action: Any) -> dict[str, Any]:
+        out: dict[str, Any] = {"card": crazy_card_name(action.card)}
+        if isinstance(action, PlayCrazy):
+            out["pile"] = action.pile
+            if action.value is not None:
+                out["value"] = action.value
+        return out
+
+    def decode(self, kind: type, d: dict[str, Any], seat: Seat, ts: int, context: Any) -> Any:
+        card = parse_crazy_card(field_str(d, "card"), context or {})
+        if kind is DiscardCrazy:
+            return DiscardCrazy(seat, card, ts)
+        return PlayCrazy(seat, card, field_int(d, "pile", None), field_int(d, "value", None), ts)
+
+
+register(CrazyRules())

@@ -13,15 +13,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from .classic import ClassicOptions, ClassicRound
+from . import kinds
 from .codec import Action
-from .common import Refusal, RoundResult, RulesError, Seat, winners
-from .crazy import CrazyOptions, CrazyRound, DeckSpec
-from .dice import DiceOptions, DiceRound
-from .domino import Board, DominoCard, DominoOptions, DominoRound, next_boards
+from .common import Refusal, RoundBase, RoundResult, RulesError, Seat, winners
+from .crazy import DeckSpec
+from .domino import Board, DominoCard
 from .options import parse_options
 
-Round = ClassicRound | DiceRound | DominoRound | CrazyRound
+Round = RoundBase
+"""Any game's round: `kinds.find(game).new_round` makes it."""
 
 
 class JournalEntry(NamedTuple):
@@ -57,14 +57,12 @@ class Match:
         self.seed = seed
         self.options = parse_options(game, players, options)
         self.resources = resources
-        if game == "domino" and resources.board is None:
-            raise RulesError("domino needs a board layout")
-        if game == "crazy" and resources.deck is None:
-            raise RulesError("crazy needs its deck split")
+        self.rules = kinds.find(game)
+        self.rules.check_resources(resources)
         self.boards: list[list[DominoCard]] = (
             [list(b) for b in boards] if boards is not None else [[] for _ in range(players)]
         )
-        """Domino player boards: cards put aside, carried from round to round."""
+        """Cards put aside per player, carried from round to round (Domino's player boards)."""
         self.results: list[RoundResult] = []
         self._journals: list[list[Action]] = []
         self.setups: dict[int, dict[str, Any]] = {}
@@ -74,25 +72,11 @@ class Match:
     # ------------------------------------------------------------ rounds
 
     def _new_round(self, setup: Mapping[str, Any] | None) -> Round:
-        o = self.options
         rng = round_rng(self.seed, self.game, self.round_no)
         setup = dict(setup or {})
         if setup:
             self.setups[self.round_no] = setup
-        if self.game == "classic":
-            opts = ClassicOptions(o["recycle"], o["pro_row"], o["descending"],
-                                  o["alternate_colours"], o["stack_face_down"])
-            rnd: Round = ClassicRound(self.players, opts, rng, **setup)
-        elif self.game == "dice":
-            rnd = DiceRound(self.players, DiceOptions(o["handicap"]), rng, **setup)
-        elif self.game == "domino":
-            assert self.resources.board is not None
-            opts_d = DominoOptions(o["tokens"], o["joker_hold_s"], o["joker_wait_s"])
-            setup.setdefault("aside", self.boards)
-            rnd = DominoRound(self.players, opts_d, rng, self.resources.board, **setup)
-        else:
-            assert self.resources.deck is not None
-            rnd = CrazyRound(self.players, CrazyOptions(o["target"]), rng, self.resources.deck, **setup)
+        rnd: Round = self.rules.new_round(self, rng, setup)
         self._journals.append(rnd.journal)
         if rnd.result is not None:
             self._round_over(rnd)
@@ -126,11 +110,7 @@ class Match:
     def _round_over(self, rnd: Round) -> None:
         assert rnd.result is not None
         self.results.append(rnd.result)
-        if self.game == "domino":
-            assert isinstance(rnd, DominoRound)
-            aside = rnd.result.detail["put_aside"]
-            held = [st.held() for st in rnd.seats]
-            self.boards = next_boards(self.boards, aside, held)  # type: ignore[arg-type]
+        self.rules.round_over(self, rnd)
 
     # ------------------------------------------------------------ standings
 
@@ -146,16 +126,11 @@ class Match:
     def is_over(self) -> bool:
         if self.round.result is None:
             return False
-        if self.game == "crazy":
-            return (max(self.totals) >= self.options["target"]
-                    or self.rounds_played >= self.options["rounds"])
-        return self.rounds_played >= self.options["rounds"]
+        return self.rules.is_over(self)
 
     def boards_for_next_match(self) -> list[list[DominoCard]] | None:
-        """Domino with `keep_boards`, once over: the player boards the next match starts from."""
-        if self.game != "domino" or not self.options["keep_boards"] or not self.is_over:
-            return None
-        return [list(b) for b in self.boards]
+        """Once over: what the next match starts from (Domino with `keep_boards`: the player boards)."""
+        return self.rules.carried_over(self)
 
     @property
     def winners(self) -> tuple[Seat, ...]:

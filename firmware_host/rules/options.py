@@ -1,4 +1,4 @@
-"""Per-match options: names, types, defaults and checks, for every game.
+"""Per-match options: how each is read and checked; each game's rules list its own.
 
 Options arrive as text (`--option pro_row=yes`, `tablectl`, a scenario file)
 or as already-typed values; both go through `parse_options`, which names the
@@ -7,23 +7,63 @@ option and the problem when something is wrong.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from . import kinds
 from .common import RulesError
 
-GAMES = ("classic", "dice", "domino", "crazy")
-PLAYERS = {"classic": (2, 12), "dice": (2, 4), "domino": (2, 4), "crazy": (2, 5)}
 
-CRAZY_ROUNDS = 10
-"""Crazy totals can fall below zero and never reach the target: a match ends after this many rounds."""
+class _Games(Sequence[str]):
+    """Every registered game's name, as it is now (a game registered later shows too)."""
+
+    def __getitem__(self, i: Any) -> Any:
+        return kinds.names()[i]
+
+    def __len__(self) -> int:
+        return len(kinds.names())
+
+    def __repr__(self) -> str:
+        return repr(kinds.names())
+
+
+class _PerGame(Mapping[str, Any]):
+    """One thing per registered game (its players, its option specs), read from the registry."""
+
+    def __init__(self, what: Callable[[kinds.GameRules], Any]) -> None:
+        self._what = what
+
+    def __getitem__(self, game: str) -> Any:
+        rules = kinds.get(game)
+        if rules is None:
+            raise KeyError(game)
+        return self._what(rules)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(kinds.names())
+
+    def __len__(self) -> int:
+        return len(kinds.names())
+
+
+GAMES: Sequence[str] = _Games()
+PLAYERS: Mapping[str, tuple[int, int]] = _PerGame(lambda rules: rules.players)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "CRAZY_ROUNDS":  # kept here for its readers; the Crazy rules own it
+        from .crazy import CRAZY_ROUNDS
+
+        return CRAZY_ROUNDS
+    raise AttributeError(name)
+
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 
 
-def _bool(value: Any) -> bool:
+def yes_no(value: Any) -> bool:
     if isinstance(value, bool):
         return value
     text = str(value).strip().lower()
@@ -34,7 +74,7 @@ def _bool(value: Any) -> bool:
     raise ValueError("expected yes or no")
 
 
-def _int(lo: int, hi: int) -> Callable[[Any], int]:
+def whole(lo: int, hi: int) -> Callable[[Any], int]:
     def parse(value: Any) -> int:
         if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
             raise ValueError("expected a whole number")
@@ -49,7 +89,7 @@ def _int(lo: int, hi: int) -> Callable[[Any], int]:
     return parse
 
 
-def _float(lo: float, hi: float) -> Callable[[Any], float]:
+def number(lo: float, hi: float) -> Callable[[Any], float]:
     def parse(value: Any) -> float:
         if isinstance(value, bool):
             raise ValueError("expected a number")
@@ -64,7 +104,7 @@ def _float(lo: float, hi: float) -> Callable[[Any], float]:
     return parse
 
 
-def _choice(*choices: str) -> Callable[[Any], str]:
+def one_of(*choices: str) -> Callable[[Any], str]:
     def parse(value: Any) -> str:
         text = str(value).strip().lower()
         if text not in choices:
@@ -74,18 +114,7 @@ def _choice(*choices: str) -> Callable[[Any], str]:
     return parse
 
 
-def _counts(value: Any) -> tuple[int, ...]:
-    items = value if isinstance(value, list | tuple) else str(value).replace(" ", "").split(",")
-    try:
-        if any(isinstance(x, bool | float) for x in items):
-            raise ValueError
-        counts = tuple(int(x) for x in items if str(x) != "")
-    except ValueError:
-        raise ValueError("expected dice counts per seat, e.g. 7,7,5,5") from None
-    return counts
-
-
-def _name(value: Any) -> str:
+def text_name(value: Any) -> str:
     text = str(value).strip()
     if not text:
         raise ValueError("expected a name")
@@ -99,39 +128,12 @@ class OptionSpec:
     help: str
 
 
-SPECS: dict[str, dict[str, OptionSpec]] = {
-    "classic": {
-        "rounds": OptionSpec(_int(1, 1000), 5, "rounds in the match"),
-        "recycle": OptionSpec(_choice("shuffle", "turn_over"), "shuffle", "how a used-up hand is renewed"),
-        "pro_row": OptionSpec(_bool, False, "the row is a descending, alternating buffer"),
-        "descending": OptionSpec(_bool, False, "centre piles run from 10 down to 1"),
-        "alternate_colours": OptionSpec(_bool, False, "each pile card differs in colour from the one below"),
-        "stack_face_down": OptionSpec(_bool, False, "stack cards reach the centre only through the row"),
-    },
-    "dice": {
-        "rounds": OptionSpec(_int(1, 1000), None, "rounds in the match (default 3 per player)"),
-        "handicap": OptionSpec(_counts, (), "dice per seat, e.g. 7,7,5,5 (total at most 24)"),
-    },
-    "domino": {
-        "rounds": OptionSpec(_int(1, 1000), 6, "rounds in the match"),
-        "layout": OptionSpec(_name, None, "board layout (default: the recommended one)"),
-        "tokens": OptionSpec(_choice("recommended", "random"), "recommended", "where tokens start"),
-        "joker_hold_s": OptionSpec(_float(0.0, 600.0), 5.0, "seconds a joker keeps its token reserved"),
-        "joker_wait_s": OptionSpec(_float(0.0, 600.0), 10.0,
-                                   "seconds the round waits for a joker when no card fits anywhere"),
-        "keep_boards": OptionSpec(_bool, False, "player boards carry over to the next match"),
-    },
-    "crazy": {
-        "target": OptionSpec(_int(1, 10_000), 100, "the match ends after a round that brings a total here"),
-        "rounds": OptionSpec(_int(1, 1000), CRAZY_ROUNDS, "the match also ends after this many rounds"),
-    },
-}
+SPECS: Mapping[str, Mapping[str, OptionSpec]] = _PerGame(lambda rules: rules.options)
+"""Each game's options by name."""
 
 
 def check_game(game: str, players: int) -> None:
-    if game not in SPECS:
-        raise RulesError(f"unknown game {game!r} (choose {', '.join(GAMES)})")
-    lo, hi = PLAYERS[game]
+    lo, hi = kinds.find(game).players
     if not lo <= players <= hi:
         raise RulesError(f"{game} takes {lo} to {hi} players, not {players}")
 
@@ -139,7 +141,8 @@ def check_game(game: str, players: int) -> None:
 def parse_options(game: str, players: int, raw: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Every option of `game` with its value: the given ones checked, the rest defaulted."""
     check_game(game, players)
-    specs = SPECS[game]
+    rules = kinds.find(game)
+    specs = rules.options
     out = {name: spec.default for name, spec in specs.items()}
     for name, value in (raw or {}).items():
         spec = specs.get(name)
@@ -152,8 +155,7 @@ def parse_options(game: str, players: int, raw: Mapping[str, Any] | None = None)
             out[name] = spec.parse(value)
         except ValueError as exc:
             raise RulesError(f"option {name}={value!r}: {exc}") from None
-    if game == "dice" and out["rounds"] is None:
-        out["rounds"] = 3 * players
+    rules.settle_options(out, players)
     return out
 
 

@@ -7,7 +7,9 @@ player's stack. Each sight reads the live round; it holds no copy.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from typing import Any
 
+from . import kinds
 from .classic import Card, ClassicRound
 from .common import Seat
 from .crazy import CrazyCard, CrazyRound
@@ -17,6 +19,7 @@ from .domino import DominoCard, DominoRound, PlaceDomino, PlayJoker, Square
 
 class ClassicSight:
     __slots__ = ("_face_down", "_r", "_st", "needs", "options", "seat")
+    game = ClassicRound.game
 
     def __init__(self, rnd: ClassicRound, seat: Seat) -> None:
         self._r = rnd
@@ -94,6 +97,7 @@ class ClassicSight:
 
 class DiceSight:
     __slots__ = ("_r", "seat")
+    game = DiceRound.game
 
     def __init__(self, rnd: DiceRound, seat: Seat) -> None:
         self._r = rnd
@@ -115,6 +119,7 @@ class DiceSight:
 
 class DominoSight:
     __slots__ = ("_r", "seat")
+    game = DominoRound.game
 
     def __init__(self, rnd: DominoRound, seat: Seat) -> None:
         self._r = rnd
@@ -157,6 +162,7 @@ class DominoSight:
 
 class CrazySight:
     __slots__ = ("_r", "seat")
+    game = CrazyRound.game
 
     def __init__(self, rnd: CrazyRound, seat: Seat) -> None:
         self._r = rnd
@@ -186,13 +192,6 @@ class CrazySight:
 Sight = ClassicSight | DiceSight | DominoSight | CrazySight
 
 
-def sight_of(rnd: object, seat: Seat) -> Sight:
-    if isinstance(rnd, ClassicRound):
-        return ClassicSight(rnd, seat)
-    if isinstance(rnd, DiceRound):
-        return DiceSight(rnd, seat)
-    if isinstance(rnd, DominoRound):
-        return DominoSight(rnd, seat)
-    if isinstance(rnd, CrazyRound):
-        return CrazySight(rnd, seat)
-    raise TypeError(f"no sight for {type(rnd).__name__}")
+def sight_of(rnd: Any, seat: Seat) -> Sight:
+    """What `seat` sees of any game's round (its rules make the sight)."""
+    return kinds.find(rnd.game).sight(rnd, seat)

@@ -13,8 +13,7 @@ from typing import Any, Protocol
 from PIL import Image
 
 from ..game.controls import SeatController
-from ..rules.classic import ClassicRound
-from ..rules.domino import PlaceDomino
+from ..game.kinds import find
 from ..views.centre import render_centre
 from ..views.seat import render_seat
 
@@ -49,7 +48,7 @@ class TableScreens:
         """Whose screen a decision can change: in Ligretto only the acting seats' (until the
         round ends); in the other games the shared board or piles show on every seat."""
         match = self.seats[0].match
-        if isinstance(match.round, ClassicRound) and match.round.result is None:
+        if not find(match.round.game).shared_board and match.round.result is None:
             return sorted(set(acting))
         return list(range(len(self.seats)))
 
@@ -80,9 +79,10 @@ class TableScreens:
         return queued, time.perf_counter() - started
 
     def _candidates(self) -> dict[int, Any]:
+        """What each seat has selected that the centre shows (Domino: the placement)."""
         out = {}
         for controller in self.seats:
-            choice = controller.selected()
-            if isinstance(choice, PlaceDomino):
-                out[controller.seat] = choice
+            mark = controller.kind.mark(controller)
+            if mark is not None:
+                out[controller.seat] = mark
         return out

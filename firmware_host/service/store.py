@@ -17,10 +17,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..game.catalog import crazy_deck, resources_for
-from ..rules.codec import crazy_index, from_dict, to_dict
-from ..rules.crazy import CrazyColour
+from ..game.catalog import resources_for
+from ..rules.codec import from_dict, to_dict
 from ..rules.domino import DominoCard
+from ..rules.kinds import find as find_rules
 from ..rules.match import Match
 from ..system import paths
 
@@ -250,13 +250,12 @@ class Store:
         options = json.loads(options)
         digits = seed.removeprefix("-")
         seed_value: int | str = int(seed) if digits.isascii() and digits.isdigit() else seed
-        cards = None
-        if game == "crazy":
-            cards = crazy_index([crazy_deck().cards(CrazyColour(s)) for s in range(players)])
-        journal = [(r, from_dict(game, json.loads(a), cards)) for r, a in rows]
+        resources = resources_for(game, players, options)
+        context = find_rules(game).journal_context(players, resources)
+        journal = [(r, from_dict(game, json.loads(a), context)) for r, a in rows]
         board_cards = [[DominoCard.parse(c) for c in b] for b in json.loads(boards)]
-        match = Match.replay(game, players, seed_value, options, journal,
-                             resources_for(game, players, options), boards=board_cards or None)
+        match = Match.replay(game, players, seed_value, options, journal, resources,
+                             boards=board_cards or None)
         self._counts[match_id] = len(journal)
         stored = self.rounds(match_id)
         if len(stored) > len(match.results):

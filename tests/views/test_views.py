@@ -18,7 +18,7 @@ from PIL import Image, ImageChops
 
 from firmware_host.game.catalog import new_match
 from firmware_host.game.controls import SeatController
-from firmware_host.play.scenario import _crazy_setup
+from firmware_host.games.crazy.scenario import setup as _crazy_setup
 from firmware_host.rules.classic import Card, PlayCard
 from firmware_host.rules.common import Reason, Refusal
 from firmware_host.rules.crazy import PlayCrazy
@@ -314,7 +314,7 @@ PURPLE = (170, 0, 255)
 
 
 def test_crazy_piles_read_as_large_digits_in_their_top_cards_colour() -> None:
-    from firmware_host.views.centre import crazy_grid
+    from firmware_host.games.crazy.screens import crazy_grid
 
     want = [(RED, 3), (YELLOW, 1), (GREEN, 2), (BLUE, 2), (PURPLE, 3)]  # blue: a Crazy card as 2
     assert crazy_grid((32, 16), 5) == (1, 5, (1, 2))  # one row of 6 px slots, digits 3x10

@@ -1,0 +1,84 @@
+"""Ligretto in scenario files: each seat's row, stack, hand and discard, and the centre piles."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from ...play.scenario import fail, listed, parsed, seat_no, seat_tables
+from ...rules.classic import DECK, STACK_SIZE, Card, Deal, row_size
+from ...rules.common import RulesError, is_digits
+
+
+def _pileparsed(rnd: dict[str, Any], players: int) -> list[set[Card]]:
+    """Cards the file lays on centre piles, per seat (leniently: errors are reported later)."""
+    out: list[set[Card]] = [set() for _ in range(players)]
+    piles = rnd.get("pile")
+    for pile in piles if isinstance(piles, list) else []:
+        for token in pile.split() if isinstance(pile, str) else pile if isinstance(pile, list) else []:
+            seat_text, _, card_text = str(token).partition(":")
+            try:
+                if is_digits(seat_text) and 1 <= int(seat_text) <= players:
+                    out[int(seat_text) - 1].add(Card.parse(card_text))
+            except RulesError:
+                pass
+    return out
+
+
+def setup(rnd: dict[str, Any], players: int, where: str, rng: random.Random) -> dict[str, Any]:
+    setup: dict[str, Any] = {}
+    seats = seat_tables(rnd, players, where, {"row", "stack", "hand", "discard"})
+    if seats is not None:
+        deals = []
+        on_piles = _pileparsed(rnd, players)
+        for s, seat in enumerate(seats):
+            w = f"{where}.seat[{s}]"
+            row = []
+            for i, place in enumerate(listed(seat.get("row", []), f"{w}.row")):
+                cards = parsed(place if isinstance(place, list) else [place], f"{w}.row[{i}]", Card.parse)
+                row.append(cards)
+            stack = parsed(seat.get("stack", []), f"{w}.stack", Card.parse)
+            hand = parsed(seat.get("hand", []), f"{w}.hand", Card.parse)
+            discard = parsed(seat.get("discard", []), f"{w}.discard", Card.parse)
+            # Left out: dealt from the seed, from what the file has not placed, as at the table.
+            given = {c for place in row for c in place} | set(stack) | set(hand) | set(discard) | on_piles[s]
+            rest = [c for c in DECK if c not in given]
+            rng.shuffle(rest)
+            if "row" not in seat:
+                row, rest = [[c] for c in rest[:row_size(players)]], rest[row_size(players):]
+            if "stack" not in seat:
+                stack, rest = rest[:STACK_SIZE], rest[STACK_SIZE:]
+            if "hand" not in seat:
+                hand = rest
+            deals.append(Deal(row=row, stack=stack[::-1], hand=hand[::-1], discard=discard[::-1]))
+        setup["deals"] = deals
+    piles = rnd.get("pile")
+    if piles is not None:
+        used: list[set[tuple[int, Card]]] = [set() for _ in range(players)]
+        for s, deal in enumerate(setup.get("deals", [])):
+            used[s] = {(s, c) for c in deal.cards()}
+        out = []
+        for p, pile in enumerate(listed(piles, f"{where}.pile")):
+            w = f"{where}.pile[{p}]"
+            cards = []
+            for i, token in enumerate(listed(pile, w)):
+                seat_text, sep, card_text = str(token).partition(":")
+                if not sep or not is_digits(seat_text):
+                    raise fail(f"{w}[{i}]", f"write seat:card, e.g. 1:R5, not {token!r}")
+                seat = seat_no(int(seat_text), players, f"{w}[{i}]")
+                try:
+                    card = Card.parse(card_text)
+                except RulesError as exc:
+                    raise fail(f"{w}[{i}]", str(exc)) from None
+                if (seat, card) in used[seat]:
+                    raise fail(f"{w}[{i}]", f"seat {seat + 1} has only one {card}")
+                used[seat].add((seat, card))
+                cards.append((seat, card))
+            out.append(cards)
+        setup["piles"] = out
+    for s, deal in enumerate(setup.get("deals", [])):
+        cards = deal.cards()
+        dupes = {str(c) for c in cards if cards.count(c) > 1}
+        if dupes:
+            raise fail(f"{where}.seat[{s}]", f"a deck holds each card once: {', '.join(sorted(dupes))}")
+    return setup

@@ -1,0 +1,23 @@
+"""The Dice bot: place a die that fits, else reroll."""
+
+from __future__ import annotations
+
+from types import MethodType
+from typing import Any
+
+from ...game.bots import Bot, Level
+from ...rules.codec import Action
+from ...rules.dice import PlaceDie, Reroll
+from ...rules.sight import DiceSight
+
+
+def play(bot: Bot, s: DiceSight, now: int) -> Action:
+    fitting = [d for d in s.dice() if s.fits(d) and bot.sees()]
+    if fitting:
+        die = bot.rng.choice(fitting) if bot.level != Level.INSTANT else fitting[0]
+        return PlaceDie(s.seat, die.colour, die.face, now)
+    return Reroll(s.seat, now)
+
+
+def policy(bot: Bot, sight: Any) -> Any:
+    return MethodType(play, bot)

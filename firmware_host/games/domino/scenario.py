@@ -1,0 +1,55 @@
+"""Domino in scenario files: where the tokens stand, each seat's hand and jokers; tokens
+are numbered from 1 in files, as on the seat screens."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from ...play.scenario import fail, listed, parsed, seat_tables
+from ...rules.codec import from_dict
+from ...rules.common import is_whole
+from ...rules.domino import SET, TOKENS, DominoCard
+from ...rules.match import Match
+
+
+def setup(rnd: dict[str, Any], players: int, where: str, rng: random.Random,
+                  aside: list[list[DominoCard]]) -> dict[str, Any]:
+    setup: dict[str, Any] = {}
+    tokens = rnd.get("tokens")
+    if tokens is not None:
+        squares = []
+        for i, sq in enumerate(listed(tokens, f"{where}.tokens")):
+            if not (isinstance(sq, list) and len(sq) == 2 and all(is_whole(x) for x in sq)):
+                raise fail(f"{where}.tokens[{i}]", "a square is [row, column]")
+            squares.append((sq[0], sq[1]))
+        setup["tokens"] = squares
+    seats = seat_tables(rnd, players, where, {"hand", "jokers"})
+    if seats is not None:
+        hands, jokers = [], []
+        for s, seat in enumerate(seats):
+            w = f"{where}.seat[{s}]"
+            if "hand" in seat:
+                hand = parsed(seat["hand"], f"{w}.hand", DominoCard.parse)
+            else:  # left out: the seat's 15 cards less its player board, shuffled from the seed
+                hand = [c for c in SET if c not in aside[s]]
+                rng.shuffle(hand)
+            dupes = {str(c) for c in hand if hand.count(c) > 1}
+            if dupes:
+                raise fail(f"{w}.hand", f"a player has each card once: {', '.join(sorted(dupes))}")
+            hands.append(hand[::-1])
+            n = seat.get("jokers", 2)
+            if not is_whole(n) or not 0 <= n <= 2:
+                raise fail(f"{w}.jokers", f"0 to 2 jokers, not {n!r}")
+            jokers.append(n)
+        setup["hands"] = hands
+        setup["jokers"] = jokers
+    return setup
+
+
+def action(match: Match, raw: dict[str, Any], where: str) -> Any:
+    if "token" in raw:
+        if not is_whole(raw["token"]) or not 1 <= raw["token"] <= TOKENS:
+            raise fail(f"{where}.token", f"a token is 1 to {TOKENS}, not {raw['token']!r}")
+        raw["token"] -= 1
+    return from_dict(match.game, raw)

@@ -1,0 +1,88 @@
+"""Domino for a terminal: the board with tokens and your candidate placement, your top card, the keys."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+
+from ...game.controls import SeatController
+from ...game.table import Table
+from ...rules.domino import JOKER, DominoRound, PlaceDomino
+from ...views.readable import STYLE, chip, controller_of
+
+KEYS = ("←/→ next placement · space lays the card · enter discards it · "
+        "↑ joker: ←/→ choose a square, space plays it · ↓ back")
+
+
+def keys(rnd: Any) -> str:
+    return KEYS
+
+
+def centre(rnd: DominoRound, table: Table) -> Text:
+    """The board a square per two columns: its colour letter; `##` covered, `**` a joker,
+    1-4 the tokens, `<>` your candidate placement."""
+    squares = rnd.board.colours
+    rows = max(r for r, _ in squares) + 1
+    cols = max(c for _, c in squares) + 1
+    tokens = {tok.square: i for i, tok in enumerate(rnd.tokens)}
+    mine: set[tuple[int, int]] = set()
+    controller = controller_of(table, 0)
+    if controller is not None and not controller.joker_mode:
+        choice = controller.selected()
+        if isinstance(choice, PlaceDomino):
+            mine = {choice.near, choice.far}
+    elif controller is not None:
+        choice = controller.selected()
+        if choice is not None:
+            mine = {choice[1]}
+    out = Text()
+    for r in range(rows):
+        if r:
+            out.append("\n")
+        for c in range(cols):
+            colour = squares.get((r, c))
+            if colour is None:
+                out.append("  ")
+                continue
+            letter = colour.letter
+            covered = rnd.covered.get((r, c))
+            if (r, c) in tokens:
+                tok = rnd.tokens[tokens[(r, c)]]
+                held = "" if tok.reserved_by is None else "!"
+                out.append(f"{tokens[(r, c)] + 1}{held or ' '}", style=f"bold white on {STYLE[letter]}")
+            elif (r, c) in mine:
+                out.append("<>", style="bold black on white blink")
+            elif covered is not None:
+                out.append("**" if covered[1] == JOKER else "##", style=f"{STYLE[letter]} on grey11")
+            else:
+                out.append(letter.lower() + " ", style=f"black on {STYLE[letter]}")
+    out.append("\n## covered · ** joker · 1-4 tokens (! held) · <> yours", style="dim")
+    return out
+
+
+def seat(c: SeatController, rnd: DominoRound) -> Text:
+    st = rnd.seats[c.seat]
+    top = rnd.top_card(c.seat)
+    out = Text("top card ", style="dim")
+    if top is None:
+        out.append("none")
+    else:
+        out.append_text(chip(top.a.letter, top.a.letter))
+        out.append_text(chip(top.b.letter, top.b.letter))
+    options = c.choices()
+    if options:
+        choice = options[c.cursor % len(options)]
+        if c.joker_mode:
+            token, square = choice
+            out.append(f"  joker {c.cursor % len(options) + 1}/{len(options)}: token {token + 1} "
+                       f"to {square[0] + 1},{square[1] + 1} (<> on the board)", style="bold")
+        else:
+            out.append(f"  placement {c.cursor % len(options) + 1}/{len(options)}: token {choice.token + 1}, "
+                       f"<> on the board", style="bold")
+    else:
+        out.append("  no joker square" if c.joker_mode else "  fits nowhere: enter discards it", style="bold")
+    out.append(f"\nhand {len(st.hand)} · pile {len(st.discard)} · jokers {st.jokers}", style="dim")
+    if st.jokers and not c.joker_mode and not rnd.owed(c.seat) and (not options or rnd.joker_needed(c.seat)):
+        out.append(" · up plays a joker", style="bold")
+    return out

@@ -1,0 +1,129 @@
+"""Tiny's rules: a number in the middle, three cards each; a card one above or below the number
+replaces it (first press wins); the first seat to lay `goal` cards ends the round.
+
+Pure, as every game's rules are: the standard library and the engine's shared pieces only.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any, ClassVar, NamedTuple
+
+from firmware_host.rules.common import (
+    Ending,
+    Reason,
+    Refusal,
+    RoundBase,
+    RoundResult,
+    RulesError,
+    Seat,
+    Taken,
+    field_int,
+    too_late_or,
+)
+from firmware_host.rules.kinds import GameRules
+from firmware_host.rules.options import OptionSpec, whole
+
+HAND, LOW, HIGH = 3, 1, 6
+
+
+class Lay(NamedTuple):
+    seat: Seat
+    card: int
+    ts: int = 0
+
+
+class Redraw(NamedTuple):
+    seat: Seat
+    ts: int = 0
+
+
+class TinyRound(RoundBase):
+    game = "tiny"
+
+    def __init__(self, players: int, goal: int, rng: random.Random,
+                 hands: list[list[int]] | None = None, centre: int | None = None) -> None:
+        self.players = players
+        self.goal = goal
+        self._rng = rng
+        self.hands = [list(h) for h in hands] if hands is not None else [self._draw() for _ in range(players)]
+        if len(self.hands) != players:
+            raise RulesError(f"hands for {len(self.hands)} seats, {players} are playing")
+        self.centre = centre if centre is not None else rng.randint(LOW, HIGH)
+        self.laid = [0] * players
+        self.result: RoundResult | None = None
+        self.journal: list[Any] = []
+        self._taken: Taken | None = None
+        self._handlers = {Lay: self._lay, Redraw: self._redraw}
+
+    def _draw(self) -> list[int]:
+        return [self._rng.randint(LOW, HIGH) for _ in range(HAND)]
+
+    def fits(self, card: int) -> bool:
+        return abs(card - self.centre) == 1
+
+    def _lay(self, a: Lay) -> Refusal | None:
+        hand = self.hands[a.seat]
+        if a.card not in hand:
+            return Refusal(Reason.NOT_HELD)
+        if not self.fits(a.card):
+            return too_late_or(Reason.NO_FIT, self._taken, a.seat, a.ts)
+        hand.remove(a.card)
+        hand.append(self._rng.randint(LOW, HIGH))
+        self.centre = a.card
+        self._taken = Taken(a.seat, a.ts)
+        self.laid[a.seat] += 1
+        if self.laid[a.seat] >= self.goal:
+            self._end(RoundResult(Ending.LIGRETTO_STOP, (a.seat,), self.scores()))
+        return None
+
+    def _redraw(self, a: Redraw) -> Refusal | None:
+        self.hands[a.seat] = self._draw()
+        return None
+
+    def scores(self) -> tuple[int, ...]:
+        return tuple(self.laid)
+
+    def snapshot(self) -> dict[str, Any]:
+        return {"centre": self.centre, "seats": [{"hand": list(h), "laid": n}
+                                                 for h, n in zip(self.hands, self.laid, strict=True)]}
+
+
+class TinySight:
+    game = "tiny"
+
+    def __init__(self, rnd: TinyRound, seat: Seat) -> None:
+        self._r, self.seat = rnd, seat
+
+    @property
+    def over(self) -> bool:
+        return self._r.result is not None
+
+    def hand(self) -> list[int]:
+        return list(self._r.hands[self.seat])
+
+    def centre(self) -> int:
+        return self._r.centre
+
+
+class TinyRules(GameRules):
+    name = "tiny"
+    players = (2, 4)
+    options: ClassVar[dict[str, OptionSpec]] = {
+        "rounds": OptionSpec(whole(1, 100), 2, "rounds in the match"),
+        "goal": OptionSpec(whole(1, 20), 5, "cards a seat lays to end the round"),
+    }
+    actions: ClassVar[dict[str, type]] = {"lay": Lay, "redraw": Redraw}
+    fields: ClassVar[dict[type, frozenset[str]]] = {Lay: frozenset({"card"}), Redraw: frozenset()}
+
+    def new_round(self, match: Any, rng: random.Random, setup: dict[str, Any]) -> TinyRound:
+        return TinyRound(match.players, match.options["goal"], rng, **setup)
+
+    def sight(self, rnd: Any, seat: Seat) -> TinySight:
+        return TinySight(rnd, seat)
+
+    def encode(self, action: Any) -> dict[str, Any]:
+        return {"card": action.card} if isinstance(action, Lay) else {}
+
+    def decode(self, kind: type, d: dict[str, Any], seat: Seat, ts: int, context: Any) -> Any:
+        return Lay(seat, field_int(d, "card"), ts) if kind is Lay else Redraw(seat, ts)
