@@ -17,7 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from .control import ADMIN_GROUP
-from .inputs.mcp23017 import pin_index
+from .inputs.mcp23017 import input_pin_index
 from .sounds import Sound
 
 NAV = ("left", "right", "up", "down", "alt")
@@ -49,11 +49,11 @@ class Line(_Strict):
     @model_validator(mode="after")
     def _one_place(self) -> Line:
         if (self.gpio is None) == (self.expander is None):
-            raise ValueError("give either gpio = N or expander = \"name\" with pin = \"A0\"..\"B7\"")
+            raise ValueError("give either gpio = N or expander = \"name\" with pin = \"A0\"..\"B6\"")
         if self.expander is not None:
             if self.pin is None:
-                raise ValueError("an expander line needs pin = \"A0\"..\"B7\"")
-            pin_index(self.pin)
+                raise ValueError("an expander line needs pin = \"A0\"..\"A6\" or \"B0\"..\"B6\"")
+            input_pin_index(self.pin)  # A7 and B7 are output only
         return self
 
     def key(self) -> str:

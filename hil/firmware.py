@@ -266,7 +266,8 @@ def _through_the_link(board: Board, width: int, height: int, seconds: float) -> 
         collected.__exit__()
 
 
-def early_hello(modules: Path, firmware: Path = FIRMWARE, width: int = 16, height: int = 16) -> dict[str, Any]:
+def early_hello(modules: Path, firmware: Path = FIRMWARE, width: int = 16,
+                height: int = 16) -> dict[str, Any]:
     """The host's hello already waiting when the firmware starts, as when the Pi opens
     /dev/table-led while main.py is still importing. The hello for a 16x16 matrix carries
     0x03 (its length's high byte): a firmware still taking Ctrl-C then drops to the REPL
