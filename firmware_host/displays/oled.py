@@ -26,6 +26,7 @@ from typing import Any
 
 from PIL import Image
 
+from ..config import SPI_SWITCH
 from ..i2cmux import SYSFS, check_i2c_dev, resolve_bus
 from ..logs import logger
 from ..recent import Recent
@@ -389,8 +390,6 @@ class FactoryGPIO:
 SPI_HZ = 8_000_000  # luma's default clock, and bench.py's figure for an SPI frame
 RESET_HOLD_S = 0.001
 """Reset held low this long: the SSD1306 asks 3 us at least (rev 1.1 §8.9, power-on step 2)."""
-SPI_SWITCH = {0: "dtparam=spi=on", 1: "dtoverlay=spi1-3cs"}
-"""The config.txt line that gives each SPI port its /dev/spidevN.* (config.boot_config writes it)."""
 
 
 @cache
