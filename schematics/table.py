@@ -22,6 +22,7 @@ ROOT = HERE.parent
 sys.path[:0] = [str(ROOT), str(HERE)]
 
 from firmware_host.config.schema import TableConfig, load_config  # noqa: E402
+from firmware_host.devices.i2cload import SEAT_PULLUP_OHM, ohms_label  # noqa: E402  (sized in hardware/README.md)
 
 BUILDS = {"4-seat": ROOT / "hardware" / "wiring" / "4-seat.toml",
           "12-seat": ROOT / "hardware" / "wiring" / "12-seat.toml"}
@@ -141,7 +142,7 @@ def _connect(config: TableConfig, skidl: Any, Net: Any, parts: Any, nc: Any) -> 
             for line_name, mux_pin in (("SDA", f"SD{channel}"), ("SCL", f"SC{channel}")):
                 net = Net(f"S{n}_{line_name}")
                 net += chip[mux_pin], plug[line_name], oled[line_name]
-                pull = parts.Resistor(ref=f"R_S{n}_{line_name}", value="4k7")
+                pull = parts.Resistor(ref=f"R_S{n}_{line_name}", value=ohms_label(SEAT_PULLUP_OHM))
                 net += pull[1]
                 v3 += pull[2]
         else:

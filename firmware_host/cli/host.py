@@ -58,6 +58,14 @@ def build_parser() -> argparse.ArgumentParser:
     power.add_argument("--pi", choices=("pi4", "pi5"), default="pi4")
     power.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
 
+    bus = sub.add_parser("i2c", help="bus 1's load, pull-ups and rise time against the I2C specification")
+    bus.add_argument("--config", help="configuration file (default: the 4-seat build, hardware/wiring/)")
+    bus.add_argument("--seats", type=int, default=4, help="without --config: the build for this many seats")
+    bus.add_argument("--cable-m", type=float, help="every seat cable this long (default: the build's)")
+    bus.add_argument("--speed-hz", type=int, choices=(100_000, 400_000),
+                     help="the bus clock (default: what boot-config writes into config.txt)")
+    bus.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
+
     boot = sub.add_parser("boot-config", help="the config.txt lines a configuration needs (install.sh)")
     boot.add_argument("--config", help="configuration file (default: the 4-seat build, hardware/wiring/)")
     boot.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
@@ -152,6 +160,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _bench(args)
         if command == "power":
             return _power(args)
+        if command == "i2c":
+            return _i2c(args)
         if command == "boot-config":
             return _boot_config(args)
         if command == "watch":
@@ -343,6 +353,20 @@ def _power(args: argparse.Namespace) -> int:
     budget = power_budget(config, args.pi)
     _emit(as_dict(budget), args.json, budget.text())
     return 0
+
+
+def _i2c(args: argparse.Namespace) -> int:
+    """Exit 1 when the build is outside UM10204 (hardware/README.md, "Seat cables and the I2C bus")."""
+    from ..config.schema import ConfigError, default_config, load_config
+    from ..devices.i2cload import i2c_load
+
+    try:
+        config = load_config(args.config) if args.config else default_config(args.seats)
+        load = i2c_load(config, args.cable_m, args.speed_hz)
+    except (ConfigError, ValueError) as exc:
+        _fail(str(exc))
+    _emit(load.as_dict(), args.json, load.text())
+    return 0 if load.ok else 1
 
 
 def _boot_config(args: argparse.Namespace) -> int:

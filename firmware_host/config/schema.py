@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from ..control.server import ADMIN_GROUP
 from ..devices.buzzer import Sound
-from ..devices.inputs.mcp23017 import pin_index
+from ..devices.inputs.mcp23017 import input_pin_index
 
 NAV = ("left", "right", "up", "down", "alt")
 SELECTS = tuple(f"select{i}" for i in range(1, 6))
@@ -49,11 +49,11 @@ class Line(_Strict):
     @model_validator(mode="after")
     def _one_place(self) -> Line:
         if (self.gpio is None) == (self.expander is None):
-            raise ValueError("give either gpio = N or expander = \"name\" with pin = \"A0\"..\"B7\"")
+            raise ValueError("give either gpio = N or expander = \"name\" with pin = \"A0\"..\"B6\"")
         if self.expander is not None:
             if self.pin is None:
-                raise ValueError("an expander line needs pin = \"A0\"..\"B7\"")
-            pin_index(self.pin)
+                raise ValueError("an expander line needs pin = \"A0\"..\"A6\" or \"B0\"..\"B6\"")
+            input_pin_index(self.pin)  # A7 and B7 are output only
         return self
 
     def key(self) -> str:
@@ -236,6 +236,8 @@ SPI_PINS = {
 }
 """The GPIOs a Pi's SPI controller claims once config.txt enables it (`dtparam=spi=on` for SPI0,
 `dtoverlay=spi1-3cs` for SPI1): every chip select, whether a display uses it or not."""
+SPI_SWITCH = {0: "dtparam=spi=on", 1: "dtoverlay=spi1-3cs"}
+"""The config.txt line that switches each SPI port on, giving it its /dev/spidevN.* files."""
 
 
 def bus_pins(cfg: TableConfig) -> dict[int, str]:
@@ -256,10 +258,7 @@ def boot_config(cfg: TableConfig) -> list[str]:
         lines += ["dtparam=i2c_arm=on", "dtparam=i2c_arm_baudrate=400000"]
     lines += [f"dtoverlay=i2c-mux,pca9548,addr=0x{m.address:02x}" for m in cfg.i2c_muxes]
     ports = {s.spi_port for s in cfg.screens if s.interface == "spi"}
-    if 0 in ports:
-        lines.append("dtparam=spi=on")
-    if 1 in ports:
-        lines.append("dtoverlay=spi1-3cs")
+    lines += [SPI_SWITCH[port] for port in sorted(ports) if port in SPI_SWITCH]
     return lines
 
 

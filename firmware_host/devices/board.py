@@ -204,8 +204,9 @@ class PiBoard(Board):
         return self._buses.setdefault(bus, SMBusLine(bus))
 
     def screen_opener(self, config: TableConfig) -> Callable[[DisplaySpec], Any]:
-        """Each screen's bus is looked up in /sys when it opens (i2cmux.resolve_bus)."""
-        return hardware_opener(list(config.screens), list(config.i2c_muxes))
+        """Each screen's bus is looked up in /sys when it opens (i2cmux.resolve_bus); an SPI
+        screen's D/C and reset lines are this board's pins (lgpio: no /dev/gpiomem)."""
+        return hardware_opener(list(config.screens), list(config.i2c_muxes), factory=self.factory)
 
     def describe(self) -> str:
         chip = self.factory.chip if hasattr(self.factory, "chip") else self.chip

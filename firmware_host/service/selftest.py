@@ -31,7 +31,16 @@ from PIL import Image, ImageDraw
 
 from ..config.schema import TableConfig
 from ..devices.displays.oled import specs_for
-from ..devices.inputs.mcp23017 import INTFA, INTFB, IOCON, IOCON_MIRROR, IODIRA, IODIRB
+from ..devices.inputs.mcp23017 import (
+    INTFA,
+    INTFB,
+    IOCON,
+    IOCON_MIRROR,
+    IODIR_SET,
+    IODIRA,
+    IODIRB,
+    RESET_VALUES,
+)
 from ..devices.inputs.pins import InputEvent
 from ..game.edges import Event
 from ..views.centre import cap, seat_colour
@@ -73,10 +82,10 @@ class Check:
 
 def probe_expander(bus: Any, name: str, bus_number: int, address: int) -> Check:
     """MCP23017 datasheet (DS20001952C) Table 3-5 and Register 3-1: IODIRA and IODIRB are
-    0xFF after reset and TableInputs keeps them so (every pin an input). IOCON (0x0A) is 0x00
-    after reset; the driver sets MIRROR (0x40): 0x00 means the chip was reset or plugged in
-    since it was set up, and gives no interrupts until it is set up again. Any other answer
-    is some other device at that address."""
+    0xFF after reset; the driver writes 0x7F (GPx7 an output: output only, DS20001952D). IOCON
+    (0x0A) is 0x00 after reset; the driver sets MIRROR (0x40). Both at their reset values: the
+    chip was reset or plugged in since it was set up, and gives no interrupts until it is set
+    up again. Any other answer is some other device at that address."""
     check = Check(f"expander {name}", f"bus {bus_number}, 0x{address:02x}")
     try:
         iodir = bus.read_byte_data(address, IODIRA), bus.read_byte_data(address, IODIRB)
@@ -85,13 +94,15 @@ def probe_expander(bus: Any, name: str, bus_number: int, address: int) -> Check:
         check.result, check.detail = MISSING, str(exc) or type(exc).__name__
         return check
     seen = f"IODIRA 0x{iodir[0]:02x}, IODIRB 0x{iodir[1]:02x}, IOCON 0x{iocon:02x}"
-    if iodir != (0xFF, 0xFF):
+    if iodir == (RESET_VALUES[IODIRA], RESET_VALUES[IODIRB]) and iocon == RESET_VALUES[IOCON]:
         check.result = UNEXPECTED
-        check.detail = f"{seen}: not an MCP23017 as the table sets it up (IODIR 0xff): another device?"
-    elif iocon == 0x00:
+        check.detail = (f"{seen}: the chip was reset since the table set it up (IODIR 0x{IODIR_SET:02x}, "
+                        f"IOCON 0x{IOCON_MIRROR:02x}); its buttons give no interrupts until the daemon "
+                        "restarts (power, cable?)")
+    elif iodir != (IODIR_SET, IODIR_SET):
         check.result = UNEXPECTED
-        check.detail = (f"{seen}: the chip was reset since the table set it up (IOCON 0x{IOCON_MIRROR:02x}); "
-                        "its buttons give no interrupts until the daemon restarts (power, cable?)")
+        check.detail = (f"{seen}: not an MCP23017 as the table sets it up (IODIR 0x{IODIR_SET:02x}): "
+                        "another device?")
     elif iocon != IOCON_MIRROR:
         check.result = UNEXPECTED
         check.detail = f"{seen}: IOCON is not what the table set (0x{IOCON_MIRROR:02x}): another device?"

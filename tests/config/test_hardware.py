@@ -51,7 +51,7 @@ def test_any_drift_between_pin_map_and_schematic_is_caught() -> None:
     config = default_config(12)
     data = config.model_dump()
     data["inputs"]["seats"][3]["slap"] = 7
-    data["inputs"]["seats"][0]["left"] = {"expander": "nav1", "pin": "A7", "gpio": None}
+    data["inputs"]["seats"][0]["left"] = {"expander": "nav1", "pin": "A6", "gpio": None}
     data["screens"][9]["channel"] = 5
     data["inputs"]["expanders"][5]["interrupt_gpio"] = 11
     data["buzzer"]["gpio"] = 8
@@ -60,7 +60,7 @@ def test_any_drift_between_pin_map_and_schematic_is_caught() -> None:
     problems = table.mismatches(nets, parse_config(data))
     joined = "\n".join(problems)
     assert "seat 4 slap: schematic GPIO[19], pin map GPIO7" in joined
-    assert "seat 1 left: " in joined and "nav1:A7" in joined
+    assert "seat 1 left: " in joined and "nav1:A6" in joined
     assert "seat 10 display SDA: schematic [('U_MUX2', 'SD1')], pin map mux 0x71 channel 5" in joined
     assert "expander nav6 INTA: schematic GPIO[10], pin map GPIO11" in joined
     assert "buzzer: schematic GPIO[18], pin map GPIO8" in joined

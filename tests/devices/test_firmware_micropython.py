@@ -66,3 +66,50 @@ def test_the_wasm_port_runs_the_plain_loops_and_says_so(run) -> None:
     # viper cannot compile under WebAssembly: the fallback runs, and the hello reply says so.
     assert run["bench"]["impl"] == "python" and not run["firmware_native"]
     assert set(run["bench"]["per_frame_ms"]) == {"read", "crc", "copy", "strip_write", "frame"}
+
+
+OLD_MAIN = """\
+import sys
+
+import board
+import ledctl
+import machine
+import micropython
+import neopixel
+
+
+def main():
+    strip = neopixel.NeoPixel(machine.Pin(board.DATA_PIN), board.WIDTH * board.HEIGHT)
+    strip.write()
+    micropython.kbd_intr(-1)
+    controller = ledctl.Controller(sys.stdout.buffer.write, strip, board.WIDTH, board.HEIGHT,
+                                   board.DATA_PIN)
+    controller.serve(sys.stdin.buffer.readinto)
+
+
+main()
+"""
+"""main.py as it was until Ctrl-C went first: kbd_intr(-1) after the imports and the first strip write."""
+
+
+def test_a_hello_waiting_at_start_with_0x03_in_it_is_answered_not_taken_for_ctrl_c(run) -> None:
+    assert run["hello_bytes_0x03_at"] == [1]  # 16x16: the block's length is 0x030a
+    assert run["early_hello_answered"] and run["early_hello_size"] == "16x16"
+    assert not run["early_hello_interrupted"] and run["early_hello_exit"] == 0
+
+
+def test_the_bench_drops_a_firmware_that_disables_ctrl_c_late_to_the_repl(run, tmp_path: Path) -> None:
+    # The check above can fail: the firmware as it was, on the same bench, is interrupted.
+    for f in firmware.FIRMWARE.glob("*.py"):
+        (tmp_path / f.name).write_text(f.read_text())
+    (tmp_path / "main.py").write_text(OLD_MAIN)
+    old = firmware.early_hello(firmware.node_modules(ROOT / ".cache"), tmp_path)
+    assert old["early_hello_interrupted"] and old["early_hello_exit"] == 1
+    assert not old["early_hello_answered"]
+
+
+def test_main_py_disables_ctrl_c_before_anything_else() -> None:
+    tree = ast.parse((ROOT / "hardware" / "led_controller" / "main.py").read_text())
+    first, second = tree.body[:2]
+    assert isinstance(first, ast.Import) and [a.name for a in first.names] == ["micropython"]
+    assert ast.unparse(second) == "micropython.kbd_intr(-1)"

@@ -381,7 +381,8 @@ def test_the_pi_board_opens_screens_through_the_sysfs_lookup() -> None:
     if Path("/sys/bus/i2c/devices/1-0070").exists():
         pytest.skip("this machine has a mux at 0x70 on i2c-1")
     config = default_config(4)
-    board = object.__new__(PiBoard)  # its GPIO side is not needed for its screens
+    board = object.__new__(PiBoard)  # its GPIO side is not needed for I2C screens
+    board.factory = None
     opener = board.screen_opener(config)
     with pytest.raises(I2CBusMissing, match=r"^no i2c-mux at 0x70 on i2c-1 in sysfs \(/sys/bus/i2c/devices/"
                                             r"1-0070 missing\)"):

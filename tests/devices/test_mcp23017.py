@@ -1,4 +1,5 @@
-"""The MCP23017 model against its datasheet (DS20001952C), and the real driver and
+"""The MCP23017 model against its datasheet (DS20001952C; GPA7/GPB7 output only since
+DS20001952D), and the real driver and
 TableInputs against the model: per-port INTCAP latching, per-port clearing, and the
 interrupt line's edges as a Pi GPIO sees them."""
 
@@ -17,6 +18,9 @@ from firmware_host.devices.inputs.mcp23017 import (
     GPINTENB,
     GPIOA,
     GPIOB,
+    GPPUA,
+    GPPUB,
+    INPUT_PINS,
     INTCAPA,
     INTCAPB,
     INTCONA,
@@ -33,6 +37,7 @@ from firmware_host.devices.inputs.mcp23017 import (
     OLATA,
     EmulatedBus,
     EmulatedMCP23017,
+    input_pin_index,
     pin_index,
 )
 from firmware_host.devices.inputs.pins import EmulatedButtons, InputEvent, TableInputs, emulated_factory
@@ -156,11 +161,80 @@ def test_int_polarity_and_open_drain() -> None:
 def test_outputs_read_their_latch_and_never_interrupt() -> None:
     chip = EmulatedMCP23017()
     chip.write(GPINTENA, 0xFF)
-    chip.write(IODIRA, 0xFE)  # A0 an output
+    chip.write(IODIRA, 0x7E)  # A0 an output (and A7, which is output only)
     chip.write(GPIOA, 0x00)  # goes to OLATA (DS §3.5.10)
     assert chip.read(OLATA) == 0x00
     chip.set_input(0, False, 1)
-    assert not chip.pending and chip.read(GPIOA) == 0xFE
+    assert not chip.pending and chip.read(GPIOA) == 0x7E  # A0 and A7 read OLATA's 0
+
+
+class Writes:
+    """An emulated bus that keeps every register write, in order."""
+
+    def __init__(self, chip: EmulatedMCP23017) -> None:
+        self.bus = EmulatedBus({0x20: chip})
+        self.writes: list[tuple[int, int]] = []
+
+    def read_byte_data(self, i2c_addr: int, register: int) -> int:
+        return self.bus.read_byte_data(i2c_addr, register)
+
+    def write_byte_data(self, i2c_addr: int, register: int, value: int) -> None:
+        self.writes.append((register, value))
+        self.bus.write_byte_data(i2c_addr, register, value)
+
+
+def test_the_driver_makes_gpa7_and_gpb7_outputs_before_it_reads_a_port() -> None:
+    """DS20001952D page 1: GPA7 and GPB7 are output only. IODIR bit 7 = 0 is an output
+    (Register 3-1); no pull-up behind it (GPPU bit 7 = 0)."""
+    chip = EmulatedMCP23017()
+    bus = Writes(chip)
+    driver = MCP23017(bus, 0x20, list(INPUT_PINS))
+    driver.setup()
+    assert (IODIRA, 0x7F) in bus.writes and (IODIRB, 0x7F) in bus.writes
+    assert (GPPUA, 0x7F) in bus.writes and (GPPUB, 0x7F) in bus.writes
+    assert chip.read(IODIRA) == chip.read(IODIRB) == 0x7F
+    for pin in INPUT_PINS:  # every other pin a button, and every press seen
+        chip.set_input(pin, True, pin + 1)
+        assert driver.on_interrupt().changes == [(pin, True)]
+    chip.set_input(7, True, 20)  # the outside world on an output: no interrupt, not a press
+    chip.set_input(15, True, 21)
+    assert not chip.pending and driver.on_interrupt().changes == []
+    assert chip.read(GPIOA) >> 7 == chip.read(GPIOB) >> 7 == 0  # the pins drive OLAT's 0
+    assert chip.gpx7_input_reads == 0
+
+
+def test_the_driver_refuses_gpx7_as_a_button() -> None:
+    for pin in (7, 15):
+        with pytest.raises(ValueError, match="output only"):
+            MCP23017(EmulatedBus({0x20: EmulatedMCP23017()}), 0x20, [0, pin]).setup()
+
+
+def test_the_model_refuses_gpx7_as_an_input_and_counts_reads_while_it_is_one() -> None:
+    chip = EmulatedMCP23017()
+    chip.read(GPIOA)  # after reset IODIR is 0xFF (Table 3-5): GPA7 is read as an input
+    chip.read(INTCAPB)
+    assert chip.gpx7_input_reads == 2
+    chip.write(IODIRA, 0x7F)
+    chip.read(GPIOA)  # port A is safe now, port B is not
+    chip.read(GPIOB)
+    assert chip.gpx7_input_reads == 3
+    for reg, value in ((IODIRA, 0xFF), (IODIRB, 0x80)):
+        with pytest.raises(ValueError, match="output only"):
+            chip.write(reg, value)
+    assert chip.read(IODIRA) == 0x7F and chip.read(IODIRB) == 0xFF  # refused: nothing written
+
+
+def test_a_configuration_with_a_button_on_a7_or_b7_is_refused() -> None:
+    from firmware_host.config.schema import ConfigError, parse_config
+
+    assert [input_pin_index(n) for n in ("A0", "A6", "b0", "B6")] == [0, 6, 8, 14]
+    data = emulated_config(6).model_dump(exclude_none=True)
+    data["inputs"]["seats"][4]["up"] = {"expander": "nav1", "pin": "B7"}
+    with pytest.raises(ConfigError) as refused:
+        parse_config(data)
+    assert refused.value.problems == [
+        "table.toml: inputs.seats[5].up: Value error, MCP23017 pin B7 (GPB7) is output only "
+        "(Microchip DS20001952D: as an input it can corrupt SDA): use A0..A6 or B0..B6"]
 
 
 def test_what_the_model_does_not_implement_is_refused() -> None:
@@ -291,8 +365,9 @@ def test_an_edge_during_recovery_is_serviced() -> None:
 
 # ---------------------------------------------------------------- property: no phantom, none lost
 
-ALL_PINS = list(range(16))
-changes_st = st.lists(st.tuples(st.sampled_from(ALL_PINS), st.booleans()), max_size=60)
+ALL_PINS = list(INPUT_PINS)  # every pin a button may use: A7 and B7 are output only
+changes_st = st.lists(st.tuples(st.sampled_from(range(16)), st.booleans()), max_size=60)
+"""The outside world may move any pin, GPA7 and GPB7 too: as outputs they show nothing."""
 
 
 def drive(chip: EmulatedMCP23017, driver: MCP23017) -> list[tuple[int, bool]]:
@@ -325,6 +400,7 @@ def test_any_pin_changes_serviced_on_each_edge_give_exactly_the_true_presses(cha
         if pin in wired:
             truth.append((pin, low))
     assert seen == truth
+    assert chip.gpx7_input_reads == 0  # GPx7 an output before any port was read
 
 
 @settings(max_examples=300, deadline=None)

@@ -197,7 +197,7 @@ def subcommands(program: str, synopsis: str) -> list[str]:
         group = rest[1:rest.index("}")]
         return [part.strip().split(" ")[0] for part in group.split(",") if part.strip()]
     first = rest.split(" ", 1)[0] if rest else ""
-    return [first] if re.fullmatch(r"[a-z][a-z-]*", first) else []
+    return [first] if re.fullmatch(r"[a-z][a-z0-9-]*", first) else []
 
 
 @pytest.mark.parametrize("synopsis", SYNOPSES)

@@ -3,17 +3,18 @@
     python -m hil.firmware [--json] [--seconds S]
 
 MicroPython's WebAssembly port (npm `@micropython/micropython-webassembly-pyscript`, pinned
-in hil/micropython/package-lock.json, installed with `npm ci` into the cache folder) runs
+in tests/hil/micropython/package-lock.json, installed with `npm ci` into the cache folder) runs
 hardware/led_controller/ unchanged under node. Only `machine` and `neopixel` are stand-ins
-(hil/micropython/standins/: the strip's buffer and the bytes `machine.bitstream` would
+(tests/hil/micropython/standins/: the strip's buffer and the bytes `machine.bitstream` would
 clock out, as upstream defines them). The firmware's stdin and stdout are the device side
 of a pseudo-terminal; the host's real `LedLink` (pyserial) opens the other side exactly as
 it opens /dev/ttyACM0 on the Pi.
 
-Three parts: a scripted exchange on the raw line (hello, frame and ack, a damaged frame and
+Four parts: a scripted exchange on the raw line (hello, frame and ack, a damaged frame and
 its NAK, a truncated frame followed by a good one), the host's link sending frames as fast
-as the firmware takes them, and the firmware's own benchmark (bench.py, which also runs on
-a board with `mpremote run`). Wasm speed is not RP2040 speed: the figures compare parts
+as the firmware takes them, a 16x16 board started with the host's hello (a 0x03 inside)
+already waiting, and the firmware's own benchmark (bench.py, which also runs on a board with
+`mpremote run`). Wasm speed is not RP2040 speed: the figures compare parts
 and versions; docs/led-protocol.md has the board's arithmetic.
 """
 
@@ -42,7 +43,7 @@ STANDINS = NODE_DIR / "standins"
 FIRMWARE = ROOT / "hardware" / "led_controller"
 PACKAGE = "@micropython/micropython-webassembly-pyscript"
 CHECKS = ("hello", "frame_acked", "frame_shown", "damaged_naked", "damaged_not_shown", "resync_at_once",
-          "resync_shown", "link_online", "pixels_match", "data_pin_as_wired")
+          "resync_shown", "link_online", "pixels_match", "data_pin_as_wired", "early_hello_answered")
 
 
 class Missing(RuntimeError):
@@ -80,16 +81,22 @@ class Board:
     """The firmware running under node: a pseudo-terminal for its USB serial, the strip's
     bitstream reported line by line."""
 
-    def __init__(self, modules: Path, code: str = "import main") -> None:
+    def __init__(self, modules: Path, code: str = "import main", firmware: tuple[Path, ...] = (FIRMWARE,),
+                 waiting: bytes = b"") -> None:
+        """`firmware`: the folders copied to the board, a later one's file over an earlier one's;
+        `waiting`: bytes the host sent before the firmware started."""
         master, slave = os.openpty()
         tty.setraw(slave)
         os.set_blocking(master, False)
         self.path = os.ttyname(slave)
         self.line = slave  # held open all along: the pty lives until close()
+        if waiting:
+            self.send(waiting)
+        libs = [arg for folder in (*firmware, STANDINS) for arg in ("--lib", str(folder))]
         report_r, report_w = os.pipe()
         self.proc = subprocess.Popen(
             [shutil.which("node") or "node", str(RUNNER), "--modules", str(modules), "--fd", str(master),
-             "--report-fd", str(report_w), "--lib", str(FIRMWARE), "--lib", str(STANDINS), "--exec", code],
+             "--report-fd", str(report_w), *libs, "--exec", code],
             pass_fds=(master, report_w), stderr=subprocess.PIPE)
         os.close(master)
         os.close(report_w)
@@ -259,6 +266,33 @@ def _through_the_link(board: Board, width: int, height: int, seconds: float) -> 
         collected.__exit__()
 
 
+def early_hello(modules: Path, firmware: Path = FIRMWARE, width: int = 16,
+                height: int = 16) -> dict[str, Any]:
+    """The host's hello already waiting when the firmware starts, as when the Pi opens
+    /dev/table-led while main.py is still importing. The hello for a 16x16 matrix carries
+    0x03 (its length's high byte): a firmware still taking Ctrl-C then drops to the REPL
+    (the runner delivers bytes as the board's USB does: tests/hil/micropython/runner.mjs)."""
+    import tempfile
+
+    from firmware_host.devices.displays import ledproto
+
+    pad = bytes(2 + width * height * 3 - 3)  # as LedLink._hello pads it
+    hello = ledproto.encode(0, ledproto.HELLO, bytes((ledproto.VERSION, width, height)) + pad)
+    with tempfile.TemporaryDirectory(prefix="led-board-") as wiring:
+        (Path(wiring) / "board.py").write_text(
+            f"WIDTH = {width}\nHEIGHT = {height}\nDATA_PIN = {_board(firmware)['DATA_PIN']}\n")
+        board = Board(modules, firmware=(firmware, Path(wiring)), waiting=hello)
+        try:
+            reply = board.replies(ledproto.Decoder(), 1, 10.0)
+        finally:
+            err = board.close()
+    return {"hello_bytes_0x03_at": [i for i, b in enumerate(hello) if b == 0x03],
+            "early_hello_answered": bool(reply) and reply[0][1] == ledproto.HELLO_REPLY,
+            "early_hello_size": f"{reply[0][2][1]}x{reply[0][2][2]}" if reply else "",
+            "early_hello_interrupted": "KeyboardInterrupt" in err,
+            "early_hello_exit": board.proc.returncode}
+
+
 def _bench(modules: Path) -> dict[str, Any]:
     board = Board(modules, "import bench")
     try:
@@ -289,6 +323,7 @@ def run(cache: Path, seconds: float = 3.0) -> dict[str, Any]:
     result["data_pin_as_wired"] = result["data_pins_driven"] == [wiring["DATA_PIN"]]
     if err.strip():
         result["firmware_stderr"] = err.strip()[-500:]
+    result.update(early_hello(modules))
     result["bench"] = _bench(modules) if (FIRMWARE / "bench.py").exists() else {}
     result["micropython_version"] = result["bench"].get("micropython", "") or _version(modules)
     result["host_protocol"] = ledproto.VERSION
@@ -299,10 +334,10 @@ def run(cache: Path, seconds: float = 3.0) -> dict[str, Any]:
     return result
 
 
-def _board() -> dict[str, int]:
+def _board(firmware: Path = FIRMWARE) -> dict[str, int]:
     """The firmware's wiring (hardware/led_controller/board.py): WIDTH, HEIGHT, DATA_PIN."""
     values = {}
-    for line in (FIRMWARE / "board.py").read_text().splitlines():
+    for line in (firmware / "board.py").read_text().splitlines():
         name, _, value = line.partition("=")
         if name.strip() in ("WIDTH", "HEIGHT", "DATA_PIN"):
             values[name.strip()] = int(value.split("#")[0])

@@ -114,7 +114,7 @@ def test_probe_with_everything_present_is_all_ok(table: Callable[..., Daemon],
     assert code == 0 and report["passed"] and report["state"] == "done" and report["seats"] == []
     found = results(report)
     assert found["GPIO chip"] == ("ok", "opened")
-    assert found["expander nav1"] == ("ok", "IODIRA 0xff, IODIRB 0xff, IOCON 0x40")
+    assert found["expander nav1"] == ("ok", "IODIRA 0x7f, IODIRB 0x7f, IOCON 0x40")
     assert found["expander nav2"][0] == "ok"
     assert [found[f"seat {n} screen"][0] for n in (1, 2, 3, 4)] == ["ok"] * 4
     assert found["LED controller"] == ("ok", "table-led 2.0, protocol 2, 32x16, data on GP2")

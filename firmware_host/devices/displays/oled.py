@@ -26,6 +26,7 @@ from typing import Any
 
 from PIL import Image
 
+from ...config.schema import SPI_SWITCH
 from ...system.logs import logger
 from ...system.recent import Recent
 from ..i2cmux import SYSFS, check_i2c_dev, resolve_bus
@@ -335,19 +336,127 @@ def specs_for(screens: list[Any]) -> list[DisplaySpec]:
             for seat, s in enumerate(screens)]
 
 
-def hardware_opener(screens: Sequence[Any], muxes: Sequence[Any] = (),
-                    sysfs: Path = SYSFS) -> Callable[[DisplaySpec], Any]:
+class FactoryGPIO:
+    """The `gpio=` object luma's SPI interface drives D/C and reset with, on the board's own
+    gpiozero pin factory (lgpio on a Pi: /dev/gpiochip, so a Pi 5 works and no /dev/gpiomem).
+
+    luma.core 2.x (interface/serial.py) asks of it exactly what it asks of RPi.GPIO: the
+    constants OUT, LOW and HIGH; `setup(pin, OUT)` for D/C and reset (`initial=` from
+    gpio_cs_spi); `output(pin, level)` with any truthy or falsy level; and, only for a GPIO
+    module it imported itself, `cleanup(pins)`. Handed one, it never calls cleanup, so the
+    interface made by `BoardSPI` calls it when it closes: a retried display must not find its
+    pins still taken (gpiozero's GPIOPinInUse)."""
+
+    OUT = 0
+    IN = 1
+    LOW = 0
+    HIGH = 1
+    BCM = 11
+
+    def __init__(self, factory: Any) -> None:
+        self._factory = factory
+        self._pins: dict[int, Any] = {}
+
+    def setmode(self, mode: int) -> None:
+        if mode != self.BCM:
+            raise ValueError("FactoryGPIO numbers pins as BCM GPIOs only")
+
+    def setup(self, pin: int, direction: int, initial: int | None = None) -> None:
+        from gpiozero import DigitalOutputDevice
+
+        if direction != self.OUT:
+            raise ValueError(f"GPIO{pin}: only outputs (D/C, reset) are driven for a display")
+        if pin in self._pins:
+            self._pins[pin].value = bool(initial)
+            return
+        self._pins[pin] = DigitalOutputDevice(pin, initial_value=bool(initial), pin_factory=self._factory)
+
+    def output(self, pin: int, level: Any) -> None:
+        self._pins[pin].value = bool(level)
+
+    def input(self, pin: int) -> int:
+        return int(self._pins[pin].value)
+
+    def cleanup(self, pins: int | Sequence[int] | None = None) -> None:
+        """Let go of `pins` (all when None), each closed even if another fails."""
+        chosen = list(self._pins) if pins is None else [pins] if isinstance(pins, int) else list(pins)
+        for pin in chosen:
+            device = self._pins.pop(pin, None)
+            if device is not None:
+                with contextlib.suppress(Exception):
+                    device.close()
+
+
+SPI_HZ = 8_000_000  # luma's default clock, and bench.py's figure for an SPI frame
+RESET_HOLD_S = 0.001
+"""Reset held low this long: the SSD1306 asks 3 us at least (rev 1.1 §8.9, power-on step 2)."""
+
+
+@cache
+def _board_spi() -> type:
+    """luma's SPI interface that also lets go of the board's D/C and reset pins on cleanup."""
+    from luma.core.interface.serial import spi
+
+    class BoardSPI(spi):  # type: ignore[misc, valid-type]
+        def cleanup(self) -> None:
+            try:
+                super().cleanup()
+            finally:
+                self._gpio.cleanup()
+
+    return BoardSPI
+
+
+def open_spi(spec: DisplaySpec, cfg: Any, factory: Any, spidev: Callable[[], Any] | None = None,
+             sysfs: Path = SYSFS) -> Any:
+    """A display on /dev/spidevP.D, D/C and reset on the board's pin factory. `spidev` makes
+    the SpiDev object (the spidev package's by default; tests give a fake)."""
+    port, device = cfg.spi_port, cfg.spi_device
+    where = f"spi{port}.{device}"
+    if not (sysfs / "class" / "spidev" / f"spidev{port}.{device}").exists():
+        switch = SPI_SWITCH.get(port, f"an overlay for SPI{port}")
+        raise OSError(f"{where}: no /dev/spidev{port}.{device} ({sysfs}/class/spidev/spidev{port}.{device} "
+                      f"missing): is `{switch}` in config.txt and the box rebooted?")
+    if factory is None:
+        raise OSError(f"{where}: this board has no GPIO for the display's D/C and reset lines")
+    if spidev is None:
+        try:
+            from spidev import SpiDev
+        except ImportError as exc:
+            raise OSError(f"{where}: the spidev library is not installed ({exc}): "
+                          "pip install 'table-host[pi]'") from None
+        spidev = SpiDev
+    gpio = FactoryGPIO(factory)
+    try:
+        interface = _board_spi()(spi=spidev(), gpio=gpio, port=port, device=device, gpio_DC=cfg.dc_gpio,
+                                 gpio_RST=cfg.reset_gpio, bus_speed_hz=SPI_HZ,
+                                 reset_hold_time=RESET_HOLD_S if cfg.reset_gpio is not None else 0)
+    except Exception as exc:  # a pin in use, /dev/spidev not there or not ours (EACCES)
+        gpio.cleanup()
+        raise OSError(f"{where} (D/C GPIO{cfg.dc_gpio}, reset "
+                      f"{'GPIO' + str(cfg.reset_gpio) if cfg.reset_gpio is not None else 'not wired'}): "
+                      f"{exc or type(exc).__name__}") from exc
+    try:
+        return open_luma(spec, interface)
+    except Exception as exc:
+        interface.cleanup()
+        raise OSError(f"{where}: {exc}") from exc
+
+
+def hardware_opener(screens: Sequence[Any], muxes: Sequence[Any] = (), sysfs: Path = SYSFS,
+                    factory: Any = None, spidev: Callable[[], Any] | None = None
+                    ) -> Callable[[DisplaySpec], Any]:
     """Opens the real display of a seat: luma's I2C interface on /dev/i2c-N, N looked up in
     sysfs at every attempt (firmware_host/devices/i2cmux.py: a mux whose driver loads after the
-    daemon is found at the next retry), or SPI with its data/command and reset GPIOs."""
+    daemon is found at the next retry), or SPI with its data/command and reset lines on the
+    board's gpiozero `factory` (`open_spi`)."""
 
     def open_display(spec: DisplaySpec) -> Any:
-        from luma.core.interface.serial import i2c, spi
+        from luma.core.interface.serial import i2c
 
         cfg = screens[spec.seat]
         if cfg.interface == "spi":
-            return open_luma(spec, spi(port=cfg.spi_port, device=cfg.spi_device, gpio_DC=cfg.dc_gpio,
-                                       gpio_RST=cfg.reset_gpio, bus_speed_hz=8_000_000))
+            return open_spi(spec, cfg, factory, spidev, sysfs)
         bus = resolve_bus(cfg, muxes, sysfs)
         check_i2c_dev(bus, sysfs)
         where = f"i2c-{bus}" if cfg.bus is not None else f"i2c-{bus} ({cfg.place()})"

@@ -1,6 +1,11 @@
 """MCP23017 I/O expander for the navigation buttons, and a register-level emulation of it.
 
-Facts cited as "DS §x" are from Microchip's datasheet DS20001952C (MCP23017/MCP23S17).
+Facts cited as "DS §x" are from Microchip's datasheet DS20001952C (MCP23017/MCP23S17); the
+register map and behaviour are unchanged in revision D (DS20001952D, 2022), which adds one
+restriction: "Pins GPA7, GPB7 are output only for MCP23017" (page 1, Features). Microchip's
+note with it: as inputs they can corrupt SDA while the chip talks on the bus. It is the
+same silicon as before, only the document changed, so every chip is concerned: the
+configuration refuses A7 and B7 for buttons, and the driver makes them outputs.
 The chip raises its interrupt line when an enabled input changes and latches
 that port's levels in the port's own INTCAP; INTFA/INTFB say which port (and
 pin) caused it. INTCAPA and INTCAPB are separate latches: a port-B interrupt
@@ -48,6 +53,13 @@ IOCON_INTPOL = 0x02  # INT active-high (push-pull only)
 RESET_VALUES = bytes(0xFF if reg in (IODIRA, IODIRB) else 0x00 for reg in range(REGISTERS))
 """Every register's POR/RST value (DS Table 3-5): IODIR 0xFF, all others 0x00."""
 
+OUTPUT_ONLY = 0x80
+"""GPA7 and GPB7, bit 7 of each port: output only (DS20001952D page 1)."""
+IODIR_SET = 0xFF & ~OUTPUT_ONLY
+"""What the driver writes to IODIRA and IODIRB: bits 0-6 inputs, bit 7 an output."""
+OUTPUT_ONLY_PINS = (7, 15)
+INPUT_PINS = tuple(p for p in range(16) if p not in OUTPUT_ONLY_PINS)
+
 
 class Bus(Protocol):
     def read_byte_data(self, i2c_addr: int, register: int) -> int: ...
@@ -60,6 +72,16 @@ def pin_index(name: str) -> int:
     if len(n) == 2 and n[0] in "AB" and n[1] in "01234567":
         return (8 if n[0] == "B" else 0) + int(n[1])
     raise ValueError(f"not an MCP23017 pin: {name!r} (A0..A7, B0..B7)")
+
+
+def input_pin_index(name: str) -> int:
+    """A pin a button may use: any but A7 and B7, which are output only."""
+    index = pin_index(name)
+    if index in OUTPUT_ONLY_PINS:
+        port = name.strip().upper()[0]
+        raise ValueError(f"MCP23017 pin {name.strip().upper()} (GP{port}7) is output only (Microchip "
+                         "DS20001952D: as an input it can corrupt SDA): use A0..A6 or B0..B6")
+    return index
 
 
 class Readout(NamedTuple):
@@ -78,19 +100,23 @@ class MCP23017:
     _levels: int = 0xFFFF
 
     def setup(self) -> None:
-        """All inputs with pull-ups; interrupt on any change of a wired pin; INT mirrored,
-        active-low push-pull (IOCON.ODR = INTPOL = 0)."""
+        """Inputs with pull-ups, but GPA7 and GPB7 outputs (DS20001952D: output only), driving
+        OLAT's reset 0: nothing is wired to them. Interrupt on any change of a wired pin; INT
+        mirrored, active-low push-pull (IOCON.ODR = INTPOL = 0)."""
         self._mask = 0
         for p in self.pins:
+            if p in OUTPUT_ONLY_PINS:
+                raise ValueError(f"MCP23017 0x{self.address:02x}: pin {p} (GP{'AB'[p // 8]}7) "
+                                 "is output only, not a button (DS20001952D)")
             self._mask |= 1 << p
         w = self.bus.write_byte_data
         w(self.address, IOCON, IOCON_MIRROR)
-        w(self.address, IODIRA, 0xFF)
-        w(self.address, IODIRB, 0xFF)
+        w(self.address, IODIRA, IODIR_SET)
+        w(self.address, IODIRB, IODIR_SET)
         w(self.address, IPOLA, 0x00)
         w(self.address, IPOLB, 0x00)
-        w(self.address, GPPUA, 0xFF)
-        w(self.address, GPPUB, 0xFF)
+        w(self.address, GPPUA, IODIR_SET)  # no pull-up behind an output
+        w(self.address, GPPUB, IODIR_SET)
         w(self.address, INTCONA, 0x00)  # compare with the previous level: both edges (DS §3.6.2)
         w(self.address, INTCONB, 0x00)
         w(self.address, GPINTENA, self._mask & 0xFF)
@@ -157,6 +183,11 @@ class EmulatedMCP23017:
       reset, active-high with INTPOL, open-drain (low or released) with ODR.
     - Writing GPIOx writes OLATx (§3.5.10); output pins (IODIR = 0) read OLAT and
       never interrupt (§3.6.4). INTF and INTCAP are read-only.
+    - GPA7 and GPB7 are output only (DS20001952D page 1). They power up as inputs (IODIR
+      0xFF, Table 3-5, unchanged), so the model cannot refuse that state; it refuses a
+      write that sets IODIR bit 7 (a driver making them inputs), and counts in
+      `gpx7_input_reads` every read of GPIOx or INTCAPx, the reads that take GPx7's
+      level, made while that port's bit 7 is still an input.
 
     `set_input` is the outside world: a button pulling a pin low (True) or
     letting the pull-up take it high. `interrupt(low, at_ns)` is told of every
@@ -173,6 +204,8 @@ class EmulatedMCP23017:
     levels: int = 0xFFFF  # the pins as the buttons leave them: 1 = high (released)
     fail: bool = False  # an unplugged expander: every transfer fails as on a real bus
     now: int = 0
+    gpx7_input_reads: int = 0
+    """Reads of GPIOx/INTCAPx with GPx7 still an input: each one against the datasheet."""
     _pending: list[bool] = field(default_factory=lambda: [False, False])
     _previous: list[int] = field(default_factory=lambda: [0xFF, 0xFF])
     _int_low: list[bool] = field(default_factory=lambda: [False, False])  # INTA, INTB pad levels
@@ -193,6 +226,8 @@ class EmulatedMCP23017:
 
     def read(self, reg: int) -> int:
         self._check(reg)
+        if reg in (GPIOA, GPIOB, INTCAPA, INTCAPB) and self.regs[IODIRA + (reg & 1)] & OUTPUT_ONLY:
+            self.gpx7_input_reads += 1
         if reg in (GPIOA, GPIOB):
             port = reg - GPIOA
             value = self._port(port)
@@ -216,6 +251,9 @@ class EmulatedMCP23017:
             raise ValueError("EmulatedMCP23017: IOCON.BANK = 1 (the split register map) is not modelled")
         if reg in (IPOLA, IPOLB) and value:
             raise ValueError("EmulatedMCP23017: IPOL (input polarity, DS §3.5.2) is not modelled")
+        if reg in (IODIRA, IODIRB) and value & OUTPUT_ONLY:
+            raise ValueError(f"EmulatedMCP23017: IODIR{'AB'[reg - IODIRA]} 0x{value:02x} makes "
+                             f"GP{'AB'[reg - IODIRA]}7 an input; it is output only (DS20001952D)")
         if reg in (INTFA, INTFB, INTCAPA, INTCAPB):
             return  # read-only (DS Registers 3-8, 3-9)
         if reg in (GPIOA, GPIOB):

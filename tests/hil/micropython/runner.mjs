@@ -9,6 +9,18 @@
 // be non-blocking (the caller sets O_NONBLOCK). --report-fd: lines from the `hil` JS module
 // (stand-ins report what the strip shows). Ends with exit code 0 when --fd reaches end of
 // file or I/O error (the pseudo-terminal's other side closed), 1 on a Python exception.
+//
+// Ctrl-C as the board sees it. On the rp2 port the USB CDC receive callback takes every byte
+// as it arrives, whatever the firmware is doing, and a byte equal to the interrupt character
+// empties the receive buffer and schedules KeyboardInterrupt (MicroPython v1.27.0,
+// shared/tinyusb/mp_usbd_cdc.c, tud_cdc_rx_cb); pyexec sets that character to Ctrl-C (0x03)
+// before it runs main.py (shared/runtime/pyexec.c, parse_compile_execute). The WebAssembly
+// port's pyscript variant checks no input for it (its VM hook, mp_js_hook in
+// ports/webassembly/library.js, is built only into the standard variant), so this runner does
+// both: it sets 0x03 before --exec, and `gather` treats each byte as tud_cdc_rx_cb does, through
+// the port's exported mp_hal_get_interrupt_char and mp_sched_keyboard_interrupt. Bytes are
+// taken when the firmware reads or polls stdin and whenever it calls into the bench (a strip
+// write), the points where JavaScript runs: a byte waiting before then counts as arrived then.
 import fs from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
@@ -70,7 +82,15 @@ function gather() {
         throw e;
     }
     if (n === 0) finish(0);
-    for (let i = 0; i < n; i++) pending.push(chunk[i]);
+    const interrupt = mp._module.ccall("mp_hal_get_interrupt_char", "number", [], []);
+    for (let i = 0; i < n; i++) {
+        if (chunk[i] === interrupt) {  // tud_cdc_rx_cb: clear the ring buffer and stop
+            pending.length = 0;
+            mp._module.ccall("mp_sched_keyboard_interrupt", "null", [], []);
+        } else {
+            pending.push(chunk[i]);
+        }
+    }
     return true;
 }
 
@@ -79,7 +99,9 @@ function stdin() {
     if (fd === null) return null;
     if (pending.length) return pending.shift();
     flush();  // the firmware waits for the host: what it wrote must be on its way
-    while (!gather()) sleepMs(0.2);
+    while (!pending.length) {
+        if (!gather()) sleepMs(0.2);
+    }
     return pending.shift();
 }
 
@@ -100,13 +122,16 @@ const mp = await loadMicroPython({
 // select.poll on stdin: Emscripten reports POLLIN always; report it only when bytes wait.
 const POLLIN = 1, POLLOUT = 4;
 mp.FS.getStream(0).stream_ops.poll = () => {
-    if (pending.length || (fd !== null && gather())) return POLLIN | POLLOUT;
+    if (pending.length || (fd !== null && gather() && pending.length)) return POLLIN | POLLOUT;
     flush();  // nothing to read: the firmware waits, what it wrote must be on its way
     return POLLOUT;
 };
 
 mp.registerJsModule("hil", {
-    report: (line) => writeAll(reportFd, Buffer.from(String(line) + "\n")),
+    report: (line) => {
+        if (fd !== null) gather();  // the USB interrupt, taken while the firmware works
+        writeAll(reportFd, Buffer.from(String(line) + "\n"));
+    },
 });
 mp.FS.mkdirTree("/lib");
 for (const dir of opts.lib) {
@@ -115,6 +140,7 @@ for (const dir of opts.lib) {
     }
 }
 try {
+    mp.runPython("import micropython\nmicropython.kbd_intr(3)");  // as pyexec does before main.py
     mp.runPython(opts.exec);
 } catch (e) {
     writeAll(2, Buffer.from(String(e.message || e) + "\n"));

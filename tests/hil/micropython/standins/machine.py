@@ -10,7 +10,7 @@
 import binascii
 
 try:
-    import hil  # the bench's JS module (hil/micropython/runner.mjs)
+    import hil  # the bench's JS module (tests/hil/micropython/runner.mjs)
 except ImportError:
     hil = None
 

@@ -1,0 +1,201 @@
+"""The seat I2C buses' electrical budget: bus capacitance, pull-ups and rise time, from the
+I2C specification's arithmetic and the parts' datasheets (`table-host i2c`, hardware/README.md).
+
+NXP UM10204 rev 7, the I2C-bus specification:
+- §7.1, Equation 2: a line rises from 0.3 VDD to 0.7 VDD in t_r = ln(0.7/0.3) Rp Cb = 0.8473 Rp Cb,
+  so Rp(max) = t_r / (0.8473 Cb); Equation 1: Rp(min) = (VDD - VOL(max)) / IOL.
+- Table 10: t_r at most 1000 ns in Standard-mode (100 kHz) and 300 ns in Fast-mode (400 kHz); Cb at
+  most 400 pF in both; VOL(max) 0.4 V at IOL 3 mA; Ci at most 10 pF for any device's pin.
+
+How the table's bus is built (hardware/README.md, schematics/): the Pi's bus 1 on the main board
+(the Pi, the MCP23017s, the TCA9548As' upstream side), and behind each TCA9548A channel one seat's
+ribbon cable and OLED with the channel's own pull-ups. A channel is a pass gate, not a buffer: while
+it is on, its segment's capacitance and pull-ups are the main bus's too. The kernel's driver leaves
+the last channel of each multiplexer on after a transfer (drivers/i2c/muxes/i2c-mux-pca954x.c,
+pca954x_probe: idle_state = MUX_IDLE_AS_IS unless the device tree says i2c-mux-idle-disconnect,
+which Raspberry Pi's i2c-mux overlay does not), so every transfer may see one seat segment per
+multiplexer: that is the load this module checks.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..config.schema import TableConfig, boot_config
+
+RISE_FACTOR = math.log(0.7 / 0.3)  # 0.8473: UM10204 §7.1, Equation 2
+VDD_V = 3.3  # the Pi's 3.3 V rail: every pull-up goes there
+VOL_MAX_V = 0.4  # UM10204 Table 10: VOL(max) at IOL 3 mA (Standard- and Fast-mode)
+IOL_A = 0.003  # UM10204 Table 10: the sink current every Standard-/Fast-mode device guarantees at VOL(max)
+MODES = {100_000: ("Standard-mode", 1000.0, 400.0), 400_000: ("Fast-mode", 300.0, 400.0)}
+"""Bus speed -> (UM10204 name, t_r max ns, Cb max pF), UM10204 Table 10. Faster modes are not offered:
+the TCA9548A runs 0 to 400 kHz (SCPS207H §5.6)."""
+
+PIN_PF = 10.0
+"""UM10204 Table 10: Ci at most 10 pF. For the parts whose datasheets give no pin capacitance: the
+Pi's SDA1/SCL1, the MCP23017, the SSD1306/SH1106 module."""
+MUX_UPSTREAM_PF = 28.0  # TCA9548A, TI SCPS207H §5.5: Cio(off) of SCL/SDA, max (20 typ)
+MUX_CHANNEL_PF = 7.5  # TCA9548A, TI SCPS207H §5.5: Cio(off) of SCn/SDn, max (5.5 typ)
+RIBBON_PF_PER_M = 23.0 / 0.3048
+"""75.5 pF/m: 23 pF/ft, what TE's datasheet for its 0.64 mm (0.025") PVC IDC ribbon (57013 series)
+gives. The build's 1.27 mm ribbon has its wires twice as far apart, so less: an upper bound until
+the cable is measured (a capacitance meter between SDA and the other wires, tied together)."""
+MAIN_WIRING_M = 0.3  # hardware/README.md: the main board's bus is kept under 30 cm
+PI_PULLUP_OHM = 1800.0
+"""The Pi's fixed pull-ups on GPIO2/GPIO3 (SDA1/SCL1), 1.8 kOhm to 3.3 V: always on the main bus."""
+SEAT_PULLUP_OHM = 4700.0  # each seat channel's SDA and SCL pull-up at the multiplexer (schematics/)
+CABLE_M = {1: 1.5, 2: 1.0}
+"""The seat cable hardware/README.md's bill of materials buys, by the build's multiplexers: 1.5 m for
+the 4-seat build (one), 1.0 m for the 12-seat build (two segments on the bus at once)."""
+
+
+def parallel(*ohms: float) -> float:
+    return 1.0 / sum(1.0 / r for r in ohms)
+
+
+def ohms_label(ohms: float) -> str:
+    """4700 -> "4k7", as a schematic writes a value."""
+    if ohms >= 1000:
+        whole, rest = divmod(round(ohms / 100), 10)
+        return f"{whole}k{rest}" if rest else f"{whole}k"
+    return f"{ohms:g}"
+
+
+def bus_speed_hz(config: TableConfig) -> int | None:
+    """Bus 1's clock as `table-host boot-config` writes it into config.txt (None: no I2C)."""
+    for line in boot_config(config):
+        if line.startswith("dtparam=i2c_arm_baudrate="):
+            return int(line.split("=", 2)[2])
+    return 100_000 if config.uses_i2c() else None  # the Pi's default without the line
+
+
+@dataclass
+class I2CLoad:
+    """One build's bus 1, as the Pi sees it during a transfer, and what the specification allows."""
+
+    speed_hz: int
+    mode: str
+    rise_time_max_ns: float
+    bus_max_pf: float
+    main_pf: float
+    main_parts: list[tuple[str, float]]
+    seat_pf: float
+    seat_parts: list[tuple[str, float]]
+    cable_m: float
+    segments_attached: int
+    bus_pf: float
+    seat_pullup_ohm: float
+    pullup_ohm: float
+    pullup_min_ohm: float
+    pullup_max_ohm: float
+    seat_pullup_min_ohm: float
+    seat_pullup_max_ohm: float
+    rise_time_ns: float
+    longest_cable_m: float
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def as_dict(self) -> dict[str, Any]:
+        out = {k: v for k, v in vars(self).items() if not k.endswith("_parts")}
+        out["main_parts_pf"] = {name: round(pf, 3) for name, pf in self.main_parts}
+        out["seat_parts_pf"] = {name: round(pf, 3) for name, pf in self.seat_parts}
+        out["ok"] = self.ok
+        return {k: (round(v, 3) if math.isfinite(v) else None) if isinstance(v, float) else v
+                for k, v in out.items()}
+
+    def text(self) -> str:
+        def parts(items: list[tuple[str, float]]) -> str:
+            return " + ".join(f"{name} {pf:.1f}" for name, pf in items)
+
+        k = self.segments_attached
+        seats = (f" + {k} seat channel{'s' if k > 1 else ''} (one per multiplexer: the kernel leaves "
+                 "its last channel on)") if k else ""
+        seat_pullups = f" || {k} x {self.seat_pullup_ohm:.0f} ohm" if k else ""
+        lines = [
+            f"I2C bus 1 at {self.speed_hz // 1000} kHz ({self.mode}, UM10204 Table 10: rise time at most "
+            f"{self.rise_time_max_ns:.0f} ns, bus load at most {self.bus_max_pf:.0f} pF)",
+            f"main board: {self.main_pf:.1f} pF = {parts(self.main_parts)}",
+        ]
+        if k:
+            lines.append(f"seat channel, {self.cable_m:.2f} m cable: {self.seat_pf:.1f} pF = "
+                         f"{parts(self.seat_parts)}")
+        lines += [
+            f"bus load: main{seats} = {self.bus_pf:.1f} pF (at most {self.bus_max_pf:.0f} pF)",
+            f"pull-ups: the Pi's {PI_PULLUP_OHM:.0f} ohm{seat_pullups} = {self.pullup_ohm:.0f} ohm (at least "
+            f"{self.pullup_min_ohm:.0f} ohm: (3.3 V - 0.4 V) / 3 mA; at most {self.pullup_max_ohm:.0f} ohm "
+            "for this load)",
+            f"rise time: 0.8473 x {self.pullup_ohm:.0f} ohm x {self.bus_pf:.1f} pF = "
+            f"{self.rise_time_ns:.0f} ns (at most {self.rise_time_max_ns:.0f} ns)",
+        ]
+        if self.segments_attached:
+            high = ("any" if math.isinf(self.seat_pullup_max_ohm)
+                    else f"at most {self.seat_pullup_max_ohm:.0f} ohm")
+            lines.append(f"seat pull-ups allowed: at least {self.seat_pullup_min_ohm:.0f} ohm, {high} "
+                         f"(fitted: {self.seat_pullup_ohm:.0f} ohm)")
+            lines.append(f"longest seat cable at {self.speed_hz // 1000} kHz: "
+                         f"{max(self.longest_cable_m, 0.0):.2f} m")
+        lines.append("ok: within UM10204" if self.ok else "NOT WITHIN UM10204: " + "; ".join(self.problems))
+        return "\n".join(lines)
+
+
+def bom_cable_m(config: TableConfig) -> float:
+    return CABLE_M.get(len(config.i2c_muxes), min(CABLE_M.values()))
+
+
+def i2c_load(config: TableConfig, cable_m: float | None = None, speed_hz: int | None = None,
+             seat_pullup_ohm: float = SEAT_PULLUP_OHM) -> I2CLoad:
+    """Bus 1 of the build `config` describes, every seat cable `cable_m` long (default: the bill
+    of materials' cable), at `speed_hz` (default: what boot-config writes)."""
+    cable_m = bom_cable_m(config) if cable_m is None else cable_m
+    speed = speed_hz if speed_hz is not None else bus_speed_hz(config) or 100_000
+    if speed not in MODES:
+        raise ValueError(f"{speed} Hz is not a bus speed this budget knows: "
+                         f"{', '.join(str(s) for s in MODES)} (UM10204 Standard- and Fast-mode)")
+    if not 0 <= cable_m <= 100:
+        raise ValueError(f"a seat cable of {cable_m} m: give 0 to 100 m")
+    mode, t_r_max, cb_max = MODES[speed]
+    expanders, muxes = len(config.inputs.expanders), len(config.i2c_muxes)
+    direct = [s for s in config.screens if s.interface == "i2c" and s.mux is None]
+    muxed = any(s.interface == "i2c" and s.mux is not None for s in config.screens)
+    main_parts = [("Pi SDA1", PIN_PF), (f"wiring {MAIN_WIRING_M:g} m", MAIN_WIRING_M * RIBBON_PF_PER_M)]
+    if expanders:
+        main_parts.append((f"{expanders} x MCP23017", expanders * PIN_PF))
+    if muxes:
+        main_parts.append((f"{muxes} x TCA9548A", muxes * MUX_UPSTREAM_PF))
+    if direct:  # a screen on the main bus itself: its cable and module load it directly
+        main_parts.append((f"{len(direct)} x ({cable_m:g} m cable + OLED)",
+                           len(direct) * (cable_m * RIBBON_PF_PER_M + PIN_PF)))
+    seat_parts = [("TCA9548A channel", MUX_CHANNEL_PF), (f"ribbon {cable_m:g} m", cable_m * RIBBON_PF_PER_M),
+                  ("OLED", PIN_PF)]
+    attached = muxes if muxed else 0
+    main_pf = sum(pf for _, pf in main_parts)
+    seat_pf = sum(pf for _, pf in seat_parts)
+    bus_pf = main_pf + attached * seat_pf
+    pullup = parallel(PI_PULLUP_OHM, *[seat_pullup_ohm] * attached)
+    rp_min = (VDD_V - VOL_MAX_V) / IOL_A
+    rp_max = t_r_max * 1e-9 / (RISE_FACTOR * bus_pf * 1e-12)
+    rise = RISE_FACTOR * pullup * bus_pf * 1e-12 * 1e9
+    if attached:
+        spare_min = 1 / rp_min - 1 / PI_PULLUP_OHM  # conductance the seat pull-ups may add at most
+        spare_max = 1 / rp_max - 1 / PI_PULLUP_OHM  # ... and must add at least
+        seat_min = attached / spare_min if spare_min > 0 else math.inf
+        seat_max = attached / spare_max if spare_max > 0 else math.inf
+        cb_allowed = min(cb_max, t_r_max * 1e-9 / (RISE_FACTOR * pullup) * 1e12)
+        longest = ((cb_allowed - main_pf) / attached - MUX_CHANNEL_PF - PIN_PF) / RIBBON_PF_PER_M
+    else:
+        seat_min = seat_max = longest = math.nan
+    problems = []
+    if bus_pf > cb_max:
+        problems.append(f"bus load {bus_pf:.1f} pF is over {cb_max:.0f} pF")
+    if rise > t_r_max:
+        problems.append(f"rise time {rise:.0f} ns is over {t_r_max:.0f} ns")
+    if pullup < rp_min:
+        problems.append(f"pull-ups {pullup:.0f} ohm sink more than 3 mA (at least {rp_min:.0f} ohm)")
+    return I2CLoad(speed, mode, t_r_max, cb_max, main_pf, main_parts, seat_pf, seat_parts, cable_m,
+                   attached, bus_pf, seat_pullup_ohm, pullup, rp_min, rp_max, seat_min, seat_max, rise,
+                   longest, problems)
