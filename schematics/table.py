@@ -21,7 +21,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path[:0] = [str(ROOT), str(HERE)]
 
-from firmware_host.config.schema import TableConfig, load_config  # noqa: E402
+from firmware_host.config import TableConfig, load_config  # noqa: E402
 
 BUILDS = {"4-seat": ROOT / "hardware" / "wiring" / "4-seat.toml",
           "12-seat": ROOT / "hardware" / "wiring" / "12-seat.toml"}

@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..config.schema import ConfigError, load_config
+from ..config import ConfigError, load_config
 
 TEMPLATE = Path(__file__).parents[1] / "data" / "wiring" / "4-seat.toml"
 

@@ -217,8 +217,9 @@ def bench_arbitration_latency(seconds: float = 10.0, seats: int = 12, rate_hz: f
     import statistics
     import threading
 
-    from ..config.schema import emulated_config
-    from ..devices.inputs.pins import EmulatedButtons, TableInputs, emulated_factory
+    from ..config import emulated_config
+    from ..devices.emulated.pins import EmulatedButtons, emulated_factory
+    from ..devices.inputs.pins import TableInputs
     from ..game.arbiter import Arbiter
     from ..game.referee import Referee
     from ..system.realtime import Realtime, make_normal
@@ -366,13 +367,8 @@ def bench_display(decisions: int = 1500, seed: int = 1) -> dict[str, Any]:
 
     from ..devices.displays.ledlink import LedLink, frame_payload
     from ..devices.displays.ledproto import OVERHEAD
-    from ..devices.displays.oled import (
-        DisplaySpec,
-        RecordingInterface,
-        SeatDisplays,
-        open_luma,
-        recording_opener,
-    )
+    from ..devices.displays.oled import DisplaySpec, SeatDisplays, open_luma
+    from ..devices.emulated.oled import RecordingInterface, recording_opener
     from ..game.controls import SeatController
     from ..rules.sight import sight_of
     from ..service.screens import TableScreens

@@ -29,14 +29,11 @@ from pathlib import Path
 from typing import Any
 
 from ..system import paths
+from ..system.errors import NotRunning
 from .common import quiet_broken_pipe, version_text
 from .completion import describe_subcommands
 
 socket_path = paths.find_socket
-
-
-class NotRunning(RuntimeError):
-    pass
 
 
 def ask(body: dict[str, Any], path: Path | None = None, timeout: float = 10.0) -> dict[str, Any]:
@@ -346,8 +343,8 @@ def set_config(path: Path, key: str, text: str) -> None:
 
     import tomlkit
 
-    from ..config.schema import ConfigError, parse_config
-    from ..control.server import ADMIN_GROUP
+    from ..config import ConfigError, parse_config
+    from ..system.paths import ADMIN_GROUP
 
     try:
         doc = tomlkit.parse(path.read_text(encoding="utf-8"))
@@ -412,7 +409,7 @@ def check_config(path: Path | None, as_json: bool) -> int:
     (and stall the game on a FIFO or a huge file) and tell what is in it. No file given and none
     where the table looks: check what `table-host run` then runs, the built-in 4-seat wiring.
     Each problem is said once: in the JSON, or on stderr."""
-    from ..config.schema import ConfigError, build_file, default_config, load_config
+    from ..config import ConfigError, build_file, default_config, load_config
 
     answer: dict[str, Any] = {"ok": True, "valid": True}
     if path is None:
@@ -494,7 +491,7 @@ def debug_bundle(path: Path) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.cmd == "config" and args.action == "set":
-        from ..config.schema import ConfigError
+        from ..config import ConfigError
 
         if not args.arg or args.value is None:
             print("tablectl: config set KEY VALUE", file=sys.stderr)

@@ -333,7 +333,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _power(args: argparse.Namespace) -> int:
-    from ..config.schema import ConfigError, default_config, load_config
+    from ..config import ConfigError, default_config, load_config
     from ..devices.power import as_dict, power_budget
 
     try:
@@ -347,7 +347,7 @@ def _power(args: argparse.Namespace) -> int:
 
 def _boot_config(args: argparse.Namespace) -> int:
     """Only the buses the configuration uses: an enabled bus owns its GPIOs."""
-    from ..config.schema import ConfigError, boot_config, default_config, load_config
+    from ..config import ConfigError, boot_config, default_config, load_config
 
     try:
         config = load_config(args.config) if args.config else default_config(4)

@@ -10,7 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from firmware_host.config.schema import emulated_config
+from firmware_host.config import emulated_config, pin_index
+from firmware_host.devices.emulated.mcp23017 import EmulatedBus, EmulatedMCP23017
+from firmware_host.devices.emulated.pins import EmulatedButtons, emulated_factory
 from firmware_host.devices.inputs.mcp23017 import (
     DEFVALA,
     GPINTENA,
@@ -31,12 +33,9 @@ from firmware_host.devices.inputs.mcp23017 import (
     IPOLA,
     MCP23017,
     OLATA,
-    EmulatedBus,
-    EmulatedMCP23017,
-    pin_index,
 )
-from firmware_host.devices.inputs.pins import EmulatedButtons, InputEvent, TableInputs, emulated_factory
-from firmware_host.game.edges import Event
+from firmware_host.devices.inputs.pins import TableInputs
+from firmware_host.game.edges import Event, InputEvent
 
 MS = 1_000_000
 
