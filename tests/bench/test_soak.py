@@ -7,6 +7,7 @@ from pathlib import Path
 from PIL import Image
 
 from firmware_host.bench import soak
+from firmware_host.bench.harness import emulated_daemon
 from firmware_host.bench.soak import Driver, slope_per_hour
 from firmware_host.config import BuzzerConfig
 from firmware_host.devices.buzzer import BuzzerPlayer
@@ -150,7 +151,7 @@ def test_table_host_run_starts_itself_again_on_malloc_with_two_arenas(monkeypatc
     is started, runs on the C library's malloc with two arenas, in the same process, and says so."""
     monkeypatch.delenv("PYTHONMALLOC", raising=False)
     monkeypatch.delenv("MALLOC_ARENA_MAX", raising=False)
-    with soak.emulated_daemon() as daemon:
+    with emulated_daemon() as daemon:
         env = _environ(daemon.proc.pid)  # the process started is the one that answers
         assert (env.get("PYTHONMALLOC"), env.get("MALLOC_ARENA_MAX")) == ("malloc", "2")
         status = daemon.ask({"cmd": "status"})
@@ -162,7 +163,7 @@ def test_table_host_run_starts_itself_again_on_malloc_with_two_arenas(monkeypatc
 def test_an_allocator_the_operator_chose_is_kept(monkeypatch) -> None:
     monkeypatch.setenv("PYTHONMALLOC", "pymalloc")
     monkeypatch.delenv("MALLOC_ARENA_MAX", raising=False)
-    with soak.emulated_daemon() as daemon:
+    with emulated_daemon() as daemon:
         env = _environ(daemon.proc.pid)
         assert (env.get("PYTHONMALLOC"), env.get("MALLOC_ARENA_MAX")) == ("pymalloc", "2")
         assert daemon.ask({"cmd": "status"})["memory"]["allocator"] == "pymalloc, 2 C arenas"
