@@ -32,6 +32,16 @@ def daemon_env(directory: str | Path) -> dict[str, str]:
     return env
 
 
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    """SIGTERM, as systemd stops the service; SIGKILL if it has not gone in 10 s."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
 def cpu_ticks(pid: int) -> int:
     """utime + stime of a process, in clock ticks (/proc/PID/stat fields 14 and 15, proc(5))."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -80,9 +90,4 @@ def emulated_daemon(log: Path | None = None, start_s: float = 30.0) -> Iterator[
                 time.sleep(0.2)
             yield daemon
         finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            stop(proc)

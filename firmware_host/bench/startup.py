@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .harness import ROOT, cpu_ticks, daemon_env, emulated_daemon
+from .harness import ROOT, cpu_ticks, daemon_env, emulated_daemon, stop
 
 TARGETS = {"tablectl_status_cpu_ms": 60.0, "version_cpu_ms": 60.0, "daemon_ready_cpu_s": 0.45}
 """At most this much CPU each (the median of the runs)."""
@@ -77,12 +77,7 @@ def daemon_ready_cpu_s(directory: Path) -> tuple[float, float]:
                     cpu = cpu_ticks(proc.pid) / hz
                     return cpu, time.monotonic() - started
         finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            stop(proc)
 
 
 def _median(values: list[float], digits: int) -> float:

@@ -7,6 +7,7 @@ the benches' names, loads none of them.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from typing import Any
 
@@ -24,113 +25,38 @@ class Bench:
         self.name, self.run, self.text, self.met, self.in_all = name, run, text, met, in_all
 
 
-def _engine(o: Any) -> Figures:
-    from .engine import bench_engine
+def _call(module: str, name: str, *args: Any, **kwargs: Any) -> Any:
+    """`name` of the bench module `module`, imported only now, called."""
+    return getattr(importlib.import_module(f"{__package__}.{module}"), name)(*args, **kwargs)
 
-    return bench_engine(o.rounds)
 
-
-def _engine_text(f: Figures) -> str:
-    from .engine import engine_text
-
-    return engine_text(f)
+def _later(module: str, name: str) -> Callable[[Figures], str]:
+    return lambda figures: _call(module, name, figures)
 
 
 def _arbitration(o: Any) -> Figures:
-    from .arbitration import bench_arbitration_latency, bench_arbitration_order
-
-    order = bench_arbitration_order(o.pairs)
-    return {"order": order, "latency": bench_arbitration_latency(o.seconds, load=o.load)}
-
-
-def _arbitration_text(f: Figures) -> str:
-    from .arbitration import arbitration_text
-
-    return arbitration_text(f["order"], f["latency"])
-
-
-def _display(o: Any) -> Figures:
-    from .display import bench_display
-
-    return bench_display(o.decisions)
-
-
-def _display_text(f: Figures) -> str:
-    from .display import display_text
-
-    return display_text(f)
-
-
-def _daemon(o: Any) -> Figures:
-    from .daemon import bench_daemon
-
-    return bench_daemon(o.idle, o.play)
-
-
-def _daemon_text(f: Figures) -> str:
-    from .daemon import daemon_text
-
-    return daemon_text(f)
-
-
-def _startup(o: Any) -> Figures:
-    from .startup import bench_startup
-
-    return bench_startup(o.runs)
-
-
-def _startup_text(f: Figures) -> str:
-    from .startup import startup_text
-
-    return startup_text(f)
-
-
-def _faults(o: Any) -> Figures:
-    from .faults import bench_faults
-
-    return bench_faults(o.kills, o.configs, soak_minutes=o.soak_minutes)
-
-
-def _faults_text(f: Figures) -> str:
-    from .faults import faults_text
-
-    return faults_text(f)
-
-
-def _soak(o: Any) -> Figures:
-    from .soak import bench_soak
-
-    return bench_soak(o.minutes)
-
-
-def _soak_text(f: Figures) -> str:
-    from .soak import soak_text
-
-    return soak_text(f)
-
-
-def _bots(o: Any) -> Figures:
-    from .bots import bench_bots
-
-    return bench_bots(o.matches)
-
-
-def _bots_text(f: Figures) -> str:
-    from .bots import bots_text
-
-    return bots_text(f)
+    order = _call("arbitration", "bench_arbitration_order", o.pairs)
+    latency = _call("arbitration", "bench_arbitration_latency", o.seconds, load=o.load)
+    return {"order": order, "latency": latency}
 
 
 BENCHES = {b.name: b for b in (
-    Bench("engine", _engine, _engine_text),
-    Bench("arbitration", _arbitration, _arbitration_text,
+    Bench("engine", lambda o: _call("engine", "bench_engine", o.rounds), _later("engine", "engine_text")),
+    Bench("arbitration", _arbitration,
+          lambda f: _call("arbitration", "arbitration_text", f["order"], f["latency"]),
           met=lambda f: bool(f["order"]["meets_target"] and f["latency"]["meets_target"])),
-    Bench("display", _display, _display_text),
-    Bench("daemon", _daemon, _daemon_text),
-    Bench("startup", _startup, _startup_text),
-    Bench("faults", _faults, _faults_text),
-    Bench("soak", _soak, _soak_text),
-    Bench("bots", _bots, _bots_text, met=lambda f: bool(f["pass"]), in_all=False),
+    Bench("display", lambda o: _call("display", "bench_display", o.decisions),
+          _later("display", "display_text")),
+    Bench("daemon", lambda o: _call("daemon", "bench_daemon", o.idle, o.play),
+          _later("daemon", "daemon_text")),
+    Bench("startup", lambda o: _call("startup", "bench_startup", o.runs),
+          _later("startup", "startup_text")),
+    Bench("faults", lambda o: _call("faults", "bench_faults", o.kills, o.configs,
+                                    soak_minutes=o.soak_minutes),
+          _later("faults", "faults_text")),
+    Bench("soak", lambda o: _call("soak", "bench_soak", o.minutes), _later("soak", "soak_text")),
+    Bench("bots", lambda o: _call("bots", "bench_bots", o.matches), _later("bots", "bots_text"),
+          met=lambda f: bool(f["pass"]), in_all=False),
 )}
 """In the order `all` runs them."""
 
