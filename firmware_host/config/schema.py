@@ -172,7 +172,7 @@ class I2CMux(_Strict):
 
 
 class BuzzerConfig(_Strict):
-    """The buzzer's GPIO and how it sounds (sounds.py; docs/sounds.md)."""
+    """The buzzer's GPIO and how it sounds (game/cues.py, devices/buzzer.py; docs/sounds.md)."""
 
     gpio: int = Field(ge=0, le=27)
     enabled: bool = True
