@@ -21,7 +21,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path[:0] = [str(ROOT), str(HERE)]
 
-from firmware_host.config.schema import TableConfig, load_config  # noqa: E402
+from firmware_host.config import TableConfig, load_config  # noqa: E402
 from firmware_host.devices.i2cload import SEAT_PULLUP_OHM, ohms_label  # noqa: E402  (sized in hardware/README.md)
 
 BUILDS = {"4-seat": ROOT / "hardware" / "wiring" / "4-seat.toml",

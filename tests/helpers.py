@@ -5,9 +5,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from firmware_host.devices.inputs.pins import InputEvent
 from firmware_host.game.arbiter import Arbiter
-from firmware_host.game.edges import Event
+from firmware_host.game.edges import Event, InputEvent
 from firmware_host.game.referee import Referee
 from firmware_host.play.simulate import make_bots
 from firmware_host.rules.classic import Card, ClassicOptions, ClassicRound, Deal

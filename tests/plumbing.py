@@ -15,9 +15,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from firmware_host.config.schema import emulated_config
+from firmware_host.config import emulated_config
 from firmware_host.control.server import ControlServer, serve_request
-from firmware_host.devices.inputs.pins import EmulatedButtons, TableInputs, emulated_factory
+from firmware_host.devices.emulated.pins import EmulatedButtons, emulated_factory
+from firmware_host.devices.inputs.pins import TableInputs
 from firmware_host.game.table import Table, Timing
 from firmware_host.service.commands import handle
 from firmware_host.service.store import Store

@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..config.schema import ConfigError, load_config
+from ..config import ConfigError, load_config
 
 TEMPLATE = Path(__file__).parents[1] / "data" / "wiring" / "4-seat.toml"
 
@@ -292,7 +292,7 @@ def socket_faults(garbage: int = 350, clients: int = 40, seed: int | str = 13) -
     outcomes = {"answered": 0, "errors": 0, "unanswered": 0}
     unanswered: list[str] = []
     failures: list[str] = []
-    from .soak import emulated_daemon
+    from .harness import emulated_daemon
 
     with tempfile.TemporaryDirectory() as tmp, emulated_daemon(Path(tmp) / "daemon.log", 60.0) as daemon:
         for message in garbage_messages(garbage, seed):

@@ -19,19 +19,13 @@ over a minute says little.
 
 from __future__ import annotations
 
-import contextlib
-import os
-import subprocess
-import sys
-import tempfile
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 from ..rules.options import GAMES
 from ..system.memory import rss_mb, threads
+from .harness import emulated_daemon
 
 TARGET_MB_PER_HOUR = 1.0
 SAMPLE_S = 2.0
@@ -167,61 +161,6 @@ def soak(seconds: float, ask: Ask, rss: Callable[[], float],
         # Judged only after a whole warm-up: before it, memory is still meant to rise.
         "meets_target": warmed and growth is not None and growth < TARGET_MB_PER_HOUR,
     }
-
-
-@dataclass
-class EmulatedDaemon:
-    """The real daemon in a process of its own, and what a client needs to reach it."""
-
-    proc: subprocess.Popen[bytes]
-    socket: Path
-    env: dict[str, str]  # its environment: `tablectl` run with it finds its socket
-
-    def ask(self, body: dict[str, Any]) -> dict[str, Any]:
-        """What `tablectl` asks; not running is an answer too."""
-        from ..cli import ctl
-
-        try:
-            return ctl.ask(body, self.socket)
-        except ctl.NotRunning as exc:
-            return {"ok": False, "error": str(exc)}
-
-    def answers(self) -> bool:
-        """Alive and answering `status`."""
-        return self.proc.poll() is None and self.ask({"cmd": "status"}).get("ok") is True
-
-
-@contextlib.contextmanager
-def emulated_daemon(log: Path | None = None, start_s: float = 30.0) -> Iterator[EmulatedDaemon]:
-    """The real daemon (emulated, headless, its own state and socket, no configuration file), up
-    and answering; stopped at the end. `log`: where its output goes (its tail names a failed start)."""
-    root = str(Path(__file__).resolve().parents[2])
-    with tempfile.TemporaryDirectory(prefix="table-daemon-") as tmp:
-        socket = Path(tmp) / "run" / "control.sock"
-        env = {**os.environ, "RUNTIME_DIRECTORY": f"{tmp}/run", "STATE_DIRECTORY": f"{tmp}/state",
-               "CONFIGURATION_DIRECTORY": f"{tmp}/etc", "TABLE_HOST_SOCKET": str(socket)}
-        for name in ("NOTIFY_SOCKET", "WATCHDOG_USEC", "INVOCATION_ID", "JOURNAL_STREAM"):
-            env.pop(name, None)
-        with open(log or os.devnull, "ab") as out:
-            command = [sys.executable, "-m", "firmware_host", "run", "--emulate", "--ui", "none"]
-            proc = subprocess.Popen(command, cwd=root, env=env, stdin=subprocess.DEVNULL,
-                                    stdout=out, stderr=subprocess.STDOUT)
-        daemon = EmulatedDaemon(proc, socket, env)
-        try:
-            deadline = time.monotonic() + start_s
-            while not daemon.answers():
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    said = log.read_text(errors="replace")[-400:] if log else ""
-                    raise RuntimeError(f"the daemon did not come up (exit status {proc.poll()}) {said}")
-                time.sleep(0.2)
-            yield daemon
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
 
 
 def bench_soak(minutes: float) -> dict[str, Any]:

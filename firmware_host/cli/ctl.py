@@ -29,14 +29,11 @@ from pathlib import Path
 from typing import Any
 
 from ..system import paths
+from ..system.errors import NotRunning
 from .common import quiet_broken_pipe, version_text
 from .completion import describe_subcommands
 
 socket_path = paths.find_socket
-
-
-class NotRunning(RuntimeError):
-    pass
 
 
 def ask(body: dict[str, Any], path: Path | None = None, timeout: float = 10.0) -> dict[str, Any]:
@@ -331,72 +328,6 @@ def config_file(explicit: str | None) -> Path:
     return Path(explicit) if explicit else paths.config_file()
 
 
-def _index(part: str) -> int:
-    """`inputs.seats.1` is the first [[inputs.seats]], as `config get` and the checks count."""
-    if int(part) < 1:
-        raise IndexError(part)
-    return int(part) - 1
-
-
-def set_config(path: Path, key: str, text: str) -> None:
-    """Change one setting, keeping the file's comments; refuse anything the table would
-    refuse; replace the file in one step so the daemon never reads half of it."""
-    import tempfile
-    import tomllib
-
-    import tomlkit
-
-    from ..config.schema import ConfigError, parse_config
-    from ..control.server import ADMIN_GROUP
-
-    try:
-        doc = tomlkit.parse(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError([f"{path}: cannot read: {exc.strerror or exc}"]) from None
-    except tomlkit.exceptions.ParseError as exc:
-        raise ConfigError([f"{path}: {exc}"]) from None
-    try:
-        value = tomllib.loads(f"v = {text}")["v"]
-    except tomllib.TOMLDecodeError:
-        value = text  # a bare word is text
-    node: Any = doc
-    parts = key.split(".")
-    for part in parts[:-1]:
-        try:
-            node = node[_index(part)] if part.isdigit() else node[part]
-        except (KeyError, IndexError, TypeError):
-            raise ConfigError([f"{path}: no setting {key!r}"]) from None
-    try:
-        node[_index(parts[-1]) if parts[-1].isdigit() else parts[-1]] = value
-    except (IndexError, TypeError):
-        raise ConfigError([f"{path}: no setting {key!r}"]) from None
-    new_text = tomlkit.dumps(doc)
-    parse_config(tomllib.loads(new_text), path.name, new_text)  # raises ConfigError, file untouched
-    try:
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".table.toml.")
-    except PermissionError:
-        raise ConfigError([f"cannot write {path.parent}: permission denied (config set needs root or "
-                           f"the {ADMIN_GROUP} group, which install.sh gives {path.parent}: "
-                           "log in again after joining it)"]) from None
-    except OSError as exc:
-        raise ConfigError([f"cannot write {path.parent}: {exc.strerror or exc}"]) from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(new_text)
-            f.flush()
-            os.fsync(f.fileno())
-        st = path.stat()
-        os.chmod(tmp, st.st_mode & 0o777)
-        with contextlib.suppress(PermissionError):
-            os.chown(tmp, st.st_uid, st.st_gid)
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise ConfigError([f"cannot write {path}: {exc.strerror or exc}"]) from None
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-
-
 def running_config() -> Path | None:
     """The file the running table loaded, if one runs, we may ask it, and it loaded a file."""
     try:
@@ -412,7 +343,7 @@ def check_config(path: Path | None, as_json: bool) -> int:
     (and stall the game on a FIFO or a huge file) and tell what is in it. No file given and none
     where the table looks: check what `table-host run` then runs, the built-in 4-seat wiring.
     Each problem is said once: in the JSON, or on stderr."""
-    from ..config.schema import ConfigError, build_file, default_config, load_config
+    from ..config import ConfigError, build_file, default_config, load_config
 
     answer: dict[str, Any] = {"ok": True, "valid": True}
     if path is None:
@@ -494,7 +425,7 @@ def debug_bundle(path: Path) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.cmd == "config" and args.action == "set":
-        from ..config.schema import ConfigError
+        from ..config import ConfigError, set_config
 
         if not args.arg or args.value is None:
             print("tablectl: config set KEY VALUE", file=sys.stderr)

@@ -12,6 +12,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
+from ..bench.suite import BENCHES
 from ..game.bots import Level
 from ..rules.common import RulesError
 from ..rules.options import GAMES, parse_assignments
@@ -94,8 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
     sc.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
 
     bench = sub.add_parser("bench", help="print performance figures (exit 1 when a target is missed)")
-    bench.add_argument("which", choices=("engine", "arbitration", "display", "daemon", "faults", "soak",
-                                         "bots", "all"),
+    bench.add_argument("which", choices=(*BENCHES, "all"),
                        help="bots (not in all): medium and hard bots against a one-button masher")
     bench.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
     bench.add_argument("--rounds", type=_number(int, 1), default=3000, help="engine: rounds to time")
@@ -119,6 +119,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="soak: minutes of bot matches through the real daemon")
     bench.add_argument("--matches", type=_number(int, 1), default=50,
                        help="bots: matches per game, button and level")
+    bench.add_argument("--runs", type=_number(int, 1), default=5,
+                       help="startup: runs of each command (the median is reported)")
     return describe_subcommands(p)
 
 
@@ -287,49 +289,11 @@ def _scenario(args: argparse.Namespace) -> int:
 
 def _bench(args: argparse.Namespace) -> int:
     """Figures on stdout; exit 0 when every target the benchmarks have was met, 1 when one was missed."""
-    if args.which == "bots":
-        from ..bench.bots import bench_bots, bots_text
+    from ..bench.suite import run_benches
 
-        figures = bench_bots(args.matches)
-        _emit(figures, args.json, bots_text(figures))
-        return 0 if figures["pass"] else 1
-    from ..bench import suite as bench
-
-    figures: dict[str, Any] = {}
-    text = []
-    met = []
-    if args.which in ("engine", "all"):
-        figures["engine"] = bench.bench_engine(args.rounds)
-        text.append(bench.engine_text(figures["engine"]))
-        met.append(figures["engine"]["meets_target"])
-    if args.which in ("arbitration", "all"):
-        order = bench.bench_arbitration_order(args.pairs)
-        latency = bench.bench_arbitration_latency(args.seconds, load=args.load)
-        figures["arbitration"] = {"order": order, "latency": latency}
-        text.append(bench.arbitration_text(order, latency))
-        met += [order["meets_target"], latency["meets_target"]]
-    if args.which in ("display", "all"):
-        figures["display"] = bench.bench_display(args.decisions)
-        text.append(bench.display_text(figures["display"]))
-        met.append(figures["display"]["meets_target"])
-    if args.which in ("daemon", "all"):
-        figures["daemon"] = bench.bench_daemon(args.idle, args.play)
-        text.append(bench.daemon_text(figures["daemon"]))
-        met.append(figures["daemon"]["meets_target"])
-    if args.which in ("faults", "all"):
-        from ..bench import faults
-
-        figures["faults"] = faults.bench_faults(args.kills, args.configs, soak_minutes=args.soak_minutes)
-        text.append(faults.faults_text(figures["faults"]))
-        met.append(figures["faults"]["meets_target"])
-    if args.which in ("soak", "all"):
-        from ..bench import soak
-
-        figures["soak"] = soak.bench_soak(args.minutes)
-        text.append(soak.soak_text(figures["soak"]))
-        met.append(figures["soak"]["meets_target"])
-    _emit(figures, args.json, "\n".join(text))
-    return 0 if all(met) else 1
+    figures, text, met = run_benches(args.which, args)
+    _emit(figures, args.json, text)
+    return 0 if met else 1
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -343,7 +307,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _power(args: argparse.Namespace) -> int:
-    from ..config.schema import ConfigError, default_config, load_config
+    from ..config import ConfigError, default_config, load_config
     from ..devices.power import as_dict, power_budget
 
     try:
@@ -357,7 +321,7 @@ def _power(args: argparse.Namespace) -> int:
 
 def _i2c(args: argparse.Namespace) -> int:
     """Exit 1 when the build is outside UM10204 (hardware/README.md, "Seat cables and the I2C bus")."""
-    from ..config.schema import ConfigError, default_config, load_config
+    from ..config import ConfigError, default_config, load_config
     from ..devices.i2cload import i2c_load
 
     try:
@@ -371,7 +335,7 @@ def _i2c(args: argparse.Namespace) -> int:
 
 def _boot_config(args: argparse.Namespace) -> int:
     """Only the buses the configuration uses: an enabled bus owns its GPIOs."""
-    from ..config.schema import ConfigError, boot_config, default_config, load_config
+    from ..config import ConfigError, boot_config, default_config, load_config
 
     try:
         config = load_config(args.config) if args.config else default_config(4)

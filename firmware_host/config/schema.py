@@ -1,35 +1,42 @@
-"""Configuration: seat wiring and arbitration (the rest of table.toml comes with the daemon).
+"""Configuration: seat wiring, screens, buzzer and the rest of table.toml, as pydantic models.
 
-Validated with pydantic; `load_config` reports every problem at once, each with
-its dotted path, plus the checks no schema can express (two controls on one
-pin, an expander nobody declared).
+Types as written (strict mode), every problem with its dotted path; what no schema can express
+(two controls on one pin, an expander nobody declared) is `checks.py`, reading the file and naming
+lines is `load.py`, the file on disk (the last good copy, `config set`) is `files.py`.
 """
 
 from __future__ import annotations
 
-import os
-import re
-import stat
-import tomllib
-from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ..control.server import ADMIN_GROUP
-from ..devices.buzzer import Sound
-from ..devices.inputs.mcp23017 import input_pin_index
-
-NAV = ("left", "right", "up", "down", "alt")
-SELECTS = tuple(f"select{i}" for i in range(1, 6))
-ARBITRATED = ("slap", "alt", *SELECTS)
-"""Controls whose order across seats matters: they go through the arbiter."""
+from ..game.cues import Sound
+from ..game.edges import NAV, SELECTS
+from ..system.paths import ADMIN_GROUP
 
 
-class ConfigError(ValueError):
-    def __init__(self, problems: list[str]) -> None:
-        super().__init__("; ".join(problems))
-        self.problems = problems
+def pin_index(name: str) -> int:
+    """`A0`..`A7` are 0..7, `B0`..`B7` are 8..15."""
+    n = name.strip().upper()
+    if len(n) == 2 and n[0] in "AB" and n[1] in "01234567":
+        return (8 if n[0] == "B" else 0) + int(n[1])
+    raise ValueError(f"not an MCP23017 pin: {name!r} (A0..A7, B0..B7)")
+
+
+OUTPUT_ONLY_PINS = (7, 15)
+"""GPA7 and GPB7: output only (Microchip DS20001952D, page 1: as inputs they can corrupt SDA)."""
+
+
+def input_pin_index(name: str) -> int:
+    """A pin a button may use: any but A7 and B7, which are output only."""
+    index = pin_index(name)
+    if index in OUTPUT_ONLY_PINS:
+        port = name.strip().upper()[0]
+        raise ValueError(f"MCP23017 pin {name.strip().upper()} (GP{port}7) is output only (Microchip "
+                         "DS20001952D: as an input it can corrupt SDA): use A0..A6 or B0..B6")
+    return index
+
 
 
 class _Strict(BaseModel):
@@ -179,7 +186,7 @@ class I2CMux(_Strict):
 
 
 class BuzzerConfig(_Strict):
-    """The buzzer's GPIO and how it sounds (sounds.py; docs/sounds.md)."""
+    """The buzzer's GPIO and how it sounds (game/cues.py, devices/buzzer.py; docs/sounds.md)."""
 
     gpio: int = Field(ge=0, le=27)
     enabled: bool = True
@@ -228,277 +235,3 @@ class TableConfig(_Strict):
     def uses_i2c(self) -> bool:
         return bool(self.inputs.expanders or self.i2c_muxes
                     or any(s.interface == "i2c" for s in self.screens))
-
-
-SPI_PINS = {
-    0: {8: "SPI0 CE0", 7: "SPI0 CE1", 9: "SPI0 MISO", 10: "SPI0 MOSI", 11: "SPI0 SCLK"},
-    1: {18: "SPI1 CE0", 17: "SPI1 CE1", 16: "SPI1 CE2", 19: "SPI1 MISO", 20: "SPI1 MOSI", 21: "SPI1 SCLK"},
-}
-"""The GPIOs a Pi's SPI controller claims once config.txt enables it (`dtparam=spi=on` for SPI0,
-`dtoverlay=spi1-3cs` for SPI1): every chip select, whether a display uses it or not."""
-SPI_SWITCH = {0: "dtparam=spi=on", 1: "dtoverlay=spi1-3cs"}
-"""The config.txt line that switches each SPI port on, giving it its /dev/spidevN.* files."""
-
-
-def bus_pins(cfg: TableConfig) -> dict[int, str]:
-    """GPIO -> the bus that owns it, for the buses this configuration switches on."""
-    owned: dict[int, str] = {}
-    if cfg.uses_i2c():  # the Pi's I2C bus 1 is on GPIO2 (SDA) and GPIO3 (SCL)
-        owned |= {2: "I2C SDA (bus 1)", 3: "I2C SCL (bus 1)"}
-    for port in sorted({s.spi_port for s in cfg.screens if s.interface == "spi"}):
-        owned |= SPI_PINS.get(port, {})
-    return owned
-
-
-def boot_config(cfg: TableConfig) -> list[str]:
-    """The config.txt lines this configuration needs: only the buses it uses, since an enabled
-    bus claims its GPIOs (the 12-seat build's expander interrupts are on SPI0's GPIO 9 and 10)."""
-    lines = []
-    if cfg.uses_i2c():
-        lines += ["dtparam=i2c_arm=on", "dtparam=i2c_arm_baudrate=400000"]
-    lines += [f"dtoverlay=i2c-mux,pca9548,addr=0x{m.address:02x}" for m in cfg.i2c_muxes]
-    ports = {s.spi_port for s in cfg.screens if s.interface == "spi"}
-    lines += [SPI_SWITCH[port] for port in sorted(ports) if port in SPI_SWITCH]
-    return lines
-
-
-def semantic_problems(cfg: TableConfig) -> list[str]:
-    """What a schema cannot see: shared pins, pins an enabled bus owns, unknown expanders,
-    shared addresses."""
-    problems: list[str] = []
-    used: dict[str, str] = {f"GPIO{gpio}": owner for gpio, owner in bus_pins(cfg).items()}
-    expanders = {e.name: e for e in cfg.inputs.expanders}
-    if cfg.buzzer is not None:
-        key = f"GPIO{cfg.buzzer.gpio}"
-        if key in used:
-            problems.append(f"buzzer.gpio: {key} is already used by {used[key]}")
-        used.setdefault(key, "buzzer.gpio")
-    for s, screen in enumerate(cfg.screens):
-        for role in ("dc_gpio", "reset_gpio"):
-            gpio = getattr(screen, role)
-            if gpio is None:
-                continue
-            if f"GPIO{gpio}" in used:
-                owner = used[f"GPIO{gpio}"]
-                problems.append(f"screens[{s + 1}].{role}: GPIO{gpio} is already used by {owner}")
-            used.setdefault(f"GPIO{gpio}", f"screens[{s + 1}].{role}")
-    for e in cfg.inputs.expanders:
-        key = f"GPIO{e.interrupt_gpio}"
-        if key in used and used[key] != f"expanders.{e.name}.interrupt_gpio":
-            problems.append(f"inputs.expanders: {e.name}'s interrupt_gpio {key} "
-                            f"is already used by {used[key]}")
-        used.setdefault(key, f"expanders.{e.name}.interrupt_gpio")
-    for m, mux in enumerate(cfg.i2c_muxes):
-        if any(o.address == mux.address and o.bus == mux.bus for o in cfg.i2c_muxes[:m]):
-            problems.append(f"i2c_muxes[{m + 1}]: two multiplexers at 0x{mux.address:02x} on bus {mux.bus}")
-    seen_addr: dict[tuple[int, int], str] = {}
-    for e in cfg.inputs.expanders:
-        key = (e.bus, e.address)
-        if key in seen_addr:
-            problems.append(f"inputs.expanders: {e.name} and {seen_addr[key]} share bus {e.bus} "
-                            f"address 0x{e.address:02x}")
-        seen_addr[key] = e.name
-    if cfg.screens and len(cfg.screens) != len(cfg.inputs.seats):
-        problems.append(f"screens: {len(cfg.screens)} screens for {len(cfg.inputs.seats)} seats")
-    seen_screen: dict[tuple[Any, ...], int] = {}
-    for s, screen in enumerate(cfg.screens):
-        if screen.interface == "spi":
-            key: tuple[Any, ...] = ("spi", screen.spi_port, screen.spi_device)
-        elif screen.bus is not None:
-            key = ("bus", screen.bus, screen.address)
-        else:
-            muxes = [m for m in cfg.i2c_muxes if m.address == screen.mux]
-            if not muxes:
-                problems.append(f"screens[{s + 1}].mux: no [[i2c_muxes]] at 0x{screen.mux:02x}")
-            elif len(muxes) > 1:
-                problems.append(f"screens[{s + 1}].mux: multiplexers at 0x{screen.mux:02x} on buses "
-                                f"{sorted(m.bus for m in muxes)}: give the screen a fixed bus = N")
-            key = ("mux", screen.mux, screen.channel, screen.address)
-        if key in seen_screen:
-            what = f"{screen.place()}, address 0x{screen.address:02x}" if screen.interface == "i2c" \
-                else screen.place()
-            problems.append(f"screens[{s + 1}]: same place ({what}) as screens[{seen_screen[key] + 1}]")
-        seen_screen[key] = s
-        if screen.interface == "spi" and screen.dc_gpio is None:
-            problems.append(f"screens[{s + 1}]: an SPI display needs dc_gpio")
-    for s, seat in enumerate(cfg.inputs.seats):
-        for control, line in seat.lines().items():
-            where = f"inputs.seats[{s + 1}].{control}"
-            if line.expander is not None and line.expander not in expanders:
-                problems.append(f"{where}: no expander named {line.expander!r}")
-            key = line.key()
-            if key in used:
-                problems.append(f"{where}: {key} is already used by {used[key]}")
-            else:
-                used[key] = where
-    return problems
-
-
-Key = tuple[str | int, ...]
-
-
-def dotted(path: Key) -> str:
-    """A person counts from 1: the first `[[inputs.seats]]` is `inputs.seats[1]`, seat 1's table."""
-    return ".".join(f"[{p + 1}]" if isinstance(p, int) else str(p) for p in path).replace(".[", "[")
-
-
-def undotted(text: str) -> Key:
-    """`inputs.seats[1].slap` -> ("inputs", "seats", 0, "slap"): from a person's count to an index."""
-    return tuple(int(p) - 1 if p.isdigit() else p for p in re.split(r"[.\[\]]+", text) if p)
-
-
-_HEADER = re.compile(r"^\[(\[?)\s*([^\]]+?)\s*\]\]?\s*$")
-_ASSIGN = re.compile(r"^([A-Za-z0-9_\-.\" ]+?)\s*=\s*(.*)$")
-
-
-def key_lines(text: str) -> dict[Key, int]:
-    """Where each setting of a TOML file is (1-based line), so a problem can name its line.
-    Reads what configuration files hold: tables, arrays of tables, keys, inline tables and
-    arrays of inline tables one to a line."""
-    lines: dict[Key, int] = {}
-    counts: dict[Key, int] = {}
-    prefix: Key = ()
-    array: tuple[Key, int] | None = None  # inside a multi-line `key = [`: its path, next index
-    for number, raw in enumerate(text.splitlines(), 1):
-        line = raw.split("#", 1)[0].strip() if '"' not in raw else raw.strip()
-        if not line:
-            continue
-        if array is not None:
-            path, index = array
-            if line.startswith(("{", '"')) or line[0].isdigit():
-                lines.setdefault((*path, index), number)
-                array = (path, index + 1)
-            if line.startswith("]") or line.endswith("]"):
-                array = None
-            continue
-        header = _HEADER.match(line)
-        if header:
-            parts = tuple(p.strip().strip('"') for p in header.group(2).split("."))
-            resolved: list[str | int] = []
-            for part in parts:
-                resolved.append(part)
-                if tuple(resolved) in counts and tuple(resolved) != parts:
-                    resolved.append(counts[tuple(resolved)])
-            key = tuple(resolved)
-            if header.group(1):  # [[array of tables]]
-                counts[key] = counts.get(key, -1) + 1
-                lines.setdefault(key, number)
-                key = (*key, counts[key])
-            prefix = key
-            lines.setdefault(prefix, number)
-            continue
-        assign = _ASSIGN.match(line)
-        if assign:
-            path = (*prefix, *(p.strip().strip('"') for p in assign.group(1).split(".")))
-            lines.setdefault(path, number)
-            value = assign.group(2)
-            if value.startswith("[") and "]" not in value:
-                array = (path, 0)
-    return lines
-
-
-def line_of(path: Key, lines: dict[Key, int]) -> int | None:
-    """The line of the setting, or of the nearest table around it."""
-    for end in range(len(path), 0, -1):
-        if path[:end] in lines:
-            return lines[path[:end]]
-    return None
-
-
-def parse_config(data: dict[str, Any], source: str = "table.toml", text: str = "") -> TableConfig:
-    """Every problem at once: `file:line: dotted.path: what is wrong` (the line when the
-    text of the file is given)."""
-    lines = key_lines(text) if text else {}
-
-    def where(path: Key) -> str:
-        number = line_of(path, lines)
-        return f"{source}:{number}" if number else source
-
-    try:
-        cfg = TableConfig.model_validate(data)
-    except ValidationError as exc:
-        problems = []
-        for err in exc.errors():
-            path = tuple(p for p in err["loc"] if isinstance(p, str | int))
-            problems.append(f"{where(path)}: {dotted(path)}: {err['msg']}")
-        raise ConfigError(problems) from None
-    problems = [f"{where(undotted(p.split(':', 1)[0]))}: {p}" for p in semantic_problems(cfg)]
-    if problems:
-        raise ConfigError(problems)
-    return cfg
-
-
-MAX_CONFIG_BYTES = 1 << 20
-"""A wiring file is a few kB; anything past a MiB is not one (and is not read whole)."""
-
-
-def load_config(path: str | Path) -> TableConfig:
-    """Whatever bytes the file holds, the answer is a configuration or a ConfigError naming
-    the problem: a daemon reloading it must never die of it (docs/daemon.md)."""
-    p = Path(path)
-    try:  # O_NONBLOCK: opening a FIFO must not wait for a writer; then only a regular file is read
-        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError as exc:
-        raise ConfigError([f"{p}: cannot read: {exc.strerror or exc}"]) from None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise ConfigError([f"{p}: not a regular file"])
-        with open(fd, "rb", closefd=False) as f:
-            raw = f.read(MAX_CONFIG_BYTES + 1)
-    except OSError as exc:
-        raise ConfigError([f"{p}: cannot read: {exc.strerror or exc}"]) from None
-    finally:
-        os.close(fd)
-    if len(raw) > MAX_CONFIG_BYTES:
-        raise ConfigError([f"{p}: larger than {MAX_CONFIG_BYTES} bytes: not a configuration file"])
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise ConfigError([f"{p}:{line}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset "
-                           f"{exc.start})"]) from None
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError([f"{p}: {exc}"]) from None
-    except RecursionError:
-        raise ConfigError([f"{p}: arrays or tables nested too deeply"]) from None
-    try:
-        return parse_config(data, p.name, text)
-    except RecursionError:
-        raise ConfigError([f"{p}: arrays or tables nested too deeply"]) from None
-
-
-WIRING = Path(__file__).parents[1] / "data" / "wiring"  # = hardware/wiring/
-
-
-def build_file(seats: int) -> Path:
-    """The wiring file of the build that has this many seats: the 4-seat box or the 12-seat one."""
-    return WIRING / ("4-seat.toml" if seats <= 4 else "12-seat.toml")
-
-
-def default_config(seats: int = 4) -> TableConfig:
-    """The box as built (hardware/wiring/): the 4-seat build for up to 4 seats, the 12-seat
-    build for more, with only the first `seats` seats connected. Emulation plays on it too,
-    so a laptop runs the very pin map the schematic draws."""
-    if not 2 <= seats <= 12:
-        raise ConfigError([f"a table has 2 to 12 seats, not {seats}"])
-    path = build_file(seats)
-    data = tomllib.loads(path.read_text(encoding="utf-8"))
-    data["inputs"]["seats"] = data["inputs"]["seats"][:seats]
-    used = {line.get("expander") for seat in data["inputs"]["seats"] for line in seat.values()
-            if isinstance(line, dict)}
-    data["inputs"]["expanders"] = [e for e in data["inputs"]["expanders"] if e["name"] in used]
-    data["screens"] = data["screens"][:seats]
-    muxes = {screen.get("mux") for screen in data["screens"]}
-    data["i2c_muxes"] = [m for m in data["i2c_muxes"] if m["address"] in muxes]
-    return parse_config(data, path.name)
-
-
-def emulated_config(seats: int = 4) -> TableConfig:
-    """The box as built with every part emulated: a laptop runs the very pin map the schematic draws."""
-    return as_emulated(default_config(seats))
-
-
-def as_emulated(config: TableConfig) -> TableConfig:
-    return config.model_copy(update={"hardware": HardwareConfig(backend="emulated")})

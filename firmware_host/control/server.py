@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from ..system.logs import escape, logger
+from ..system.paths import ADMIN_GROUP
 
 log = logger("control")
 MAX_LINE = 64 * 1024
@@ -71,8 +72,6 @@ def serve_request(request: Request, handler: Callable[[dict[str, Any]], dict[str
     except Exception as exc:
         request.reply({"ok": False, "error": str(exc) or type(exc).__name__})
 
-
-ADMIN_GROUP = "table-admin"
 
 READ_ONLY = ("status", "scores", "history", "seats", "inputs", "debug")
 """Commands that change nothing: open to every peer that can connect (the socket's mode and group

@@ -26,18 +26,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..config.schema import TableConfig
+from ..config import TableConfig
 from ..system import paths
-from .displays.oled import DisplaySpec, RecordingInterface, hardware_opener, recording_opener
+from ..system.errors import HardwareUnavailable
+from .displays.oled import DisplaySpec, hardware_opener
+from .emulated.oled import RecordingInterface, recording_opener
+from .emulated.pins import EmulatedButtons, TimedMockPin
 from .inputs.mcp23017 import Bus
-from .inputs.pins import EmulatedButtons, TimedMockPin
 
 EX_UNAVAILABLE = 69
 """sysexits.h: a service it needs is not there. systemd shows it as status=69/UNAVAILABLE."""
-
-
-class HardwareUnavailable(RuntimeError):
-    """The configured GPIO cannot be opened at all: the table cannot run on it."""
 
 
 class Board:

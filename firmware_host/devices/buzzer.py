@@ -1,7 +1,8 @@
-"""The table's sounds: a few short tunes on the buzzer, one for each moment the players must hear.
+"""The buzzer's player: the table's tunes (game/cues.py) on a GPIO, one for each moment the players
+must hear.
 
-The table notes a `Cue` when something happens (table.py); the daemon hands each cue to the
-`BuzzerPlayer` in one place (daemon.py `_advance`). The player plays on its own thread, so the
+The table notes a `Cue` when something happens (game/table.py); the service hands each cue to the
+`BuzzerPlayer` in one place. The player plays on its own thread, so the
 game's loop never waits for a tune, and a newer cue cuts off the tune still playing: the table
 only ever says what is happening now.
 
@@ -17,64 +18,15 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple, get_args
+from typing import TYPE_CHECKING, Any
+
+from ..game.cues import RESONANCE_HZ, TUNES, Cue, Note
 
 if TYPE_CHECKING:
-    from ..config.schema import BuzzerConfig
+    from ..config import BuzzerConfig
 
-Sound = Literal["count", "go", "false_start", "too_late", "ligretto", "round_end", "match_won"]
-SOUNDS: tuple[str, ...] = get_args(Sound)
-
-RESONANCE_HZ = 2400
-"""The transducer's rated frequency (CUI CD-1206 datasheet): where it is loudest."""
 LOUDEST_DUTY = 0.5
 """A square wave at ½ duty drives a transducer hardest (its datasheet's rating condition)."""
-LONGEST_MS = 600
-"""No tune is longer: a sound marks a moment and must never cover the next one."""
-
-
-class Note(NamedTuple):
-    hz: float  # 0: a rest
-    ms: int
-
-
-def _tune(*notes: tuple[float, int]) -> tuple[Note, ...]:
-    return tuple(Note(hz, ms) for hz, ms in notes)
-
-
-TUNES: Mapping[str, tuple[Note, ...]] = {
-    # each second of the countdown: a short tick below the resonance
-    "count": _tune((2000, 70)),
-    # go: one long note right on the resonance, the loudest the buzzer has
-    "go": _tune((2400, 350)),
-    # a press before go: two low buzzes
-    "false_start": _tune((1600, 110), (0, 50), (1600, 110)),
-    # lost a race for the same spot: a quick fall
-    "too_late": _tune((2400, 60), (1800, 100)),
-    # a player called Ligretto (emptied their stack): a rising run
-    "ligretto": _tune((2000, 80), (2400, 80), (2800, 80), (3200, 200)),
-    # a round ended another way (nobody can play, the dice ran out, …): a falling pair
-    "round_end": _tune((2800, 150), (0, 30), (2000, 250)),
-    # the match is won: a fanfare
-    "match_won": _tune((2400, 90), (0, 30), (2400, 90), (0, 30), (3200, 320)),
-}
-
-
-def tune_ms(tune: tuple[Note, ...]) -> int:
-    return sum(note.ms for note in tune)
-
-
-class Cue(NamedTuple):
-    """A sound the table asks for: what, for which seat (0-based; None: the whole table), when."""
-
-    sound: str
-    seat: int | None
-    at: int  # ns, the table's clock
-
-    def describe(self) -> str:
-        text = self.sound.replace("_", " ")
-        text = {"ligretto": "Ligretto!", "match won": "match won", "count": "countdown"}.get(text, text)
-        return f"♪ {text}" + (f" (seat {self.seat + 1})" if self.seat is not None else "")
 
 
 def duty_for(volume: float) -> float:

@@ -23,7 +23,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..config.schema import TableConfig, boot_config
+from ..config import TableConfig, boot_config
 
 RISE_FACTOR = math.log(0.7 / 0.3)  # 0.8473: UM10204 §7.1, Equation 2
 VDD_V = 3.3  # the Pi's 3.3 V rail: every pull-up goes there

@@ -33,13 +33,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from ..system.errors import I2CBusMissing
+
 SYSFS = Path("/sys")
 CHANNELS = 8  # a TCA9548A / PCA9548
-
-
-class I2CBusMissing(OSError):
-    """The mux, its channel or the bus is not in sysfs (yet): the seat's screen stays offline
-    and is looked up again at its next retry, so a mux whose driver loads late is found."""
 
 
 def mux_device(parent: int, address: int, sysfs: Path = SYSFS) -> Path:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from ..config.schema import TableConfig
+from ..config import TableConfig
 
 LED_WHITE_A = 0.060  # WS2812B, all three colours at full level
 LED_IDLE_A = 0.001

@@ -1,4 +1,5 @@
-"""Clean presses from raw button edges: pure, fed with edge timestamps, no clock inside.
+"""Clean presses from raw button edges: pure, fed with edge timestamps, no clock inside; and the
+buttons' names and the events they make (`InputEvent`), which the table reads.
 
 - Leading-edge debounce: the first contact counts, with its own timestamp;
   every edge in the next `debounce_ns` is contact bounce and is dropped. If the
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import NamedTuple
 
 DEFAULT_DEBOUNCE_NS = 30_000_000
 DEFAULT_STUCK_NS = 2_000_000_000
@@ -34,6 +36,22 @@ class Event(StrEnum):
     STUCK = "stuck"
     UNSTUCK = "unstuck"
     FALSE_START = "false_start"
+
+
+NAV = ("left", "right", "up", "down", "alt")
+SELECTS = tuple(f"select{i}" for i in range(1, 6))
+ARBITRATED = ("slap", "alt", *SELECTS)
+"""Controls whose order across seats matters: they go through the arbiter."""
+
+
+class InputEvent(NamedTuple):
+    """A clean button event as the table sees it, from real pins or emulated ones alike."""
+
+    kind: Event | str  # Event, or "fault" / "recovered" for an expander
+    seat: int
+    control: str
+    ts: int
+    detail: str = ""
 
 
 @dataclass(slots=True)

@@ -15,15 +15,13 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..config.schema import ARBITRATED
-from ..devices.inputs.pins import InputEvent
 from ..rules.codec import Action, to_dict
 from ..rules.common import Reason, Refusal
 from ..rules.match import Match
 from ..system.logs import logger
 from .arbiter import Arbiter, Decision, Press
 from .controls import SeatController
-from .edges import Event
+from .edges import ARBITRATED, Event, InputEvent
 
 arbiter_log = logger("arbiter")
 

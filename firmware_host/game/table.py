@@ -21,8 +21,6 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from ..devices.buzzer import Cue
-from ..devices.inputs.pins import InputEvent
 from ..rules.common import Ending, Reason, RulesError, Wake
 from ..rules.match import Match
 from ..rules.options import GAMES, PLAYERS
@@ -30,7 +28,8 @@ from ..system.logs import escape, logger
 from .arbiter import Arbiter
 from .bots import Bot, Level
 from .catalog import new_match
-from .edges import Event, StartGate
+from .cues import Cue
+from .edges import Event, InputEvent, StartGate
 from .referee import Outcome, Referee
 
 S = 1_000_000_000

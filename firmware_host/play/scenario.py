@@ -22,16 +22,13 @@ from ..rules.codec import to_dict
 from ..rules.common import Refusal, RulesError, is_whole
 from ..rules.match import Match
 from ..rules.options import GAMES, SPECS, check_game, parse_options
+from ..system.errors import ScenarioError
 
 TOP_KEYS = {"game", "players", "seed", "names", "options", "round", "expect_totals",
             "expect_winners", "title", "source", "arbiter"}
 ARBITER_KEYS = {"window_ms", "epsilon_ms", "seed"}
 ROUND_KEYS = {"seat", "pile", "board", "tokens", "actions", "expect_scores", "expect_ending",
               "expect_finishers"}
-
-
-class ScenarioError(ValueError):
-    """A scenario file that cannot be run; the message names the place and the problem."""
 
 
 @dataclass(slots=True)

@@ -19,6 +19,7 @@ from ..game.bots import Bot, Level
 from ..game.catalog import new_match
 from ..rules.match import Match
 from ..rules.sight import sight_of
+from ..system.errors import RoundStalled
 
 MAX_ACTIONS_PER_ROUND = 1_000_000
 MAX_ROUND_SECONDS = 3600
@@ -26,10 +27,6 @@ MAX_ROUND_SECONDS = 3600
 _INSTANT_STEP_NS = 1_000_000  # instant bots' clock: one action a millisecond
 POLL_NS = 1_000_000_000
 """A timed bot with nothing to do looks again this much later (as the daemon's bots do)."""
-
-
-class RoundStalled(RuntimeError):
-    """A round that would not end: always a bug in the rules or the bots."""
 
 
 @dataclass(slots=True)

@@ -19,60 +19,41 @@ import os
 import queue
 import random
 import signal
-import socket
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
-from ..config.schema import ConfigError, TableConfig, as_emulated, emulated_config, load_config
+from ..config import ConfigError, TableConfig, choose_config, config_path, load_config, remember_good
 from ..control.server import ControlServer, Request, serve_request
-from ..devices.board import EX_UNAVAILABLE, Board, HardwareUnavailable, open_board
-from ..devices.buzzer import BuzzerPlayer, Cue
+from ..devices.board import EX_UNAVAILABLE, Board, open_board
+from ..devices.buzzer import BuzzerPlayer
 from ..devices.displays.ledlink import LedLink
 from ..devices.displays.oled import SeatDisplays, specs_for
 from ..devices.emulated.keyboard import KeyboardSeats
-from ..devices.inputs.pins import InputEvent, TableInputs
+from ..devices.inputs.pins import TableInputs
+from ..game.cues import Cue
+from ..game.edges import InputEvent
 from ..game.table import Phase, Table
 from ..rules.common import RulesError
 from ..rules.sight import sight_of
 from ..system import memory, paths
+from ..system.errors import HardwareUnavailable, StoreError
 from ..system.logs import PaneHandler, logger
 from ..system.realtime import Realtime
+from ..system.systemd import Notifier, has_terminal, under_systemd
 from ..ui.plain import TableView, TerminalUI
 from ..views.phases import countdown_left, phase_centre, phase_seat
 from ..views.readable import centre_words, key_help, seat_words
 from .screens import TableScreens
 from .selftest import DEFAULT_TIMEOUT_S, SelfTest, matrix_pattern
-from .store import Store, StoreError
+from .store import Store
 
 BOT_TAP_NS = 80_000_000  # bots press like a brisk person: a button every 80 ms
 
 log = logger("daemon")
 config_log = logger("config")
 sounds_log = logger("sounds")
-
-
-def config_path(explicit: str | None) -> Path:
-    return Path(explicit).absolute() if explicit else paths.config_file()
-
-
-class Notifier:
-    """sd_notify: a datagram to $NOTIFY_SOCKET (nothing happens outside systemd)."""
-
-    def __init__(self) -> None:
-        path = os.environ.get("NOTIFY_SOCKET", "")
-        self._address = ("\0" + path[1:]) if path.startswith("@") else path
-        usec = os.environ.get("WATCHDOG_USEC", "")
-        self.watchdog_ns = int(usec) * 1000 // 2 if usec.isdigit() else None
-
-    def send(self, *fields: str) -> None:
-        """Never blocks: a supervisor slow to read must not stop the game."""
-        if not self._address:
-            return
-        with contextlib.suppress(OSError), socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as s:
-            s.setblocking(False)
-            s.sendto("\n".join(fields).encode(), self._address)
 
 
 class Daemon:
@@ -671,69 +652,6 @@ class _PlayerScreens:
 
     def show(self, player: int, frame: Any) -> bool:
         return self.oleds.show(self.table.seat_of_player[player], frame)
-
-
-def last_good_path() -> Path:
-    return paths.directory("STATE_DIRECTORY") / "last-good.toml"
-
-
-def remember_good(path: Path) -> None:
-    """Keep a copy of a configuration that loaded, to start on if the file breaks later."""
-    target = last_good_path()
-    temporary = target.with_name(f".{target.name}.{os.getpid()}")
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        data = path.read_bytes()
-        with open(temporary, "wb") as f:  # written whole beside it, then put in its place:
-            f.write(data)                 # a kill or a power cut leaves the old copy or the new
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(temporary, target)
-    except OSError:
-        with contextlib.suppress(OSError):
-            temporary.unlink()
-
-
-def has_terminal() -> bool:
-    """A controlling terminal, whose hangup should stop us (detached by setsid, there is none)."""
-    try:
-        os.close(os.open("/dev/tty", os.O_RDONLY | os.O_NOCTTY))
-    except OSError:
-        return False
-    return True
-
-
-def under_systemd() -> bool:
-    """Started by systemd as a service: it sets INVOCATION_ID for every unit it runs."""
-    return bool(os.environ.get("INVOCATION_ID") or os.environ.get("NOTIFY_SOCKET"))
-
-
-def choose_config(path: Path, emulate: bool) -> tuple[TableConfig, str]:
-    """The configuration to run and any problem to keep saying. Which hardware it drives is
-    the file's `[hardware]` (or `--emulate`), never a guess. No file: the 4-seat build,
-    emulated, said loudly; as a service that is an error, since a service must drive hardware."""
-    problem = ""
-    if path.exists():
-        try:
-            config = load_config(path)
-            remember_good(path)
-        except ConfigError as exc:
-            if not last_good_path().exists():
-                raise
-            config = load_config(last_good_path())
-            problem = f"configuration invalid, running the last good one: {exc}"
-            config_log.error("%s", problem)
-    elif under_systemd() and not emulate:
-        raise ConfigError([f"{path}: no configuration file; the service drives the hardware that "
-                           "file names (systemd/install.sh puts the 4-seat build there)"])
-    else:
-        config = emulated_config(4)
-        config_log.warning("no configuration file at %s: running the 4-seat build "
-                           "(hardware/wiring/4-seat.toml), emulated", path)
-    if emulate and config.hardware.backend != "emulated":
-        config = as_emulated(config)
-        config_log.warning("--emulate: every part emulated, whatever the configuration's [hardware] says")
-    return config, problem
 
 
 def hold_table(database: Path) -> int:

@@ -29,7 +29,7 @@ from typing import Any
 
 from PIL import Image, ImageDraw
 
-from ..config.schema import TableConfig
+from ..config import TableConfig
 from ..devices.displays.oled import specs_for
 from ..devices.inputs.mcp23017 import (
     INTFA,
@@ -41,8 +41,7 @@ from ..devices.inputs.mcp23017 import (
     IODIRB,
     RESET_VALUES,
 )
-from ..devices.inputs.pins import InputEvent
-from ..game.edges import Event
+from ..game.edges import Event, InputEvent
 from ..views.centre import cap, seat_colour
 from ..views.font import draw_centred
 from ..views.seat import render_banner
@@ -184,7 +183,7 @@ def ask_buzzer(player: Any, buzzer: Any) -> Check:
     """The table's sound player (sounds.py) holds the buzzer's pin: ask it for a tune (its
     "go", one long note on the transducer's resonance, unless the configuration mutes it) and
     wait for the end. Nobody can hear it but the builder: the report asks."""
-    from ..devices.buzzer import TUNES, tune_ms
+    from ..game.cues import TUNES, tune_ms
 
     if buzzer is None:
         return Check("buzzer", "-", NOT_TESTED, "no [buzzer] in the configuration")

@@ -23,6 +23,7 @@ from ..rules.domino import DominoCard
 from ..rules.kinds import find as find_rules
 from ..rules.match import Match
 from ..system import paths
+from ..system.errors import StoreError
 
 BATCH_S = 0.02
 
@@ -65,10 +66,6 @@ CACHE_KIB = 128
 """SQLite's page cache (its default is 2 MiB): the table appends and seldom reads back."""
 KEPT_COUNTS = 8
 """Matches whose journal position `record` remembers: the one in play and the last few before it."""
-
-
-class StoreError(RuntimeError):
-    pass
 
 
 class Store:

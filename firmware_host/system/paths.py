@@ -22,6 +22,8 @@ import os
 import stat
 from pathlib import Path
 
+from .errors import PathError
+
 SYSTEM = {
     "CONFIGURATION_DIRECTORY": Path("/etc/table-host"),
     "STATE_DIRECTORY": Path("/var/lib/table-host"),
@@ -29,10 +31,8 @@ SYSTEM = {
 }
 DEFAULTS = {name: str(path) for name, path in SYSTEM.items()}  # the service's, as the unit sets them
 NAME = "table-host"
-
-
-class PathError(OSError):
-    """A directory the table cannot use; the message is one line naming it and why."""
+ADMIN_GROUP = "table-admin"
+"""The group whose members may control the table (the control socket's group, docs/daemon.md)."""
 
 
 def _xdg(variable: str, fallback: str) -> Path:

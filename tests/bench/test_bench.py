@@ -21,6 +21,7 @@ SMALLEST = {
     "daemon": ["--idle", "0.1", "--play", "0.1"],
     "faults": ["--kills", "1", "--configs", "1", "--soak-minutes", "0"],
     "soak": ["--minutes", "0.05"],
+    "startup": ["--runs", "1"],
     "bots": ["--matches", "1"],
 }
 
@@ -76,7 +77,7 @@ def test_bench_soak_prints_rss_growth_matches_and_a_verdict() -> None:
     ("--load", "65", "0 to 64"), ("--decisions", "0", "at least 1"), ("--idle", "0", "at least 0.1"),
     ("--play", "-1", "at least 0.1"), ("--kills", "0", "at least 1"), ("--configs", "0", "at least 1"),
     ("--soak-minutes", "-1", "at least 0"), ("--minutes", "0", "at least 0.05"), ("--minutes", "nan", "0.05"),
-    ("--rounds", "1.5", "a whole number"), ("--matches", "0", "at least 1"),
+    ("--rounds", "1.5", "a whole number"), ("--matches", "0", "at least 1"), ("--runs", "0", "at least 1"),
 ])
 def test_a_bench_option_below_its_range_is_one_line_naming_the_range(option: str, value: str,
                                                                        allowed: str) -> None:

@@ -7,12 +7,15 @@ from pathlib import Path
 from PIL import Image
 
 from firmware_host.bench import soak
+from firmware_host.bench.harness import emulated_daemon
 from firmware_host.bench.soak import Driver, slope_per_hour
-from firmware_host.config.schema import BuzzerConfig
-from firmware_host.devices.buzzer import BuzzerPlayer, Note
-from firmware_host.devices.displays.oled import RECORDED, DisplaySpec, RecordingInterface, open_luma
+from firmware_host.config import BuzzerConfig
+from firmware_host.devices.buzzer import BuzzerPlayer
+from firmware_host.devices.displays.oled import DisplaySpec
 from firmware_host.devices.emulated.controllers import model_for
-from firmware_host.devices.inputs.pins import HISTORY, emulated_factory
+from firmware_host.devices.emulated.oled import RECORDED, RecordingInterface, open_recorded
+from firmware_host.devices.emulated.pins import HISTORY, emulated_factory
+from firmware_host.game.cues import Note
 from firmware_host.service.store import KEPT_COUNTS, Store
 from firmware_host.system import memory
 from firmware_host.system.recent import Recent
@@ -53,7 +56,7 @@ def test_an_emulated_pin_remembers_its_newest_pwm_settings_only() -> None:
 def test_a_recording_display_keeps_its_start_up_and_newest_frames_and_still_shows_the_newest() -> None:
     for kind, offset in (("ssd1306", 0), ("sh1106", 2)):
         interface = RecordingInterface()
-        device = open_luma(DisplaySpec(0, kind), interface)
+        device = open_recorded(DisplaySpec(0, kind), interface)
         for n in range(300):
             frame = Image.new("1", (128, 64))
             frame.putpixel((n % 128, n % 64), 1)
@@ -148,7 +151,7 @@ def test_table_host_run_starts_itself_again_on_malloc_with_two_arenas(monkeypatc
     is started, runs on the C library's malloc with two arenas, in the same process, and says so."""
     monkeypatch.delenv("PYTHONMALLOC", raising=False)
     monkeypatch.delenv("MALLOC_ARENA_MAX", raising=False)
-    with soak.emulated_daemon() as daemon:
+    with emulated_daemon() as daemon:
         env = _environ(daemon.proc.pid)  # the process started is the one that answers
         assert (env.get("PYTHONMALLOC"), env.get("MALLOC_ARENA_MAX")) == ("malloc", "2")
         status = daemon.ask({"cmd": "status"})
@@ -160,7 +163,7 @@ def test_table_host_run_starts_itself_again_on_malloc_with_two_arenas(monkeypatc
 def test_an_allocator_the_operator_chose_is_kept(monkeypatch) -> None:
     monkeypatch.setenv("PYTHONMALLOC", "pymalloc")
     monkeypatch.delenv("MALLOC_ARENA_MAX", raising=False)
-    with soak.emulated_daemon() as daemon:
+    with emulated_daemon() as daemon:
         env = _environ(daemon.proc.pid)
         assert (env.get("PYTHONMALLOC"), env.get("MALLOC_ARENA_MAX")) == ("pymalloc", "2")
         assert daemon.ask({"cmd": "status"})["memory"]["allocator"] == "pymalloc, 2 C arenas"

@@ -216,9 +216,9 @@ def test_bench_arbitration_prints_order_and_latency_figures() -> None:
 
 
 def test_bench_arbitration_load_runs_busy_processes_that_stop_with_it() -> None:
-    from firmware_host.bench import suite as bench
+    from firmware_host.bench.arbitration import _busy_processes
 
-    with bench._busy_processes(2) as procs:
+    with _busy_processes(2) as procs:
         assert all(p.poll() is None for p in procs)
         pids = [p.pid for p in procs]
     assert all(p.poll() is not None for p in procs)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from firmware_host.config.schema import default_config, load_config
+from firmware_host.config import default_config, load_config
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT / "schematics")]
@@ -55,7 +55,7 @@ def test_any_drift_between_pin_map_and_schematic_is_caught() -> None:
     data["screens"][9]["channel"] = 5
     data["inputs"]["expanders"][5]["interrupt_gpio"] = 11
     data["buzzer"]["gpio"] = 8
-    from firmware_host.config.schema import parse_config
+    from firmware_host.config import parse_config
 
     problems = table.mismatches(nets, parse_config(data))
     joined = "\n".join(problems)
@@ -96,7 +96,7 @@ def test_the_header_pinout_matches_the_raspberry_pi_documentation() -> None:
 
 
 def test_the_12_seat_build_leaves_spi_off_since_its_interrupts_use_gpio_9_and_10() -> None:
-    from firmware_host.config.schema import boot_config
+    from firmware_host.config import boot_config
 
     config = default_config(12)
     assert {e.interrupt_gpio for e in config.inputs.expanders} >= {9, 10}
@@ -109,7 +109,7 @@ def test_the_12_seat_build_leaves_spi_off_since_its_interrupts_use_gpio_9_and_10
 def test_an_spi_display_turns_spi_on_and_its_pins_are_refused_to_anything_else() -> None:
     import pytest
 
-    from firmware_host.config.schema import ConfigError, boot_config, parse_config
+    from firmware_host.config import ConfigError, boot_config, parse_config
 
     data = default_config(12).model_dump()
     data["screens"][0] = {"kind": "ssd1306", "interface": "spi", "bus": 0, "spi_device": 0, "dc_gpio": 14}

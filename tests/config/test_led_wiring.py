@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from firmware_host.config.schema import load_config
+from firmware_host.config import load_config
 
 ROOT = Path(__file__).resolve().parents[2]
 FIRMWARE = ROOT / "hardware" / "led_controller"

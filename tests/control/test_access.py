@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from plumbing import served_table
 
-from firmware_host.config.schema import ConfigError, parse_config
+from firmware_host.config import ConfigError, parse_config
 from firmware_host.game.table import Table
 
 ROOT = Path(__file__).resolve().parents[2]

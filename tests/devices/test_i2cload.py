@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from firmware_host.config.schema import default_config, parse_config
+from firmware_host.config import default_config, parse_config
 from firmware_host.devices.i2cload import i2c_load
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -74,7 +74,7 @@ def test_at_100_khz_the_12_seat_build_is_held_by_the_400_pf_load_not_the_rise_ti
 
 
 def test_the_speed_is_the_one_boot_config_writes() -> None:
-    from firmware_host.config.schema import boot_config
+    from firmware_host.config import boot_config
 
     config = default_config(4)
     assert "dtparam=i2c_arm_baudrate=400000" in boot_config(config)

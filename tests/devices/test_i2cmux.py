@@ -12,10 +12,11 @@ import pytest
 from PIL import Image
 from plumbing import wait_for
 
-from firmware_host.config.schema import ConfigError, I2CMux, SeatScreen, default_config, parse_config
+from firmware_host.config import ConfigError, I2CMux, SeatScreen, default_config, parse_config
 from firmware_host.devices.displays import oled
-from firmware_host.devices.displays.oled import RecordingInterface, SeatDisplays
+from firmware_host.devices.displays.oled import SeatDisplays
 from firmware_host.devices.emulated.controllers import model_for
+from firmware_host.devices.emulated.oled import RecordingInterface, recording_opener
 from firmware_host.devices.i2cmux import I2CBusMissing, channel_bus, check_i2c_dev, resolve_bus
 
 PI4_I2C1 = "devices/platform/soc/fe804000.i2c"  # bcm2711's i2c_arm controller
@@ -320,7 +321,7 @@ def test_a_display_that_keeps_failing_closes_its_bus_every_time(
 def test_emulation_opens_no_bus(luma_i2c: dict[int, Bus]) -> None:
     config = default_config(4)
     interfaces: dict[int, Bus] = {}
-    displays = SeatDisplays(oled.specs_for(config.screens), oled.recording_opener(interfaces))
+    displays = SeatDisplays(oled.specs_for(config.screens), recording_opener(interfaces))
     try:
         for seat in range(4):
             displays.show(seat, frame(seat))
@@ -342,7 +343,7 @@ def test_screens_name_their_mux_and_channel(tmp_path: Path) -> None:
 
 
 def test_old_first_bus_and_bad_placements_name_their_line(tmp_path: Path) -> None:
-    from firmware_host.config.schema import load_config
+    from firmware_host.config import load_config
 
     text = Path(oled.__file__).parents[2].joinpath("data/wiring/4-seat.toml").read_text()
     text = text.replace("bus = 1  # its channels'", "first_bus = 10\nbus = 1  # its channels'")

@@ -6,18 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from firmware_host.config.schema import ConfigError, emulated_config, load_config, parse_config
-from firmware_host.devices.inputs.mcp23017 import (
-    GPINTENA,
-    GPINTENB,
-    IOCON,
-    IOCON_MIRROR,
-    EmulatedBus,
-    EmulatedMCP23017,
-    pin_index,
-)
-from firmware_host.devices.inputs.pins import EmulatedButtons, InputEvent, TableInputs, emulated_factory
-from firmware_host.game.edges import Event, LineFilter, StartGate
+from firmware_host.config import ConfigError, emulated_config, load_config, parse_config, pin_index
+from firmware_host.devices.emulated.mcp23017 import EmulatedBus, EmulatedMCP23017
+from firmware_host.devices.emulated.pins import EmulatedButtons, emulated_factory
+from firmware_host.devices.inputs.mcp23017 import GPINTENA, GPINTENB, IOCON, IOCON_MIRROR
+from firmware_host.devices.inputs.pins import TableInputs
+from firmware_host.game.edges import Event, InputEvent, LineFilter, StartGate
 
 MS = 1_000_000
 

@@ -11,7 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from firmware_host.config.schema import emulated_config
+from firmware_host.config import emulated_config, pin_index
+from firmware_host.devices.emulated.mcp23017 import EmulatedBus, EmulatedMCP23017
+from firmware_host.devices.emulated.pins import EmulatedButtons, emulated_factory
 from firmware_host.devices.inputs.mcp23017 import (
     DEFVALA,
     GPINTENA,
@@ -35,13 +37,9 @@ from firmware_host.devices.inputs.mcp23017 import (
     IPOLA,
     MCP23017,
     OLATA,
-    EmulatedBus,
-    EmulatedMCP23017,
-    input_pin_index,
-    pin_index,
 )
-from firmware_host.devices.inputs.pins import EmulatedButtons, InputEvent, TableInputs, emulated_factory
-from firmware_host.game.edges import Event
+from firmware_host.devices.inputs.pins import TableInputs
+from firmware_host.game.edges import Event, InputEvent
 
 MS = 1_000_000
 
@@ -225,7 +223,7 @@ def test_the_model_refuses_gpx7_as_an_input_and_counts_reads_while_it_is_one() -
 
 
 def test_a_configuration_with_a_button_on_a7_or_b7_is_refused() -> None:
-    from firmware_host.config.schema import ConfigError, parse_config
+    from firmware_host.config import ConfigError, input_pin_index, parse_config
 
     assert [input_pin_index(n) for n in ("A0", "A6", "b0", "B6")] == [0, 6, 8, 14]
     data = emulated_config(6).model_dump(exclude_none=True)

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from firmware_host.config.schema import default_config
+from firmware_host.config import default_config
 from firmware_host.devices.power import power_budget
 
 
@@ -30,7 +30,7 @@ def test_a_pi_5s_fuse_keeps_a_margin_over_its_5_a_budget() -> None:
 def test_full_brightness_or_a_pi_5_needs_a_bigger_supply() -> None:
     data = default_config(12).model_dump()
     data["centre"]["brightness"] = 1.0
-    from firmware_host.config.schema import parse_config
+    from firmware_host.config import parse_config
 
     budget = power_budget(parse_config(data), "pi5")
     assert budget.leds_a == pytest.approx(512 * 0.061)

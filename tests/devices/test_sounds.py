@@ -12,10 +12,11 @@ from gpiozero.exc import PinInvalidState
 from helpers import play_dice_round
 from plumbing import table_box, wait_for
 
-from firmware_host.config.schema import BuzzerConfig, ConfigError, build_file, emulated_config, load_config
-from firmware_host.devices.buzzer import LONGEST_MS, SOUNDS, TUNES, BuzzerPlayer, Cue, Note, duty_for, tune_ms
-from firmware_host.devices.inputs.pins import emulated_factory
+from firmware_host.config import BuzzerConfig, ConfigError, build_file, emulated_config, load_config
+from firmware_host.devices.buzzer import BuzzerPlayer, duty_for
+from firmware_host.devices.emulated.pins import emulated_factory
 from firmware_host.game.arbiter import Press
+from firmware_host.game.cues import LONGEST_MS, SOUNDS, TUNES, Cue, Note, tune_ms
 from firmware_host.game.referee import Outcome
 from firmware_host.game.table import Phase, Timing
 from firmware_host.rules.common import Reason, Refusal

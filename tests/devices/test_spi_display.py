@@ -17,10 +17,11 @@ from gpiozero.pins.mock import MockFactory
 from PIL import Image
 from plumbing import wait_for
 
-from firmware_host.config.schema import TableConfig, default_config, parse_config
+from firmware_host.config import TableConfig, default_config, parse_config
 from firmware_host.devices.displays import oled
-from firmware_host.devices.displays.oled import DisplaySpec, RecordingInterface, SeatDisplays, open_luma
+from firmware_host.devices.displays.oled import DisplaySpec, SeatDisplays
 from firmware_host.devices.emulated.controllers import model_for
+from firmware_host.devices.emulated.oled import RecordingInterface, open_recorded
 
 DC, RST = 24, 25
 
@@ -113,7 +114,7 @@ def test_luma_sends_commands_with_dc_low_and_the_frame_with_dc_high_after_a_rese
     # The same sequence luma sends over I2C, byte for byte: on SPI D/C says what a control byte
     # (0x00 command, 0x40 data) says on I2C.
     recording = RecordingInterface()
-    open_luma(DisplaySpec(0, kind), recording).display(frame)
+    open_recorded(DisplaySpec(0, kind), recording).display(frame)
     assert bus.transfers() == list(recording.transfers)
     assert {dc for dc, _, _ in bus.writes} == {False, True}
     device.cleanup()

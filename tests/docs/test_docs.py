@@ -182,7 +182,7 @@ def test_the_schematic_code_writes_no_skidl_files(tmp_path: Path) -> None:
     """SKiDL opens skidl_REPL.log and .erc (or <script>.*) wherever it is imported; only an ERC
     run in the same directory used to delete them again."""
     code = ("import os, sys; sys.path[:0] = [sys.argv[1]]; import parts, table; print(os.listdir()); "
-            "from firmware_host.config.schema import load_config; "
+            "from firmware_host.config import load_config; "
             "c, _, _ = table.build(load_config(table.BUILDS['4-seat'])); table.netlist(c); "
             "print(os.listdir())")
     run = subprocess.run([sys.executable, "-c", code, str(ROOT / "schematics")], cwd=tmp_path,

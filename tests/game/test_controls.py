@@ -7,8 +7,9 @@ import random
 import pytest
 from helpers import deal
 
-from firmware_host.config.schema import emulated_config
-from firmware_host.devices.inputs.pins import EmulatedButtons, TableInputs, emulated_factory
+from firmware_host.config import emulated_config
+from firmware_host.devices.emulated.pins import EmulatedButtons, emulated_factory
+from firmware_host.devices.inputs.pins import TableInputs
 from firmware_host.game.arbiter import Arbiter
 from firmware_host.game.bots import Bot
 from firmware_host.game.catalog import new_match

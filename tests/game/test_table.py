@@ -8,8 +8,7 @@ import pytest
 from helpers import waiting_domino_round
 from plumbing import table_box
 
-from firmware_host.devices.inputs.pins import InputEvent
-from firmware_host.game.edges import Event
+from firmware_host.game.edges import Event, InputEvent
 from firmware_host.game.table import Phase, Table, Timing
 from firmware_host.rules.common import Ending, RulesError, Wake
 

@@ -40,7 +40,7 @@ def test_tiny_is_offered_once_registered_and_gone_after(tiny_game: None) -> None
 def test_tiny_joins_starts_plays_a_round_and_scores_through_the_emulated_daemon(
         tiny_game: None, dirs: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from firmware_host.cli import ctl
-    from firmware_host.config.schema import emulated_config
+    from firmware_host.config import emulated_config
     from firmware_host.game.table import Phase, Timing
     from firmware_host.service.daemon import Daemon
 

@@ -177,7 +177,7 @@ def scenarios(bench: Bench, sock: Path, config: Path) -> dict[str, Any]:
 
     # Under TCG two sysfs writes are milliseconds apart, never within the real 0.2 ms: a second
     # match with epsilon widened to 10 ms (window 50 ms) has the arbiter draw real-edge ties.
-    from firmware_host.cli.ctl import set_config
+    from firmware_host.config import set_config
 
     set_config(config, "arbiter.window_ms", str(WIDE_WINDOW_MS))
     set_config(config, "arbiter.epsilon_ms", str(WIDE_EPSILON_MS))

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from firmware_host.config.schema import load_config, parse_config
+from firmware_host.config import load_config, parse_config
 from hil import __main__ as orchestrator
 from hil.gpio import SLAPS, analyse, hil_config, percentile
 from hil.kernel import abi_from_depends, apt_config, config_value

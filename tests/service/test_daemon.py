@@ -215,7 +215,7 @@ def test_config_check_runs_in_tablectl_and_a_fifo_freezes_nothing(
 
 
 def test_load_config_reads_regular_files_only(tmp_path: Path) -> None:
-    from firmware_host.config.schema import ConfigError, load_config
+    from firmware_host.config import ConfigError, load_config
 
     fifo = tmp_path / "fifo.toml"
     os.mkfifo(fifo)

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from firmware_host.config.schema import ConfigError, default_config, parse_config
-from firmware_host.devices.board import EX_UNAVAILABLE, HardwareUnavailable, find_chip, open_board
-from firmware_host.service.daemon import choose_config
+from firmware_host.config import ConfigError, choose_config, default_config, parse_config
+from firmware_host.devices.board import EX_UNAVAILABLE, find_chip, open_board
+from firmware_host.system.errors import HardwareUnavailable
 
 ROOT = Path(__file__).resolve().parents[2]
 UNIT = ROOT / "systemd" / "table-host.service"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from PIL import Image
 
-from firmware_host.config.schema import ConfigError, emulated_config, parse_config
+from firmware_host.config import ConfigError, emulated_config, parse_config
 from firmware_host.devices.displays.oled import specs_for
 from firmware_host.game.catalog import new_match
 from firmware_host.game.controls import SeatController

@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 
 from firmware_host.cli import ctl
-from firmware_host.config.schema import emulated_config
+from firmware_host.config import emulated_config
 from firmware_host.devices.board import EmulatedBoard, open_board
 from firmware_host.devices.displays.ledctl import led_index
-from firmware_host.devices.displays.oled import RecordingInterface
+from firmware_host.devices.emulated.oled import RecordingInterface
 from firmware_host.devices.inputs.mcp23017 import IODIRA, IODIRB
 from firmware_host.service.daemon import Daemon
 from firmware_host.service.selftest import matrix_pattern, probe_expander
@@ -158,7 +158,8 @@ def test_a_missing_expander_and_a_dead_screen_are_named_with_their_errors(
 
 
 def test_an_expander_reset_or_another_device_at_its_address_is_unexpected() -> None:
-    from firmware_host.devices.inputs.mcp23017 import MCP23017, EmulatedBus, EmulatedMCP23017
+    from firmware_host.devices.emulated.mcp23017 import EmulatedBus, EmulatedMCP23017
+    from firmware_host.devices.inputs.mcp23017 import MCP23017
 
     chip = EmulatedMCP23017()
     bus = EmulatedBus({0x20: chip})
@@ -306,8 +307,7 @@ def test_the_real_daemon_process_runs_the_probe_and_a_timed_out_walk(tmp_path: P
 
 
 def test_each_seat_screen_asks_for_its_control_and_shows_what_arrived() -> None:
-    from firmware_host.devices.inputs.pins import InputEvent
-    from firmware_host.game.edges import Event
+    from firmware_host.game.edges import Event, InputEvent
     from firmware_host.service.selftest import SelfTest
     from firmware_host.views.seat import render_banner
 

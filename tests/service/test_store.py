@@ -14,7 +14,8 @@ import pytest
 from helpers import play_recorded
 
 from firmware_host.game.catalog import new_match
-from firmware_host.service.store import Store, StoreError, state_path
+from firmware_host.service.store import Store, state_path
+from firmware_host.system.errors import StoreError
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from helpers import play_recorded
 
-from firmware_host.config.schema import ConfigError, emulated_config, load_config
+from firmware_host.config import ConfigError, emulated_config, load_config
 from firmware_host.devices.displays import ledproto
 from firmware_host.devices.displays.ledlink import LedLink
 from firmware_host.game.catalog import new_match
@@ -53,7 +53,7 @@ def test_any_bytes_in_the_configuration_give_a_config_error(tmp_path: Path) -> N
 
 
 def test_an_undecodable_file_at_start_runs_on_the_last_good_copy(dirs: Path) -> None:
-    from firmware_host.service.daemon import choose_config
+    from firmware_host.config import choose_config
 
     path = dirs / "table.toml"
     path.write_bytes(TEMPLATE)
@@ -64,7 +64,7 @@ def test_an_undecodable_file_at_start_runs_on_the_last_good_copy(dirs: Path) -> 
 
 
 def test_the_last_good_copy_is_replaced_whole_never_written_in_place(dirs: Path) -> None:
-    from firmware_host.service.daemon import last_good_path, remember_good
+    from firmware_host.config import last_good_path, remember_good
 
     path = dirs / "table.toml"
     path.write_bytes(TEMPLATE)

@@ -53,7 +53,7 @@ ROOT = UNIT.parents[1]
 
 
 def test_the_configuration_template_is_valid_for_the_4_seat_build() -> None:
-    from firmware_host.config.schema import load_config
+    from firmware_host.config import load_config
 
     cfg = load_config(ROOT / "systemd" / "table.toml.example")
     assert len(cfg.inputs.seats) == 4 and len(cfg.screens) == 4

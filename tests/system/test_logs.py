@@ -14,10 +14,9 @@ from helpers import deal, play_dice_round, seed_where_the_later_press_wins
 from plumbing import table_box
 
 from firmware_host.cli.host import build_parser
-from firmware_host.config.schema import ConfigError, emulated_config
-from firmware_host.devices.inputs.pins import InputEvent
+from firmware_host.config import ConfigError, emulated_config
 from firmware_host.game.arbiter import Arbiter
-from firmware_host.game.edges import Event
+from firmware_host.game.edges import Event, InputEvent
 from firmware_host.game.referee import Referee
 from firmware_host.game.table import Phase, Timing
 from firmware_host.rules.classic import Card

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from PIL import Image
 
-from firmware_host.config.schema import emulated_config
+from firmware_host.config import emulated_config
 from firmware_host.game.table import Phase
 from firmware_host.service.daemon import Daemon
 from firmware_host.ui.terminal import mono_braille, rgb_cells

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from PIL import Image
 
-from firmware_host.config.schema import emulated_config
+from firmware_host.config import emulated_config
 from firmware_host.game.table import Phase, Table
 from firmware_host.rules.common import Ending, RoundResult
 from firmware_host.rules.options import GAMES

@@ -120,7 +120,7 @@ def test_results_and_the_lobby_in_words() -> None:
 
 def test_the_status_line_names_seats_and_the_lobby_shows_no_old_totals(dirs: Path) -> None:
     """It was: "playing, classic, round 1, totals [0, 3]", and in the lobby the last match's totals."""
-    from firmware_host.config.schema import emulated_config
+    from firmware_host.config import emulated_config
     from firmware_host.service.daemon import Daemon
 
     daemon = Daemon(emulated_config(4))

@@ -7,10 +7,10 @@ game. A display that fails (OSError 121, DeviceNotFoundError) is marked
 offline, retried with growing pauses, and redrawn with its latest frame when it
 answers again.
 
-For tests and emulation, `RecordingInterface` stands where luma's I2C interface
-would and keeps the bytes the real driver sends; `controllers.py` plays them
-into models of the SSD1306 and SH1106 as their datasheets define them, so the
-whole path down to the bus is checked.
+For tests and emulation, `devices/emulated/oled.py`'s `RecordingInterface` stands where
+luma's I2C interface would and keeps the bytes the real driver sends; `controllers.py` plays
+them into models of the SSD1306 and SH1106 as their datasheets define them, so the whole path
+down to the bus is checked.
 """
 
 from __future__ import annotations
@@ -26,69 +26,14 @@ from typing import Any
 
 from PIL import Image
 
-from ...config.schema import SPI_SWITCH
+from ...config import SPI_SWITCH
 from ...system.logs import logger
-from ...system.recent import Recent
 from ..i2cmux import SYSFS, check_i2c_dev, resolve_bus
 
 log = logger("displays")
 
 BACKOFF_FIRST_S = 0.25
 BACKOFF_MAX_S = 8.0
-I2C_CHUNK = 32  # luma's i2c interface sends data in blocks of this many bytes
-RECORDED = 32
-"""Transfers a recording interface keeps after the start-up commands: 16 SSD1306 frames, 2 SH1106."""
-
-
-UNOPENED = 1 << 62  # a driver not opened through `open_luma`: everything is kept
-
-
-class RecordingInterface:
-    """A luma serial interface that keeps the commands and data a driver sends: what it sent
-    while opening the display (`open_luma`: the start-up commands and first clear) and the
-    newest `RECORDED` transfers after that, so a controller model fed with them shows the
-    newest frame, and an emulated table that runs for days does not keep every frame it drew."""
-
-    def __init__(self) -> None:
-        self.transfers: Recent[tuple[str, bytes]] = Recent(keep=RECORDED, head=UNOPENED)
-        self.fail = False  # an unplugged display: every transfer fails as on the bus
-
-    def starting(self) -> None:
-        """A driver opens the display (again): the chip starts afresh, so does the record."""
-        self.transfers = Recent(keep=RECORDED, head=UNOPENED)
-
-    def started(self) -> None:
-        """The driver has opened the display: its start-up is kept, then the newest transfers."""
-        self.transfers.head = len(self.transfers)
-
-    def command(self, *cmd: int) -> None:
-        self._check()
-        self.transfers.append(("command", bytes(cmd)))
-
-    def data(self, data: Any) -> None:
-        self._check()
-        self.transfers.append(("data", bytes(data)))
-
-    def cleanup(self) -> None:
-        pass
-
-    def _check(self) -> None:
-        if self.fail:
-            raise OSError(121, "Remote I/O error")
-
-    def i2c_bytes(self, transfers: list[tuple[str, bytes]] | None = None) -> int:
-        """Bytes on the wire as luma's I2C interface sends them: address and control
-        byte per transaction, data in blocks of 32."""
-        total = 0
-        for kind, payload in self.transfers if transfers is None else transfers:
-            if kind == "command":
-                total += 2 + len(payload)
-            else:
-                blocks = -(-len(payload) // I2C_CHUNK)
-                total += 2 * blocks + len(payload)
-        return total
-
-
 @dataclass(frozen=True, slots=True)
 class DisplaySpec:
     seat: int
@@ -133,13 +78,9 @@ def _drivers() -> dict[str, type]:
 
 
 def open_luma(spec: DisplaySpec, interface: Any) -> Any:
-    """The luma.oled driver for a display, on the given serial interface."""
-    recording = isinstance(interface, RecordingInterface)
-    if recording:
-        interface.starting()
+    """The luma.oled driver for a display, on the given serial interface (luma's, or an emulated
+    one: the driver cannot tell them apart)."""
     device = _drivers()[spec.kind](interface, width=128, height=64)
-    if recording:
-        interface.started()
     device.persist = True  # leave the last frame up when the daemon stops
     return device
 
@@ -471,14 +412,3 @@ def hardware_opener(screens: Sequence[Any], muxes: Sequence[Any] = (), sysfs: Pa
             raise OSError(f"{where}, address 0x{cfg.address:02x}: {exc}") from exc
 
     return open_display
-
-
-def recording_opener(interfaces: dict[int, RecordingInterface]) -> Callable[[DisplaySpec], Any]:
-    """Emulated displays: the real drivers writing into recording interfaces."""
-
-    def open_display(spec: DisplaySpec) -> Any:
-        interface = interfaces.setdefault(spec.seat, RecordingInterface())
-        return open_luma(spec, interface)
-
-    return open_display
-

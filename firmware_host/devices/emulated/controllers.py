@@ -1,6 +1,6 @@
 """The seat OLEDs' controllers as their datasheets define them, fed with the bytes a driver sends.
 
-Tests and emulation play what luma.oled sends (through `oled.RecordingInterface`) into these
+Tests and emulation play what luma.oled sends (through `emulated/oled.py`'s `RecordingInterface`) into these
 models and read the picture back out of display RAM, so a driver, an init sequence or a frame
 packing that the chip would not understand fails here rather than on a table.
 
@@ -22,9 +22,7 @@ from dataclasses import dataclass, field
 
 from PIL import Image
 
-
-class ControllerError(ValueError):
-    """A byte sequence the chip's datasheet does not define."""
+from ...system.errors import ControllerError
 
 
 @dataclass

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..inputs.pins import EmulatedButtons
+from .pins import EmulatedButtons
 
 # Key names as terminals (and Textual) report them.
 SEAT_KEYS: tuple[Mapping[str, str], ...] = (

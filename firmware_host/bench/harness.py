@@ -1,0 +1,93 @@
+"""The real daemon the benches start: `table-host run --emulate --ui none` in a process of its own,
+with its own state, runtime and configuration directories, reached over its control socket as
+`tablectl` reaches it."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+DAEMON = [sys.executable, "-m", "firmware_host", "run", "--emulate", "--ui", "none"]
+"""The command: the table's own, in this interpreter."""
+ROOT = Path(__file__).resolve().parents[2]
+SYSTEMD_VARIABLES = ("NOTIFY_SOCKET", "WATCHDOG_USEC", "INVOCATION_ID", "JOURNAL_STREAM")
+
+
+def daemon_env(directory: str | Path) -> dict[str, str]:
+    """An environment whose table keeps everything under `directory`, and that no systemd of ours
+    leaks into (the benches say when they want one)."""
+    env = {**os.environ, "RUNTIME_DIRECTORY": f"{directory}/run", "STATE_DIRECTORY": f"{directory}/state",
+           "CONFIGURATION_DIRECTORY": f"{directory}/etc",
+           "TABLE_HOST_SOCKET": str(Path(directory) / "run" / "control.sock")}
+    for name in SYSTEMD_VARIABLES:
+        env.pop(name, None)
+    return env
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    """SIGTERM, as systemd stops the service; SIGKILL if it has not gone in 10 s."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def cpu_ticks(pid: int) -> int:
+    """utime + stime of a process, in clock ticks (/proc/PID/stat fields 14 and 15, proc(5))."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])
+
+
+@dataclass
+class EmulatedDaemon:
+    """The real daemon in a process of its own, and what a client needs to reach it."""
+
+    proc: subprocess.Popen[bytes]
+    socket: Path
+    env: dict[str, str]  # its environment: `tablectl` run with it finds its socket
+
+    def ask(self, body: dict[str, Any]) -> dict[str, Any]:
+        """What `tablectl` asks; not running is an answer too."""
+        from ..cli import ctl
+
+        try:
+            return ctl.ask(body, self.socket)
+        except ctl.NotRunning as exc:
+            return {"ok": False, "error": str(exc)}
+
+    def answers(self) -> bool:
+        """Alive and answering `status`."""
+        return self.proc.poll() is None and self.ask({"cmd": "status"}).get("ok") is True
+
+
+@contextlib.contextmanager
+def emulated_daemon(log: Path | None = None, start_s: float = 30.0) -> Iterator[EmulatedDaemon]:
+    """The real daemon (emulated, headless, its own state and socket, no configuration file), up
+    and answering; stopped at the end. `log`: where its output goes (its tail names a failed start)."""
+    with tempfile.TemporaryDirectory(prefix="table-daemon-") as tmp:
+        env = daemon_env(tmp)
+        socket = Path(env["TABLE_HOST_SOCKET"])
+        with open(log or os.devnull, "ab") as out:
+            proc = subprocess.Popen(DAEMON, cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
+                                    stdout=out, stderr=subprocess.STDOUT)
+        daemon = EmulatedDaemon(proc, socket, env)
+        try:
+            deadline = time.monotonic() + start_s
+            while not daemon.answers():
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    said = log.read_text(errors="replace")[-400:] if log else ""
+                    raise RuntimeError(f"the daemon did not come up (exit status {proc.poll()}) {said}")
+                time.sleep(0.2)
+            yield daemon
+        finally:
+            stop(proc)

@@ -1,0 +1,186 @@
+"""Reading table.toml: every problem at once as `file:line: dotted.path: what is wrong`, and
+the built-in wiring files of the box as built (hardware/wiring/)."""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from ..system.errors import ConfigError
+from .checks import semantic_problems
+from .schema import HardwareConfig, TableConfig
+
+Key = tuple[str | int, ...]
+
+
+def dotted(path: Key) -> str:
+    """A person counts from 1: the first `[[inputs.seats]]` is `inputs.seats[1]`, seat 1's table."""
+    return ".".join(f"[{p + 1}]" if isinstance(p, int) else str(p) for p in path).replace(".[", "[")
+
+
+def undotted(text: str) -> Key:
+    """`inputs.seats[1].slap` -> ("inputs", "seats", 0, "slap"): from a person's count to an index."""
+    return tuple(int(p) - 1 if p.isdigit() else p for p in re.split(r"[.\[\]]+", text) if p)
+
+
+_HEADER = re.compile(r"^\[(\[?)\s*([^\]]+?)\s*\]\]?\s*$")
+_ASSIGN = re.compile(r"^([A-Za-z0-9_\-.\" ]+?)\s*=\s*(.*)$")
+
+
+def key_lines(text: str) -> dict[Key, int]:
+    """Where each setting of a TOML file is (1-based line), so a problem can name its line.
+    Reads what configuration files hold: tables, arrays of tables, keys, inline tables and
+    arrays of inline tables one to a line."""
+    lines: dict[Key, int] = {}
+    counts: dict[Key, int] = {}
+    prefix: Key = ()
+    array: tuple[Key, int] | None = None  # inside a multi-line `key = [`: its path, next index
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.split("#", 1)[0].strip() if '"' not in raw else raw.strip()
+        if not line:
+            continue
+        if array is not None:
+            path, index = array
+            if line.startswith(("{", '"')) or line[0].isdigit():
+                lines.setdefault((*path, index), number)
+                array = (path, index + 1)
+            if line.startswith("]") or line.endswith("]"):
+                array = None
+            continue
+        header = _HEADER.match(line)
+        if header:
+            parts = tuple(p.strip().strip('"') for p in header.group(2).split("."))
+            resolved: list[str | int] = []
+            for part in parts:
+                resolved.append(part)
+                if tuple(resolved) in counts and tuple(resolved) != parts:
+                    resolved.append(counts[tuple(resolved)])
+            key = tuple(resolved)
+            if header.group(1):  # [[array of tables]]
+                counts[key] = counts.get(key, -1) + 1
+                lines.setdefault(key, number)
+                key = (*key, counts[key])
+            prefix = key
+            lines.setdefault(prefix, number)
+            continue
+        assign = _ASSIGN.match(line)
+        if assign:
+            path = (*prefix, *(p.strip().strip('"') for p in assign.group(1).split(".")))
+            lines.setdefault(path, number)
+            value = assign.group(2)
+            if value.startswith("[") and "]" not in value:
+                array = (path, 0)
+    return lines
+
+
+def line_of(path: Key, lines: dict[Key, int]) -> int | None:
+    """The line of the setting, or of the nearest table around it."""
+    for end in range(len(path), 0, -1):
+        if path[:end] in lines:
+            return lines[path[:end]]
+    return None
+
+
+def parse_config(data: dict[str, Any], source: str = "table.toml", text: str = "") -> TableConfig:
+    """Every problem at once: `file:line: dotted.path: what is wrong` (the line when the
+    text of the file is given)."""
+    lines = key_lines(text) if text else {}
+
+    def where(path: Key) -> str:
+        number = line_of(path, lines)
+        return f"{source}:{number}" if number else source
+
+    try:
+        cfg = TableConfig.model_validate(data)
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            path = tuple(p for p in err["loc"] if isinstance(p, str | int))
+            problems.append(f"{where(path)}: {dotted(path)}: {err['msg']}")
+        raise ConfigError(problems) from None
+    problems = [f"{where(undotted(p.split(':', 1)[0]))}: {p}" for p in semantic_problems(cfg)]
+    if problems:
+        raise ConfigError(problems)
+    return cfg
+
+
+MAX_CONFIG_BYTES = 1 << 20
+"""A wiring file is a few kB; anything past a MiB is not one (and is not read whole)."""
+
+
+def load_config(path: str | Path) -> TableConfig:
+    """Whatever bytes the file holds, the answer is a configuration or a ConfigError naming
+    the problem: a daemon reloading it must never die of it (docs/daemon.md)."""
+    p = Path(path)
+    try:  # O_NONBLOCK: opening a FIFO must not wait for a writer; then only a regular file is read
+        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        raise ConfigError([f"{p}: cannot read: {exc.strerror or exc}"]) from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ConfigError([f"{p}: not a regular file"])
+        with open(fd, "rb", closefd=False) as f:
+            raw = f.read(MAX_CONFIG_BYTES + 1)
+    except OSError as exc:
+        raise ConfigError([f"{p}: cannot read: {exc.strerror or exc}"]) from None
+    finally:
+        os.close(fd)
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ConfigError([f"{p}: larger than {MAX_CONFIG_BYTES} bytes: not a configuration file"])
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise ConfigError([f"{p}:{line}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset "
+                           f"{exc.start})"]) from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError([f"{p}: {exc}"]) from None
+    except RecursionError:
+        raise ConfigError([f"{p}: arrays or tables nested too deeply"]) from None
+    try:
+        return parse_config(data, p.name, text)
+    except RecursionError:
+        raise ConfigError([f"{p}: arrays or tables nested too deeply"]) from None
+
+
+WIRING = Path(__file__).parents[1] / "data" / "wiring"  # = hardware/wiring/
+
+
+def build_file(seats: int) -> Path:
+    """The wiring file of the build that has this many seats: the 4-seat box or the 12-seat one."""
+    return WIRING / ("4-seat.toml" if seats <= 4 else "12-seat.toml")
+
+
+def default_config(seats: int = 4) -> TableConfig:
+    """The box as built (hardware/wiring/): the 4-seat build for up to 4 seats, the 12-seat
+    build for more, with only the first `seats` seats connected. Emulation plays on it too,
+    so a laptop runs the very pin map the schematic draws."""
+    if not 2 <= seats <= 12:
+        raise ConfigError([f"a table has 2 to 12 seats, not {seats}"])
+    path = build_file(seats)
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    data["inputs"]["seats"] = data["inputs"]["seats"][:seats]
+    used = {line.get("expander") for seat in data["inputs"]["seats"] for line in seat.values()
+            if isinstance(line, dict)}
+    data["inputs"]["expanders"] = [e for e in data["inputs"]["expanders"] if e["name"] in used]
+    data["screens"] = data["screens"][:seats]
+    muxes = {screen.get("mux") for screen in data["screens"]}
+    data["i2c_muxes"] = [m for m in data["i2c_muxes"] if m["address"] in muxes]
+    return parse_config(data, path.name)
+
+
+def emulated_config(seats: int = 4) -> TableConfig:
+    """The box as built with every part emulated: a laptop runs the very pin map the schematic draws."""
+    return as_emulated(default_config(seats))
+
+
+def as_emulated(config: TableConfig) -> TableConfig:
+    return config.model_copy(update={"hardware": HardwareConfig(backend="emulated")})
