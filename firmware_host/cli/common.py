@@ -9,7 +9,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-EXIT_PIPE = 141  # 128 + SIGPIPE: what a shell shows for a program its reader stopped
+EXIT_PIPE = 141
+EXIT_BAD_INPUT = 2  # 128 + SIGPIPE: what a shell shows for a program its reader stopped
 
 
 def version_text(prog: str) -> str:
@@ -38,3 +39,23 @@ def quiet_broken_pipe(main: Callable[..., int]) -> Callable[..., int]:
             return EXIT_PIPE
 
     return wrapped
+
+
+def one_line_errors(prog: str) -> Callable[[Callable[..., int]], Callable[..., int]]:
+    """Any of the table's own errors (system/errors.py) ends the command with one line naming
+    the problem and exit 2, never a traceback."""
+
+    def decorate(main: Callable[..., int]) -> Callable[..., int]:
+        @functools.wraps(main)
+        def wrapped(*args: Any, **kwargs: Any) -> int:
+            from ..system.errors import TableError
+
+            try:
+                return main(*args, **kwargs)
+            except TableError as exc:
+                print(f"{prog}: error: {exc}", file=sys.stderr)
+                return EXIT_BAD_INPUT
+
+        return wrapped
+
+    return decorate

@@ -12,10 +12,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from ..game.bots import Level
-from ..rules.common import RulesError
-from ..rules.options import GAMES, parse_assignments
-from .common import quiet_broken_pipe, version_text
+from .common import one_line_errors, quiet_broken_pipe, version_text
 from .completion import describe_subcommands
 
 EXIT_BAD_INPUT = 2
@@ -36,6 +33,8 @@ def _emit(data: dict[str, Any], as_json: bool, human: str) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from ..rules.options import GAMES
+
     p = _Parser(prog="table-host", description="The Ligretto table: referee, simulator, tools.")
     p.add_argument("--version", action="version", version=version_text("table-host"))
     p.add_argument("--json", action="store_true", help="one JSON object on stdout (commands with a report)")
@@ -132,6 +131,7 @@ def _number(kind: type[int] | type[float], lo: float, hi: float | None = None) -
 
 
 @quiet_broken_pipe
+@one_line_errors("table-host")
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -157,15 +157,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         if command == "watch":
             return _watch(args)
         return _run(args)
-    except RulesError as exc:
+    except Exception as exc:
+        from ..rules.common import RulesError
+
+        if not isinstance(exc, RulesError):
+            raise
         _fail(str(exc))
     except KeyboardInterrupt:
         return 130
 
 
 def _simulate(args: argparse.Namespace) -> int:
+    from ..game.bots import Level
     from ..play.simulate import simulate
-    from ..rules.options import check_game
+    from ..rules.options import GAMES, check_game, parse_assignments
 
     if args.sweep:
         return _sweep(args)
@@ -210,7 +215,9 @@ def _simulate(args: argparse.Namespace) -> int:
 
 def _sweep(args: argparse.Namespace) -> int:
     """Every round must end: exit 1 naming each case that stalled or raised."""
+    from ..game.bots import Level
     from ..play.simulate import sweep, sweep_cases
+    from ..rules.options import GAMES
 
     if args.game is not None and args.game not in GAMES:
         _fail(f"unknown game {args.game!r} (choose {', '.join(GAMES)})")
@@ -323,8 +330,8 @@ def _bench(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from ..service.daemon import run
     from ..system.logs import configure, route_uncaught
+    from .run import run
 
     ui = args.ui or ("textual" if sys.stdin.isatty() and sys.stdout.isatty() else "none")
     configure(args.log_level)  # the journal's priorities when stderr is the journal, else readable lines
@@ -360,6 +367,7 @@ def _boot_config(args: argparse.Namespace) -> int:
 
 def _watch(args: argparse.Namespace) -> int:
     """Watch bots play a match at the table's pace (`--speed` faster), round by round."""
+    from ..game.bots import Level
     from ..play.watch import watch
     from ..rules.options import check_game
 
