@@ -97,7 +97,7 @@ class Command:
         return self.actions.get(self.default_action if action is None else action)
 
 
-COMMANDS: tuple[Command, ...] = (
+COMMANDS: list[Command] = [
     Command("status", "the table's phase, game, seats and totals, its hardware and priority"),
     Command("start", "start the chosen game with the seats that joined (and the bots)", CHANGES),
     Command("abort", "end the match in progress, back to the lobby", CHANGES),
@@ -131,12 +131,27 @@ COMMANDS: tuple[Command, ...] = (
                     help="seconds to press each control (default 10)"),
                 arg("--abort", action="store_true", help="stop the running self-test"),
                 arg("--report", action="store_true", help="the running or last self-test's report"))),
-)
-BY_NAME: Mapping[str, Command] = {c.name: c for c in COMMANDS}
-WIRE = tuple(c.name for c in COMMANDS if c.wire)
+]
+BY_NAME: dict[str, Command] = {c.name: c for c in COMMANDS}
 
-READ_ONLY = tuple(c.name for c in COMMANDS if c.wire and not c.actions and c.kind == READS)
-"""Commands that change nothing whatever their arguments: open to every peer that can connect."""
+
+def declare(command: Command) -> None:
+    """One more command (a test's, or a component's own): the parser, the completion, the access
+    check and the daemon's dispatch all follow."""
+    if command.name in BY_NAME:
+        raise ValueError(f"command {command.name!r} is declared already")
+    COMMANDS.append(command)
+    BY_NAME[command.name] = command
+
+
+def wire() -> list[str]:
+    """The commands the daemon answers."""
+    return [c.name for c in COMMANDS if c.wire]
+
+
+def read_only() -> list[str]:
+    """Commands that change nothing whatever their arguments: open to every peer that can connect."""
+    return [c.name for c in COMMANDS if c.wire and not c.actions and c.kind == READS]
 
 
 def reads_only(body: Mapping[str, Any]) -> bool:

@@ -36,9 +36,9 @@ from pathlib import Path
 from typing import Any
 
 from ..system.logs import escape, logger
-from .protocol import READ_ONLY, reads_only
+from .protocol import reads_only
 
-__all__ = ["READ_ONLY", "Access", "ControlServer", "Request", "reads_only", "serve_request"]
+__all__ = ["Access", "ControlServer", "Request", "reads_only", "serve_request"]
 
 log = logger("control")
 MAX_LINE = 64 * 1024

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..control.protocol import BY_NAME, LOCAL, WIRE
+from ..control.protocol import BY_NAME, LOCAL, wire
 from ..control.server import Request
 
 
@@ -58,7 +58,7 @@ class Commands:
     def check(self) -> None:
         """Every command the daemon answers has its handler (called once everything registered)."""
         missing = []
-        for name in WIRE:
+        for name in wire():
             command = BY_NAME[name]
             wanted: list[str | None] = [a for a, kind in command.actions.items() if kind != LOCAL]
             wanted = wanted if command.actions else [None]
@@ -71,7 +71,7 @@ class Commands:
         name = call.body.get("cmd")
         command = BY_NAME.get(name) if isinstance(name, str) else None
         if command is None or not command.wire:
-            raise ValueError(f"unknown command {name!r} (known: {', '.join(WIRE)})")
+            raise ValueError(f"unknown command {name!r} (known: {', '.join(wire())})")
         action = call.body.get("action")
         if command.actions:
             action = command.default_action if action is None else action
