@@ -3,6 +3,7 @@ stops early (`tablectl history | head -1`)."""
 
 from __future__ import annotations
 
+import argparse
 import functools
 import os
 import sys
@@ -14,12 +15,23 @@ EXIT_BAD_INPUT = 2  # 128 + SIGPIPE: what a shell shows for a program its reader
 
 
 def version_text(prog: str) -> str:
-    from importlib.metadata import PackageNotFoundError, version
+    """From the package itself (pyproject.toml takes it from there too): asking the installed
+    metadata (importlib.metadata) would cost more than the rest of the command."""
+    from .. import __version__
 
-    try:
-        return f"{prog} {version('table-host')}"
-    except PackageNotFoundError:  # run from a checkout that was never installed
-        return f"{prog} (not installed: pip install -e .)"
+    return f"{prog} {__version__}"
+
+
+def add_version(parser: argparse.ArgumentParser, prog: str) -> None:
+    """`--version`, its text read from the installed package only when asked for (importlib.metadata
+    costs more than the rest of `tablectl status`)."""
+
+    class Version(argparse.Action):
+        def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
+            print(version_text(prog))
+            parser.exit()
+
+    parser.add_argument("--version", nargs=0, action=Version, help="show the version and exit")
 
 
 def quiet_broken_pipe(main: Callable[..., int]) -> Callable[..., int]:

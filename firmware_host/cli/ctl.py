@@ -30,7 +30,7 @@ from typing import Any
 from ..control.client import NotRunning, ask
 from ..control.protocol import add_subcommands
 from ..system import paths
-from .common import one_line_errors, quiet_broken_pipe, version_text
+from .common import add_version, one_line_errors, quiet_broken_pipe
 from .completion import describe_subcommands
 
 __all__ = ["NotRunning", "ask", "build_parser", "main"]
@@ -40,7 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     """Made from the commands' declarations (control/protocol.py), as the completion is."""
     p = argparse.ArgumentParser(prog="tablectl", description="Control the Ligretto table.")
     p.add_argument("--json", action="store_true", help="one JSON object on stdout")
-    p.add_argument("--version", action="version", version=version_text("tablectl"))
+    add_version(p, "tablectl")
     # --json after the command too: the subcommand's own flag, which leaves the main one alone
     # when not given (SUPPRESS), so `tablectl --json status` and `tablectl status --json` agree.
     common = argparse.ArgumentParser(add_help=False)

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from .common import one_line_errors, quiet_broken_pipe, version_text
+from .common import add_version, one_line_errors, quiet_broken_pipe, version_text
 from .completion import describe_subcommands
 
 EXIT_BAD_INPUT = 2
@@ -36,7 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
     from ..rules.options import GAMES
 
     p = _Parser(prog="table-host", description="The Ligretto table: referee, simulator, tools.")
-    p.add_argument("--version", action="version", version=version_text("table-host"))
+    add_version(p, "table-host")
     p.add_argument("--json", action="store_true", help="one JSON object on stdout (commands with a report)")
     sub = p.add_subparsers(dest="command", parser_class=_Parser)
 
@@ -133,6 +133,9 @@ def _number(kind: type[int] | type[float], lo: float, hi: float | None = None) -
 @quiet_broken_pipe
 @one_line_errors("table-host")
 def main(argv: Sequence[str] | None = None) -> int:
+    if list(sys.argv[1:] if argv is None else argv) == ["--version"]:  # before the parser: building it
+        print(version_text("table-host"))                               # loads every game's options
+        return 0
     parser = build_parser()
     args = parser.parse_args(argv)
     command = args.command or "run"
