@@ -130,22 +130,32 @@ def _number(kind: type[int] | type[float], lo: float, hi: float | None = None) -
     return parse
 
 
+SUBCOMMANDS = ("run", "power", "boot-config", "watch", "simulate", "scenario", "bench")
+
+
+def _command_in(args: Sequence[str]) -> str:
+    """The subcommand, read before the parser exists: the first word, if it names one; else run."""
+    word = next((a for a in args if not a.startswith("-")), None)
+    return word if word in SUBCOMMANDS else "run"
+
+
 @quiet_broken_pipe
 @one_line_errors("table-host")
 def main(argv: Sequence[str] | None = None) -> int:
     if list(sys.argv[1:] if argv is None else argv) == ["--version"]:  # before the parser: building it
         print(version_text("table-host"))                               # loads every game's options
         return 0
+    if argv is None and _command_in(sys.argv[1:]) in ("run", "bench"):  # a process of its own, not a test
+        from ..system.memory import restart_with_allocator
+
+        # The table's allocator (memory.py); the benches time the table's code on it too. Before
+        # the parser is built: what is done before the restart is done twice.
+        restart_with_allocator()  # returns when it is chosen
     parser = build_parser()
     args = parser.parse_args(argv)
     command = args.command or "run"
     if args.command is None:
         args = parser.parse_args(["run", *(argv if argv is not None else sys.argv[1:])])
-    if command in ("run", "bench") and argv is None:  # a process of its own, not a test calling main()
-        from ..system.memory import restart_with_allocator
-
-        # The table's allocator (memory.py); the benches time the table's code on it too.
-        restart_with_allocator()  # returns when it is chosen
     try:
         if command == "simulate":
             return _simulate(args)
