@@ -8,7 +8,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pytest
 from plumbing import wait_for
 
 from firmware_host.config.schema import emulated_config
@@ -17,14 +16,6 @@ from firmware_host.game.table import Phase
 from firmware_host.service.daemon import Daemon
 from firmware_host.service.events import Key, Signal
 from firmware_host.service.frontend import TableView
-
-
-@pytest.fixture
-def dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    for name in ("STATE_DIRECTORY", "RUNTIME_DIRECTORY", "CONFIGURATION_DIRECTORY"):
-        (tmp_path / name).mkdir()
-        monkeypatch.setenv(name, str(tmp_path / name))
-    return tmp_path
 
 
 class FakeFrontend:
