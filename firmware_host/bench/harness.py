@@ -58,11 +58,11 @@ class EmulatedDaemon:
 
     def ask(self, body: dict[str, Any]) -> dict[str, Any]:
         """What `tablectl` asks; not running is an answer too."""
-        from ..cli import ctl
+        from ..control.client import NotRunning, ask
 
         try:
-            return ctl.ask(body, self.socket)
-        except ctl.NotRunning as exc:
+            return ask(body, self.socket)
+        except NotRunning as exc:
             return {"ok": False, "error": str(exc)}
 
     def answers(self) -> bool:

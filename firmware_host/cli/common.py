@@ -3,22 +3,35 @@ stops early (`tablectl history | head -1`)."""
 
 from __future__ import annotations
 
+import argparse
 import functools
 import os
 import sys
 from collections.abc import Callable
 from typing import Any
 
-EXIT_PIPE = 141  # 128 + SIGPIPE: what a shell shows for a program its reader stopped
+EXIT_PIPE = 141
+EXIT_BAD_INPUT = 2  # 128 + SIGPIPE: what a shell shows for a program its reader stopped
 
 
 def version_text(prog: str) -> str:
-    from importlib.metadata import PackageNotFoundError, version
+    """From the package itself (pyproject.toml takes it from there too): asking the installed
+    metadata (importlib.metadata) would cost more than the rest of the command."""
+    from .. import __version__
 
-    try:
-        return f"{prog} {version('table-host')}"
-    except PackageNotFoundError:  # run from a checkout that was never installed
-        return f"{prog} (not installed: pip install -e .)"
+    return f"{prog} {__version__}"
+
+
+def add_version(parser: argparse.ArgumentParser, prog: str) -> None:
+    """`--version`, its text read from the installed package only when asked for (importlib.metadata
+    costs more than the rest of `tablectl status`)."""
+
+    class Version(argparse.Action):
+        def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
+            print(version_text(prog))
+            parser.exit()
+
+    parser.add_argument("--version", nargs=0, action=Version, help="show the version and exit")
 
 
 def quiet_broken_pipe(main: Callable[..., int]) -> Callable[..., int]:
@@ -38,3 +51,23 @@ def quiet_broken_pipe(main: Callable[..., int]) -> Callable[..., int]:
             return EXIT_PIPE
 
     return wrapped
+
+
+def one_line_errors(prog: str) -> Callable[[Callable[..., int]], Callable[..., int]]:
+    """Any of the table's own errors (system/errors.py) ends the command with one line naming
+    the problem and exit 2, never a traceback."""
+
+    def decorate(main: Callable[..., int]) -> Callable[..., int]:
+        @functools.wraps(main)
+        def wrapped(*args: Any, **kwargs: Any) -> int:
+            from ..system.errors import TableError
+
+            try:
+                return main(*args, **kwargs)
+            except TableError as exc:
+                print(f"{prog}: error: {exc}", file=sys.stderr)
+                return EXIT_BAD_INPUT
+
+        return wrapped
+
+    return decorate

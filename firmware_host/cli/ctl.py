@@ -21,137 +21,33 @@ import argparse
 import contextlib
 import json
 import os
-import socket
 import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ..control.client import NotRunning, ask
+from ..control.protocol import add_subcommands
 from ..system import paths
-from ..system.errors import NotRunning
-from .common import quiet_broken_pipe, version_text
+from .common import add_version, one_line_errors, quiet_broken_pipe
 from .completion import describe_subcommands
 
-socket_path = paths.find_socket
-
-
-def ask(body: dict[str, Any], path: Path | None = None, timeout: float = 10.0) -> dict[str, Any]:
-    path = path or socket_path()
-    try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-            sock.settimeout(timeout)
-            connect(sock, path, time.monotonic() + CONNECT_WAIT_S)
-            sock.sendall(json.dumps(body).encode() + b"\n")
-            data = b""
-            while not data.endswith(b"\n"):
-                chunk = sock.recv(65536)
-                if not chunk:
-                    break
-                data += chunk
-    except (FileNotFoundError, ConnectionRefusedError):
-        where = " or ".join(str(p) for p in paths.socket_candidates()) if path == socket_path() else path
-        raise NotRunning(f"the table daemon is not running (no control socket at {where})") from None
-    except PermissionError:
-        raise NotRunning(f"permission denied on {path} (are you in the table's admin group?)") from None
-    except OSError as exc:
-        raise NotRunning(f"cannot reach the daemon at {path}: {exc.strerror or exc}") from None
-    try:
-        return json.loads(data)
-    except json.JSONDecodeError:
-        raise NotRunning(f"the daemon at {path} gave no answer") from None
-
-
-CONNECT_WAIT_S = 5.0
-
-
-def connect(sock: socket.socket, path: Path, deadline: float) -> None:
-    """A full backlog answers EAGAIN at once (a Unix socket with a timeout does not wait for
-    room): wait briefly and try again, until the deadline."""
-    pause = 0.01
-    while True:
-        try:
-            sock.connect(str(path))
-            return
-        except BlockingIOError:
-            if time.monotonic() + pause > deadline:
-                raise
-            time.sleep(pause)
-            pause = min(pause * 2, 0.2)
-
-
-MAX_SEATS = 12
+__all__ = ["NotRunning", "ask", "build_parser", "main"]
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from ..game.bots import Level
-    from ..rules.options import GAMES
-
+    """Made from the commands' declarations (control/protocol.py), as the completion is."""
     p = argparse.ArgumentParser(prog="tablectl", description="Control the Ligretto table.")
     p.add_argument("--json", action="store_true", help="one JSON object on stdout")
-    p.add_argument("--version", action="version", version=version_text("tablectl"))
+    add_version(p, "tablectl")
     # --json after the command too: the subcommand's own flag, which leaves the main one alone
     # when not given (SUPPRESS), so `tablectl --json status` and `tablectl status --json` agree.
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
                         help="one JSON object on stdout")
-    sub = p.add_subparsers(dest="cmd", required=True)
-
-    def command(name: str, **kw: Any) -> argparse.ArgumentParser:
-        return sub.add_parser(name, parents=[common], **kw)
-
-    for name, text in (("status", "the table's phase, game, seats and totals, its hardware and priority"),
-                       ("start", "start the chosen game with the seats that joined (and the bots)"),
-                       ("abort", "end the match in progress, back to the lobby"),
-                       ("next", "skip the rest of the round result: the next round counts down"),
-                       ("scores", "the current match: scores round by round, totals, winners"),
-                       ("seats", "the seats that joined, how many bots, how many seats are wired"),
-                       ("inputs", "what reached the engine, with each edge's kernel time")):
-        command(name, help=text)
-    new = command("new", help="choose the next game", usage="tablectl new GAME [KEY=VALUE ...]")
-    new.add_argument("game", nargs="?", help=f"one of {', '.join(GAMES)}")
-    new.add_argument("options", nargs="*", metavar="KEY=VALUE", help="the game's options, e.g. rounds=3")
-    bots = command("bots", help="how many bots join the next match")
-    bots.add_argument("count", type=bot_count, help=f"0 to {MAX_SEATS - 1}, at most the free seats")
-    bots.add_argument("--level", default="medium", choices=[lv.value for lv in Level])
-    bundle = command("debug-bundle", help="everything useful for a bug report, in one file")
-    bundle.add_argument("path", nargs="?", default="table-host-debug.tar.gz")
-    history = command("history", help="the matches played, newest first, with their rounds")
-    history.add_argument("--limit", type=positive, default=20)
-    config = command("config", help="check, get or reload the configuration")
-    config.add_argument("action", choices=("check", "get", "set", "reload"))
-    config.add_argument("arg", nargs="?", help="check: a file to check; get/set: a dotted key")
-    config.add_argument("value", nargs="?", help="set: the new value, as TOML (4.5, true, \"text\")")
-    config.add_argument("--file", help="check, set: the configuration file (default: the daemon's)")
-    test = command("selftest", help="is the box wired right? probe every part, then walk the seats")
-    test.add_argument("--probe", action="store_true", help="the parts only, no walk (scripts, CI)")
-    test.add_argument("--seats", type=seat_list, help="walk only these seats, e.g. 1,3")
-    test.add_argument("--timeout", type=float, default=10.0, metavar="S",
-                      help="seconds to press each control (default 10)")
-    test.add_argument("--abort", action="store_true", help="stop the running self-test")
-    test.add_argument("--report", action="store_true", help="the running or last self-test's report")
+    add_subcommands(p.add_subparsers(dest="cmd", required=True), [common])
     return describe_subcommands(p)
-
-
-def bot_count(text: str) -> int:
-    try:
-        count = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of bots (0 to {MAX_SEATS - 1})") from None
-    if not 0 <= count < MAX_SEATS:
-        raise argparse.ArgumentTypeError(f"{count} bots: a table has at most {MAX_SEATS} seats, so 0 to "
-                                         f"{MAX_SEATS - 1} bots beside one person")
-    return count
-
-
-def positive(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        n = 0
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a positive whole number")
-    return n
 
 
 def game_options(game: str | None, items: list[str]) -> dict[str, str]:
@@ -179,15 +75,6 @@ def game_options(game: str | None, items: list[str]) -> dict[str, str]:
         options[key] = value
     return options
 
-
-def seat_list(text: str) -> list[int]:
-    try:
-        seats = [int(part) for part in text.split(",") if part.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a list of seat numbers like 1,3") from None
-    if not seats or min(seats) < 1:
-        raise argparse.ArgumentTypeError(f"{text!r}: seats are numbered from 1")
-    return seats
 
 
 POLL_S = 0.2
@@ -422,6 +309,7 @@ def debug_bundle(path: Path) -> int:
 
 
 @quiet_broken_pipe
+@one_line_errors("tablectl")
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.cmd == "config" and args.action == "set":

@@ -12,11 +12,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from ..bench.suite import BENCHES
-from ..game.bots import Level
-from ..rules.common import RulesError
-from ..rules.options import GAMES, parse_assignments
-from .common import quiet_broken_pipe, version_text
+from .common import add_version, one_line_errors, quiet_broken_pipe, version_text
 from .completion import describe_subcommands
 
 EXIT_BAD_INPUT = 2
@@ -37,8 +33,11 @@ def _emit(data: dict[str, Any], as_json: bool, human: str) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from ..bench.suite import BENCHES
+    from ..rules.options import GAMES
+
     p = _Parser(prog="table-host", description="The Ligretto table: referee, simulator, tools.")
-    p.add_argument("--version", action="version", version=version_text("table-host"))
+    add_version(p, "table-host")
     p.add_argument("--json", action="store_true", help="one JSON object on stdout (commands with a report)")
     sub = p.add_subparsers(dest="command", parser_class=_Parser)
 
@@ -141,18 +140,32 @@ def _number(kind: type[int] | type[float], lo: float, hi: float | None = None) -
     return parse
 
 
+SUBCOMMANDS = ("run", "power", "i2c", "boot-config", "watch", "simulate", "scenario", "bench")
+
+
+def _command_in(args: Sequence[str]) -> str:
+    """The subcommand, read before the parser exists: the first word, if it names one; else run."""
+    word = next((a for a in args if not a.startswith("-")), None)
+    return word if word in SUBCOMMANDS else "run"
+
+
 @quiet_broken_pipe
+@one_line_errors("table-host")
 def main(argv: Sequence[str] | None = None) -> int:
+    if list(sys.argv[1:] if argv is None else argv) == ["--version"]:  # before the parser: building it
+        print(version_text("table-host"))                               # loads every game's options
+        return 0
+    if argv is None and _command_in(sys.argv[1:]) in ("run", "bench"):  # a process of its own, not a test
+        from ..system.memory import restart_with_allocator
+
+        # The table's allocator (memory.py); the benches time the table's code on it too. Before
+        # the parser is built: what is done before the restart is done twice.
+        restart_with_allocator()  # returns when it is chosen
     parser = build_parser()
     args = parser.parse_args(argv)
     command = args.command or "run"
     if args.command is None:
         args = parser.parse_args(["run", *(argv if argv is not None else sys.argv[1:])])
-    if command in ("run", "bench") and argv is None:  # a process of its own, not a test calling main()
-        from ..system.memory import restart_with_allocator
-
-        # The table's allocator (memory.py); the benches time the table's code on it too.
-        restart_with_allocator()  # returns when it is chosen
     try:
         if command == "simulate":
             return _simulate(args)
@@ -169,15 +182,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         if command == "watch":
             return _watch(args)
         return _run(args)
-    except RulesError as exc:
+    except Exception as exc:
+        from ..rules.common import RulesError
+
+        if not isinstance(exc, RulesError):
+            raise
         _fail(str(exc))
     except KeyboardInterrupt:
         return 130
 
 
 def _simulate(args: argparse.Namespace) -> int:
+    from ..game.bots import Level
     from ..play.simulate import simulate
-    from ..rules.options import check_game
+    from ..rules.options import GAMES, check_game, parse_assignments
 
     if args.sweep:
         return _sweep(args)
@@ -222,7 +240,9 @@ def _simulate(args: argparse.Namespace) -> int:
 
 def _sweep(args: argparse.Namespace) -> int:
     """Every round must end: exit 1 naming each case that stalled or raised."""
+    from ..game.bots import Level
     from ..play.simulate import sweep, sweep_cases
+    from ..rules.options import GAMES
 
     if args.game is not None and args.game not in GAMES:
         _fail(f"unknown game {args.game!r} (choose {', '.join(GAMES)})")
@@ -297,8 +317,8 @@ def _bench(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from ..service.daemon import run
     from ..system.logs import configure, route_uncaught
+    from .run import run
 
     ui = args.ui or ("textual" if sys.stdin.isatty() and sys.stdout.isatty() else "none")
     configure(args.log_level)  # the journal's priorities when stderr is the journal, else readable lines
@@ -348,6 +368,7 @@ def _boot_config(args: argparse.Namespace) -> int:
 
 def _watch(args: argparse.Namespace) -> int:
     """Watch bots play a match at the table's pace (`--speed` faster), round by round."""
+    from ..game.bots import Level
     from ..play.watch import watch
     from ..rules.options import check_game
 

@@ -7,10 +7,10 @@ The socket lives in the runtime directory (mode 0660, the admin group of the
 configuration's [control]), and every connection's peer (pid, uid, gid, from
 SO_PEERCRED) is logged (DEBUG, `table_host.control`; whatever a client sent is
 escaped first: a newline in a command must not forge a log line) and checked:
-what only reads (status, scores, history, seats, inputs, debug, config get, the
-self-test's report) is open to whoever can connect; everything else needs root,
-the daemon's own user, or a member of the admin group (`Access`, docs/daemon.md
-"Access"). The server thread never
+what only reads (what control/protocol.py declares READS: status, scores, history,
+seats, inputs, debug, config get, the self-test's report) is open to whoever can
+connect; everything else needs root, the daemon's own user, or a member of the
+admin group (`Access`, docs/daemon.md "Access"). The server thread never
 touches the game: it hands each request to the owner of the game state through
 `requests` and waits for its answer. Anything malformed — not JSON, not an
 object, no command, too long, a command that fails — gets an error reply and
@@ -37,6 +37,9 @@ from typing import Any
 
 from ..system.logs import escape, logger
 from ..system.paths import ADMIN_GROUP
+from .protocol import reads_only
+
+__all__ = ["ADMIN_GROUP", "Access", "ControlServer", "Request", "reads_only", "serve_request"]
 
 log = logger("control")
 MAX_LINE = 64 * 1024
@@ -72,16 +75,6 @@ def serve_request(request: Request, handler: Callable[[dict[str, Any]], dict[str
     except Exception as exc:
         request.reply({"ok": False, "error": str(exc) or type(exc).__name__})
 
-
-READ_ONLY = ("status", "scores", "history", "seats", "inputs", "debug")
-"""Commands that change nothing: open to every peer that can connect (the socket's mode and group
-already say who can). Anything else, unknown commands included, needs an admin."""
-
-
-def reads_only(body: dict[str, Any]) -> bool:
-    cmd, action = body.get("cmd"), body.get("action")
-    return cmd in READ_ONLY or (cmd == "config" and action == "get") \
-        or (cmd == "selftest" and action in (None, "status"))
 
 
 @dataclass(frozen=True)

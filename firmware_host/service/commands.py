@@ -2,65 +2,97 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ..game.bots import Level
 from ..game.table import Table
 from ..rules.options import GAMES
+from .registry import Call, Commands
 from .store import Store
 
 LEVELS = tuple(level.value for level in Level)
-COMMANDS = ("status", "new", "start", "abort", "next", "scores", "history", "seats", "bots", "inputs")
 
 
-def handle(table: Table, store: Store | None, now: int, body: dict[str, Any]) -> dict[str, Any]:
-    """Carry out one control request; a RulesError or ValueError says what is wrong."""
-    cmd = body["cmd"]
-    if cmd == "status":
-        return table.status()
-    if cmd == "new":
-        game = body.get("game")
+class TableCommands:
+    """The commands that play the table: choose a game, start, abort, bots, and what it says."""
+
+    def __init__(self, table: Table, store: Store | None,
+                 extra_status: Callable[[], dict[str, Any]] | None = None) -> None:
+        self.table, self.store, self.extra_status = table, store, extra_status
+
+    def register(self, commands: Commands) -> None:
+        for name, handler in (("status", self.status), ("new", self.new), ("start", self.start),
+                              ("abort", self.abort), ("next", self.next), ("scores", self.scores),
+                              ("history", self.history), ("seats", self.seats), ("bots", self.bots),
+                              ("inputs", self.inputs)):
+            commands.register(name, handler)
+
+    def status(self, call: Call) -> dict[str, Any]:
+        status = self.table.status()
+        if self.extra_status is not None:
+            status.update(self.extra_status())
+        return status
+
+    def new(self, call: Call) -> dict[str, Any]:
+        game = call.get("game")
         if not isinstance(game, str):
             raise ValueError(f"new needs a game: {', '.join(GAMES)}")
-        options = body.get("options") or {}
+        options = call.get("options") or {}
         if not isinstance(options, dict):
             raise ValueError("options must be an object of option: value")
-        table.new(game, options, now)
-        return table.status()
-    if cmd == "start":
-        table.start(now)
-        return table.status()
-    if cmd == "abort":
-        table.abort(now)
-        return table.status()
-    if cmd == "next":
-        table.next(now)
-        return table.status()
-    if cmd == "scores":
-        if table.match is None:
+        self.table.new(game, options, call.now)
+        return self.table.status()
+
+    def start(self, call: Call) -> dict[str, Any]:
+        self.table.start(call.now)
+        return self.table.status()
+
+    def abort(self, call: Call) -> dict[str, Any]:
+        self.table.abort(call.now)
+        return self.table.status()
+
+    def next(self, call: Call) -> dict[str, Any]:
+        self.table.next(call.now)
+        return self.table.status()
+
+    def scores(self, call: Call) -> dict[str, Any]:
+        if self.table.match is None:
             raise ValueError("no match yet")
-        return scores(table)
-    if cmd == "history":
-        if store is None:
+        return scores(self.table)
+
+    def history(self, call: Call) -> dict[str, Any]:
+        if self.store is None:
             raise ValueError("no state database")
-        limit = body.get("limit", 20)
+        limit = call.get("limit", 20)
         if not isinstance(limit, int) or limit < 1:
             raise ValueError("limit must be a positive whole number")
-        return {"matches": store.history(limit)}
-    if cmd == "seats":
-        return {"joined": [s + 1 for s in table.joined], "bots": len(table.bots),
-                "seats_wired": table.seats}
-    if cmd == "bots":
-        count, level = body.get("count"), body.get("level", "medium")
+        return {"matches": self.store.history(limit)}
+
+    def seats(self, call: Call) -> dict[str, Any]:
+        table = self.table
+        return {"joined": [s + 1 for s in table.joined], "bots": len(table.bots), "seats_wired": table.seats}
+
+    def bots(self, call: Call) -> dict[str, Any]:
+        count, level = call.get("count"), call.get("level", "medium")
         if not isinstance(count, int) or count < 0:
             raise ValueError("bots needs a count: 0 or more")
         if level not in LEVELS:
             raise ValueError(f"unknown bot level {level!r} (choose {', '.join(LEVELS)})")
-        table.set_bots(count, str(level))
-        return table.status()
-    if cmd == "inputs":
-        return table.inputs()
-    raise ValueError(f"unknown command {cmd!r} (known: {', '.join(COMMANDS)})")
+        self.table.set_bots(count, str(level))
+        return self.table.status()
+
+    def inputs(self, call: Call) -> dict[str, Any]:
+        return self.table.inputs()
+
+
+def handle(table: Table, store: Store | None, now: int, body: dict[str, Any]) -> dict[str, Any]:
+    """One request answered by the table's commands alone (a test's stand-in for the daemon)."""
+    commands = Commands()
+    TableCommands(table, store).register(commands)
+    answer = commands.answer(Call(body, now))
+    assert answer is not None
+    return answer
 
 
 def scores(table: Table) -> dict[str, Any]:

@@ -25,7 +25,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PIL import Image, ImageDraw
 
@@ -42,9 +42,17 @@ from ..devices.inputs.mcp23017 import (
     RESET_VALUES,
 )
 from ..game.edges import Event, InputEvent
+from ..game.table import Phase
+from ..system.logs import logger
 from ..views.centre import cap, seat_colour
 from ..views.font import draw_centred
 from ..views.seat import render_banner
+from .events import Probed
+from .registry import Call, Commands
+
+if TYPE_CHECKING:
+    from .loop import Loop
+    from .screens import Screens
 
 S = 1_000_000_000
 DEFAULT_TIMEOUT_S = 10.0
@@ -279,7 +287,7 @@ class SelfTest:
                 self._found(ask_buzzer(self.buzzer, self.config.buzzer))
         except Exception as exc:  # a probe that breaks must end the test, not hang it
             self._found(Check("self-test", "probe", UNEXPECTED, f"{type(exc).__name__}: {exc}"))
-        self.wake(("selftest", "probed"))
+        self.wake(Probed())
 
     def _found(self, check: Check) -> None:
         with self._lock:
@@ -457,3 +465,90 @@ class SelfTest:
         return {"state": self.state, "passed": not self.active and not problems and self.state == "done",
                 "probe_only": self.probe_only, "prompt": self.prompt(), "parts": parts, "seats": seats,
                 "problems": problems, "log": log}
+
+
+class SelfTests:
+    """`tablectl selftest` in the service: starts a test between matches, takes every press
+    while it walks (the table waits), ticks on its timer, and holds back start, new and next."""
+
+    def __init__(self, loop: Loop, daemon: Any, screens: Screens) -> None:
+        """`daemon`: its config, board, oleds, led and buzzer are what the test probes."""
+        self.loop, self.daemon, self.screens = loop, daemon, screens
+        self.test: SelfTest | None = None  # the running or last self-test
+        self._timer = loop.register_timer(self.tick)
+        loop.on(InputEvent, self.on_input, first=True)
+        loop.on(Probed, self.on_probed)
+
+    @property
+    def active(self) -> bool:
+        return self.test is not None and self.test.active
+
+    def state(self) -> str | None:
+        """The running test's state, None when none runs."""
+        return self.test.state if self.test is not None and self.test.active else None
+
+    def register(self, commands: Commands) -> None:
+        commands.register("selftest", self.start, action="start")
+        commands.register("selftest", self.abort, action="abort")
+        commands.register("selftest", self.status, action="status")
+        commands.refuse_while(("start", "new", "next"), lambda: "the self-test is running: wait for its "
+                              "report or tablectl selftest --abort" if self.active else None)
+
+    def on_input(self, event: InputEvent, now: int) -> bool:
+        if not self.active:
+            return False
+        assert self.test is not None
+        self.test.on_input(event, now)  # the walk takes every press; the table waits
+        self._rearm()
+        return True
+
+    def on_probed(self, _event: Probed, now: int) -> None:
+        if self.test is not None:
+            self.test.on_probed(now)
+            self._rearm()
+
+    def tick(self, now: int) -> int | None:
+        if self.test is None:
+            return None
+        self.test.tick(now)
+        return self.test.deadline()
+
+    def _rearm(self) -> None:
+        self.loop.update_timer(self._timer, self.test.deadline() if self.test is not None else None)
+
+    def start(self, call: Call) -> dict[str, Any]:
+        """Between matches only."""
+        if self.active:
+            raise ValueError("a self-test is running already: tablectl selftest --abort stops it")
+        table = self.daemon.table
+        if table.phase in (Phase.COUNTDOWN, Phase.PLAYING, Phase.ROUND_RESULT):
+            raise ValueError(f"a match is running ({table.phase}): the self-test runs between "
+                             "matches; let it end or tablectl abort")
+        seats = call.get("seats")
+        if seats is not None and not (isinstance(seats, list) and all(isinstance(s, int) for s in seats)):
+            raise ValueError("seats must be a list of seat numbers, e.g. [1, 3]")
+        timeout = call.get("timeout_s", DEFAULT_TIMEOUT_S)
+        if not isinstance(timeout, int | float):
+            raise ValueError("timeout_s must be a number of seconds")
+        d = self.daemon
+        test = SelfTest(d.config, d.board, d.oleds, d.led, self.loop.put, self.screens.show_test_frame,
+                        None if seats is None else [s - 1 for s in seats], float(timeout),
+                        bool(call.get("probe_only")), note=logger("selftest").info, buzzer=d.buzzer)
+        self.test = test
+        centre = d.config.centre
+        self.screens.phase_centre = matrix_pattern((centre.width, centre.height), centre.brightness)
+        test.start()
+        self._rearm()
+        return {"selftest": test.report()}
+
+    def abort(self, call: Call) -> dict[str, Any]:
+        if self.test is None or not self.test.active:
+            raise ValueError("no self-test is running")
+        self.test.abort("tablectl selftest --abort", call.now)
+        self._rearm()
+        return {"selftest": self.test.report()}
+
+    def status(self, _call: Call) -> dict[str, Any]:
+        if self.test is None:
+            raise ValueError("no self-test since the daemon started: tablectl selftest runs one")
+        return {"selftest": self.test.report()}

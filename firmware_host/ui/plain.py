@@ -16,13 +16,16 @@ import termios
 import threading
 import tty
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from PIL import Image
-from rich.text import Text
-
+from ..service.events import Key
+from ..service.frontend import TableView
 from .terminal import mono_text, rgb_text
+
+if TYPE_CHECKING:
+    from ..devices.buzzer import Cue
+
+__all__ = ["TableView", "TerminalUI", "parse_keys"]
 
 ARROWS = {"A": "up", "B": "down", "C": "right", "D": "left"}
 HELP = ("seat 1: arrows move, space slap, enter alt, 1-5 direct | lobby: space join, "
@@ -44,29 +47,19 @@ def parse_keys(data: str) -> list[str]:
     return keys
 
 
-@dataclass(frozen=True)
-class TableView:
-    """What a terminal shows of the table at one moment: the frames the devices were sent."""
-
-    status: str
-    centre: Image.Image | None
-    seats: dict[int, Image.Image]  # physical seat -> its latest frame
-    scores: list[str]  # one line a player
-    notices: list[str] = field(default_factory=list)  # the log's latest INFO lines, oldest first
-    problem: str = ""  # the configuration warning, if any
-    words: Text | None = None  # the centre in words and coloured cards (views/readable.py)
-    hands: dict[int, Text] = field(default_factory=dict)  # physical seat -> its cards as cards
-    keys: str = ""  # the keys that do something now, in this game
-    logged: int = 0  # lines the log ever gave (more than `notices` keeps): which ones are new
-
-
 class TerminalUI:
-    def __init__(self, put: Callable[[Any], None], out: Any = None) -> None:
-        self._put = put
+    """A Frontend (service/frontend.py) on a plain terminal: redraws the frames, rings BEL."""
+
+    def __init__(self, out: Any = None) -> None:
+        self._put: Callable[[Any], None] = lambda _event: None
         self._out = out or sys.stdout
         self._last: tuple[Any, ...] = ()
         self._saved: Any = None
         self._stop = False
+
+    def start(self, put: Callable[[Any], None]) -> None:
+        """Keys are read on a thread of their own, the terminal in cbreak mode until `stop`."""
+        self._put = put
         if sys.stdin.isatty():
             self._saved = termios.tcgetattr(sys.stdin.fileno())
             tty.setcbreak(sys.stdin.fileno())
@@ -82,9 +75,9 @@ class TerminalUI:
             if not data:
                 return
             for key in parse_keys(data):
-                self._put(("key", key))
+                self._put(Key(key))
 
-    def draw(self, view: TableView) -> None:
+    def show(self, view: TableView) -> None:
         """Redraw when anything shown changed; the frames are the ones sent to the devices."""
         centre, seat, notices = view.centre, view.seats.get(0), view.notices
         key = (view.status, None if centre is None else centre.tobytes(),
@@ -104,13 +97,13 @@ class TerminalUI:
             self._out.write("".join(parts))
             self._out.flush()
 
-    def bell(self) -> None:
+    def ring(self, cue: Cue) -> None:
         """A sound the table played: the terminal's bell (BEL), where the terminal has one."""
         with contextlib.suppress(OSError):
             self._out.write("\a")
             self._out.flush()
 
-    def close(self) -> None:
+    def stop(self) -> None:
         self._stop = True
         if self._saved is not None:
             with contextlib.suppress(termios.error):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
@@ -24,11 +25,14 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import RichLog, Static
 
-from .plain import TableView
+from ..service.events import AbortAsked, Key, Signal
+from ..service.frontend import TableView
 from .terminal import mono_braille, mono_text, rgb_cells
 
 if TYPE_CHECKING:
+    from ..devices.buzzer import Cue
     from ..service.daemon import Daemon
+
 
 def centre_text(view: TableView, width: int = 2) -> Text:
     """The matrix frame, brightened like a camera would: the LEDs run capped at a fraction of
@@ -84,6 +88,26 @@ class DaemonStopped(Message):
     pass
 
 
+class TextualFrontend:
+    """The app as the service's Frontend: what the service's thread hands over is posted to the
+    app (post_message is thread-safe); the app puts its keys in the loop itself."""
+
+    def __init__(self, app: TableApp) -> None:
+        self.app = app
+
+    def start(self, put: Callable[[Any], None]) -> None:
+        self.app.put = put
+
+    def show(self, view: TableView) -> None:
+        self.app.post_message(ViewChanged(view))
+
+    def ring(self, cue: Cue) -> None:
+        self.app.post_message(Sounded())
+
+    def stop(self) -> None:
+        """The app ends when the loop's thread does (DaemonStopped)."""
+
+
 class Sounded(Message):
     """The table played a sound (its line is in the log already): ring the terminal's bell."""
 
@@ -131,6 +155,7 @@ class TableApp(App[int]):
     def __init__(self, daemon: Daemon) -> None:
         super().__init__()
         self.daemon = daemon
+        self.put: Callable[[Any], None] = daemon.loop.put
         self.view: TableView | None = None
         self.watching = 0  # the physical seat whose screen is shown
         self.sharp = False
@@ -165,8 +190,7 @@ class TableApp(App[int]):
         self.sharp = self.size.height >= 45 and self.size.width >= 200
         self._title_seat()
         self._apply_mode()
-        self.daemon.on_view = self.post_message_view
-        self.daemon.on_sound = lambda _cue: self.post_message(Sounded())
+        self.daemon.attach(TextualFrontend(self))
         self._thread = threading.Thread(target=self._serve, name="table", daemon=True)
         self._thread.start()
 
@@ -182,9 +206,6 @@ class TableApp(App[int]):
                 ending = threading.Timer(SHUTDOWN_GRACE_S, os._exit, args=(self.exit_code or 0,))
                 ending.daemon = True
                 ending.start()
-
-    def post_message_view(self, view: TableView) -> None:
-        self.post_message(ViewChanged(view))
 
     # ------------------------------------------------------------ drawing
 
@@ -260,14 +281,14 @@ class TableApp(App[int]):
             self.confirming = False
             self.query_one("#confirm").set_class(False, "shown")
             if event.character in ("y", "Y"):
-                self.daemon.events.put(("ui", "abort"))
+                self.put(AbortAsked())
             event.stop()
             event.prevent_default()
             return
         name = event.character if event.character in ("b", "B") else event.key
         if name in self.LOCAL:
             return
-        self.daemon.events.put(("key", name))
+        self.put(Key(name))
         event.stop()
 
     def action_watch_next(self) -> None:
@@ -294,11 +315,11 @@ class TableApp(App[int]):
 
     def action_quit_table(self) -> None:
         """Stop the daemon; it tells us when it has closed everything, then we exit."""
-        self.daemon.events.put(("signal", "term"))
+        self.put(Signal("term"))
 
     def on_unmount(self) -> None:
         if self._thread is not None and self._thread.is_alive():
-            self.daemon.events.put(("signal", "term"))
+            self.put(Signal("term"))
             self._thread.join(timeout=5)
 
 
@@ -309,6 +330,6 @@ def run_app(daemon: Daemon) -> int:
     with contextlib.suppress(KeyboardInterrupt):
         result = app.run()
     if app._thread is not None and app._thread.is_alive():  # the app ended first (a crash)
-        daemon.events.put(("signal", "term"))
+        daemon.loop.put(Signal("term"))
         app._thread.join(timeout=5)
     return int(result or 0)

@@ -246,3 +246,14 @@ def test_bench_daemon_prints_idle_cpu_and_memory() -> None:
     assert f["idle_seconds"] == 2 and f["idle_cpu_percent"] >= 0 and 10 < f["peak_rss_mb"] < 1000
     assert f["phase_after_play"] in ("playing", "round_result", "countdown")  # the bots played
     assert f["meets_target"] == (f["idle_cpu_percent"] < 0.5 and f["peak_rss_mb"] < 80)
+
+
+def test_the_subcommand_read_before_the_parser_is_the_parser_s() -> None:
+    """table-host restarts with its allocator before building its parser (the restart would do
+    the work twice): the command it reads then must be the one the parser knows."""
+    from firmware_host.cli.completion import subcommands
+    from firmware_host.cli.host import SUBCOMMANDS, _command_in, build_parser
+
+    assert tuple(subcommands(build_parser())) == SUBCOMMANDS
+    assert [_command_in(a) for a in ([], ["--ui", "plain"], ["--json", "bench", "engine"], ["simulate"])] == [
+        "run", "run", "bench", "simulate"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
+from typing import Any
 
 import pytest
 from gpiozero import PWMOutputDevice
@@ -254,9 +255,9 @@ def test_the_daemon_sounds_countdown_go_false_start_and_round_end_on_the_buzzer_
 
     def at(now: int) -> None:
         while not daemon.events.empty():
-            daemon._dispatch(daemon.events.get(), now)
+            daemon.loop.dispatch(daemon.events.get(), now)
         daemon.inputs.tick(now)
-        daemon._advance(now)
+        daemon.loop.settle(now)
 
     try:
         daemon.table.new("dice", {"rounds": 2})
@@ -288,13 +289,25 @@ def test_a_terminal_ui_logs_each_sound_and_rings_its_bell(dirs: Path) -> None:
     from firmware_host.service.daemon import Daemon
     from firmware_host.ui.plain import TerminalUI
 
-    daemon = Daemon(emulated_config(2), ui="plain")
+    class Rings:  # a frontend that only listens
+        def __init__(self) -> None:
+            self.rung: list[Cue] = []
+
+        def start(self, put: Any) -> None: ...
+        def show(self, view: Any) -> None: ...
+        def ring(self, cue: Cue) -> None:
+            self.rung.append(cue)
+
+        def stop(self) -> None: ...
+
+    daemon = Daemon(emulated_config(2), terminal=True)
     out = io.StringIO()
-    daemon.tui = TerminalUI(lambda _: None, out)
-    rung: list[Cue] = []
-    daemon.on_sound = rung.append
+    daemon.attach(TerminalUI(out))
+    listener = Rings()
+    daemon.attach(listener)
+    rung = listener.rung
     try:
-        daemon._sound(Cue("too_late", 1, 0))
+        daemon.sounds.play(Cue("too_late", 1, 0))
         assert daemon.view().notices[-1] == "♪ too late (seat 2)"  # the log pane's line
         assert out.getvalue() == "\a" and rung == [Cue("too_late", 1, 0)]
     finally:

@@ -101,7 +101,7 @@ class Bench:
 
 
 def ask(body: dict[str, Any], sock: Path) -> dict[str, Any]:
-    from firmware_host.cli.ctl import ask as ctl_ask
+    from firmware_host.control.client import ask as ctl_ask
 
     answer = ctl_ask(body, sock, timeout=30.0)
     if not answer.get("ok"):

@@ -353,15 +353,16 @@ def test_sighup_still_reloads_under_systemd() -> None:
     """The service (INVOCATION_ID set by systemd) keeps SIGHUP as reload."""
     code = ("import os, signal\n"
             "from firmware_host.service.daemon import Daemon\n"
+            "from firmware_host.service.loop import Loop\n"
             "class D: pass\n"
-            "d = D(); d.events = __import__('queue').SimpleQueue()\n"
+            "d = D(); d.loop = Loop()\n"
             "Daemon.catch_signals(d)\n"
             "os.kill(os.getpid(), signal.SIGHUP)\n"
-            "print(d.events.get(timeout=5))\n")
+            "print(d.loop.events.get(timeout=5))\n")
     env = {**os.environ, "INVOCATION_ID": "0123"}
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
                             timeout=60, start_new_session=True)
-    assert result.stdout.strip() == "('signal', 'hup')", result.stderr
+    assert result.stdout.strip() == "Signal(name='hup')", result.stderr
 
 
 

@@ -22,6 +22,7 @@ from firmware_host.devices.displays.ledctl import led_index
 from firmware_host.devices.emulated.oled import RecordingInterface
 from firmware_host.devices.inputs.mcp23017 import IODIRA, IODIRB
 from firmware_host.service.daemon import Daemon
+from firmware_host.service.events import Signal
 from firmware_host.service.selftest import matrix_pattern, probe_expander
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -52,7 +53,7 @@ def table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[
 
     yield make
     for daemon, thread in running:
-        daemon.events.put(("signal", "term"))
+        daemon.loop.put(Signal("term"))
         thread.join(timeout=10)
 
 
@@ -189,9 +190,9 @@ def test_a_walk_pressed_in_order_is_all_ok(table: Callable[..., Daemon],
     assert "seat 1: press SLAP (GPIO5)" in progress and "seat 4: press ALT (nav2:B4)" in progress
     # After the test the screens are the table's again.
     end = time.monotonic() + 5
-    while daemon._phase_key[0] == "selftest" and time.monotonic() < end:
+    while daemon.screens.phase_key[0] == "selftest" and time.monotonic() < end:
         time.sleep(0.01)
-    assert daemon._phase_key[0] == "attract"
+    assert daemon.screens.phase_key[0] == "attract"
 
 
 def test_a_control_wired_to_another_seat_is_miswired(table: Callable[..., Daemon],

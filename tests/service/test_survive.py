@@ -298,10 +298,10 @@ def test_an_aborted_match_does_not_come_back_after_a_restart(dirs: Path) -> None
         daemon.table._join(0)
         daemon.table.set_bots(1)
         daemon.table.start(now)
-        daemon._advance(now)
+        daemon.loop.settle(now)
         assert daemon.match_id is not None
         daemon.table.abort(now)
-        daemon._advance(now)
+        daemon.loop.settle(now)
     finally:
         daemon.close()
     again = Daemon(emulated_config(2), state_db=db)
@@ -327,18 +327,18 @@ def test_a_new_game_between_rounds_is_refused_so_the_match_is_not_left_unfinishe
         daemon.table._join(0)
         daemon.table.set_bots(1)
         daemon.table.start(now)
-        daemon._advance(now)
+        daemon.loop.settle(now)
         assert daemon.match_id is not None
         now += 4_000_000_000  # after the countdown
-        daemon._advance(now)
+        daemon.loop.settle(now)
         play_recorded(daemon.store, daemon.match_id, daemon.table.match, 10_000, rounds=1)
-        daemon._advance(now)
+        daemon.loop.settle(now)
         assert daemon.table.phase is Phase.ROUND_RESULT and not daemon.table.match.is_over
         with pytest.raises(RulesError, match="a match is running: abort it first"):
             daemon.table.new("classic", {}, now)
         assert daemon.table.phase is Phase.ROUND_RESULT and daemon.table.game == "dice"
         daemon.table.abort(now)  # what the refusal asks for: then a new game may be chosen
-        daemon._advance(now)
+        daemon.loop.settle(now)
         daemon.table.new("classic", {}, now)
         assert daemon.table.phase is Phase.LOBBY
     finally:

@@ -13,6 +13,7 @@ from PIL import Image
 from firmware_host.config import emulated_config
 from firmware_host.game.table import Phase
 from firmware_host.service.daemon import Daemon
+from firmware_host.service.events import Key
 from firmware_host.ui.terminal import mono_braille, rgb_cells
 from firmware_host.ui.textual_app import TableApp, centre_text
 from firmware_host.views.seat import render_countdown
@@ -34,7 +35,7 @@ async def until(pilot: Any, check: Any, timeout: float = 15.0) -> None:
 
 
 def play(script: Any, size: tuple[int, int] = (200, 60)) -> tuple[Daemon, TableApp]:
-    daemon = Daemon(emulated_config(4), ui="textual")
+    daemon = Daemon(emulated_config(4), terminal=True)
     app = TableApp(daemon)
 
     async def go() -> None:
@@ -96,7 +97,7 @@ def test_watching_another_seat_and_the_sharp_view(dirs: Path) -> None:
 def test_a_broken_configuration_is_shown_in_red(dirs: Path) -> None:
     async def script(pilot: Any, daemon: Daemon, app: TableApp) -> None:
         daemon.config_problem = "configuration invalid, running the last good one: arbiter.window_ms"
-        daemon.events.put(("key", "unmapped"))  # wakes the loop, which redraws
+        daemon.loop.put(Key("unmapped"))  # wakes the loop, which redraws
         await until(pilot, lambda: app.view.problem.startswith("configuration invalid"))
         assert app.query_one("#problem").has_class("shown")
         assert app.view.status.startswith("CONFIGURATION INVALID")
@@ -118,7 +119,7 @@ def test_the_centre_is_drawn_in_its_own_colours_led_by_led() -> None:
     img.putpixel((0, 0), (255, 0, 0))
     img.putpixel((1, 1), (0, 0, 255))
     assert rgb_cells(img, width=1) == [[("#ff0000", "#000000"), ("#000000", "#0000ff")]]
-    from firmware_host.ui.plain import TableView
+    from firmware_host.service.frontend import TableView
 
     dim = Image.new("RGB", (1, 2), (0, 40, 0))  # capped brightness is brightened for the screen
     text = centre_text(TableView("", dim, {}, []))
@@ -224,7 +225,7 @@ def test_key_help_shows_the_games_keys_and_a_confirmed_abort_returns_to_the_lobb
 
 
 def test_twelve_seats_fit_beside_the_table_at_80x24(dirs: Path) -> None:
-    daemon = Daemon(emulated_config(12), ui="textual")
+    daemon = Daemon(emulated_config(12), terminal=True)
     app = TableApp(daemon)
 
     async def go() -> None:

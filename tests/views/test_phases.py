@@ -88,9 +88,9 @@ def test_the_daemon_sends_the_phase_screens_to_the_real_display_drivers(dirs: Pa
     daemon = Daemon(emulated_config(2))
     try:
         daemon.config_problem = "configuration invalid, running the last good one: x"
-        daemon._show_phase(0)
+        daemon.screens.show_phase(0)
         expected = phase_seat(daemon.table, 1, 0, warning=True)
-        assert same(daemon.phase_seats[1], expected)
+        assert same(daemon.screens.phase_seats[1], expected)
         end = time.monotonic() + 10
         while daemon.oleds.status()[1]["frames_sent"] < 1:  # the bus worker wrote it out
             assert time.monotonic() < end, "the seat display never got its frame"

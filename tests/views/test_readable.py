@@ -122,6 +122,7 @@ def test_the_status_line_names_seats_and_the_lobby_shows_no_old_totals(dirs: Pat
     """It was: "playing, classic, round 1, totals [0, 3]", and in the lobby the last match's totals."""
     from firmware_host.config import emulated_config
     from firmware_host.service.daemon import Daemon
+    from firmware_host.service.frontend import score_lines
 
     daemon = Daemon(emulated_config(4))
     try:
@@ -134,12 +135,12 @@ def test_the_status_line_names_seats_and_the_lobby_shows_no_old_totals(dirs: Pat
         play_round(table.match, make_bots(2, "instant", 0), random.Random(0))
         table.tick(4 * S)
         totals = table.match.totals
-        assert daemon._status() == (f"match_result, dice, round 1/1 · seat 1 you {totals[0]:+d} · "
+        assert daemon.status.text() == (f"match_result, dice, round 1/1 · seat 1 you {totals[0]:+d} · "
                                     f"seat 2 bot {totals[1]:+d}")
-        assert daemon._scores()[0].split()[-1] == f"{totals[0]:+d}"
+        assert score_lines(daemon.table)[0].split()[-1] == f"{totals[0]:+d}"
         table.tick(40 * S)
         assert table.phase is Phase.LOBBY
-        assert daemon._status() == "lobby, dice; seats joined: 1; bots: 1"
-        assert daemon._scores() == ["seat  1 you", "seat  2 bot (medium)"]
+        assert daemon.status.text() == "lobby, dice; seats joined: 1; bots: 1"
+        assert score_lines(daemon.table) == ["seat  1 you", "seat  2 bot (medium)"]
     finally:
         daemon.close()

@@ -1,0 +1,173 @@
+"""The control commands as plain data: the one list the server's access check, the daemon's
+dispatch, `tablectl`'s parser, its help and its bash completion are all made from.
+
+A command is declared here once (its name, what it changes, its help and its arguments); a
+service component registers the handler for it (service/registry.py), and `tablectl` says how
+it prints the answer. This module imports nothing of the project: `tablectl` loads it, and
+must start fast.
+
+    → {"cmd": "config", "action": "get", "key": "arbiter"}
+    ← {"ok": true, "key": "arbiter", "value": {...}}      or      {"ok": false, "error": "..."}
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any, NamedTuple
+
+MAX_SEATS = 12
+BOT_LEVELS = ("easy", "medium", "hard")
+"""The levels a table's bots play at (game/bots.py `Level`, without the simulator's instant one;
+a test keeps the two together)."""
+
+READS = "reads"  # changes nothing: open to whoever can connect
+CHANGES = "changes"  # changes the table: root, the daemon's user or the admin group
+LOCAL = "local"  # carried out by tablectl itself, never sent
+
+
+def bot_count(text: str) -> int:
+    try:
+        count = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of bots (0 to {MAX_SEATS - 1})") from None
+    if not 0 <= count < MAX_SEATS:
+        raise argparse.ArgumentTypeError(f"{count} bots: a table has at most {MAX_SEATS} seats, so 0 to "
+                                         f"{MAX_SEATS - 1} bots beside one person")
+    return count
+
+
+def positive(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive whole number")
+    return n
+
+
+def seat_list(text: str) -> list[int]:
+    try:
+        seats = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a list of seat numbers like 1,3") from None
+    if not seats or min(seats) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: seats are numbered from 1")
+    return seats
+
+
+NONE: Mapping[str, Any] = MappingProxyType({})
+
+
+class Argument(NamedTuple):
+    """One argument of a command's command line: argparse's `add_argument(*flags, **options)`.
+    (Named tuples, not dataclasses: importing dataclasses costs tablectl a tenth of its time.)"""
+
+    flags: tuple[str, ...]
+    options: Mapping[str, Any] = NONE
+
+
+def arg(*flags: str, **options: Any) -> Argument:
+    return Argument(flags, options)
+
+
+class Command(NamedTuple):
+    """One control command. `kind` is READS, CHANGES or LOCAL; a command with `actions` (its
+    wire form carries "action") gives each action its own kind, and `default_action` is the one
+    an absent "action" means. `cli`: tablectl has a subcommand for it (`debug` is asked by
+    `debug-bundle`, not typed); `wire`: the daemon answers it."""
+
+    name: str
+    help: str
+    kind: str = READS
+    arguments: tuple[Argument, ...] = ()
+    actions: Mapping[str, str] = NONE
+    default_action: str | None = None
+    usage: str | None = None
+    cli: bool = True
+
+    @property
+    def wire(self) -> bool:
+        return self.kind != LOCAL or any(kind != LOCAL for kind in self.actions.values())
+
+    def kind_of(self, action: Any) -> str | None:
+        """What one request does: READS, CHANGES, LOCAL, or None for an action it does not have."""
+        if not self.actions:
+            return self.kind
+        return self.actions.get(self.default_action if action is None else action)
+
+
+COMMANDS: list[Command] = [
+    Command("status", "the table's phase, game, seats and totals, its hardware and priority"),
+    Command("start", "start the chosen game with the seats that joined (and the bots)", CHANGES),
+    Command("abort", "end the match in progress, back to the lobby", CHANGES),
+    Command("next", "skip the rest of the round result: the next round counts down", CHANGES),
+    Command("scores", "the current match: scores round by round, totals, winners"),
+    Command("seats", "the seats that joined, how many bots, how many seats are wired"),
+    Command("inputs", "what reached the engine, with each edge's kernel time"),
+    Command("new", "choose the next game", CHANGES, usage="tablectl new GAME [KEY=VALUE ...]", arguments=(
+        arg("game", nargs="?", help="the game (an unknown one is refused, naming the games)"),
+        arg("options", nargs="*", metavar="KEY=VALUE", help="the game's options, e.g. rounds=3"))),
+    Command("bots", "how many bots join the next match", CHANGES, arguments=(
+        arg("count", type=bot_count, help=f"0 to {MAX_SEATS - 1}, at most the free seats"),
+        arg("--level", default="medium", choices=BOT_LEVELS))),
+    Command("debug-bundle", "everything useful for a bug report, in one file", LOCAL, arguments=(
+        arg("path", nargs="?", default="table-host-debug.tar.gz"),)),
+    Command("debug", "what a debug bundle holds from inside the daemon", cli=False),
+    Command("history", "the matches played, newest first, with their rounds", arguments=(
+        arg("--limit", type=positive, default=20),)),
+    Command("config", "check, get or reload the configuration", CHANGES,
+            actions={"check": LOCAL, "get": READS, "set": LOCAL, "reload": CHANGES}, arguments=(
+                arg("action", choices=("check", "get", "set", "reload")),
+                arg("arg", nargs="?", help="check: a file to check; get/set: a dotted key"),
+                arg("value", nargs="?", help="set: the new value, as TOML (4.5, true, \"text\")"),
+                arg("--file", help="check, set: the configuration file (default: the daemon's)"))),
+    Command("selftest", "is the box wired right? probe every part, then walk the seats", CHANGES,
+            actions={"start": CHANGES, "abort": CHANGES, "status": READS}, default_action="status",
+            arguments=(
+                arg("--probe", action="store_true", help="the parts only, no walk (scripts, CI)"),
+                arg("--seats", type=seat_list, help="walk only these seats, e.g. 1,3"),
+                arg("--timeout", type=float, default=10.0, metavar="S",
+                    help="seconds to press each control (default 10)"),
+                arg("--abort", action="store_true", help="stop the running self-test"),
+                arg("--report", action="store_true", help="the running or last self-test's report"))),
+]
+BY_NAME: dict[str, Command] = {c.name: c for c in COMMANDS}
+
+
+def declare(command: Command) -> None:
+    """One more command (a test's, or a component's own): the parser, the completion, the access
+    check and the daemon's dispatch all follow."""
+    if command.name in BY_NAME:
+        raise ValueError(f"command {command.name!r} is declared already")
+    COMMANDS.append(command)
+    BY_NAME[command.name] = command
+
+
+def wire() -> list[str]:
+    """The commands the daemon answers."""
+    return [c.name for c in COMMANDS if c.wire]
+
+
+def read_only() -> list[str]:
+    """Commands that change nothing whatever their arguments: open to every peer that can connect."""
+    return [c.name for c in COMMANDS if c.wire and not c.actions and c.kind == READS]
+
+
+def reads_only(body: Mapping[str, Any]) -> bool:
+    """The request changes nothing (anything unknown counts as a change: it needs an admin)."""
+    command = BY_NAME.get(body.get("cmd"))  # type: ignore[arg-type]
+    return command is not None and command.kind_of(body.get("action")) == READS
+
+
+def add_subcommands(sub: Any, parents: list[argparse.ArgumentParser]) -> None:
+    """tablectl's subcommands, in the order above, each with its help and arguments."""
+    for command in COMMANDS:
+        if not command.cli:
+            continue
+        extra = {"usage": command.usage} if command.usage else {}
+        parser = sub.add_parser(command.name, parents=parents, help=command.help, **extra)
+        for argument in command.arguments:
+            parser.add_argument(*argument.flags, **argument.options)

@@ -1,0 +1,80 @@
+"""The match and the store kept together: a match that begins is written, each action taken
+and each wake journaled (a replay does the same), each round over saved, an abort marked so it
+does not come back, and at start the match a crash interrupted resumed."""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+from ..game.table import Phase, Table
+from ..system.logs import logger
+from .game import Step
+from .store import Store
+
+log = logger("daemon")
+
+
+class StoreBinding:
+    def __init__(self, table: Table, store: Store) -> None:
+        self.table, self.store = table, store
+        self.match_id: int | None = None
+        self.bound: Any = None  # the match the store follows
+        self.saved_rounds = 0
+        self.set_aside: list[str] = []  # matches that could not come back at this start
+
+    def resume(self, seats: int) -> bool:
+        """The match a crash interrupted, if it can come back on the seats wired now; else it is
+        set aside (kept in history, marked, said by `tablectl status`) and the table starts clean.
+        True when a match came back."""
+        resumed = self.store.resume(seats)
+        back = False
+        if resumed is not None:
+            match_id, match = resumed
+            try:
+                saved = len(match.results)  # a round the resume's wakes end is stored by the loop
+                self.table.resume(match, time.monotonic_ns(), *self.store.seating(match_id))
+                self.match_id, self.saved_rounds, self.bound = match_id, saved, match
+                back = True
+            except Exception as exc:
+                reason = f"cannot resume: {type(exc).__name__}: {exc}"
+                self.store.set_aside(match_id, reason)
+                self.store.set_aside_notes.append(f"match {match_id} set aside: {reason}")
+                table = self.table
+                table.match = table.referee = None
+                table.joined.clear()
+                table.bots.clear()
+                table.phase = Phase.ATTRACT
+                self.match_id, self.saved_rounds, self.bound = None, 0, None
+        self.set_aside = list(self.store.set_aside_notes)
+        for note in self.set_aside:
+            self.table._note(note, logging.WARNING, log)
+        return back
+
+    def began(self, step: Step) -> None:
+        """A match begun or aborted since the last step (before its actions are journaled)."""
+        match = self.table.match
+        if match is None and self.bound is not None:  # aborted: it must not come back at a restart
+            if self.match_id is not None:
+                self.store.abort(self.match_id)
+            self.match_id, self.bound, self.saved_rounds = None, None, 0
+        if match is not None and match is not self.bound:
+            self.match_id = self.store.begin_match(
+                match, self.table.seat_of_player,
+                {p: str(bot.level) for p, bot in self.table.bots.items()})
+            self.saved_rounds = 0
+            self.bound = match
+
+    def journal(self, step: Step) -> None:
+        match = self.table.match
+        if match is None:
+            return
+        for outcome in step.outcomes:
+            if outcome.action is not None and outcome.refusal is None:
+                self.store.record(self.match_id or 0, match.round_no, outcome.action)
+        for wake in step.wakes:  # time ended a hold or a round: journaled, so a replay does the same
+            self.store.record(self.match_id or 0, match.round_no, wake)
+        if len(match.results) > self.saved_rounds:
+            self.store.round_over(self.match_id or 0, match)
+            self.saved_rounds = len(match.results)

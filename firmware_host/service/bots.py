@@ -1,0 +1,49 @@
+"""Bots at the table press its emulated pins, as a person would, on their own timers: a bot's
+choice is turned into the presses its seat's controls take, a brisk person's taps apart."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..game.table import Phase, Table
+from ..rules.sight import sight_of
+from .game import Step
+from .loop import Loop
+
+BOT_TAP_NS = 80_000_000  # bots press like a brisk person: a button every 80 ms
+
+
+class BotHands:
+    def __init__(self, loop: Loop, table: Table, buttons: Any) -> None:
+        """`buttons`: the board's emulated presser (None on real hardware: no bots press)."""
+        self.loop, self.table, self.buttons = loop, table, buttons
+        self.due: dict[int, int] = {}
+        self._timer = loop.register_timer(lambda _now: None)  # wakes the loop; after_step presses
+
+    def after_step(self, step: Step) -> None:
+        self.drive(step.now)
+        self.loop.update_timer(self._timer, min(self.due.values(), default=None))
+
+    def drive(self, now: int) -> None:
+        table = self.table
+        if table.phase is not Phase.PLAYING or self.buttons is None or table.referee is None:
+            self.due.clear()
+            return
+        match = table.match
+        assert match is not None
+        for player, bot in table.bots.items():
+            due = self.due.get(player)
+            if due is None:
+                self.due[player] = now + bot.delay_ns(None)  # type: ignore[arg-type]
+                continue
+            if now < due:
+                continue
+            controller = table.referee.seats[player]
+            action = bot.choose(sight_of(match.round, player), now)
+            presses = controller.presses_for(action) if action is not None else None
+            seat = table.seat_of_player[player]
+            at = now
+            for control in presses or []:
+                self.buttons.tap(seat, control, at, 35_000_000)
+                at += BOT_TAP_NS
+            self.due[player] = at + max(bot.delay_ns(action), BOT_TAP_NS) if action else now + 10**9

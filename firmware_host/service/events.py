@@ -1,0 +1,40 @@
+"""What comes to the service's loop besides button edges (InputEvent) and control requests
+(Request): one frozen dataclass a kind, dispatched by type (loop.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Key:
+    """A key a frontend read: `q`, `b`/`B`, or one that presses seat 1's emulated pins."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class Signal:
+    """A Unix signal, as the loop should take it: "term" stops the table, "hup" reloads."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class AbortAsked:
+    """A frontend's confirmed way back to the lobby."""
+
+
+@dataclass(frozen=True)
+class ConfigRead:
+    """The reload thread read the file: a TableConfig, a ConfigError, or None (no file);
+    `request` is the control request to answer with the outcome, if one asked."""
+
+    read: Any
+    request: Any = None
+
+
+@dataclass(frozen=True)
+class Probed:
+    """The self-test's probe thread is done: the walk can begin."""

@@ -1,0 +1,118 @@
+"""The service's event loop: one queue of typed events, handlers by type, timers.
+
+Events (events.py, InputEvent, Request) come from other threads through `put`;
+the loop's thread dispatches each to the handlers registered for its type.
+Timers belong to the component that registered them (as Klipper's reactor
+has them: `register_timer(callback, when)`, `update_timer(timer, when)`): a
+callback gets the time it runs at and returns when it wants to run next, or
+None for not until updated. Between events the loop sleeps until the earliest
+timer and never polls. After every wake the `after_each` hooks run, in the
+order they were registered: the table decides, then the components follow it.
+"""
+
+from __future__ import annotations
+
+import queue
+import time
+from collections.abc import Callable
+from typing import Any
+
+from ..system.logs import logger
+
+log = logger("daemon")
+
+TimerCallback = Callable[[int], "int | None"]
+Handler = Callable[[Any, int], "bool | None"]
+
+
+class Timer:
+    """One component's wake-up; `when` is None while it has nothing due."""
+
+    __slots__ = ("callback", "when")
+
+    def __init__(self, callback: TimerCallback, when: int | None) -> None:
+        self.callback = callback
+        self.when = when
+
+
+class Loop:
+    def __init__(self, clock: Callable[[], int] = time.monotonic_ns) -> None:
+        self.events: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self.clock = clock
+        self.stopping = False
+        self._handlers: dict[type, list[Handler]] = {}
+        self._timers: list[Timer] = []
+        self._after: list[Callable[[int], None]] = []
+        self._before_sleep: list[Callable[[], None]] = []
+
+    # ------------------------------------------------------------ registration
+
+    def put(self, event: Any) -> None:
+        """From any thread."""
+        self.events.put(event)
+
+    def on(self, kind: type, handler: Handler, first: bool = False) -> None:
+        """`handler(event, now)` for every event of `kind` (or a subclass). Several handlers run in
+        order until one returns True (taken: the rest do not see it); `first` puts it before the
+        others (the self-test takes every press while it walks)."""
+        handlers = self._handlers.setdefault(kind, [])
+        handlers.insert(0, handler) if first else handlers.append(handler)
+
+    def register_timer(self, callback: TimerCallback, when: int | None = None) -> Timer:
+        timer = Timer(callback, when)
+        self._timers.append(timer)
+        return timer
+
+    def update_timer(self, timer: Timer, when: int | None) -> None:
+        timer.when = when
+
+    def after_each(self, hook: Callable[[int], None]) -> None:
+        self._after.append(hook)
+
+    def before_sleep(self, hook: Callable[[], None]) -> None:
+        """Runs before each wait (a frontend redraws what changed)."""
+        self._before_sleep.append(hook)
+
+    # ------------------------------------------------------------ running
+
+    def next_wake(self) -> int | None:
+        return min((t.when for t in self._timers if t.when is not None), default=None)
+
+    def dispatch(self, event: Any, now: int) -> None:
+        for kind in type(event).__mro__:
+            handlers = self._handlers.get(kind)
+            if handlers is not None:
+                for handler in list(handlers):
+                    if handler(event, now):
+                        return
+                return
+        log.warning("no handler for %s: dropped", type(event).__name__)
+
+    def settle(self, now: int) -> None:
+        """Due timers, then every `after_each` hook."""
+        for timer in list(self._timers):
+            if timer.when is not None and timer.when <= now:
+                timer.when = timer.callback(now)
+        for hook in self._after:
+            hook(now)
+
+    def run_once(self) -> None:
+        for hook in self._before_sleep:
+            hook()
+        due = self.next_wake()
+        timeout = None if due is None else max(0.0, (due - self.clock()) / 1e9)
+        try:
+            event = self.events.get(timeout=timeout)
+        except queue.Empty:
+            event = None
+        now = self.clock()
+        if event is not None:
+            self.dispatch(event, now)
+        self.settle(now)
+
+    def run(self) -> None:
+        while not self.stopping:
+            self.run_once()
+
+    def stop(self, *_: Any) -> None:
+        self.stopping = True

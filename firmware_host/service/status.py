@@ -1,0 +1,111 @@
+"""What the table says about itself: the STATUS= line systemd shows (sent when it changes),
+what `tablectl status` adds to the table's own status, and `tablectl debug-bundle`'s view."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..game.table import Phase, Table
+from ..system import memory
+from .frontend import who
+from .game import Step
+from .registry import Call, Commands
+
+
+class Status:
+    def __init__(self, table: Table, parts: Any, notify: Any, problem: Callable[[], str],
+                 testing: Callable[[], str | None], set_aside: Callable[[], list[str]]) -> None:
+        """`parts`: the daemon (board, oleds, inputs, led, buzzer, realtime, store, config);
+        `testing()`: the running self-test's state, or None."""
+        self.table, self.parts, self.notify = table, parts, notify
+        self.problem, self.testing, self.set_aside = problem, testing, set_aside
+        self._said = ""
+
+    def register(self, commands: Commands) -> None:
+        commands.register("debug", self.debug)
+
+    def after_step(self, _step: Step) -> None:
+        text = self.text()
+        if text != self._said:
+            self._said = text
+            self.notify.send(f"STATUS={text}")
+
+    def text(self) -> str:
+        s = self.table.status()
+        text = f"{s['phase']}, {s['game']}"
+        missing = self.missing()
+        if missing:
+            text = f"DEGRADED, not answering: {', '.join(missing)}; " + text
+        if self.problem():
+            text = "CONFIGURATION INVALID (last good one runs); " + text
+        testing = self.testing()
+        if testing is not None:
+            text = f"SELF-TEST {testing}; " + text
+        table, match = self.table, self.table.match
+        if match is not None and table.phase not in (Phase.LOBBY, Phase.ATTRACT):
+            o = match.options
+            text += f", round {s['round']}/{o['rounds']}"
+            text += f", first to {o['target']}" if "target" in o else ""
+            seats = table.seat_of_player
+            text += " · " + " · ".join(f"seat {seats[p] + 1} {who(table, p, seats[p]).split()[0]} {t:+d}"
+                                       for p, t in enumerate(match.totals) if p < len(seats))
+        elif table.phase is Phase.LOBBY:
+            joined = ", ".join(str(seat + 1) for seat in table.joined) or "none"
+            text += f"; seats joined: {joined}; bots: {len(table.bots)}"
+        return text
+
+    def extra(self) -> dict[str, Any]:
+        """What `tablectl status` adds to the table's own status."""
+        board = self.parts.board.describe()
+        extra: dict[str, Any] = {"hardware": {"board": board, "missing": self.missing()},
+                                 "priority": self.priority(),
+                                 "memory": {"rss_mb": round(memory.rss_mb(), 1),
+                                            "threads": memory.threads(),
+                                            "allocator": memory.describe()}}
+        if self.problem():
+            extra["warning"] = self.problem()
+        if self.set_aside():
+            extra["set_aside"] = self.set_aside()
+        return extra
+
+    def missing(self) -> list[str]:
+        """The parts that were tried and do not answer: the table plays on without them."""
+        parts = self.parts
+        out = [f"seat {seat + 1} screen ({s['bus']})" for seat, s in sorted(parts.oleds.status().items())
+               if not s["online"] and s.get("failures")]
+        out += [f"expander {name}" for name in parts.inputs.expanders_down()]
+        if not parts.led.stats.online and parts.led.stats.last_error:
+            out.append("LED controller")
+        if parts.buzzer.problem:
+            out.append("buzzer")
+        return out
+
+    def priority(self) -> dict[str, str]:
+        """The scheduling in force for the game thread and the edge thread (system/realtime.py)."""
+        if self.parts.realtime is None:
+            return {"game": "SCHED_OTHER (real-time is asked for headless only: --ui none, as the service)"}
+        return self.parts.realtime.status()
+
+    def debug(self, _call: Call) -> dict[str, Any]:
+        """What a debug bundle holds from inside the daemon."""
+        import platform
+        from importlib.metadata import version
+
+        parts, table = self.parts, self.table
+        referee = table.referee
+        return {
+            "status": table.status(),
+            "config": parts.config.model_dump(mode="json"),
+            "config_file": str(parts.configuration.file),
+            "config_problem": self.problem(),
+            "notices": table.notices[-200:],
+            "displays": {str(k): v for k, v in parts.oleds.status().items()},
+            "led_link": vars(parts.led.stats),
+            "arbiter": [d.describe(referee.seat_of) for d in referee.arbiter.decisions] if referee else [],
+            "contests": [c.describe(referee.seat_of) for c in referee.contests] if referee else [],
+            "history": parts.store.history(10),
+            "priority": self.priority(),
+            "versions": {"python": platform.python_version(), "table-host": version("table-host"),
+                         "gpiozero": version("gpiozero"), "luma.oled": version("luma.oled")},
+        }
