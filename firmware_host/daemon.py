@@ -158,7 +158,8 @@ class Daemon:
 
     def status_extra(self) -> dict[str, Any]:
         """What `tablectl status` adds to the table's own status."""
-        extra: dict[str, Any] = {"hardware": {"board": self.board.describe(), "missing": self.missing()},
+        extra: dict[str, Any] = {"hardware": {"board": self.board.describe(), **self.board.chip_info(),
+                                              "missing": self.missing()},
                                  "priority": self.priority(),
                                  "memory": {"rss_mb": round(memory.rss_mb(), 1),
                                             "threads": memory.threads(),
