@@ -11,7 +11,7 @@ import pytest
 from firmware_host.config import load_config, parse_config
 from hil import __main__ as orchestrator
 from hil.gpio import SLAPS, analyse, hil_config, percentile
-from hil.kernel import abi_from_depends, apt_config, config_value
+from hil.kernel import Kernel, abi_from_depends, apt_config, config_value
 from hil.simchip import SimChip
 
 MS = 1_000_000
@@ -220,3 +220,36 @@ def test_a_part_missing_a_host_tool_is_a_set_up_problem() -> None:
     part = orchestrator.run_part("firmware", "kernel", needs_node)
     assert part == {"ran": False, "ok": False, "setup": True,
                     "why": "node not found on PATH: apt-get install nodejs npm"}
+
+
+def _alive(pid: int) -> bool:
+    """Running or stopped, not gone and not a zombie waiting for its reaper."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, IndexError):
+        return False
+    return state != "Z"
+
+
+def test_a_vm_that_times_out_is_killed_with_its_whole_process_group(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """vng starts virtme-run, which starts QEMU: a stand-in vng starts a grandchild the same way,
+    and the timeout must take it too (killing only vng left QEMU running)."""
+    import time
+
+    pidfile = tmp_path / "grandchild.pid"
+    vng = tmp_path / "vng"
+    vng.write_text(f"#!/bin/sh\nsh -c 'sleep 300 & echo $! > {pidfile}; wait' &\nwait\n")
+    vng.chmod(0o755)
+    kernel = Kernel("7.3.4+deb13-amd64", "7.3.4-1~bpo13+1", tmp_path, tmp_path / "vmlinuz", tmp_path,
+                    tmp_path)
+    monkeypatch.setattr(orchestrator, "VM_TIMEOUT_S", 2)
+    started = time.monotonic()
+    code, output = orchestrator.boot(vng, kernel, "true", tmp_path, lambda line: None)
+    assert code == 124 and "did not finish in 2 s" in output
+    assert time.monotonic() - started < 30
+    grandchild = int(pidfile.read_text())
+    deadline = time.monotonic() + 5
+    while _alive(grandchild) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(grandchild)
