@@ -34,7 +34,7 @@ EXIT_SETUP = 2
 VM_TIMEOUT_S = 600
 
 GPIO_KEYS = ("kernel", "gpio_sim", "presses_sent", "presses_decided", "fraction_in_order",
-             "edge_to_decision_p99_ms")
+             "edge_to_decision_p99_ms", "backend", "chip_label", "i2c")
 FIRMWARE_KEYS = ("micropython_version", "firmware_frames_sent", "firmware_frames_acked")
 SYSTEMD_KEYS = ("unit_active", "watchdog_ok", "allocator_ok")
 SUMMARY_KEYS = (*GPIO_KEYS, *SYSTEMD_KEYS, *FIRMWARE_KEYS)
@@ -176,6 +176,14 @@ def human(summary: dict[str, Any], parts: dict[str, dict[str, Any]]) -> str:
         lines.append(f"  {name:<9} {state}{': ' + p['why'] if p.get('why') else ''}")
     gpio = parts.get("gpio", {})
     lines.append(f"kernel {show(summary['kernel'])}, gpio-sim chip: {show(summary['gpio_sim'])}")
+    if gpio.get("ran") and "chip" in gpio:
+        lines.append(f"backend {show(summary['backend'])}: found /dev/{gpio['chip']['name']} labelled "
+                     f"{show(summary['chip_label'])} (revision {gpio.get('revision')}, after "
+                     f"{len(gpio['chip'].get('spares', []))} other chips)")
+    if summary.get("i2c"):
+        i2c = summary["i2c"]
+        lines.append(f"i2c: {i2c.get('bus')} ({i2c.get('adapter')}), answered "
+                     f"{', '.join(sorted(i2c.get('answered', {})))}; {i2c.get('how')}")
     if gpio.get("ran") and "checks" in gpio:
         window = (gpio.get("window_ms") or ["?"])[0]
         lines.append(f"presses decided {summary['presses_decided']}/{summary['presses_sent']}, "
