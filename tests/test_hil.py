@@ -202,10 +202,30 @@ def test_a_race_within_epsilon_needs_the_arbiters_drawn_tie() -> None:
     t = trace(pressed(3, b), pressed(2, a), decided(3, b, 1 * S + 6 * MS), decided(2, a, 1 * S + 6 * MS))
     tie = {"kind": "tie", "delta_ns": b - a, "presses": [{"seat": 3, "control": "slap", "ts_ns": b},
                                                          {"seat": 2, "control": "slap", "ts_ns": a}]}
-    assert analyse(s, t, [tie], PHASE)["races"] == {"within_epsilon": 1, "tie_drawn": 1, "beyond_epsilon": 0,
-                                                    "in_stamp_order": 0, "late": 0}
+    assert analyse(s, t, [tie], PHASE)["races"] == {"within_epsilon": 1, "tie_drawn": 1, "overloaded": 0,
+                                                    "beyond_epsilon": 0, "in_stamp_order": 0, "late": 0}
     assert analyse(s, t, [tie], PHASE)["fraction_in_order"] == 1.0  # a tie in drawn order is in order
     assert not analyse(s, t, [], PHASE)["checks"]["races"]  # no draw logged
+
+
+def test_a_race_within_epsilon_that_reached_the_engine_after_the_window_is_overloaded_not_a_fault() -> None:
+    """Both presses arrived 57 and 69 ms after their edges with a 50 ms window (measured under load
+    16): the arbiter decides each as it comes, as its model says, and draws no tie."""
+    wide = [{"from_ns": 0, "window_ns": 50 * MS, "epsilon_ns": 10 * MS}]
+    s = [sent(2, 1 * S, group=1, scenario="race at once"), sent(3, 1 * S, group=1, scenario="race at once"),
+         sent(1, 2 * S, group=2, scenario="race in turn"),
+         sent(4, 2 * S + 20 * MS, group=2, scenario="race in turn")]
+    a, b = 1 * S + 100, 1 * S + 1_260_000
+    spread = [pressed(1, 2 * S + 10), decided(1, 2 * S + 10, 2 * S + 51 * MS),
+              pressed(4, 2 * S + 20 * MS), decided(4, 2 * S + 20 * MS, 2 * S + 71 * MS)]
+    slow = trace(pressed(2, a, lag=57 * MS), decided(2, a, a + 57 * MS),
+                 pressed(3, b, lag=69 * MS), decided(3, b, b + 69 * MS), *spread)
+    r = analyse(s, slow, [], wide)
+    assert r["races"]["overloaded"] == 1 and r["races"]["tie_drawn"] == 0 and r["checks"]["races"]
+    quick = trace(pressed(2, a, lag=7 * MS), decided(2, a, a + 51 * MS),
+                  pressed(3, b, lag=9 * MS), decided(3, b, a + 51 * MS), *spread)
+    r = analyse(s, quick, [], wide)  # both were there within the window: a tie was owed
+    assert r["races"]["overloaded"] == 0 and not r["checks"]["races"]
 
 
 def test_a_press_the_arbiter_logged_late_is_out_of_order_as_fairness_md_promises() -> None:
