@@ -34,6 +34,7 @@ from .emulated.oled import RecordingInterface, recording_opener
 from .emulated.pins import EmulatedButtons, TimedMockPin
 from .inputs.mcp23017 import Bus
 
+DEV = Path("/dev")
 EX_UNAVAILABLE = 69
 """sysexits.h: a service it needs is not there. systemd shows it as status=69/UNAVAILABLE."""
 
@@ -57,6 +58,10 @@ class Board:
 
     def describe(self) -> str:
         return self.name
+
+    def chip_info(self) -> dict[str, Any]:
+        """The GPIO chip the board drives and how it was found (`tablectl status`); {} if none."""
+        return {}
 
     def close(self) -> None:
         with contextlib.suppress(Exception):
@@ -139,59 +144,139 @@ def _import_lgpio() -> Any:
     return lgpio
 
 
-def find_chip(chip: int | str | None, dev: Path = Path("/dev")) -> int | None:
+HEADER_LABELS = {
+    "BCM2712": "pinctrl-rp1",
+    "BCM2711": "pinctrl-bcm2711",
+    "BCM2837": "pinctrl-bcm2835",
+    "BCM2836": "pinctrl-bcm2835",
+    "BCM2835": "pinctrl-bcm2835",
+}
+"""The label of the GPIO chip that carries the 40-pin header, by the SoC gpiozero reads from the
+board's revision code. The kernel names chips by the order they register, and that order has
+changed (a Pi 5's RP1 chip was gpiochip4 until kernel 6.6.45, gpiochip0 after, and later kernels
+list it from gpiochip11 on), but the labels come from the drivers and stay:
+- Pi 5, CM5, Pi 500 (BCM2712): the RP1's GPIO, drivers/pinctrl/pinctrl-rp1.c, whose `rp1_gpio_chip`
+  has `.label = MODULE_NAME` and `#define MODULE_NAME "pinctrl-rp1"`;
+- Pi 4, Pi 400, CM4 (BCM2711): drivers/pinctrl/bcm/pinctrl-bcm2835.c, `bcm2711_gpio_chip`,
+  `.label = "pinctrl-bcm2711"`;
+- older boards (BCM2835/6/7): the same file's `bcm2835_gpio_chip`, `.label = MODULE_NAME`,
+  `#define MODULE_NAME "pinctrl-bcm2835"`.
+"""
+
+
+def list_chips(dev: Path | None = None) -> list[tuple[int, str]]:
+    """Every /dev/gpiochipN with its label as the GPIO character device reports it (lgpio's
+    gpio_get_chip_info), by number; a chip that cannot be opened says why in place of a label."""
+    dev = dev or DEV
+    lgpio = _import_lgpio()
+    found = []
+    for path in dev.glob("gpiochip*"):
+        if not path.name[8:].isdigit():
+            continue
+        number = int(path.name[8:])
+        try:
+            handle = lgpio.gpiochip_open(number)
+        except Exception as exc:  # lgpio raises its own error type
+            found.append((number, f"cannot open: {exc}"))
+            continue
+        try:
+            _, _, _, label = lgpio.gpio_get_chip_info(handle)
+        finally:
+            lgpio.gpiochip_close(handle)
+        found.append((number, str(label)))
+    return sorted(found)
+
+
+def _chip_list(chips: list[tuple[int, str]], dev: Path) -> str:
+    return ", ".join(f"gpiochip{n} ({label})" for n, label in chips) or f"no GPIO chips in {dev}"
+
+
+def find_chip(chip: int | str | None, dev: Path | None = None) -> int | None:
     """A chip given as N, "gpiochipN", "/dev/gpiochipN" or its label -> its number."""
     if chip is None or isinstance(chip, int):
         return chip
+    dev = dev or DEV
     text = chip.strip()
     name = text.removeprefix(str(dev) + "/").removeprefix("/dev/")
     if text.isdigit():
         return int(text)
     if name.startswith("gpiochip") and name[8:].isdigit():
         return int(name[8:])
-    lgpio = _import_lgpio()
-    labels = []
-    for path in sorted(dev.glob("gpiochip*")):
-        if not path.name[8:].isdigit():
-            continue
-        number = int(path.name[8:])
-        try:
-            handle = lgpio.gpiochip_open(number)
-        except Exception:  # lgpio raises its own error type
-            continue
-        try:
-            _, _, _, label = lgpio.gpio_get_chip_info(handle)
-        finally:
-            lgpio.gpiochip_close(handle)
-        labels.append(f"{path.name} ({label})")
+    chips = list_chips(dev)
+    for number, label in chips:
         if label == text:
             return number
-    found = ", ".join(labels) or f"no GPIO chips in {dev}"
-    raise HardwareUnavailable(f"no GPIO chip labelled {text!r}: {found}")
+    raise HardwareUnavailable(f"no GPIO chip labelled {text!r}: {_chip_list(chips, dev)}")
+
+
+def header_chip(revision: int, dev: Path | None = None) -> tuple[int, str, str]:
+    """The chip with the header's GPIOs on this Pi, found by its label (HEADER_LABELS): its
+    number, its label and the board as gpiozero names it from the revision code. A SoC the table
+    does not know: whichever known header label is there."""
+    from gpiozero.pins.pi import PiBoardInfo
+
+    info = PiBoardInfo.from_revision(revision)
+    board = f"Raspberry Pi {info.model} ({info.soc}, revision {revision:04x})"
+    known = list(dict.fromkeys(HEADER_LABELS.values()))
+    wanted = [HEADER_LABELS[info.soc]] if info.soc in HEADER_LABELS else known
+    dev = dev or DEV
+    chips = list_chips(dev)
+    for label in wanted:
+        for number, found in chips:
+            if found == label:
+                return number, label, board
+    labels = " or ".join(repr(label) for label in wanted)
+    raise HardwareUnavailable(f"no GPIO chip labelled {labels} for the header of this {board}: "
+                              f"{_chip_list(chips, dev)}; name the chip in [hardware] chip = N or its label")
+
+
+def chip_label(number: int, dev: Path | None = None) -> str:
+    """The label of /dev/gpiochipN, for the log and `tablectl status` ("" if it cannot be read)."""
+    with contextlib.suppress(HardwareUnavailable):
+        return dict(list_chips(dev)).get(number, "")
+    return ""
 
 
 class PiBoard(Board):
     name = "pi"
 
     def __init__(self, config: TableConfig) -> None:
-        self.chip = find_chip(config.hardware.chip)
+        revision = self._revision()  # first: gpiozero needs it for its pin numbering in any case
+        if config.hardware.chip in (None, ""):
+            self.chip: int | None
+            self.chip, self.chip_label, board = header_chip(revision)
+            self.chip_found = f"by its label on this {board}"
+        else:
+            self.chip = find_chip(config.hardware.chip)
+            self.chip_label = chip_label(self.chip) if self.chip is not None else ""
+            self.chip_found = "as [hardware] chip names it"
         self.factory = self._factory(self.chip)
         self._buses: dict[int, SMBusLine] = {}
 
-    def _factory(self, chip: int | None) -> Any:
+    def _revision(self) -> int:
+        """The board's revision code as gpiozero reads it (gpiozero.pins.local.get_pi_revision:
+        /proc/device-tree/system/linux,revision, else /proc/cpuinfo's Revision), so the chip found
+        here is the one for the board whose numbering gpiozero will use."""
         _import_lgpio()
         from gpiozero.exc import PinUnknownPi
-        from gpiozero.pins.lgpio import LGPIOFactory
+        from gpiozero.pins.local import get_pi_revision
 
-        where = f"/dev/gpiochip{chip}" if chip is not None else "the Pi's GPIO chip"
         try:
-            return self._factory_class(LGPIOFactory)(chip=chip)
-        except PinUnknownPi as exc:
+            return int(get_pi_revision())
+        except (PinUnknownPi, OSError, ValueError) as exc:
             raise HardwareUnavailable(
                 f"cannot tell which Raspberry Pi this is ({exc}): gpiozero reads "
                 "/proc/device-tree/system/linux,revision or /proc/cpuinfo; is this a Pi, and can the "
                 "service see /proc (no ProcSubset=pid)? Another board: [hardware] backend = \"gpiochip\"") \
                 from None
+
+    def _factory(self, chip: int | None) -> Any:
+        _import_lgpio()
+        from gpiozero.pins.lgpio import LGPIOFactory
+
+        where = f"/dev/gpiochip{chip}" if chip is not None else "the Pi's GPIO chip"
+        try:  # given a chip, LGPIOFactory opens that one, never its own guess (gpiochip4 or 0)
+            return self._factory_class(LGPIOFactory)(chip=chip)
         except Exception as exc:  # lgpio.error, OSError: no chip, no permission
             raise HardwareUnavailable(f"cannot open {where}: {exc}{_chip_hint(chip)}") from None
 
@@ -206,9 +291,14 @@ class PiBoard(Board):
         screen's D/C and reset lines are this board's pins (lgpio: no /dev/gpiomem)."""
         return hardware_opener(list(config.screens), list(config.i2c_muxes), factory=self.factory)
 
-    def describe(self) -> str:
+    def chip_info(self) -> dict[str, Any]:
         chip = self.factory.chip if hasattr(self.factory, "chip") else self.chip
-        return f"{self.name} (/dev/gpiochip{chip})"
+        return {"chip": f"/dev/gpiochip{chip}", "chip_label": self.chip_label, "chip_found": self.chip_found}
+
+    def describe(self) -> str:
+        info = self.chip_info()
+        label = f" {info['chip_label']!r}" if info["chip_label"] else ""
+        return f"{self.name} ({info['chip']}{label}, found {info['chip_found']})"
 
     def close(self) -> None:
         for bus in self._buses.values():
@@ -222,6 +312,9 @@ class ChipBoard(PiBoard):
     def __init__(self, config: TableConfig) -> None:
         self.revision = int(config.hardware.board_revision, 16)
         super().__init__(config)
+
+    def _revision(self) -> int:
+        return self.revision
 
     def _factory_class(self, base: type) -> type:
         revision = self.revision

@@ -58,7 +58,8 @@ class Status:
     def extra(self) -> dict[str, Any]:
         """What `tablectl status` adds to the table's own status."""
         board = self.parts.board.describe()
-        extra: dict[str, Any] = {"hardware": {"board": board, "missing": self.missing()},
+        extra: dict[str, Any] = {"hardware": {"board": board, **self.parts.board.chip_info(),
+                                              "missing": self.missing()},
                                  "priority": self.priority(),
                                  "memory": {"rss_mb": round(memory.rss_mb(), 1),
                                             "threads": memory.threads(),

@@ -388,3 +388,57 @@ def test_the_pi_board_opens_screens_through_the_sysfs_lookup() -> None:
     with pytest.raises(I2CBusMissing, match=r"^no i2c-mux at 0x70 on i2c-1 in sysfs \(/sys/bus/i2c/devices/"
                                             r"1-0070 missing\)"):
         opener(oled.specs_for(config.screens)[0])
+
+
+class SMBusOnlyAdapter:
+    """/dev/i2c-N on an adapter that does SMBus transfers only, as the kernel's i2c-stub: its
+    I2C_FUNCS (smbus2's `funcs`) lack I2C_FUNC_I2C, and a plain I2C write (I2C_RDWR) fails with
+    EOPNOTSUPP (drivers/i2c/i2c-core-base.c, __i2c_transfer without master_xfer)."""
+
+    def __init__(self, funcs: int) -> None:
+        self.funcs = funcs
+        self.blocks: list[tuple[int, int, bytes]] = []
+        self.closed = 0
+
+    def write_i2c_block_data(self, address: int, register: int, data: list[int]) -> None:
+        assert len(data) <= 32  # I2C_SMBUS_BLOCK_MAX
+        self.blocks.append((address, register, bytes(data)))
+
+    def i2c_rdwr(self, *messages: Any) -> None:
+        raise OSError(95, "Operation not supported")
+
+    def close(self) -> None:
+        self.closed += 1
+
+
+@pytest.mark.parametrize("plain_i2c", [False, True])
+def test_an_smbus_only_adapter_gets_the_frame_in_32_byte_blocks(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, plain_i2c: bool) -> None:
+    """luma's own interface on the real opener: on an adapter without plain I2C the frame goes as
+    I2C-block writes (command mode 0x00, data 0x40: SSD1306 datasheet §8.1.5.2, the control
+    byte's D/C# bit), and the controller model shows the frame; with plain I2C, luma's 4 KiB
+    write is used as before, and here refused, so the screen is offline saying why."""
+    import smbus2
+
+    from firmware_host.config import SeatScreen
+
+    adapter = SMBusOnlyAdapter(0x0C7F0000 | (oled.I2C_FUNC_I2C if plain_i2c else 0))  # i2c-stub's funcs
+    monkeypatch.setattr(smbus2, "SMBus", lambda port: adapter)
+    (tmp_path / "class/i2c-dev/i2c-7").mkdir(parents=True)
+    screens = [SeatScreen(bus=7, address=0x3C)]
+    opener = oled.hardware_opener(screens, [], tmp_path)
+    spec = oled.DisplaySpec(0, "ssd1306", "i2c-7", 0x3C)
+    if plain_i2c:
+        with pytest.raises(OSError, match=r"i2c-7, address 0x3c: \[Errno 95\] Operation not supported"):
+            opener(spec)
+        assert adapter.closed == 1  # its file closed again
+        return
+    device = opener(spec)
+    device.display(frame(5))
+    assert {address for address, _, _ in adapter.blocks} == {0x3C}
+    assert {register for _, register, _ in adapter.blocks} == {0x00, 0x40}
+    model = model_for("ssd1306")
+    model.feed([("command" if register == 0x00 else "data", data) for _, register, data in adapter.blocks])
+    assert model.image().tobytes() == frame(5).tobytes()
+    device.cleanup()
+    assert adapter.closed == 1

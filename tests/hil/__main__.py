@@ -12,10 +12,12 @@ every part that ran passed its checks, 1 when one failed, 2 when the set-up is m
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -32,7 +34,7 @@ EXIT_SETUP = 2
 VM_TIMEOUT_S = 600
 
 GPIO_KEYS = ("kernel", "gpio_sim", "presses_sent", "presses_decided", "fraction_in_order",
-             "edge_to_decision_p99_ms")
+             "edge_to_decision_p99_ms", "backend", "chip_label", "i2c")
 FIRMWARE_KEYS = ("micropython_version", "firmware_frames_sent", "firmware_frames_acked")
 SYSTEMD_KEYS = ("unit_active", "watchdog_ok", "allocator_ok")
 SUMMARY_KEYS = (*GPIO_KEYS, *SYSTEMD_KEYS, *FIRMWARE_KEYS)
@@ -77,19 +79,32 @@ def boot(vng: Path, kernel: Kernel, command: str, out: Path, log: Callable[[str]
            "--exec", command]
     for attempt in (1, 2):
         start = time.monotonic()
-        try:
-            done = subprocess.run(cmd, env=env, cwd=REPO, capture_output=True, text=True,
-                                  timeout=VM_TIMEOUT_S, check=False)
-        except subprocess.TimeoutExpired as exc:
-            return 124, f"the VM did not finish in {VM_TIMEOUT_S} s: {str(exc.stderr or '')[-400:]}"
-        output = (done.stdout + done.stderr).strip()
-        log(f"hil: VM exited with {done.returncode} after {time.monotonic() - start:.0f} s")
+        code, output = run_group(cmd, env, VM_TIMEOUT_S)
+        if code is None:
+            return 124, f"the VM did not finish in {VM_TIMEOUT_S} s (its process group killed): " \
+                        f"{output[-400:]}"
+        log(f"hil: VM exited with {code} after {time.monotonic() - start:.0f} s")
         # About one boot in ten ends at once with 255 and no output (virtual-pi notes): retry once.
-        if done.returncode == 255 and not output and attempt == 1:
+        if code == 255 and not output and attempt == 1:
             log("hil: the VM ended at once with 255 and no output; booting it again")
             continue
-        return done.returncode, output
+        return code, output
     return 255, ""
+
+
+def run_group(cmd: list[str], env: dict[str, str], timeout: float) -> tuple[int | None, str]:
+    """Run `cmd` in a session and process group of its own; on a timeout kill the whole group
+    (vng, virtme-run and QEMU under them), not only vng, and say None for the exit status."""
+    proc = subprocess.Popen(cmd, env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, start_new_session=True)
+    try:
+        output, _ = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)  # the session's group id is vng's pid
+        output, _ = proc.communicate()
+        return None, (output or "").strip()
+    return proc.returncode, (output or "").strip()
 
 
 def run_gpio(vng: Path, kernel: Kernel, cache: Path, log: Callable[[str], None]) -> dict[str, Any]:
@@ -161,6 +176,14 @@ def human(summary: dict[str, Any], parts: dict[str, dict[str, Any]]) -> str:
         lines.append(f"  {name:<9} {state}{': ' + p['why'] if p.get('why') else ''}")
     gpio = parts.get("gpio", {})
     lines.append(f"kernel {show(summary['kernel'])}, gpio-sim chip: {show(summary['gpio_sim'])}")
+    if gpio.get("ran") and "chip" in gpio:
+        lines.append(f"backend {show(summary['backend'])}: found /dev/{gpio['chip']['name']} labelled "
+                     f"{show(summary['chip_label'])} (revision {gpio.get('revision')}, after "
+                     f"{len(gpio['chip'].get('spares', []))} other chips)")
+    if summary.get("i2c"):
+        i2c = summary["i2c"]
+        lines.append(f"i2c: {i2c.get('bus')} ({i2c.get('adapter')}), answered "
+                     f"{', '.join(sorted(i2c.get('answered', {})))}; {i2c.get('how')}")
     if gpio.get("ran") and "checks" in gpio:
         window = (gpio.get("window_ms") or ["?"])[0]
         lines.append(f"presses decided {summary['presses_decided']}/{summary['presses_sent']}, "

@@ -22,6 +22,7 @@ from pathlib import Path
 CONFIGFS = Path("/sys/kernel/config/gpio-sim")
 PLATFORM = Path("/sys/devices/platform")
 PI_LINES = 28  # a Pi's header GPIOs, BCM 0..27: line offset = BCM number
+RP1_LINES = 54  # a Pi 5's RP1 chip (drivers/pinctrl/pinctrl-rp1.c: RP1_NUM_GPIOS), GPIO0-27 first
 
 
 @dataclass
@@ -93,3 +94,11 @@ class SimChip:
 
     def value(self, offset: int) -> int:
         return int((self.line_dir(offset) / "value").read_text())
+
+
+def make_spares(count: int, configfs: Path = CONFIGFS, platform: Path = PLATFORM) -> list[SimChip]:
+    """Chips of one line each, live one after the other before the board's own: the kernel gives a
+    new chip the lowest free number (drivers/gpio/gpiolib.c, `ida_alloc`), so the next chip made
+    is numbered after them, as a Pi 5's RP1 is on recent kernels (gpiochip11, not 0 or 4)."""
+    return [SimChip(name=f"spare{n}", lines=1, label=f"hil-spare-{n}", configfs=configfs,
+                    platform=platform).create() for n in range(count)]

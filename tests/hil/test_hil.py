@@ -10,9 +10,10 @@ import pytest
 
 from firmware_host.config import load_config, parse_config
 from hil import __main__ as orchestrator
+from hil import i2c
 from hil.gpio import SLAPS, analyse, hil_config, percentile
-from hil.kernel import abi_from_depends, apt_config, config_value
-from hil.simchip import SimChip
+from hil.kernel import Kernel, abi_from_depends, apt_config, config_value
+from hil.simchip import SimChip, make_spares
 
 MS = 1_000_000
 S = 1_000_000_000
@@ -57,12 +58,101 @@ def test_a_press_pulls_the_line_down_through_sysfs_and_is_timed(tmp_path: Path) 
     assert [(line, p) for line, p, _, _ in chip.writes] == [(13, "pull-down"), (13, "pull-up")]
 
 
-def test_the_hil_configuration_is_the_4_seat_builds_slaps_on_the_named_chip() -> None:
-    config = parse_config(tomllib.loads(hil_config("hil-pi-gpio")))
-    assert config.hardware.backend == "gpiochip" and config.hardware.chip == "hil-pi-gpio"
+def test_the_hil_configuration_is_the_4_seat_build_on_the_pi_backend_and_the_stub_bus() -> None:
+    config = parse_config(tomllib.loads(hil_config(7)))
     build = load_config(Path(__file__).parents[2] / "hardware/wiring/4-seat.toml")
+    assert config.hardware.backend == "pi" and config.hardware.chip is None  # found by label, as on a Pi
     assert [s.slap for s in config.inputs.seats] == [s.slap for s in build.inputs.seats] == list(SLAPS)
-    assert config.arbiter == build.arbiter
+    assert config.inputs.seats == build.inputs.seats and config.arbiter == build.arbiter
+    assert [(e.name, e.bus, e.address, e.interrupt_gpio) for e in config.inputs.expanders] == \
+        [("nav1", 7, 0x20, 17), ("nav2", 7, 0x21, 27)]
+    assert [(m.address, m.bus) for m in config.i2c_muxes] == [(0x70, 7)]
+    assert [(s.mux, s.channel, s.bus, s.address) for s in config.screens] == [
+        (0x70, 0, None, 0x3C), (None, None, 7, 0x3D), (0x70, 2, None, 0x3C), (0x70, 3, None, 0x3C)]
+    assert config.buzzer is None
+
+
+def test_spare_chips_go_live_one_by_one_with_a_line_each(tmp_path: Path) -> None:
+    for n in range(3):
+        (tmp_path / f"config/spare{n}/bank0").mkdir(parents=True)
+        (tmp_path / f"config/spare{n}/dev_name").write_text(f"gpio-sim.{n}\n")
+        (tmp_path / f"config/spare{n}/bank0/chip_name").write_text(f"gpiochip{n}\n")
+    spares = make_spares(3, tmp_path / "config", tmp_path / "platform")
+    assert [s.chip_name for s in spares] == ["gpiochip0", "gpiochip1", "gpiochip2"]
+    assert [(s.bank / "label").read_text() for s in spares] == ["hil-spare-0\n", "hil-spare-1\n",
+                                                                 "hil-spare-2\n"]
+    assert all((s.bank / "num_lines").read_text() == "1\n" and (s.device / "live").read_text() == "1\n"
+               for s in spares)
+
+
+# ------------------------------------------------------------------ I2C: hil/i2c.py
+
+
+class StubRegisters:
+    """smbus2's byte transfers on i2c-stub: registers that keep what is written."""
+
+    def __init__(self) -> None:
+        self.regs: dict[int, list[int]] = {}
+
+    def write_byte_data(self, address: int, register: int, value: int) -> None:
+        self.regs.setdefault(address, [0] * 256)[register] = value
+
+    def read_byte_data(self, address: int, register: int) -> int:
+        return self.regs.setdefault(address, [0] * 256)[register]
+
+
+def test_the_bench_seeds_power_on_values_and_plays_the_expanders_latch(tmp_path: Path) -> None:
+    from firmware_host.devices.inputs.mcp23017 import GPIOA, GPIOB, INTCAPB, INTFA, INTFB, IODIRA, IODIRB
+
+    stub = i2c.StubBus(1, tmp_path, StubRegisters())
+    stub.seed()
+    regs = stub.smbus.regs
+    assert regs[0x20][IODIRA] == regs[0x20][IODIRB] == 0xFF and regs[0x20][0x0A] == 0x00  # DS Table 3-5
+    assert regs[0x21][GPIOA] == regs[0x21][GPIOB] == 0xFF  # every button up
+    assert regs[0x3C][0x40:0x60] == [i2c.SEED] * 32 and regs[0x70][0] == 0x69  # MPU-3050 WHO_AM_I
+    assert i2c.latch(stub, 0x21, 1, 0xFE) == 0x01  # seat 4's left (B0) pressed
+    nav2 = regs[0x21]
+    assert (nav2[GPIOB], nav2[INTCAPB], nav2[INTFB], nav2[INTFA]) == (0xFE, 0xFE, 0x01, 0x00)
+    i2c.unlatch(stub, 0x21, 1)
+    assert regs[0x21][INTFB] == 0 and regs[0x21][INTCAPB] == 0xFE  # INTCAP keeps its value (DS §3.5.9)
+
+
+def test_a_blocked_address_is_a_dummy_client_made_and_deleted_through_sysfs(tmp_path: Path) -> None:
+    """Documentation/i2c/instantiating-devices.rst: `echo NAME ADDR > .../new_device`,
+    `echo ADDR > .../delete_device`; the dummy driver is i2c-core-base.c's `dummy_id`."""
+    (tmp_path / "i2c-3").mkdir()
+    stub = i2c.StubBus(3, tmp_path, StubRegisters())
+    stub.block(0x20)
+    assert (tmp_path / "i2c-3/new_device").read_text() == "dummy 0x20\n" and stub.blocked == {0x20}
+    stub.unblock(0x20)
+    assert (tmp_path / "i2c-3/delete_device").read_text() == "0x20\n" and not stub.blocked
+
+
+def test_expander_registers_are_checked_as_the_set_up_writes_them() -> None:
+    from firmware_host.devices.inputs.mcp23017 import RESET_VALUES
+
+    good = list(RESET_VALUES)
+    good[0x0A], good[0x0C], good[0x0D], good[0x04], good[0x05] = 0x40, 0xFF, 0xFF, 0x1F, 0x1F
+    assert i2c.expander_problems(good, 0x1F1F) == []
+    assert i2c.expander_problems(list(RESET_VALUES), 0x1F1F) == [
+        "IOCON (0x0a) is 0x00, the set-up writes 0x40", "GPPUA (0x0c) is 0x00, the set-up writes 0xff",
+        "GPPUB (0x0d) is 0x00, the set-up writes 0xff", "GPINTENA (0x04) is 0x00, the set-up writes 0x1f",
+        "GPINTENB (0x05) is 0x00, the set-up writes 0x1f"]
+
+
+def test_a_screens_registers_show_the_window_the_set_up_and_frame_data() -> None:
+    start = [0xAE, 0xD5, 0x80, 0xA8, 0x3F, 0xD3, 0x00, 0x40, 0x8D, 0x14, 0x20, 0x00, 0xA1, 0xC8, 0xDA, 0x12,
+             0xD9, 0xF1, 0xDB, 0x40, 0xA4, 0xA6]  # luma's ssd1306 start-up, one block at 0x00
+    regs = [0] * 0x60
+    regs[0:22] = start
+    regs[0:6] = i2c.SSD1306_WINDOW  # then every frame's window, over its head
+    regs[0x40:0x60] = [0x00] * 32  # the frame's last 32 bytes
+    assert i2c.screen_problems(regs) == []
+    seeded = regs[:0x40] + [i2c.SEED] * 32
+    assert i2c.screen_problems(seeded) == ["registers 0x40-0x5f still hold the bench's seed: no frame data "
+                                           "arrived"]
+    only_started = start + [0] * (0x40 - 22) + [0] * 32
+    assert i2c.screen_problems(only_started)[0].startswith("registers 0x00-0x05 are ae d5 80 a8 3f d3")
 
 
 # ------------------------------------------------------------------ the checks
@@ -112,10 +202,30 @@ def test_a_race_within_epsilon_needs_the_arbiters_drawn_tie() -> None:
     t = trace(pressed(3, b), pressed(2, a), decided(3, b, 1 * S + 6 * MS), decided(2, a, 1 * S + 6 * MS))
     tie = {"kind": "tie", "delta_ns": b - a, "presses": [{"seat": 3, "control": "slap", "ts_ns": b},
                                                          {"seat": 2, "control": "slap", "ts_ns": a}]}
-    assert analyse(s, t, [tie], PHASE)["races"] == {"within_epsilon": 1, "tie_drawn": 1, "beyond_epsilon": 0,
-                                                    "in_stamp_order": 0, "late": 0}
+    assert analyse(s, t, [tie], PHASE)["races"] == {"within_epsilon": 1, "tie_drawn": 1, "overloaded": 0,
+                                                    "beyond_epsilon": 0, "in_stamp_order": 0, "late": 0}
     assert analyse(s, t, [tie], PHASE)["fraction_in_order"] == 1.0  # a tie in drawn order is in order
     assert not analyse(s, t, [], PHASE)["checks"]["races"]  # no draw logged
+
+
+def test_a_race_within_epsilon_that_reached_the_engine_after_the_window_is_overloaded_not_a_fault() -> None:
+    """Both presses arrived 57 and 69 ms after their edges with a 50 ms window (measured under load
+    16): the arbiter decides each as it comes, as its model says, and draws no tie."""
+    wide = [{"from_ns": 0, "window_ns": 50 * MS, "epsilon_ns": 10 * MS}]
+    s = [sent(2, 1 * S, group=1, scenario="race at once"), sent(3, 1 * S, group=1, scenario="race at once"),
+         sent(1, 2 * S, group=2, scenario="race in turn"),
+         sent(4, 2 * S + 20 * MS, group=2, scenario="race in turn")]
+    a, b = 1 * S + 100, 1 * S + 1_260_000
+    spread = [pressed(1, 2 * S + 10), decided(1, 2 * S + 10, 2 * S + 51 * MS),
+              pressed(4, 2 * S + 20 * MS), decided(4, 2 * S + 20 * MS, 2 * S + 71 * MS)]
+    slow = trace(pressed(2, a, lag=57 * MS), decided(2, a, a + 57 * MS),
+                 pressed(3, b, lag=69 * MS), decided(3, b, b + 69 * MS), *spread)
+    r = analyse(s, slow, [], wide)
+    assert r["races"]["overloaded"] == 1 and r["races"]["tie_drawn"] == 0 and r["checks"]["races"]
+    quick = trace(pressed(2, a, lag=7 * MS), decided(2, a, a + 51 * MS),
+                  pressed(3, b, lag=9 * MS), decided(3, b, a + 51 * MS), *spread)
+    r = analyse(s, quick, [], wide)  # both were there within the window: a tie was owed
+    assert r["races"]["overloaded"] == 0 and not r["checks"]["races"]
 
 
 def test_a_press_the_arbiter_logged_late_is_out_of_order_as_fairness_md_promises() -> None:
@@ -147,6 +257,15 @@ def test_false_start_and_bounce_and_stamps_before_their_write() -> None:
     assert not analyse(s, leaked, [], PHASE)["checks"]["debounce"]
     early = trace(pressed(2, 1 * S - 10, "false_start"))  # stamped before the bench wrote: not the edge's
     assert not analyse(s, early, [], PHASE)["checks"]["kernel_stamps"]
+
+
+def test_navigation_and_expander_events_are_not_the_slaps_analysed() -> None:
+    s = [sent(1, 1 * S)]
+    slap = [pressed(1, 1 * S + 500_000), decided(1, 1 * S + 500_000, 1 * S + 6 * MS)]
+    nav = [{**pressed(1, 1 * S - 10), "control": "left"},
+           {**decided(1, 1 * S - 10, 2 * S), "decided": "left"},
+           {"input": "fault", "seat": 0, "control": "nav1", "ts_ns": 3 * S, "received_ns": 3 * S}]
+    assert analyse(s, trace(*slap, *nav), [], PHASE) == analyse(s, trace(*slap), [], PHASE)
 
 
 def test_percentile_is_nearest_rank() -> None:
@@ -182,16 +301,25 @@ def test_config_value_reads_the_kernel_config(tmp_path: Path) -> None:
 def test_a_missing_part_leaves_its_keys_null_and_says_why() -> None:
     parts = {"gpio": {"ran": True, "ok": True, "kernel": "7.3.4+deb13-amd64", "gpio_sim": True,
                       "presses_sent": 60, "presses_decided": 60, "fraction_in_order": 1.0,
-                      "edge_to_decision_p99_ms": 12.5, "checks": {"in_order": True}},
+                      "edge_to_decision_p99_ms": 12.5, "checks": {"in_order": True}, "backend": "pi",
+                      "chip_label": "pinctrl-rp1", "revision": "c04170",
+                      "chip": {"name": "gpiochip11", "spares": [f"gpiochip{n}" for n in range(11)]},
+                      "i2c": {"bus": "/dev/i2c-1", "adapter": "SMBus stub driver", "how": "i2c-stub",
+                              "answered": {"0x21": "nav2", "0x20": "nav1"}}},
              "firmware": orchestrator.run_part("firmware", "no_such_part", lambda m: {})}
     summary = orchestrator.summarise(parts, None, 61.0)
     assert set(orchestrator.SUMMARY_KEYS) <= set(summary)
     assert summary["micropython_version"] is None and summary["unit_active"] is None
     assert summary["presses_decided"] == 60 and summary["ok"] is True
+    assert (summary["backend"], summary["chip_label"]) == ("pi", "pinctrl-rp1")
+    assert summary["i2c"]["answered"] == {"0x21": "nav2", "0x20": "nav1"}
     assert summary["parts"]["firmware"] == {"ran": False, "ok": None,
                                             "why": "hil/no_such_part.py is not in this checkout"}
     text = orchestrator.human(summary, parts)
     assert "firmware  not run: hil/no_such_part.py is not in this checkout" in text
+    assert "backend pi: found /dev/gpiochip11 labelled pinctrl-rp1 (revision c04170, after 11 other chips)" \
+        in text
+    assert "i2c: /dev/i2c-1 (SMBus stub driver), answered 0x20, 0x21; i2c-stub" in text
 
 
 def test_a_part_that_raises_fails_the_run() -> None:
@@ -220,3 +348,36 @@ def test_a_part_missing_a_host_tool_is_a_set_up_problem() -> None:
     part = orchestrator.run_part("firmware", "kernel", needs_node)
     assert part == {"ran": False, "ok": False, "setup": True,
                     "why": "node not found on PATH: apt-get install nodejs npm"}
+
+
+def _alive(pid: int) -> bool:
+    """Running or stopped, not gone and not a zombie waiting for its reaper."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, IndexError):
+        return False
+    return state != "Z"
+
+
+def test_a_vm_that_times_out_is_killed_with_its_whole_process_group(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """vng starts virtme-run, which starts QEMU: a stand-in vng starts a grandchild the same way,
+    and the timeout must take it too (killing only vng left QEMU running)."""
+    import time
+
+    pidfile = tmp_path / "grandchild.pid"
+    vng = tmp_path / "vng"
+    vng.write_text(f"#!/bin/sh\nsh -c 'sleep 300 & echo $! > {pidfile}; wait' &\nwait\n")
+    vng.chmod(0o755)
+    kernel = Kernel("7.3.4+deb13-amd64", "7.3.4-1~bpo13+1", tmp_path, tmp_path / "vmlinuz", tmp_path,
+                    tmp_path)
+    monkeypatch.setattr(orchestrator, "VM_TIMEOUT_S", 2)
+    started = time.monotonic()
+    code, output = orchestrator.boot(vng, kernel, "true", tmp_path, lambda line: None)
+    assert code == 124 and "did not finish in 2 s" in output
+    assert time.monotonic() - started < 30
+    grandchild = int(pidfile.read_text())
+    deadline = time.monotonic() + 5
+    while _alive(grandchild) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(grandchild)

@@ -402,7 +402,7 @@ def hardware_opener(screens: Sequence[Any], muxes: Sequence[Any] = (), sysfs: Pa
         check_i2c_dev(bus, sysfs)
         where = f"i2c-{bus}" if cfg.bus is not None else f"i2c-{bus} ({cfg.place()})"
         try:
-            interface = i2c(port=bus, address=cfg.address)
+            interface = smbus_blocks_if_needed(i2c(port=bus, address=cfg.address), cfg.address)
         except Exception as exc:  # luma's DeviceNotFoundError and the like do not say which bus
             raise OSError(f"{where}, address 0x{cfg.address:02x}: {exc}") from exc
         try:
@@ -412,3 +412,38 @@ def hardware_opener(screens: Sequence[Any], muxes: Sequence[Any] = (), sysfs: Pa
             raise OSError(f"{where}, address 0x{cfg.address:02x}: {exc}") from exc
 
     return open_display
+
+
+I2C_FUNC_I2C = 0x00000001
+"""linux/i2c.h: the adapter does plain I2C transfers (the I2C_RDWR ioctl), beyond SMBus ones."""
+
+
+def smbus_blocks_if_needed(interface: Any, address: int) -> Any:
+    """luma's I2C interface as it opened /dev/i2c-N, or, on an adapter that does SMBus transfers
+    only, one that sends the frame as 32-byte SMBus I2C-block writes.
+
+    luma sends a frame as one plain I2C write (I2C_RDWR, up to 4 KiB) on a bus it opened itself;
+    an adapter whose I2C_FUNCS lack I2C_FUNC_I2C (the kernel's i2c-stub, some USB adapters)
+    refuses that with EOPNOTSUPP, and the screen would never show a frame. On a bus it was
+    handed, luma writes the same data in blocks of 32 after the control byte 0x40, each an I2C
+    block write: the controller stores the same bytes (horizontal addressing carries its column
+    pointer from one block to the next). A Pi's own I2C controllers do plain I2C: nothing changes
+    there."""
+    smbus = getattr(interface, "_bus", None)
+    funcs = getattr(smbus, "funcs", None)
+    if funcs is None or int(funcs) & I2C_FUNC_I2C:
+        return interface
+    return _smbus_block_interface()(bus=smbus, address=address)
+
+
+@cache
+def _smbus_block_interface() -> type:
+    from luma.core.interface.serial import i2c
+
+    class SMBusBlocks(i2c):  # type: ignore[misc]
+        """luma's I2C interface on a bus handed to it, which it then closes as its own."""
+
+        def cleanup(self) -> None:
+            self._bus.close()
+
+    return SMBusBlocks
