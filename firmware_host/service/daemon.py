@@ -167,6 +167,8 @@ class Daemon:
             extra["warning"] = self.config_problem
         if self.set_aside:
             extra["set_aside"] = self.set_aside
+        if self.store.problem:
+            extra["storage"] = self.store.describe()
         return extra
 
     # ------------------------------------------------------------ the loop
@@ -635,6 +637,8 @@ class Daemon:
             text = f"DEGRADED, not answering: {', '.join(missing)}; " + text
         if self.config_problem:
             text = "CONFIGURATION INVALID (last good one runs); " + text
+        if self.store.problem:
+            text = f"DEGRADED: {self.store.problem}; " + text
         if self.selftest is not None and self.selftest.active:
             text = f"SELF-TEST {self.selftest.state}; " + text
         table, match = self.table, self.table.match
