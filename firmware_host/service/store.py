@@ -45,7 +45,7 @@ RETRY_S = (0.5, 8.0)
 """After a failed commit the writer tries again after the first pause, doubled each time up to
 the second."""
 HELD_ACTIONS_MAX = 50_000
-"""Journal rows held in memory while they cannot be written (measured at about 11 MB, docs/
+"""Journal rows held in memory while they cannot be written (measured: about 14 MB, docs/
 persistence.md). Past it, the oldest match's held journal is dropped, loudly, and the match set
 aside (its rounds, start and end are kept): a journal with a gap cannot resume a match."""
 

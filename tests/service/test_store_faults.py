@@ -12,6 +12,7 @@ import pytest
 from helpers import play_recorded
 from plumbing import wait_for
 
+from firmware_host.bench.storage_faults import DAMAGE
 from firmware_host.game.catalog import new_match
 from firmware_host.rules.match import Match
 from firmware_host.service import store as store_module
@@ -100,11 +101,18 @@ def test_over_the_memory_limit_the_oldest_journal_goes_loudly_and_its_match_is_s
 # ---------------------------------------------------------------- 2. a damaged database
 
 
-def stored_match(db: Path) -> tuple[int, Match]:
+def playing(db: Path, rounds: int = 1) -> tuple[Store, int, Match]:
+    """A Dice match of 3 rounds with its first `rounds` played, on disk, the store still open."""
     store = Store(db)
     match = new_match("dice", 2, 3, {"rounds": 3})
     mid = store.begin_match(match, [0, 1])
-    play_recorded(store, mid, match, 10**6, rounds=1)
+    play_recorded(store, mid, match, 10**6, rounds=rounds)
+    store._drain()
+    return store, mid, match
+
+
+def stored_match(db: Path, rounds: int = 1) -> tuple[int, Match]:
+    store, mid, match = playing(db, rounds)
     store.close()
     return mid, match
 
@@ -113,37 +121,13 @@ def moved_files(db: Path) -> list[str]:
     return sorted(p.name for p in db.parent.iterdir() if ".corrupt." in p.name)
 
 
-def garbage_page(db: Path) -> None:
-    with sqlite3.connect(db) as raw:
-        raw.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        size = raw.execute("PRAGMA page_size").fetchone()[0]
-    with open(db, "r+b") as f:
-        f.seek(size)
-        f.write(b"\xde\xad\xbe\xef" * (size // 4))
-
-
-def renamed_column(db: Path) -> None:
-    with sqlite3.connect(db) as raw:
-        raw.execute("ALTER TABLE matches RENAME COLUMN seed TO sead")
-
-
-def not_a_database(db: Path) -> None:
-    for suffix in ("-wal", "-shm"):
-        Path(f"{db}{suffix}").unlink(missing_ok=True)
-    db.write_bytes(b"this is not a database, it is a shopping list\n" * 100)
-
-
-def newer_schema(db: Path) -> None:
-    with sqlite3.connect(db) as raw:
-        raw.execute(f"PRAGMA user_version={SCHEMA_VERSION + 1}")
-
-
-@pytest.mark.parametrize("damage", [garbage_page, renamed_column, not_a_database, newer_schema])
+@pytest.mark.parametrize("kind", [k for k in DAMAGE if k != "garbage scores row"])
 def test_a_damaged_database_is_moved_aside_loudly_and_the_table_starts_on_a_new_one(
-        tmp_path: Path, damage, said) -> None:
+        tmp_path: Path, kind: str, said) -> None:
     db = tmp_path / "table.db"
     stored_match(db)
-    damage(db)
+    DAMAGE[kind](db)  # the bench's damages (bench/storage_faults.py): a garbage page, a renamed
+    # column, a file that is not a database, a newer schema
     store = Store(db)
     try:
         assert store.resume(2) is None and store.history() == []  # a new one
@@ -160,11 +144,7 @@ def test_a_damaged_database_is_moved_aside_loudly_and_the_table_starts_on_a_new_
 
 def test_the_wal_goes_with_the_moved_file_and_the_moved_file_opens(tmp_path: Path) -> None:
     db = tmp_path / "table.db"
-    store = Store(db)
-    match = new_match("dice", 2, 3, {"rounds": 3})
-    mid = store.begin_match(match, [0, 1])
-    play_recorded(store, mid, match, 10**6, rounds=1)
-    store._drain()  # the WAL holds it; the store is not closed (a crash)
+    store, _, _ = playing(db)  # the WAL holds it; the store is not closed (a crash)
     with sqlite3.connect(db) as raw:
         raw.execute(f"PRAGMA user_version={SCHEMA_VERSION + 1}")
     assert Path(f"{db}-wal").exists()
@@ -178,11 +158,7 @@ def test_the_wal_goes_with_the_moved_file_and_the_moved_file_opens(tmp_path: Pat
 
 def test_garbage_in_a_rounds_row_is_left_out_of_history_not_fatal(tmp_path: Path) -> None:
     db = tmp_path / "table.db"
-    store = Store(db)
-    match = new_match("dice", 2, 3, {"rounds": 3})
-    mid = store.begin_match(match, [0, 1])
-    play_recorded(store, mid, match, 10**6, rounds=2)
-    store.close()
+    mid, _ = stored_match(db, rounds=2)
     with sqlite3.connect(db) as raw:
         raw.execute("UPDATE rounds SET scores='{garbage' WHERE round_no=0")
         raw.execute("UPDATE rounds SET finishers='[\"x\"]' WHERE round_no=1")
