@@ -91,7 +91,8 @@ def test_lgpios_notification_thread_is_raised_by_its_native_id(monkeypatch: pyte
         notify.join()
 
 
-def test_without_lgpio_the_edges_come_in_the_pressing_thread() -> None:
+def test_without_lgpio_the_edges_come_in_the_pressing_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delitem(sys.modules, "lgpio", raising=False)  # an earlier test's real lgpio (sandbox)
     rt = Realtime(print)
     assert rt.claim_edge_thread() is None
     assert "thread that delivers each edge" in rt.status()["edges"]
