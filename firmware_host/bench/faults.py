@@ -18,6 +18,8 @@ Two figures (docs/persistence.md, docs/daemon.md):
   afterwards. Unanswered and daemon deaths: target 0.
 - 40 simultaneous `tablectl status` (the real client, each its own process)
   against the same daemon: failures, target 0 of 40.
+- The state database: a disk that fills during a match, and five kinds of damaged file
+  (storage_faults.py): rounds lost, tracebacks and restart loops, target 0.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import ConfigError, load_config
+from .storage_faults import storage_faults, storage_text
 
 TEMPLATE = Path(__file__).parents[1] / "data" / "wiring" / "4-seat.toml"
 
@@ -325,10 +328,11 @@ def bench_faults(kills: int = 100, configs: int = 400, garbage: int = 350, clien
     start = time.monotonic()
     figures: dict[str, Any] = {"sigkill": random_kills(kills), "configs": broken_configs(configs)}
     figures["socket"] = socket_faults(garbage, clients)
+    figures["storage"] = storage_faults()  # a full disk, damaged databases: storage_faults.py
     k, c, sk = figures["sigkill"], figures["configs"], figures["socket"]
     met = k["rounds_lost"] == 0 and not k["failures"] and c["traceback"] == 0
     met = met and sk["garbage"]["unanswered"] == 0 and sk["daemon_deaths"] == 0 and sk["answering_after"]
-    met = met and sk["concurrent"]["failures"] == 0
+    met = met and sk["concurrent"]["failures"] == 0 and figures["storage"]["meets_target"]
     if soak_minutes > 0:  # the daemon's memory while bot matches go on (soak.py)
         from .soak import bench_soak
 
@@ -363,6 +367,8 @@ def faults_text(f: dict[str, Any]) -> str:
         ]
         lines += [f"  unanswered: {m}" for m in g["unanswered_examples"]]
         lines += [f"  tablectl failed: {m}" for m in cc["examples"]]
+    if "storage" in f:
+        lines += storage_text(f["storage"])
     if "soak" in f:
         from .soak import soak_text
 

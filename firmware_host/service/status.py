@@ -39,6 +39,8 @@ class Status:
             text = f"DEGRADED, not answering: {', '.join(missing)}; " + text
         if self.problem():
             text = "CONFIGURATION INVALID (last good one runs); " + text
+        if self.parts.store.problem:
+            text = f"DEGRADED: {self.parts.store.problem}; " + text
         testing = self.testing()
         if testing is not None:
             text = f"SELF-TEST {testing}; " + text
@@ -68,6 +70,8 @@ class Status:
             extra["warning"] = self.problem()
         if self.set_aside():
             extra["set_aside"] = self.set_aside()
+        if self.parts.store.problem:
+            extra["storage"] = self.parts.store.describe()
         return extra
 
     def missing(self) -> list[str]:

@@ -1,15 +1,23 @@
 """Persistence: matches, rounds, scores and the journal of accepted actions, in SQLite (WAL).
 
-The game loop never waits for the disk: `record` hands an action to a writer
-thread, which commits within 20 ms. A round's result is committed at once and
-synced before `round_over` returns, so a power cut loses no completed round.
-After SIGKILL or a power cut, `resume()` rebuilds the match in progress by
-replaying its journal through the deterministic engine (rules/match.py).
+The game loop never waits for the disk: `record` and `begin_match` hand their rows to a writer
+thread, which commits within 20 ms. A round's result is committed with its journal in one
+transaction and synced before `round_over` returns, so a power cut loses no completed round.
+After SIGKILL or a power cut, `resume()` rebuilds the match in progress by replaying its journal
+through the deterministic engine (rules/match.py).
+
+Nothing the disk does stops the game: a commit that fails (a full disk, an I/O error) leaves its
+rows held in memory, `problem` says so (STATUS=, `tablectl status`), the writer tries again with
+a growing pause and writes everything once it can; `round_over` does not wait for a commit that
+cannot happen. Opening the file (storage.py) checks it and moves a damaged one aside.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
+import logging
 import queue
 import sqlite3
 import threading
@@ -24,46 +32,25 @@ from ..rules.kinds import find as find_rules
 from ..rules.match import Match
 from ..system import paths
 from ..system.errors import StoreError
+from .storage import CACHE_KIB, SCHEMA, StorageError, open_database
+
+__all__ = ["CACHE_KIB", "SCHEMA", "Store", "StoreError", "state_path"]
+
+log = logging.getLogger("table_host.store")
 
 BATCH_S = 0.02
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS matches (
-    id INTEGER PRIMARY KEY,
-    game TEXT NOT NULL,
-    players INTEGER NOT NULL,
-    seed TEXT NOT NULL,
-    options TEXT NOT NULL,
-    boards TEXT NOT NULL,
-    started REAL NOT NULL,
-    ended REAL,
-    winners TEXT,
-    seats TEXT NOT NULL DEFAULT '[]',
-    bots TEXT NOT NULL DEFAULT '{}',
-    set_aside TEXT
-);
-CREATE TABLE IF NOT EXISTS rounds (
-    match_id INTEGER NOT NULL REFERENCES matches(id),
-    round_no INTEGER NOT NULL,
-    ending TEXT NOT NULL,
-    finishers TEXT NOT NULL,
-    scores TEXT NOT NULL,
-    ended REAL NOT NULL,
-    PRIMARY KEY (match_id, round_no)
-);
-CREATE TABLE IF NOT EXISTS journal (
-    match_id INTEGER NOT NULL REFERENCES matches(id),
-    n INTEGER NOT NULL,
-    round_no INTEGER NOT NULL,
-    action TEXT NOT NULL,
-    PRIMARY KEY (match_id, n)
-);
-"""
-
+ROUND_WAIT_S = 2.0
+"""At most this long the game waits in `round_over` for its round to reach the card (a card
+that hangs); the writer goes on trying, and the game goes on."""
+RETRY_S = (0.5, 8.0)
+"""After a failed commit the writer tries again after the first pause, doubled each time up to
+the second."""
+HELD_ACTIONS_MAX = 50_000
+"""Journal rows held in memory while they cannot be written (measured: about 14 MB, docs/
+persistence.md). Past it, the oldest match's held journal is dropped, loudly, and the match set
+aside (its rounds, start and end are kept): a journal with a gap cannot resume a match."""
 
 state_path = paths.state_database
-CACHE_KIB = 128
-"""SQLite's page cache (its default is 2 MiB): the table appends and seldom reads back."""
 KEPT_COUNTS = 8
 """Matches whose journal position `record` remembers: the one in play and the last few before it."""
 
@@ -72,27 +59,51 @@ class Store:
     def __init__(self, path: str | Path | None = None) -> None:
         self.path = Path(path) if path is not None else state_path()
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = self._connect()
-        except (OSError, sqlite3.Error) as exc:
+            self._db, moved = open_database(self.path)
+            newest = self._db.execute("SELECT COALESCE(MAX(id), 0) FROM matches").fetchone()[0]
+        except StorageError as exc:
+            raise StoreError(str(exc)) from None
+        except sqlite3.Error as exc:
             raise StoreError(f"cannot open the state database {self.path}: {exc}") from None
-        self._mutex = threading.Lock()  # one connection, used by the game and the writer
+        self._next_id = int(newest) + 1  # given by begin_match, which does not wait for the disk
+        self._mutex = threading.Lock()  # the connection, and `_held` against it, for readers
+        self._held_lock = threading.Lock()  # `_held` alone: never held while the disk is written
+        self._held: list[tuple[Any, ...]] = []  # rows not yet committed, oldest first
+        self._held_actions = 0  # journal rows among them (the writer's count)
+        self._unwritten = 0  # journal rows since the last commit attempt (the batch)
+        self._dropped: dict[int, int] = {}  # match: journal rows not kept (the memory limit)
+        self._reason: str | None = None  # why the last commit failed, until one succeeds
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._counts: dict[int, int] = {}
-        self.set_aside_notes: list[str] = []  # what resume() set aside at this start, said by status
+        self.set_aside_notes: list[str] = list(moved)  # what was set aside at this start, said by status
         self._writer = threading.Thread(target=self._write_loop, name="store", daemon=True)
         self._writer.start()
 
-    def _connect(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-        db.execute("PRAGMA journal_mode=WAL")
-        db.execute("PRAGMA synchronous=FULL")  # a commit is on the card before it returns
-        db.execute(f"PRAGMA cache_size=-{CACHE_KIB}")  # the page cache grows with the file up to this
-        db.executescript(SCHEMA)
-        columns = {row[1] for row in db.execute("PRAGMA table_info(matches)")}
-        if "set_aside" not in columns:  # a database from before matches could be set aside
-            db.execute("ALTER TABLE matches ADD COLUMN set_aside TEXT")
-        return db
+    # ------------------------------------------------------------ health
+
+    @property
+    def problem(self) -> str | None:
+        """Why state is not being saved, for STATUS= and `tablectl status`; None when it is."""
+        reason = self._reason
+        if reason is None:
+            return None
+        text = f"state not saved ({reason})"
+        if self._dropped:
+            matches = ", ".join(str(m) for m in self._dropped)
+            text += f"; journal of match {matches} not kept (over {HELD_ACTIONS_MAX} actions held)"
+        return text
+
+    def held(self) -> int:
+        """Rows held in memory, not yet on disk."""
+        with self._held_lock:
+            return len(self._held)
+
+    def describe(self) -> str | None:
+        """The problem with what is held, for `tablectl status`."""
+        problem = self.problem
+        if problem is None:
+            return None
+        return f"DEGRADED: {problem}: {self.held()} rows held in memory, written when the disk allows"
 
     # ------------------------------------------------------------ writing
 
@@ -100,14 +111,14 @@ class Store:
                     bots: dict[int, str] | None = None) -> int:
         """A new match; `seats` is the physical seat of each player, `bots` the bot players'
         levels, so that a match resumed after a crash is played by the same seats and bots."""
-        with self._mutex:
-            cur = self._db.execute(
-                "INSERT INTO matches (game, players, seed, options, boards, started, seats, bots) "
-                "VALUES (?,?,?,?,?,?,?,?)",
-                (match.game, match.players, str(match.seed), json.dumps(_plain(match.options)),
-                 json.dumps([[str(c) for c in b] for b in match.boards]), time.time(),
-                 json.dumps(seats or []), json.dumps({str(k): v for k, v in (bots or {}).items()})))
-        match_id = int(cur.lastrowid or 0)
+        match_id = self._next_id
+        self._next_id += 1
+        row = (match_id, match.game, match.players, str(match.seed), json.dumps(_plain(match.options)),
+               json.dumps([[str(c) for c in b] for b in match.boards]), time.time(),
+               json.dumps(seats or []), json.dumps({str(k): v for k, v in (bots or {}).items()}))
+        with self._held_lock:  # held at once (history shows it), before any of its actions
+            self._held.append(("match", row))
+        self._queue.put(("nudge",))
         self._counts[match_id] = 0
         while len(self._counts) > KEPT_COUNTS:  # one entry a match: the oldest go
             del self._counts[next(iter(self._counts))]
@@ -121,14 +132,17 @@ class Store:
 
     def round_over(self, match_id: int, match: Match) -> None:
         """A round ended: its result, every action before it and, after the last round, the
-        match's end are on disk when this returns, in one transaction: a kill leaves all or none."""
+        match's end are on disk when this returns, in one transaction: a kill leaves all or none.
+        If the disk refuses them they are held and this returns at once: the game goes on."""
         done = threading.Event()
         result = match.results[-1]
         row = (match_id, len(match.results) - 1, str(result.ending), json.dumps(list(result.finishers)),
                json.dumps(list(result.scores)), time.time())
         end = (time.time(), json.dumps(list(match.winners)), match_id) if match.is_over else None
-        self._queue.put(("round", row, done, end))
-        done.wait()
+        self._queue.put(("round", row, end, done))
+        if self._reason is None and not done.wait(ROUND_WAIT_S):
+            log.warning("round %d of match %d not on the card after %.0f s: play goes on, the writer "
+                        "keeps it", row[1] + 1, match_id, ROUND_WAIT_S)
 
     def abort(self, match_id: int) -> None:
         """Aborted by the operator: kept in history, never resumed."""
@@ -140,59 +154,152 @@ class Store:
         self._drain()
 
     def _drain(self) -> None:
+        """Wait until what is queued is written, or the writer has found it cannot be."""
         done = threading.Event()
         self._queue.put(("sync", done))
-        done.wait()
+        if self._reason is None:
+            done.wait(ROUND_WAIT_S)
 
     def close(self) -> None:
         self._queue.put(("stop",))
         self._writer.join(timeout=5)
-        self._db.close()
+        left = self.held()
+        if left:
+            log.error("state not saved at exit (%s): %d rows held in memory are lost", self._reason, left)
+        with contextlib.suppress(sqlite3.Error):
+            self._db.close()
 
     def _write_loop(self) -> None:
-        pending: list[tuple[int, int, int, str]] = []
+        """The writer: holds what it is given, commits it in batches, and on a failure keeps it
+        and tries again later. Whatever happens, it does not die and it releases the waiters."""
+        waiting: list[threading.Event] = []
+        retry_at, pause = 0.0, RETRY_S[0]
         while True:
+            if self._reason is None:
+                timeout = BATCH_S if self._unwritten or self.held() else None
+            else:
+                timeout = max(0.0, retry_at - time.monotonic())
             try:
-                item = self._queue.get(timeout=BATCH_S if pending else None)
+                item = self._queue.get(timeout=timeout)
             except queue.Empty:
                 item = None
-            if item is not None and item[0] == "action":
-                pending.append(item[1])
-                if len(pending) < 200:
+            kind = None if item is None else item[0]
+            if kind == "action":
+                self._hold_action(item[1])
+                if self._unwritten < 200:
                     continue
-            if item is not None and item[0] == "round":
-                self._flush(pending, item[1], item[3])  # the round, its journal, the match's end: one
-                item[2].set()
-                pending = []
-                continue
-            self._flush(pending)
-            pending = []
-            if item is None:
-                continue
-            if item[0] == "set_aside":
-                with self._mutex:
-                    self._db.execute("UPDATE matches SET set_aside=? WHERE id=? AND ended IS NULL", item[1])
-            elif item[0] == "sync":
-                item[1].set()
-            elif item[0] == "stop":
+            elif kind == "round":
+                self._hold(("round", item[1], item[2]))
+                waiting.append(item[3])
+            elif kind in ("set_aside", "end"):
+                self._hold(item)
+            elif kind == "sync":
+                waiting.append(item[1])
+            elif kind == "nudge":
+                continue  # a new match: written with the next batch
+            if self._reason is None or kind == "stop" or time.monotonic() >= retry_at:
+                if self._write_held():
+                    pause = RETRY_S[0]
+                else:
+                    retry_at = time.monotonic() + pause
+                    pause = min(pause * 2, RETRY_S[1])
+            for event in waiting:  # written, or found unwritable: the game does not wait on
+                event.set()
+            waiting.clear()
+            if kind == "stop":
                 return
 
-    def _flush(self, rows: list[tuple[int, int, int, str]], round_row: tuple[Any, ...] | None = None,
-               end: tuple[Any, ...] | None = None) -> None:
-        if not rows and round_row is None:
+    def _hold(self, op: tuple[Any, ...]) -> None:
+        with self._held_lock:
+            self._held.append(op)
+
+    def _hold_action(self, row: tuple[int, int, int, str]) -> None:
+        match_id = row[0]
+        if match_id in self._dropped:
+            self._dropped[match_id] += 1
             return
-        with self._mutex:
-            self._db.execute("BEGIN")
-            try:
-                self._db.executemany("INSERT OR REPLACE INTO journal VALUES (?,?,?,?)", rows)
-                if round_row is not None:
-                    self._db.execute("INSERT OR REPLACE INTO rounds VALUES (?,?,?,?,?,?)", round_row)
-                if end is not None:
-                    self._db.execute("UPDATE matches SET ended=?, winners=? WHERE id=?", end)
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-            self._db.execute("COMMIT")
+        if self._reason is not None and self._held_actions >= HELD_ACTIONS_MAX:  # not a batch: a failure
+            self._drop_oldest_journal()
+            if match_id in self._dropped:
+                self._dropped[match_id] += 1
+                return
+        self._hold(("action", row))
+        self._held_actions += 1
+        self._unwritten += 1
+
+    def _drop_oldest_journal(self) -> None:
+        """The memory limit: the held journal of the oldest match goes, and the match is set aside
+        (a journal with a gap cannot resume it); its start, rounds and end stay held. Said loudly."""
+        with self._held_lock:
+            victim = next(op[1][0] for op in self._held if op[0] == "action")
+            kept = [op for op in self._held if not (op[0] == "action" and op[1][0] == victim)]
+            dropped = len(self._held) - len(kept)
+            at = next(i for i, op in enumerate(self._held) if op[0] == "action" and op[1][0] == victim)
+            reason = f"its journal was not saved: the disk refused it ({self._reason}) and more than " \
+                     f"{HELD_ACTIONS_MAX} actions were held"
+            kept.insert(at, ("set_aside", (reason, victim)))  # where its journal was: before its end
+            self._held = kept
+        self._held_actions -= dropped
+        self._dropped[victim] = dropped
+        log.error("state not saved (%s): over %d actions held in memory: the journal of match %d "
+                  "(%d actions) is dropped and the match set aside; its rounds are kept",
+                  self._reason, HELD_ACTIONS_MAX, victim, dropped)
+
+    def _write_held(self) -> bool:
+        """Commit what is held, a round (with the journal before it) to a transaction; True when
+        all of it is on disk. A failure keeps the rest held and says why, once."""
+        self._unwritten = 0
+        with self._held_lock:
+            ops = list(self._held)
+        try:
+            with self._mutex:
+                done = 0
+                while done < len(ops):
+                    end = next((i + 1 for i in range(done, len(ops)) if ops[i][0] == "round"), len(ops))
+                    self._commit(ops[done:end])
+                    with self._held_lock:
+                        del self._held[:end - done]
+                    self._held_actions -= sum(1 for op in ops[done:end] if op[0] == "action")
+                    done = end
+        except Exception as exc:  # sqlite3.Error above all; whatever it is, the game goes on
+            reason = _reason(exc)
+            if self._reason != reason:
+                log.error("state not saved (%s): %d rows held in memory; trying again until the disk "
+                          "takes them", reason, self.held())
+            self._reason = reason
+            return False
+        if self._reason is not None:
+            log.warning("state saved again: everything held while it could not be (%s) is on disk",
+                        self._reason)
+            self._reason = None
+        return True
+
+    def _commit(self, ops: list[tuple[Any, ...]]) -> None:
+        """One transaction: the matches first (the rest refers to them), the journal, then the
+        rounds, ends and set-asides in their order."""
+        db = self._db
+        db.execute("BEGIN")
+        try:
+            db.executemany("INSERT OR IGNORE INTO matches (id, game, players, seed, options, boards, "
+                           "started, seats, bots) VALUES (?,?,?,?,?,?,?,?,?)",
+                           [op[1] for op in ops if op[0] == "match"])
+            db.executemany("INSERT OR REPLACE INTO journal VALUES (?,?,?,?)",
+                           [op[1] for op in ops if op[0] == "action"])
+            for op in ops:
+                if op[0] == "round":
+                    db.execute("INSERT OR REPLACE INTO rounds VALUES (?,?,?,?,?,?)", op[1])
+                    if op[2] is not None:
+                        db.execute("UPDATE matches SET ended=?, winners=? WHERE id=?", op[2])
+                elif op[0] == "end":
+                    db.execute("UPDATE matches SET ended=?, winners=? WHERE id=?", op[1])
+                elif op[0] == "set_aside":
+                    db.execute("UPDATE matches SET set_aside=? WHERE id=? AND ended IS NULL", op[1])
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:  # SQLite may have rolled back already (a full disk does)
+                with contextlib.suppress(sqlite3.Error):
+                    db.execute("ROLLBACK")
+            raise
 
     # ------------------------------------------------------------ reading
 
@@ -208,15 +315,23 @@ class Store:
         with self._mutex:
             seats, bots = self._db.execute("SELECT seats, bots FROM matches WHERE id=?",
                                            (match_id,)).fetchone()
-        return json.loads(seats), {int(k): v for k, v in json.loads(bots).items()}
+        placed, levels = json.loads(seats), json.loads(bots)
+        if not isinstance(placed, list) or not all(isinstance(s, int) for s in placed) \
+                or not isinstance(levels, dict):
+            raise StoreError(f"match {match_id}: its seats or bots are not as stored")
+        return placed, {int(k): str(v) for k, v in levels.items()}
 
     def resume(self, seats_wired: int | None = None) -> tuple[int, Match] | None:
         """The newest unfinished match, rebuilt by replaying its journal, or None. A match that
-        cannot come back (its journal does not replay, or it needs more seats than
+        cannot come back (its journal or its row does not replay, or it needs more seats than
         `seats_wired`) is set aside: kept in history with the reason, noted in
         `set_aside_notes`, and the table starts clean. A round or an end the journal proves but
         the tables lack (a database written before they were one transaction) is stored."""
-        match_id = self.unfinished()
+        try:
+            match_id = self.unfinished()
+        except sqlite3.Error as exc:
+            self.set_aside_notes.append(f"no match resumed: the unfinished one cannot be read: {exc}")
+            return None
         if match_id is None:
             return None
         try:
@@ -234,13 +349,14 @@ class Store:
 
     def _replay(self, match_id: int, seats_wired: int | None) -> Match:
         with self._mutex:
-            game, players, seed, options, boards, seats = self._db.execute(
-                "SELECT game, players, seed, options, boards, seats FROM matches WHERE id=?",
+            game, players, seed, options, boards = self._db.execute(
+                "SELECT game, players, seed, options, boards FROM matches WHERE id=?",
                 (match_id,)).fetchone()
             rows = self._db.execute(
                 "SELECT round_no, action FROM journal WHERE match_id=? ORDER BY n", (match_id,)).fetchall()
+        seats, _bots = self.seating(match_id)  # the daemon asks next: a bad row is set aside here
         if seats_wired is not None:
-            placed = json.loads(seats) or list(range(players))
+            placed = seats or list(range(players))
             if players > seats_wired or any(not 0 <= s < seats_wired for s in placed):
                 raise StoreError(f"{players} players at seats {[s + 1 for s in placed]}, "
                                  f"but {seats_wired} seats are wired")
@@ -260,47 +376,136 @@ class Store:
         return match
 
     def _repair(self, match_id: int, match: Match) -> None:
+        """Store what the journal proves and the tables lack, through the writer (a full disk
+        holds it like anything else)."""
         stored = len(self.rounds(match_id))
         if stored == len(match.results) and not match.is_over:
             return
         now = time.time()
-        rows = [(match_id, n, str(r.ending), json.dumps(list(r.finishers)), json.dumps(list(r.scores)), now)
-                for n, r in enumerate(match.results) if n >= stored]
-        with self._mutex:
-            self._db.execute("BEGIN")
-            self._db.executemany("INSERT OR REPLACE INTO rounds VALUES (?,?,?,?,?,?)", rows)
-            if match.is_over:
-                self._db.execute("UPDATE matches SET ended=?, winners=? WHERE id=?",
-                                 (now, json.dumps(list(match.winners)), match_id))
-            self._db.execute("COMMIT")
+        for n, r in enumerate(match.results[stored:], start=stored):
+            row = (match_id, n, str(r.ending), json.dumps(list(r.finishers)), json.dumps(list(r.scores)), now)
+            self._queue.put(("round", row, None, threading.Event()))
+        if match.is_over:
+            self._queue.put(("end", (now, json.dumps(list(match.winners)), match_id)))
+        self._drain()
 
     def rounds(self, match_id: int, seats: list[int] | None = None) -> list[dict[str, Any]]:
         """Each round's ending, finishers and scores per player; with `seats` (each player's
-        physical seat), finishers are seat numbers from 1, as the table shows them."""
+        physical seat), finishers are seat numbers from 1, as the table shows them. A row that
+        does not read is left out (`history` says which)."""
         with self._mutex:
-            rows = self._db.execute("SELECT round_no, ending, finishers, scores FROM rounds "
-                                    "WHERE match_id=? ORDER BY round_no", (match_id,)).fetchall()
-        return [{"round": r + 1, "ending": e,
-                 "finishers": json.loads(f) if seats is None else _seat_numbers(json.loads(f), seats),
-                 "scores": json.loads(s)}
-                for r, e, f, s in rows]
+            rows = self._stored_rounds(match_id) + self._held_view()["rounds"].get(match_id, [])
+        return _round_entries(rows, seats)[0]
+
+    def _stored_rounds(self, match_id: int) -> list[tuple[Any, ...]]:
+        return self._db.execute("SELECT round_no, ending, finishers, scores FROM rounds "
+                                "WHERE match_id=? ORDER BY round_no", (match_id,)).fetchall()
+
+    def _held_view(self) -> dict[str, Any]:
+        """What is held and not yet on disk, as the reads add it: new matches, rounds, ends."""
+        with self._held_lock:
+            ops = list(self._held)
+        view: dict[str, Any] = {"matches": {}, "rounds": {}, "ends": {}, "set_aside": {}}
+        for op in ops:
+            if op[0] == "match":
+                mid, game, players, _seed, _options, _boards, started, seats, _bots = op[1]
+                view["matches"][mid] = (mid, game, players, started, None, None, None, seats)
+            elif op[0] == "round":
+                view["rounds"].setdefault(op[1][0], []).append(op[1][1:5])
+                if op[2] is not None:
+                    view["ends"][op[2][2]] = op[2][:2]
+            elif op[0] == "end":
+                view["ends"][op[1][2]] = op[1][:2]
+            elif op[0] == "set_aside":
+                view["set_aside"].setdefault(op[1][1], op[1][0])
+        return view
 
     def history(self, limit: int = 20) -> list[dict[str, Any]]:
-        """The newest matches first. Seats are numbered from 1, as on the table: `seats` is each
-        player's seat (the order of `scores`), `winners` and `finishers` are seats."""
+        """The newest matches first, with what is held in memory (a full disk). Seats are
+        numbered from 1, as on the table: `seats` is each player's seat (the order of `scores`),
+        `winners` and `finishers` are seats. A row that does not read is set aside, never fatal:
+        a round is left out and named in `damaged`; a match is listed as damaged."""
         with self._mutex:
-            matches = self._db.execute("SELECT id, game, players, started, ended, winners, set_aside, seats "
-                                       "FROM matches ORDER BY id DESC LIMIT ?", (limit,)).fetchall()
-        out = []
-        for mid, game, players, started, ended, winners, set_aside, seats_text in matches:
-            seats = json.loads(seats_text) if seats_text else []
-            if len(seats) != players:
-                seats = list(range(players))  # stored without seating: the players sat in order
-            out.append({"match": mid, "game": game, "players": players, "seats": [s + 1 for s in seats],
-                        "started": started, "ended": ended,
-                        "winners": _seat_numbers(json.loads(winners), seats) if winners else None,
-                        "set_aside": set_aside, "rounds": self.rounds(mid, seats)})
-        return out
+            view = self._held_view()
+            stored = self._db.execute("SELECT id, game, players, started, ended, winners, set_aside, seats "
+                                      "FROM matches ORDER BY id DESC LIMIT ?", (limit,)).fetchall()
+            rows = {row[0]: row for row in stored} | {m: r for m, r in view["matches"].items()
+                                                       if m not in {row[0] for row in stored}}
+            chosen = sorted(rows, reverse=True)[:limit]
+            rounds = {m: self._stored_rounds(m) + view["rounds"].get(m, []) for m in chosen}
+        return [_history_entry(rows[m], rounds[m], view) for m in chosen]
+
+
+def _history_entry(row: tuple[Any, ...], rounds: list[tuple[Any, ...]],
+                   view: dict[str, Any]) -> dict[str, Any]:
+    mid, game, players, started, ended, winners, set_aside, seats_text = row
+    if set_aside is None and ended is None:  # as the UPDATE will do it: not once the match ended
+        set_aside = view["set_aside"].get(mid)
+    if mid in view["ends"]:
+        ended, winners = view["ends"][mid]
+    try:
+        if not isinstance(players, int) or not 0 < players <= 64:
+            raise ValueError(f"players is {players!r}")
+        seats = json.loads(seats_text) if seats_text else []
+        if not isinstance(seats, list) or len(seats) != players or not all(isinstance(s, int) for s in seats):
+            seats = list(range(players))  # stored without seating: the players sat in order
+        entries, damaged = _round_entries(rounds, seats, players)
+        entry = {"match": mid, "game": str(game), "players": players, "seats": [s + 1 for s in seats],
+                 "started": _number(started), "ended": _number(ended),
+                 "winners": _seat_numbers(_ints(winners), seats) if winners else None,
+                 "set_aside": set_aside, "rounds": entries}
+    except (ValueError, TypeError) as exc:
+        return {"match": mid, "game": str(game), "players": 0, "seats": [], "started": None, "ended": None,
+                "winners": None, "set_aside": f"damaged row: {exc}", "rounds": []}
+    if damaged:
+        entry["damaged"] = damaged
+    return entry
+
+
+def _round_entries(rows: list[tuple[Any, ...]], seats: list[int] | None,
+                   players: int | None = None) -> tuple[list[dict[str, Any]], list[str]]:
+    """The rounds that read, each once (a held one after its stored one is the same), and a line
+    for each that does not."""
+    entries: dict[int, dict[str, Any]] = {}
+    damaged: list[str] = []
+    for r, e, f, s in rows:
+        try:
+            finishers, scores = _ints(f), _ints(s)
+            if players is not None and len(scores) != players:
+                raise ValueError(f"{len(scores)} scores for {players} players")
+            entries[int(r)] = {"round": int(r) + 1, "ending": str(e),
+                               "finishers": finishers if seats is None else _seat_numbers(finishers, seats),
+                               "scores": scores}
+        except (ValueError, TypeError) as exc:
+            damaged.append(f"round {r + 1 if isinstance(r, int) else r!r}: {exc}")
+    return [entries[r] for r in sorted(entries)], damaged
+
+
+def _ints(text: Any) -> list[int]:
+    """A stored JSON list of whole numbers, or ValueError saying what it is instead."""
+    try:
+        value = json.loads(text)
+    except (ValueError, TypeError):
+        raise ValueError(f"not JSON: {str(text)[:40]!r}") from None
+    if not isinstance(value, list) or not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+        raise ValueError(f"not a list of whole numbers: {str(text)[:40]!r}")
+    return value
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) else None
+
+
+def _reason(exc: BaseException) -> str:
+    """A failed commit in the operator's words: the disk full above all."""
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    if name == "SQLITE_FULL" or (isinstance(exc, OSError) and exc.errno == errno.ENOSPC):
+        return "disk full"
+    if name.startswith("SQLITE_IOERR"):
+        return f"disk error: {exc}"
+    if name.startswith("SQLITE_READONLY"):
+        return f"read-only: {exc}"
+    return f"{type(exc).__name__}: {exc}"
 
 
 def _seat_numbers(players: list[int], seats: list[int]) -> list[int]:

@@ -356,13 +356,22 @@ def test_bench_faults_prints_kills_rounds_lost_configs_and_tracebacks() -> None:
 
     result = subprocess.run([sys.executable, "-m", "firmware_host", "bench", "faults", "--kills", "6",
                              "--configs", "60", "--soak-minutes", "0", "--json"], cwd=ROOT,
-                            capture_output=True, text=True, timeout=120)
+                            capture_output=True, text=True, timeout=300)
     f = json.loads(result.stdout)["faults"]
     assert result.returncode == (0 if f["meets_target"] else 1), result.stderr
     assert f["sigkill"]["kills"] == 6 and f["sigkill"]["rounds_lost"] == 0 and not f["sigkill"]["failures"]
     assert f["sigkill"]["rounds_stored"] > 0
     assert f["configs"]["tried"] == 60 and f["configs"]["traceback"] == 0
     assert f["configs"]["config_error"] > 30
+    d = f["storage"]["damaged"]
+    assert d["kinds"] == 5 and d["tracebacks"] == 0 and d["restart_loops"] == 0
+    assert list(d["outcomes"].values()).count("moved aside, new database") == 4
+    full = f["storage"]["full_disk"]
+    if full["ran"]:  # root mounts the tmpfs; else the report says why it did not run
+        assert full["rounds_lost"] == 0 and full["unanswered"] == 0 and full["warned_while_full"] > 0
+        assert full["rounds_played"] >= 3 and full["written_after_space_returns"]
+    else:
+        assert "root" in full["why"]
 
 
 def test_sighup_with_undecodable_and_deeply_nested_files_leaves_the_daemon_running(tmp_path: Path) -> None:

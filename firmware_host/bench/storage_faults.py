@@ -1,0 +1,267 @@
+"""`table-host bench faults`, the state database's part: a disk that fills during a match, and
+files damaged in five ways, each against the real daemon (`table-host run --emulate`).
+
+- Full disk: the state directory is a 2 MiB tmpfs (mounting it needs root; without, the run
+  says so and is not counted). A bot match of Dice is played over the control socket; once its
+  first round is stored, the tmpfs is filled to the last byte. Play goes on for two more rounds;
+  every `status` must be answered and say `DEGRADED: state not saved (disk full)`. The filler
+  is removed; the warning must go within 30 s. Then the daemon is killed (SIGKILL) and started
+  again: every round the table played must be in `history`. Rounds lost: target 0.
+- Damaged database: a stored match, then one damage (a garbage page, a renamed column, garbage
+  in a round's scores, a file that is not a database, a newer schema version); the daemon must
+  come up and answer `status` and `history` (a restart loop under systemd is a start that ends
+  before it answers), with no traceback in its output. Targets 0 and 0.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from .harness import EmulatedDaemon
+from .soak import BOTS, LEVEL
+
+TMPFS = "2m"
+FULL_ROUNDS = 2  # rounds played on the full disk
+START_S = 30.0
+
+
+@contextlib.contextmanager
+def daemon_on(state: Path, log: Path) -> Iterator[EmulatedDaemon]:
+    """The real daemon on the state directory `state`, its output to `log`; killed at the end.
+    Yields once it answers, or with `proc` ended if it could not start (its exit status)."""
+    root = str(Path(__file__).resolve().parents[2])
+    work = state.parent
+    socket = work / "run" / "control.sock"
+    env = {**os.environ, "RUNTIME_DIRECTORY": str(work / "run"), "STATE_DIRECTORY": str(state),
+           "CONFIGURATION_DIRECTORY": str(work / "etc"), "TABLE_HOST_SOCKET": str(socket)}
+    for name in ("NOTIFY_SOCKET", "WATCHDOG_USEC", "INVOCATION_ID", "JOURNAL_STREAM"):
+        env.pop(name, None)
+    with open(log, "ab") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "firmware_host", "run", "--emulate", "--ui", "none"],
+                                cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=out,
+                                stderr=subprocess.STDOUT)
+    daemon = EmulatedDaemon(proc, socket, env)
+    try:
+        deadline = time.monotonic() + START_S
+        while not daemon.answers() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        yield daemon
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+
+
+def fill(directory: Path) -> int:
+    """Write zeros into `directory` until the file system refuses; the bytes written."""
+    written = 0
+    block = bytes(4096)
+    with open(directory / "filler", "wb", buffering=0) as f:
+        while True:
+            try:
+                written += f.write(block)
+            except OSError:
+                break
+    return written
+
+
+def _play_until(ask: Callable[[dict[str, Any]], dict[str, Any]], rounds: int, seen: dict[str, Any],
+                timeout_s: float = 120.0) -> None:
+    """Poll `status` (counting answers and warnings), go on at each round's result, until
+    `rounds` rounds in all have ended or the match is over."""
+    deadline = time.monotonic() + timeout_s
+    while seen["rounds"] < rounds and not seen["over"] and time.monotonic() < deadline:
+        answer = ask({"cmd": "status"})
+        seen["asked"] += 1
+        if not answer.get("ok"):
+            seen["unanswered"] += 1
+            time.sleep(0.05)
+            continue
+        if "disk full" in str(answer.get("storage", "")):
+            seen["warned"] += 1
+        if answer.get("phase") == "round_result":
+            seen["rounds"] += 1
+            ask({"cmd": "next"})
+        elif answer.get("phase") == "match_result":
+            seen["rounds"] += 1
+            seen["over"] = True
+        time.sleep(0.05)
+
+
+def full_disk() -> dict[str, Any]:
+    """The full-disk run (see the module's docstring)."""
+    figures: dict[str, Any] = {"ran": False}
+    with tempfile.TemporaryDirectory(prefix="table-full-") as tmp:
+        state = Path(tmp) / "state"
+        state.mkdir()
+        mount = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={TMPFS},mode=0700", "tmpfs", str(state)],
+                               capture_output=True, text=True)
+        if mount.returncode != 0:
+            figures["why"] = f"cannot mount a {TMPFS} tmpfs (root is needed): {mount.stderr.strip()[:120]}"
+            return figures
+        try:
+            figures |= _full_disk_run(state, Path(tmp) / "daemon.log")
+            figures["ran"] = True
+        finally:
+            subprocess.run(["umount", "-l", str(state)], capture_output=True)
+    return figures
+
+
+def _full_disk_run(state: Path, log: Path) -> dict[str, Any]:
+    seen = {"asked": 0, "unanswered": 0, "warned": 0, "rounds": 0, "over": False}
+    with daemon_on(state, log) as daemon:
+        if daemon.proc.poll() is not None:
+            return {"why": f"the daemon did not start: {log.read_text(errors='replace')[-300:]}"}
+        for body in ({"cmd": "new", "game": "dice", "options": {"rounds": 2 + FULL_ROUNDS}},
+                     {"cmd": "bots", "count": BOTS, "level": LEVEL}, {"cmd": "start"}):
+            daemon.ask(body)
+        _play_until(daemon.ask, 1, seen)  # round 1: stored before its result shows
+        filled = fill(state)
+        _play_until(daemon.ask, 1 + FULL_ROUNDS, seen)
+        warned_while_full = seen["warned"]
+        (state / "filler").unlink()
+        deadline = time.monotonic() + 30
+        recovered = False
+        while time.monotonic() < deadline:
+            answer = daemon.ask({"cmd": "status"})
+            seen["asked"] += 1
+            seen["unanswered"] += not answer.get("ok")
+            if answer.get("ok") and "storage" not in answer:
+                recovered = True
+                break
+            time.sleep(0.1)
+        played = seen["rounds"]
+        daemon.proc.send_signal(signal.SIGKILL)  # everything must be on disk by now
+        daemon.proc.wait()
+    with daemon_on(state, log) as again:
+        history = again.ask({"cmd": "history", "limit": 1})
+        stored = len(history["matches"][0]["rounds"]) if history.get("ok") and history["matches"] else 0
+    tracebacks = log.read_text(errors="replace").count("Traceback")
+    return {"tmpfs": TMPFS, "filled_bytes": filled, "rounds_played": played, "rounds_in_history": stored,
+            "rounds_lost": max(0, played - stored), "status_asked": seen["asked"],
+            "unanswered": seen["unanswered"], "warned_while_full": warned_while_full,
+            "written_after_space_returns": recovered, "tracebacks": tracebacks}
+
+
+def _stored_match(db: Path) -> None:
+    """A match with one round stored, as the table leaves it."""
+    from ..game.catalog import new_match
+    from ..play.simulate import make_bots
+    from ..rules.sight import sight_of
+    from ..service.store import Store
+
+    store = Store(db)
+    match = new_match("dice", 2, 3, {"rounds": 3})
+    mid = store.begin_match(match, [0, 1])
+    bots = make_bots(2, "hard", 1)
+    now, turn = 0, 0
+    while not match.results:
+        seat = turn % 2
+        turn += 1
+        action = bots[seat].choose(sight_of(match.round, seat), now)
+        now += 1_000_000
+        if action is not None and match.apply(action) is None:
+            store.record(mid, match.round_no, action)
+            if match.round.result is not None:
+                store.round_over(mid, match)
+    store.close()
+
+
+def _garbage_page(db: Path) -> None:
+    with sqlite3.connect(db) as raw:
+        raw.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        size = raw.execute("PRAGMA page_size").fetchone()[0]
+    with open(db, "r+b") as f:
+        f.seek(size)
+        f.write(b"\xde\xad\xbe\xef" * (size // 4))
+
+
+def _sql(statement: str) -> Callable[[Path], None]:
+    def damage(db: Path) -> None:
+        with sqlite3.connect(db) as raw:
+            raw.execute(statement)
+    return damage
+
+
+def _not_a_database(db: Path) -> None:
+    for suffix in ("-wal", "-shm"):
+        Path(f"{db}{suffix}").unlink(missing_ok=True)
+    db.write_bytes(b"not a database\n" * 500)
+
+
+DAMAGE: dict[str, Callable[[Path], None]] = {
+    "garbage page": _garbage_page,
+    "renamed column": _sql("ALTER TABLE matches RENAME COLUMN seed TO sead"),
+    "garbage scores row": _sql("UPDATE rounds SET scores = '{not json'"),
+    "not a database": _not_a_database,
+    "newer schema": _sql("PRAGMA user_version = 99"),
+}
+
+
+def damaged_databases() -> dict[str, Any]:
+    """Each damage in turn, the real daemon started on it (see the module's docstring)."""
+    results: dict[str, str] = {}
+    tracebacks = restart_loops = 0
+    for kind, damage in DAMAGE.items():
+        with tempfile.TemporaryDirectory(prefix="table-damaged-") as tmp:
+            state = Path(tmp) / "state"
+            state.mkdir()
+            _stored_match(state / "table.db")
+            damage(state / "table.db")
+            log = Path(tmp) / "daemon.log"
+            with daemon_on(state, log) as daemon:
+                up = daemon.proc.poll() is None and daemon.answers()
+                history = daemon.ask({"cmd": "history"}) if up else {}
+                status = daemon.ask({"cmd": "status"}) if up else {}
+            said = log.read_text(errors="replace")
+            tracebacks += said.count("Traceback")
+            if not up:
+                restart_loops += 1
+                results[kind] = f"did not start: {said.strip()[-160:]}"
+            elif not history.get("ok"):
+                results[kind] = f"history refused: {history.get('error')}"
+            else:
+                moved = [n for n in status.get("set_aside", []) if "moved aside" in n]
+                results[kind] = "moved aside, new database" if moved else \
+                    f"kept, {len(history['matches'])} match(es) in history"
+    return {"kinds": len(DAMAGE), "outcomes": results, "tracebacks": tracebacks,
+            "restart_loops": restart_loops}
+
+
+def storage_faults() -> dict[str, Any]:
+    figures = {"full_disk": full_disk(), "damaged": damaged_databases()}
+    f, d = figures["full_disk"], figures["damaged"]
+    met = d["tracebacks"] == 0 and d["restart_loops"] == 0 and \
+        all(not o.startswith(("did not", "history refused")) for o in d["outcomes"].values())
+    if f["ran"]:  # not run (no root): said, not counted
+        met = met and f["rounds_lost"] == 0 and f["unanswered"] == 0 and f["warned_while_full"] > 0 \
+            and f["written_after_space_returns"] and f["tracebacks"] == 0
+    figures["meets_target"] = met
+    return figures
+
+
+def storage_text(figures: dict[str, Any]) -> list[str]:
+    f, d = figures["full_disk"], figures["damaged"]
+    if not f["ran"]:
+        lines = [f"full disk: NOT RUN: {f['why']}"]
+    else:
+        lines = [f"full disk ({f['tmpfs']} tmpfs filled after round 1): {f['rounds_played']} rounds played, "
+                 f"{f['rounds_in_history']} in history after SIGKILL and restart, rounds lost "
+                 f"{f['rounds_lost']} (target 0); status answered {f['status_asked'] - f['unanswered']} of "
+                 f"{f['status_asked']} (unanswered {f['unanswered']}, target 0), 'disk full' said "
+                 f"{f['warned_while_full']} times while full; everything written after space returned: "
+                 f"{'yes' if f['written_after_space_returns'] else 'NO'}; tracebacks {f['tracebacks']}"]
+    lines.append(f"damaged database: {d['kinds']} kinds tried, tracebacks {d['tracebacks']} (target 0), "
+                 f"restart loops {d['restart_loops']} (target 0)")
+    lines += [f"  {kind}: {outcome}" for kind, outcome in d["outcomes"].items()]
+    return lines
