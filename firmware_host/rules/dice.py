@@ -20,10 +20,8 @@ from .common import (
     RulesError,
     Seat,
     TableColour,
-    Taken,
     is_digits,
     is_whole,
-    too_late_or,
 )
 
 MIN_PLAYERS, MAX_PLAYERS = 2, 4
@@ -136,7 +134,6 @@ class DiceRound(RoundBase):
         self.result: RoundResult | None = None
         self.journal: list[DiceAction] = []
         self._handlers = {PlaceDie: self._place, Reroll: self._reroll}
-        self._taken: dict[tuple[int, int], Taken] = {}
         for seat, hand in enumerate(self.dice):
             if not hand:
                 self._finish(seat)
@@ -156,7 +153,7 @@ class DiceRound(RoundBase):
         yield Reroll(seat)
 
     def _place(self, action: PlaceDie) -> Refusal | None:
-        seat, colour, face, ts = action
+        seat, colour, face, _ = action
         die = Die(DieColour(colour), face)
         hand = self.dice[seat]
         if die not in hand:
@@ -164,12 +161,11 @@ class DiceRound(RoundBase):
         placed = self.board[colour]
         if placed != face - 1:
             if placed >= face:
-                return too_late_or(Reason.NO_FIT, self._taken.get((colour, face)), seat, ts)
+                return Refusal(Reason.NO_FIT)
             return Refusal(Reason.NO_FIT, f"{colour.name.lower()} {placed + 1} comes first")
         hand.remove(die)
         self.board[colour] = face
         self.placed_by[colour].append(seat)
-        self._taken[(colour, face)] = Taken(seat, ts)
         if not hand:
             self._finish(seat)
         return None

@@ -22,8 +22,6 @@ from .common import (
     RulesError,
     Seat,
     TableColour,
-    Taken,
-    too_late_or,
 )
 
 MIN_PLAYERS, MAX_PLAYERS = 2, 4
@@ -215,7 +213,6 @@ class DominoRound(RoundBase):
         self.tokens = [Token(tuple(sq)) for sq in tokens]  # type: ignore[arg-type]
         self.covered: dict[Square, tuple[Seat, DominoCard | str]] = {}
         self._placements_seen: dict[tuple[Seat, DominoCard], tuple[PlaceDomino, ...]] = {}
-        self._taken: dict[int, Taken] = {}
         self._hold_ns = int(options.joker_hold_s * 1e9)
         self._wait_ns = int(options.joker_wait_s * 1e9)
         self.waiting_since: int | None = None
@@ -366,9 +363,9 @@ class DominoRound(RoundBase):
         if off:
             return Refusal(Reason.OFF_BOARD, f"square {list(off[0])}")
         if not (self.free(near) and self.free(far)):
-            return too_late_or(Reason.SQUARE_TAKEN, self._taken.get(token), seat, ts)
+            return Refusal(Reason.SQUARE_TAKEN)
         if tok.blocked_for is None and tok.square not in set(neighbours(near)):
-            return too_late_or(Reason.NOT_ADJACENT, self._taken.get(token), seat, ts)
+            return Refusal(Reason.NOT_ADJACENT)
         if not self.matches(card, near, far):
             return Refusal(Reason.NO_FIT, "colours differ")
         self.covered[near] = (seat, card)
@@ -379,7 +376,6 @@ class DominoRound(RoundBase):
             if other.reserved_by == seat:
                 other.reserved_by = None
         tok.reserved_by = None
-        self._taken[token] = Taken(seat, ts)
         self._placements_seen.clear()
         st.hand.pop()
         st.placed += 1
@@ -406,18 +402,17 @@ class DominoRound(RoundBase):
         if tok.blocked_for is not None:
             return Refusal(Reason.BLOCKED, "place a card anywhere first")
         if square not in set(neighbours(tok.square)):
-            return too_late_or(Reason.NOT_ADJACENT, self._taken.get(token), seat, ts)
+            return Refusal(Reason.NOT_ADJACENT)
         if square not in self.board.colours:
             return Refusal(Reason.OFF_BOARD, f"square {list(square)}")
         if not self.free(square):
-            return too_late_or(Reason.SQUARE_TAKEN, self._taken.get(token), seat, ts)
+            return Refusal(Reason.SQUARE_TAKEN)
         st.jokers -= 1
         self._placements_seen.clear()
         self.covered[square] = (seat, JOKER)
         tok.square = square
         tok.reserved_by = seat
         tok.reserved_until = ts + self._hold_ns
-        self._taken[token] = Taken(seat, ts)
         self._check_blocked(seat)
         self._check_no_placement(ts)
         return None
