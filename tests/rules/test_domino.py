@@ -7,7 +7,7 @@ import random
 import pytest
 
 from firmware_host.game.catalog import board_for, layouts
-from firmware_host.rules.common import Ending, Reason, RulesError
+from firmware_host.rules.common import Ending, Reason, Refusal, RulesError
 from firmware_host.rules.domino import (
     SET,
     Board,
@@ -84,26 +84,27 @@ MS = 1_000_000
 SHARED = [(0, 0), (0, 2), (3, 0), (3, 5)]
 
 
+def second_press(hand: str, card: str, ts: int) -> Refusal | None:
+    """Seat 1 lays YR on (0, 1) + (1, 1) through token 1 at 1 s; then seat 2 reaches for the
+    same squares through token 2 with `card`, stamped `ts`."""
+    rnd = domino(WIDE, "YR GG", hand, tokens=SHARED)
+    assert rnd.apply(PlaceDomino(0, K("YR"), 0, (0, 1), (1, 1), ts=1_000 * MS)) is None
+    return rnd.apply(PlaceDomino(1, K(card), 1, (0, 1), (1, 1), ts=ts))
+
+
 def test_the_early_bird_catches_the_worm_through_another_token_too() -> None:
     """The rulebook: "the card that is placed on the board first is allowed to stay"."""
-    rnd = domino(WIDE, "YR GG", "YR BB", tokens=SHARED)
-    assert rnd.apply(PlaceDomino(0, K("YR"), 0, (0, 1), (1, 1), ts=1_000 * MS)) is None
-    refusal = rnd.apply(PlaceDomino(1, K("YR"), 1, (0, 1), (1, 1), ts=1_000 * MS + 500_000))
+    refusal = second_press("YR BB", "YR", 1_000 * MS + 500_000)
     assert (refusal.reason, refusal.by_seat, refusal.delta_ns) == (Reason.TOO_LATE, 0, 500_000)
     assert str(refusal) == "too late (seat 1 was 0.5 ms earlier)"
 
 
 def test_seats_20_ms_apart_as_bots_play_are_a_lost_race_not_a_taken_square() -> None:
-    rnd = domino(WIDE, "YR GG", "YR BB", tokens=SHARED)
-    rnd.apply(PlaceDomino(0, K("YR"), 0, (0, 1), (1, 1), ts=1_000 * MS))
-    refusal = rnd.apply(PlaceDomino(1, K("YR"), 1, (0, 1), (1, 1), ts=1_020 * MS))
-    assert str(refusal) == "too late (seat 1 was 20.0 ms earlier)"
+    assert str(second_press("YR BB", "YR", 1_020 * MS)) == "too late (seat 1 was 20.0 ms earlier)"
 
 
 def test_a_square_covered_longer_ago_than_the_race_horizon_is_simply_taken() -> None:
-    rnd = domino(WIDE, "YR GG", "YR BB", tokens=SHARED)
-    rnd.apply(PlaceDomino(0, K("YR"), 0, (0, 1), (1, 1), ts=1_000 * MS))
-    refusal = rnd.apply(PlaceDomino(1, K("YR"), 1, (0, 1), (1, 1), ts=2_000 * MS + 1))
+    refusal = second_press("YR BB", "YR", 2_000 * MS + 1)
     assert refusal.reason is Reason.SQUARE_TAKEN and refusal.by_seat is None
 
 
@@ -123,9 +124,7 @@ def test_a_race_into_a_cul_de_sac_is_lost_not_a_token_blocked_by_the_winner() ->
 def test_a_refusal_of_your_own_making_is_never_too_late() -> None:
     # Seat 2's PP never fitted those yellow and red squares: the refusal keeps its own reason,
     # however close the presses.
-    rnd = domino(WIDE, "YR GG", "PP YR", tokens=SHARED)
-    rnd.apply(PlaceDomino(0, K("YR"), 0, (0, 1), (1, 1), ts=1_000 * MS))
-    refusal = rnd.apply(PlaceDomino(1, K("PP"), 1, (0, 1), (1, 1), ts=1_000 * MS + 100_000))
+    refusal = second_press("PP YR", "PP", 1_000 * MS + 100_000)
     assert refusal.reason is Reason.SQUARE_TAKEN and refusal.by_seat is None
 
 
