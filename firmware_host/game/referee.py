@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..rules.codec import Action, to_dict
 from ..rules.common import Reason, Refusal
@@ -36,12 +36,15 @@ class Outcome:
 
 @dataclass(frozen=True, slots=True)
 class Contest:
-    """Two seats wanted the same spot: who won, both edge times, and the gap."""
+    """Two seats wanted the same spot: who won, both edge times, and the gap.
+
+    `tie`: the presses fell within the arbiter's epsilon, so a draw ordered them."""
 
     winner: int
     loser: int
     winner_ts: int
     loser_ts: int
+    tie: bool = False
 
     @property
     def delta_ns(self) -> int:
@@ -50,12 +53,14 @@ class Contest:
     def describe(self, seats: list[int] | None = None) -> str:
         """`seats`: the physical seat of each player (else players are taken for seats)."""
         winner, loser = (seats[self.winner], seats[self.loser]) if seats else (self.winner, self.loser)
-        if self.delta_ns < 0:  # the arbiter drew a tie for the later press, or the earlier came late
+        times = f"({self.winner_ts / 1e6:.3f} ms vs {self.loser_ts / 1e6:.3f} ms)"
+        if self.delta_ns < 0 and self.tie:  # the arbiter drew the tie for the later press
             return (f"seat {winner + 1} won a tie with seat {loser + 1}, pressed "
-                    f"{-self.delta_ns / 1e6:.1f} ms later ({self.winner_ts / 1e6:.3f} ms vs "
-                    f"{self.loser_ts / 1e6:.3f} ms)")
-        return (f"seat {winner + 1} was {self.delta_ns / 1e6:.1f} ms earlier than seat "
-                f"{loser + 1} ({self.winner_ts / 1e6:.3f} ms vs {self.loser_ts / 1e6:.3f} ms)")
+                    f"{-self.delta_ns / 1e6:.1f} ms later {times}")
+        if self.delta_ns < 0:  # no tie: the earlier press reached the table late
+            return (f"seat {winner + 1} pressed {-self.delta_ns / 1e6:.1f} ms after seat {loser + 1}, "
+                    f"whose press reached the table late {times}")
+        return f"seat {winner + 1} was {self.delta_ns / 1e6:.1f} ms earlier than seat {loser + 1} {times}"
 
 
 class Referee:
@@ -110,17 +115,24 @@ class Referee:
             refusal = None
             if action is not None:
                 refusal = self.match.apply(action)
+                if refusal is not None and refusal.reason is Reason.TOO_LATE:
+                    refusal = self._contest(press, action, refusal)
                 controller.result(action, refusal)
-                lost = refusal is not None and refusal.reason is Reason.TOO_LATE
-                if lost and refusal.by_seat is not None:  # type: ignore[union-attr]
-                    earlier = press.ts - (refusal.delta_ns or 0)  # type: ignore[union-attr]
-                    contest = Contest(refusal.by_seat, press.seat, earlier, press.ts)  # type: ignore[union-attr]
-                    self.contests.append(contest)
-                    arbiter_log.debug("contest over %s: %s", to_dict(action), contest.describe(self.seat_of))
-                    self._note(f"Seats {self._seat(contest.winner)} and {self._seat(contest.loser)} wanted "
-                               f"the same spot: {contest.describe(self.seat_of)}")
             outcomes.append(Outcome(press, action, refusal, now))
         return outcomes
+
+    def _contest(self, press: Press, action: Action, refusal: Refusal) -> Refusal:
+        """A lost race: written down, and called a tie only when the presses fell within
+        epsilon (a later press won otherwise because this one reached the table late)."""
+        if refusal.by_seat is None or refusal.delta_ns is None:
+            return refusal
+        tie = abs(refusal.delta_ns) < self.arbiter.epsilon_ns
+        contest = Contest(refusal.by_seat, press.seat, press.ts - refusal.delta_ns, press.ts, tie)
+        self.contests.append(contest)
+        arbiter_log.debug("contest over %s: %s", to_dict(action), contest.describe(self.seat_of))
+        self._note(f"Seats {self._seat(contest.winner)} and {self._seat(contest.loser)} wanted "
+                   f"the same spot: {contest.describe(self.seat_of)}")
+        return replace(refusal, tie=tie)
 
     def _arbitrated(self, decision: Decision) -> None:
         """The arbiter's internals: kept, and a DEBUG line (the players hear of contests)."""

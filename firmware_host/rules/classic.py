@@ -26,11 +26,9 @@ from .common import (
     RulesError,
     Seat,
     TableColour,
-    Taken,
     field_int,
     field_str,
     is_digits,
-    too_late_or,
 )
 from .kinds import GameRules, register
 from .options import OptionSpec, one_of, whole, yes_no
@@ -259,7 +257,6 @@ class ClassicRound(RoundBase):
         self._avail = [0] * _KEYS
         self._open: dict[int, list[int]] = {}
         """Open piles by their top card, oldest first."""
-        self._taken: dict[int, Taken] = {}
         for k in self._starters:
             self._need[k] = _STARTER_NEED
         for pile in piles:
@@ -365,7 +362,7 @@ class ClassicRound(RoundBase):
     # ------------------------------------------------------------ changes
 
     def _play(self, action: PlayCard) -> Refusal | None:
-        seat, card, ts = action
+        seat, card, _ = action
         st = self.seats[seat]
         avail = self._avail
         need = self._need
@@ -385,7 +382,7 @@ class ClassicRound(RoundBase):
             else:
                 return Refusal(Reason.NOT_PLAYABLE, f"{card} is not on top")
         if need[card] <= 0:
-            return too_late_or(Reason.NO_FIT, self._taken.get(card), seat, ts)
+            return Refusal(Reason.NO_FIT)
 
         # Take it from where it lies; the row refills from the stack. Every card that
         # becomes reachable or unreachable updates _avail (and _fits) on the spot.
@@ -432,13 +429,11 @@ class ClassicRound(RoundBase):
                     break
             else:  # pragma: no cover - need[card] > 0 guarantees a pile
                 raise AssertionError("need count out of step with piles")
-            taken = _tuple_new(Taken, (seat, ts))  # Taken(seat, ts), without a Python call
             for k in accepts[top]:
                 n = need[k]
                 need[k] = n - 1
                 if n == 1 and avail[k] > 0:
                     self._fits -= 1
-                self._taken[k] = taken
             self.piles[idx].append((seat, card))
         if accepts[card]:
             bucket = self._open.get(card)

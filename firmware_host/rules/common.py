@@ -7,16 +7,17 @@ arbiter took from the button edge.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import IntEnum, StrEnum
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Self
 
 Seat = int
 """A seat index, 0-based inside the engine (seat 1 on the table is 0 here)."""
 
-RECENT_NS = 1_000_000_000
-"""A spot taken less than this long before a refused action makes it "too late"."""
+RACE_HORIZON_NS = 1_000_000_000
+"""How far back a play by another seat can still have won a race (docs/fairness.md)."""
 
 
 class TableColour(IntEnum):
@@ -83,28 +84,36 @@ class Refusal:
     """An action the engine did not take; the state is unchanged.
 
     `by_seat` and `delta_ns` say who took the spot and how much earlier, when
-    the refusal is a lost race.
+    the refusal is a lost race. A negative `delta_ns`: the winner pressed
+    later, yet reached the engine first; `tie` says the arbiter drew it so
+    (the presses fell within its epsilon), otherwise this press came late.
     """
 
     reason: Reason
     detail: str = ""
     by_seat: Seat | None = None
     delta_ns: int | None = None
+    tie: bool = False
 
     def __str__(self) -> str:
         text = str(self.reason)
         if self.by_seat is not None and self.delta_ns is not None and self.delta_ns < 0:
-            text += f" (seat {self.by_seat + 1} won the tie, pressed {-self.delta_ns / 1e6:.1f} ms after you)"
-        elif self.by_seat is not None and self.delta_ns is not None:
-            text += f" (seat {self.by_seat + 1} was {self.delta_ns / 1e6:.1f} ms earlier)"
-        elif self.detail:
+            after = f"pressed {-self.delta_ns / 1e6:.1f} ms after you"
+            if self.tie:
+                return f"{text} (seat {self.by_seat + 1} won the tie, {after})"
+            return f"{text} (seat {self.by_seat + 1} {after}, but yours reached the table late)"
+        if self.by_seat is not None and self.delta_ns is not None:
+            return f"{text} (seat {self.by_seat + 1} was {self.delta_ns / 1e6:.1f} ms earlier)"
+        if self.detail:
             text += f" ({self.detail})"
         return text
 
     def short(self) -> str:
         """At most about 24 characters, for a 128-pixel seat screen."""
         if self.by_seat is not None and self.delta_ns is not None and self.delta_ns < 0:
-            return f"too late, seat {self.by_seat + 1} won tie"
+            if self.tie:
+                return f"too late, seat {self.by_seat + 1} won tie"
+            return f"late press, seat {self.by_seat + 1} won"
         if self.by_seat is not None and self.delta_ns is not None:
             return f"too late, seat {self.by_seat + 1} +{self.delta_ns / 1e6:.1f}ms"
         return str(self.reason)
@@ -115,6 +124,8 @@ class Refusal:
             out["by_seat"] = self.by_seat
         if self.delta_ns is not None:
             out["delta_ms"] = round(self.delta_ns / 1e6, 3)
+        if self.tie:
+            out["tie"] = True
         return out
 
 
@@ -123,24 +134,6 @@ class Wake(NamedTuple):
     lapsed, a wait ran out). Journaled like an action, so a replay does the same."""
 
     ts: int
-
-
-class Taken(NamedTuple):
-    """Who last took a spot and when, so a later claim can be told it was too late."""
-
-    seat: Seat
-    ts: int
-
-
-def too_late_or(reason: Reason, taken: Taken | None, seat: Seat, ts: int) -> Refusal:
-    """A lost race reads "too late"; anything else keeps its own reason.
-
-    The spot may have gone to a press stamped *after* this one: the arbiter drew
-    a tie the other way, or this press reached it late. That is a lost race too
-    (a negative `delta_ns`), never "doesn't fit"."""
-    if taken is not None and taken.seat != seat and -RECENT_NS <= ts - taken.ts <= RECENT_NS:
-        return Refusal(Reason.TOO_LATE, by_seat=taken.seat, delta_ns=ts - taken.ts)
-    return Refusal(reason)
 
 
 class Ending(StrEnum):
@@ -176,12 +169,25 @@ def winners(totals: tuple[int, ...] | list[int]) -> tuple[Seat, ...]:
     return tuple(seat for seat, total in enumerate(totals) if total == best)
 
 
+def _fresh(value: Any) -> Any:
+    """A generator's copy at the same point, so a round built again draws the same; else as is."""
+    if isinstance(value, random.Random):
+        copy = random.Random()
+        copy.setstate(value.getstate())
+        return copy
+    return value
+
+
 class RoundBase:
     """What every game's round shares: one way in (`apply`), its journal, its end.
 
     A game fills `_handlers` (action type -> method) and calls `_end` when the
     round is over. `apply` checks what is common to every action, so handlers
     see only well-formed actions from seated players of a running round.
+
+    A round keeps what it was built from (its set-up, its generator as it was
+    before dealing), so that it can be built again and replayed from its
+    journal: that is how a refusal is told apart from a lost race (`_lost_race`).
     """
 
     game: str
@@ -189,7 +195,13 @@ class RoundBase:
     result: RoundResult | None
     journal: list[Any]
     _handlers: dict[type, Callable[[Any], Refusal | None]]
+    _built: tuple[tuple[Any, ...], dict[str, Any]]
     on_end: Callable[[RoundBase], None] | None = None
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Self:
+        rnd = super().__new__(cls)
+        rnd._built = (tuple(map(_fresh, args)), {k: _fresh(v) for k, v in kwargs.items()})
+        return rnd
 
     @property
     def is_over(self) -> bool:
@@ -197,6 +209,12 @@ class RoundBase:
 
     def apply(self, action: Any) -> Refusal | None:
         """Take the action if the rules allow it; otherwise say why and change nothing."""
+        refusal = self._take(action)
+        if refusal is not None and refusal.reason is not Reason.ROUND_OVER and type(action) is not Wake:
+            return self._lost_race(action, refusal)
+        return refusal
+
+    def _take(self, action: Any) -> Refusal | None:
         if self.result is not None:
             return Refusal(Reason.ROUND_OVER)
         if type(action) is Wake:
@@ -212,6 +230,44 @@ class RoundBase:
             if self.result is not None and self.on_end is not None:
                 self.on_end(self)
         return refusal
+
+    def _lost_race(self, action: Any, refusal: Refusal) -> Refusal:
+        """The refusal, or "too late" when another seat's play took what this action wanted.
+
+        The rule (docs/fairness.md): a refusal that would not have happened without
+        plays by other seats accepted after this seat's own last play and stamped
+        at most `RACE_HORIZON_NS` before this action is a lost race, against the
+        latest of those plays whose removal (with the ones after it) lets the
+        action through. Only refusals pay for this (a replay per such play, latest
+        first, until one lets it through), and only when such plays exist.
+        """
+        seat, ts = action.seat, action.ts
+        journal = self.journal
+        rivals: list[int] = []
+        for i in range(len(journal) - 1, -1, -1):
+            play = journal[i]
+            if type(play) is Wake:
+                continue
+            if play.seat == seat:
+                break
+            if play.ts >= ts - RACE_HORIZON_NS:
+                rivals.append(i)
+        for i in rivals:  # latest first
+            if self._takes_without(action, i):
+                return Refusal(Reason.TOO_LATE, by_seat=journal[i].seat, delta_ns=ts - journal[i].ts)
+        return refusal
+
+    def _takes_without(self, action: Any, since: int) -> bool:
+        """Would this round take `action` had it seen no seat's play from journal[since] on?
+
+        Built again from its set-up and replayed: the journal up to there, then
+        the wakes after it (time runs on regardless of who played)."""
+        args, kwargs = self._built
+        again = type(self)(*map(_fresh, args), **{k: _fresh(v) for k, v in kwargs.items()})
+        for i, done in enumerate(self.journal):
+            if i < since or type(done) is Wake:
+                again._take(done)
+        return again._take(action) is None
 
     def deadline(self) -> int | None:
         """When (ns, the actions' clock) the round next changes with no action, or None.

@@ -20,10 +20,8 @@ from .common import (
     RulesError,
     Seat,
     TableColour,
-    Taken,
     field_int,
     field_str,
-    too_late_or,
 )
 from .kinds import GameRules, register
 from .options import OptionSpec, whole
@@ -173,8 +171,6 @@ class CrazyRound(RoundBase):
             st.refill()
         self.piles: dict[int, Pile] = {}
         self._next_pile = 0
-        self._taken: dict[int, tuple[Taken, int | None]] = {}
-        """Per pile: who last changed it, and its top before that."""
         self.result: RoundResult | None = None
         self.journal: list[CrazyAction] = []
         self._handlers = {PlayCrazy: self._play, DiscardCrazy: self._discard}
@@ -222,7 +218,7 @@ class CrazyRound(RoundBase):
         self._check_out(seat)
 
     def _play(self, action: PlayCrazy) -> Refusal | None:
-        seat, card, pid, value, ts = action
+        seat, card, pid, value, _ = action
         st = self.seats[seat]
         if card not in st.hand:
             return Refusal(Reason.NOT_HELD, f"{card} is not in your hand")
@@ -238,7 +234,7 @@ class CrazyRound(RoundBase):
         else:
             pile = self.piles.get(pid)
             if pile is None:
-                return self._lost_race(Reason.NO_PILE, pid, card, seat, ts)
+                return Refusal(Reason.NO_PILE)
             top = pile.top
             if card.crazy:
                 if value is None or abs(value - top) != 1 or not BOTTOM <= value <= TOP:
@@ -246,25 +242,17 @@ class CrazyRound(RoundBase):
                 counts_as = value
             else:
                 if abs(card.value - top) != 1:
-                    return self._lost_race(Reason.NO_FIT, pid, card, seat, ts)
+                    return Refusal(Reason.NO_FIT)
                 counts_as = card.value
         st.hand.remove(card)
         pile = self.piles[pid]
         finishes = counts_as == TOP and pile.cards and pile.top == TOP - 1
-        self._taken[pid] = (Taken(seat, ts), pile.top if pile.cards else None)
         pile.cards.append((seat, card, counts_as))
         if finishes:  # "Crazy!": a 5 on a 4 wins the whole pile
             del self.piles[pid]
             st.score.extend(c for _, c, _ in pile.cards)
         self._after_play(seat)
         return None
-
-    def _lost_race(self, reason: Reason, pid: int, card: CrazyCard, seat: Seat, ts: int) -> Refusal:
-        """ "Too late" only if the card fitted the pile as it was before its last change."""
-        taken, before = self._taken.get(pid, (None, None))
-        if before is not None and (card.crazy or abs(card.value - before) == 1):
-            return too_late_or(reason, taken, seat, ts)
-        return Refusal(reason)
 
     def _check_out(self, seat: Seat) -> None:
         st = self.seats[seat]

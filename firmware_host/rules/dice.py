@@ -20,11 +20,9 @@ from .common import (
     RulesError,
     Seat,
     TableColour,
-    Taken,
     field_str,
     is_digits,
     is_whole,
-    too_late_or,
 )
 from .kinds import GameRules, register
 from .options import OptionSpec, whole
@@ -139,7 +137,6 @@ class DiceRound(RoundBase):
         self.result: RoundResult | None = None
         self.journal: list[DiceAction] = []
         self._handlers = {PlaceDie: self._place, Reroll: self._reroll}
-        self._taken: dict[tuple[int, int], Taken] = {}
         for seat, hand in enumerate(self.dice):
             if not hand:
                 self._finish(seat)
@@ -159,7 +156,7 @@ class DiceRound(RoundBase):
         yield Reroll(seat)
 
     def _place(self, action: PlaceDie) -> Refusal | None:
-        seat, colour, face, ts = action
+        seat, colour, face, _ = action
         die = Die(DieColour(colour), face)
         hand = self.dice[seat]
         if die not in hand:
@@ -167,12 +164,11 @@ class DiceRound(RoundBase):
         placed = self.board[colour]
         if placed != face - 1:
             if placed >= face:
-                return too_late_or(Reason.NO_FIT, self._taken.get((colour, face)), seat, ts)
+                return Refusal(Reason.NO_FIT)
             return Refusal(Reason.NO_FIT, f"{colour.name.lower()} {placed + 1} comes first")
         hand.remove(die)
         self.board[colour] = face
         self.placed_by[colour].append(seat)
-        self._taken[(colour, face)] = Taken(seat, ts)
         if not hand:
             self._finish(seat)
         return None

@@ -22,11 +22,9 @@ from .common import (
     RulesError,
     Seat,
     TableColour,
-    Taken,
     field_int,
     field_square,
     field_str,
-    too_late_or,
 )
 from .kinds import GameRules, register
 from .options import OptionSpec, number, one_of, text_name, whole, yes_no
@@ -91,6 +89,11 @@ def _as_square(value: object) -> Square:
     return tuple(value) if isinstance(value, list) else value  # type: ignore[return-value]
 
 
+def _touch(a: Square, b: Square) -> bool:
+    """Edge to edge (a corner is not enough)."""
+    return abs(a[0] - b[0]) + abs(a[1] - b[1]) == 1
+
+
 def neighbours(sq: Square) -> Iterator[Square]:
     r, c = sq
     for dr, dc in _STEPS:
@@ -110,6 +113,26 @@ class Board:
         for sq in self.tokens:
             if sq not in self.colours:
                 raise RulesError(f"layout {self.name}: token square {sq} is off the board")
+
+
+Steps = dict[Square, tuple[tuple[Square, tuple[int, int]], ...]]
+_GEOMETRY: dict[int, tuple[Board, dict[Square, tuple[Square, ...]], Steps]] = {}
+
+
+def _geometry(board: Board) -> tuple[dict[Square, tuple[Square, ...]], Steps]:
+    """Each square's neighbours on the board, and with each the colour pair (lower first, as
+    on a card) a card covering both shows. Every action asks, so it is worked out once per
+    layout (the last few layouts are kept)."""
+    kept = _GEOMETRY.get(id(board))
+    if kept is None or kept[0] is not board:
+        cols = board.colours
+        adj = {sq: tuple(n for n in neighbours(sq) if n in cols) for sq in cols}
+        steps = {sq: tuple((n, (min(cols[sq], cols[n]), max(cols[sq], cols[n]))) for n in near)
+                 for sq, near in adj.items()}
+        while len(_GEOMETRY) >= 8:
+            del _GEOMETRY[next(iter(_GEOMETRY))]
+        kept = _GEOMETRY[id(board)] = (board, adj, steps)
+    return kept[1], kept[2]
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,8 +242,12 @@ class DominoRound(RoundBase):
                 raise RulesError(f"token square {list(sq)} is off the board")
         self.tokens = [Token(tuple(sq)) for sq in tokens]  # type: ignore[arg-type]
         self.covered: dict[Square, tuple[Seat, DominoCard | str]] = {}
+        self._adj, self._steps = _geometry(board)
+        self._free = set(board.colours) - {t.square for t in self.tokens}
+        """The free squares, kept as cards, jokers and tokens move (`free` is asked very often)."""
+        self._colours_at: dict[int, frozenset[tuple[int, int]]] = {}
+        """Per token (-1: anywhere on the board), the colour pairs a card could cover now."""
         self._placements_seen: dict[tuple[Seat, DominoCard], tuple[PlaceDomino, ...]] = {}
-        self._taken: dict[int, Taken] = {}
         self._hold_ns = int(options.joker_hold_s * 1e9)
         self._wait_ns = int(options.joker_wait_s * 1e9)
         self.waiting_since: int | None = None
@@ -239,25 +266,61 @@ class DominoRound(RoundBase):
     # ------------------------------------------------------------ geometry
 
     def free(self, sq: Square) -> bool:
-        return sq in self.board.colours and sq not in self.covered and not any(
-            t.square == sq for t in self.tokens
-        )
+        """On the board, not covered by a card or joker, no token on it."""
+        return sq in self._free
 
     def places_at(self, token: int) -> Iterator[tuple[Square, Square]]:
         """Every (near, far) pair of free squares a card could cover next to this token."""
-        for near in neighbours(self.tokens[token].square):
-            if self.free(near):
-                for far in neighbours(near):
-                    if self.free(far):
+        free, adj = self._free, self._adj
+        for near in adj[self.tokens[token].square]:
+            if near in free:
+                for far in adj[near]:
+                    if far in free:
                         yield near, far
 
     def free_pairs(self) -> Iterator[tuple[Square, Square]]:
         """Every ordered pair of edge-adjacent free squares on the board."""
+        free, adj = self._free, self._adj
         for sq in self.board.colours:
-            if self.free(sq):
-                for other in neighbours(sq):
-                    if self.free(other):
+            if sq in free:
+                for other in adj[sq]:
+                    if other in free:
                         yield sq, other
+
+    def _colours(self, token: int) -> frozenset[tuple[int, int]]:
+        """The colour pairs (lower first, as on a card) a card could cover at `token` now, or
+        anywhere on the board for -1: whether a card fits is then one look-up."""
+        found = self._colours_at.get(token)
+        if found is None:
+            free, steps = self._free, self._steps
+            nears = self._adj[self.tokens[token].square] if token >= 0 else self.board.colours
+            found = self._colours_at[token] = frozenset(
+                key for near in nears if near in free for far, key in steps[near] if far in free)
+        return found
+
+    def _changed(self, *squares: Square) -> None:
+        """These squares were covered, freed or got a token: what was worked out from them is
+        stale. A token's places lie within two steps of its square, so only the colours of
+        tokens that close are worked out again (and the whole board's)."""
+        kept = self._colours_at
+        kept.pop(-1, None)
+        for i in list(kept):
+            r, c = self.tokens[i].square
+            for sr, sc in squares:
+                if abs(r - sr) + abs(c - sc) <= 2:
+                    del kept[i]
+                    break
+        self._placements_seen.clear()
+
+    def _move(self, tok: Token, to: Square) -> None:
+        if tok.square not in self.covered:
+            self._free.add(tok.square)
+        self._free.discard(to)
+        tok.square = to
+
+    def _cover(self, sq: Square, what: tuple[Seat, DominoCard | str]) -> None:
+        self.covered[sq] = what
+        self._free.discard(sq)
 
     def matches(self, card: DominoCard, near: Square, far: Square) -> bool:
         cols = self.board.colours
@@ -301,7 +364,7 @@ class DominoRound(RoundBase):
         tok = self.tokens[token]
         if tok.blocked_for is not None:
             return []
-        return [sq for sq in neighbours(tok.square) if self.free(sq)]
+        return [sq for sq in self._adj[tok.square] if sq in self._free]
 
     def top_card(self, seat: Seat) -> DominoCard | None:
         hand = self.seats[seat].hand
@@ -333,11 +396,28 @@ class DominoRound(RoundBase):
         st = self.seats[action.seat]
         if not st.hand:
             return Refusal(Reason.NOT_HELD, "no card turned up")
-        place = next(self.placements(action.seat, st.hand[-1], action.ts), None)
-        if place is not None:  # the rulebook: a card that matches is put down
-            return Refusal(Reason.FITS, f"token {place.token + 1}")
+        token = self._fitting_token(action.seat, st.hand[-1], action.ts)
+        if token is not None:  # the rulebook: a card that matches is put down
+            return Refusal(Reason.FITS, f"token {token + 1}")
         st.discard.append(st.hand.pop())
         self._turn_over_if_empty(st)
+        return None
+
+    def _fitting_token(self, seat: Seat, card: DominoCard, ts: int) -> int | None:
+        """The first token `card` could be laid at by `seat` now (as `placements` finds them)."""
+        owed = self.owed(seat)
+        kept = self._colours_at
+        for i, tok in enumerate(self.tokens):  # a card is its colour pair, lower first
+            if owed and i not in owed:
+                continue
+            if tok.blocked_for is not None:
+                if tok.blocked_for in (seat, ANY_SEAT) and card in self._colours(-1):
+                    return i
+                continue
+            if tok.reserved_by is not None and tok.reserved_by != seat and ts < tok.reserved_until:
+                continue
+            if card in (kept.get(i) or self._colours(i)):
+                return i
         return None
 
     def _claimable(self, seat: Seat, token: int, ts: int) -> Refusal | None:
@@ -365,27 +445,27 @@ class DominoRound(RoundBase):
         if refusal is not None:
             return refusal
         tok = self.tokens[token]
-        if far not in set(neighbours(near)):
+        if not _touch(near, far):
             return Refusal(Reason.NO_FIT, "the halves must touch")
         off = [sq for sq in (near, far) if sq not in self.board.colours]
         if off:
             return Refusal(Reason.OFF_BOARD, f"square {list(off[0])}")
         if not (self.free(near) and self.free(far)):
-            return too_late_or(Reason.SQUARE_TAKEN, self._taken.get(token), seat, ts)
-        if tok.blocked_for is None and tok.square not in set(neighbours(near)):
-            return too_late_or(Reason.NOT_ADJACENT, self._taken.get(token), seat, ts)
+            return Refusal(Reason.SQUARE_TAKEN)
+        if tok.blocked_for is None and not _touch(tok.square, near):
+            return Refusal(Reason.NOT_ADJACENT)
         if not self.matches(card, near, far):
             return Refusal(Reason.NO_FIT, "colours differ")
-        self.covered[near] = (seat, card)
-        self.covered[far] = (seat, card)
-        tok.square = far
+        freed = tok.square
+        self._cover(near, (seat, card))
+        self._cover(far, (seat, card))
+        self._move(tok, far)
         tok.blocked_for = None
         for other in self.tokens:  # a joker holds its token only until its player's next card
             if other.reserved_by == seat:
                 other.reserved_by = None
         tok.reserved_by = None
-        self._taken[token] = Taken(seat, ts)
-        self._placements_seen.clear()
+        self._changed(near, far, freed)
         st.hand.pop()
         st.placed += 1
         self._turn_over_if_empty(st)
@@ -410,19 +490,19 @@ class DominoRound(RoundBase):
         tok = self.tokens[token]
         if tok.blocked_for is not None:
             return Refusal(Reason.BLOCKED, "place a card anywhere first")
-        if square not in set(neighbours(tok.square)):
-            return too_late_or(Reason.NOT_ADJACENT, self._taken.get(token), seat, ts)
+        if not _touch(tok.square, square):
+            return Refusal(Reason.NOT_ADJACENT)
         if square not in self.board.colours:
             return Refusal(Reason.OFF_BOARD, f"square {list(square)}")
         if not self.free(square):
-            return too_late_or(Reason.SQUARE_TAKEN, self._taken.get(token), seat, ts)
+            return Refusal(Reason.SQUARE_TAKEN)
         st.jokers -= 1
-        self._placements_seen.clear()
-        self.covered[square] = (seat, JOKER)
-        tok.square = square
+        freed = tok.square
+        self._cover(square, (seat, JOKER))
+        self._move(tok, square)
+        self._changed(square, freed)
         tok.reserved_by = seat
         tok.reserved_until = ts + self._hold_ns
-        self._taken[token] = Taken(seat, ts)
         self._check_blocked(seat)
         self._check_no_placement(ts)
         return None
@@ -435,15 +515,11 @@ class DominoRound(RoundBase):
     def _check_blocked(self, seat: Seat | None) -> None:
         """A token with no place left is blocked; the seat that blocked it must free it."""
         for i, tok in enumerate(self.tokens):
-            if tok.blocked_for is None and next(self.places_at(i), None) is None:
+            if tok.blocked_for is None and not self._colours(i):
                 # At set-up nobody blocked it: the first seat to place anywhere frees it.
                 tok.blocked_for = seat if seat is not None else ANY_SEAT
                 tok.reserved_by = None
                 self._placements_seen.clear()
-
-    def _pair_colours(self, pairs: Iterator[tuple[Square, Square]]) -> set[tuple[int, int]]:
-        cols = self.board.colours
-        return {tuple(sorted((cols[n], cols[f]))) for n, f in pairs}  # type: ignore[misc]
 
     def can_place_any(self, seat: Seat, cards: Sequence[DominoCard]) -> bool:
         """Could `seat` lay one of `cards` now (reservations aside, as they lapse)?
@@ -451,21 +527,18 @@ class DominoRound(RoundBase):
         A token with no place left counts as one this seat may relocate, since
         a joker that just blocked it would make it this seat's to free.
         """
-        wanted = {tuple(c) for c in cards}
-        near: set[tuple[int, int]] = set()
+        wanted = set(cards)  # a card is its colour pair, lower first
         anywhere = False
         for i, tok in enumerate(self.tokens):
             if tok.blocked_for is None:
-                pairs = list(self.places_at(i))
-                if pairs:
-                    near |= self._pair_colours(iter(pairs))
-                else:
+                near = self._colours(i)
+                if not near:
                     anywhere = True
+                elif not wanted.isdisjoint(near):
+                    return True
             elif tok.blocked_for in (seat, ANY_SEAT):
                 anywhere = True
-        if wanted & near:
-            return True
-        return anywhere and bool(wanted & self._pair_colours(self.free_pairs()))
+        return anywhere and not wanted.isdisjoint(self._colours(-1))
 
     def joker_route(self, seat: Seat, cards: Sequence[DominoCard], depth: int | None = None,
                     ts: int | None = None) -> PlayJoker | None:
@@ -480,14 +553,17 @@ class DominoRound(RoundBase):
                 continue
             for sq in self.joker_squares(i):
                 old = tok.square
-                self.covered[sq] = (seat, JOKER)
-                tok.square = sq
+                self._cover(sq, (seat, JOKER))
+                self._move(tok, sq)
+                self._changed(sq, old)
                 try:
                     if self.can_place_any(seat, cards) or self.joker_route(seat, cards, depth - 1):
                         return PlayJoker(seat, i, sq)
                 finally:
-                    tok.square = old
+                    self._move(tok, old)
                     del self.covered[sq]
+                    self._free.add(sq)
+                    self._changed(sq, old)
         return None
 
     def _check_no_placement(self, ts: int) -> None:

@@ -64,6 +64,7 @@ class Match:
         )
         """Cards put aside per player, carried from round to round (Domino's player boards)."""
         self.results: list[RoundResult] = []
+        self._totals = (0,) * players  # kept as rounds end: `totals` is asked after every action
         self._journals: list[list[Action]] = []
         self.setups: dict[int, dict[str, Any]] = {}
         self.round_no = 0
@@ -110,13 +111,14 @@ class Match:
     def _round_over(self, rnd: Round) -> None:
         assert rnd.result is not None
         self.results.append(rnd.result)
+        self._totals = tuple(t + s for t, s in zip(self._totals, rnd.result.scores, strict=True))
         self.rules.round_over(self, rnd)
 
     # ------------------------------------------------------------ standings
 
     @property
     def totals(self) -> tuple[int, ...]:
-        return tuple(sum(r.scores[s] for r in self.results) for s in range(self.players))
+        return self._totals
 
     @property
     def rounds_played(self) -> int:

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
-from helpers import race_for_b2, seed_where_the_later_press_wins
+from helpers import deal, race_for_b2, seed_where_the_later_press_wins
 
+from firmware_host.devices.inputs.pins import InputEvent
+from firmware_host.game.arbiter import Arbiter
+from firmware_host.game.edges import Event
+from firmware_host.game.referee import Referee
+from firmware_host.rules.classic import Card
 from firmware_host.rules.common import Reason
+from firmware_host.rules.match import Match
 
 US = 1_000
 
@@ -37,3 +43,28 @@ def test_a_tie_won_by_the_earlier_press_reads_as_before() -> None:
     assert lost.refusal is not None and lost.refusal.reason is Reason.TOO_LATE
     assert str(lost.refusal) == "too late (seat 1 was 0.1 ms earlier)"
     assert referee.contests[-1].describe().startswith("seat 1 was 0.1 ms earlier than seat 2")
+
+
+def test_a_late_press_is_not_a_tie_it_is_told_its_press_reached_the_table_late() -> None:
+    # Seat 2 presses at 2.0 ms and is decided at 7.0 ms; seat 1's press, stamped 1.0 ms, reaches
+    # the Pi only at 8.0 ms: later than the window, so the arbiter releases it at once, as late.
+    deals = [deal("B2 G6 G7", hand="R3 R4 R1"), deal("B2 Y5 Y8", hand="G3 G4 G1")]
+    match = Match("classic", 2, 1, {"rounds": 1}, setup={"deals": deals, "piles": [[(0, Card.parse("B1"))]]})
+    referee = Referee(match, Arbiter(window_ns=5_000 * US, epsilon_ns=200 * US, seed=0))
+    referee.on_input(InputEvent(Event.PRESS, 1, "slap", 2_000 * US))
+    (won,) = referee.decide(7_000 * US)
+    referee.on_input(InputEvent(Event.PRESS, 0, "slap", 1_000 * US))
+    (lost,) = referee.decide(8_000 * US)
+    assert won.refusal is None and referee.arbiter.decisions[-1].kind == "late"
+    assert lost.refusal is not None and lost.refusal.delta_ns == -1_000 * US and not lost.refusal.tie
+    assert str(lost.refusal) == "too late (seat 2 pressed 1.0 ms after you, but yours reached the table late)"
+    assert lost.refusal.short() == "late press, seat 2 won"
+    assert referee.notices[-1] == ("Seats 2 and 1 wanted the same spot: seat 2 pressed 1.0 ms after seat 1, "
+                                   "whose press reached the table late (2.000 ms vs 1.000 ms)")
+    assert referee.seats[0].message == lost.refusal.short()
+
+
+def test_presses_within_epsilon_are_called_a_tie() -> None:
+    _, (_, lost) = race_for_b2(seed_where_the_later_press_wins())
+    assert lost.refusal is not None and lost.refusal.tie
+    assert str(lost.refusal) == "too late (seat 2 won the tie, pressed 0.1 ms after you)"

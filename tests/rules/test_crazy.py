@@ -67,7 +67,25 @@ def test_a_1_or_a_crazy_card_starts_a_pile_but_no_more_piles_than_players() -> N
     assert rnd.apply(PlayCrazy(0, a[0], None)) is None
     assert rnd.apply(PlayCrazy(0, a[1], None)) is None  # Crazy starts a pile as a 1
     assert [p.top for p in rnd.piles.values()] == [1, 1]
-    assert rnd.apply(PlayCrazy(1, b[0], None)).reason is Reason.PILE_LIMIT
+    # Two seconds on, past the race horizon: no race, the limit itself refuses.
+    assert rnd.apply(PlayCrazy(1, b[0], None, ts=2_000_000_000)).reason is Reason.PILE_LIMIT
+
+
+def test_the_last_free_pile_place_taken_0_3_ms_earlier_is_a_lost_race() -> None:
+    rnd, (a, b) = crazy(("1 1 3", "2 2 2"), ("1 4 4", "2 2 2"))
+    assert rnd.apply(PlayCrazy(0, a[0], None, ts=1_000_000_000)) is None
+    assert rnd.apply(PlayCrazy(1, b[0], None, ts=2_000_000_000)) is None  # the last place of two
+    refusal = rnd.apply(PlayCrazy(0, a[1], None, ts=2_000_300_000))
+    assert (refusal.reason, refusal.by_seat, refusal.delta_ns) == (Reason.TOO_LATE, 1, 300_000)
+    assert str(refusal) == "too late (seat 2 was 0.3 ms earlier)"
+
+
+def test_a_pile_you_saw_started_before_your_own_last_play_is_no_race() -> None:
+    # Seat 2's pile came before seat 1's own pile: seat 1 played on from the table as it was.
+    rnd, (a, b) = crazy(("1 1 3", "2 2 2"), ("1 4 4", "2 2 2"))
+    assert rnd.apply(PlayCrazy(1, b[0], None, ts=1_000_000_000)) is None
+    assert rnd.apply(PlayCrazy(0, a[0], None, ts=1_000_100_000)) is None
+    assert rnd.apply(PlayCrazy(0, a[1], None, ts=1_000_300_000)).reason is Reason.PILE_LIMIT
 
 
 def test_any_colour_goes_on_a_pile_one_higher_or_one_lower() -> None:
@@ -101,8 +119,10 @@ def test_a_5_on_a_4_finishes_the_pile_into_the_players_score_pile() -> None:
     assert rnd.apply(PlayCrazy(0, five, 0, ts=9)) is None
     assert rnd.piles == {} and len(rnd.seats[0].score) == 5
     other = next(c for c in rnd.seats[1].hand)
-    refusal = rnd.apply(PlayCrazy(1, other, 0, ts=10))
-    assert refusal.reason is Reason.NO_PILE  # a 2 never fitted the 4 that was there
+    # Past the race horizon the pile is simply gone. (Within it, this 2 would have fitted the
+    # pile's 3, 10 ns before: a lost race.)
+    refusal = rnd.apply(PlayCrazy(1, other, 0, ts=2_000_000_000))
+    assert refusal.reason is Reason.NO_PILE
 
 
 def test_after_every_play_the_player_draws_back_up_to_3() -> None:

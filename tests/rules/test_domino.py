@@ -7,7 +7,7 @@ import random
 import pytest
 
 from firmware_host.game.catalog import board_for, layouts
-from firmware_host.rules.common import Ending, Reason, RulesError
+from firmware_host.rules.common import Ending, Reason, Refusal, RulesError
 from firmware_host.rules.domino import (
     SET,
     Board,
@@ -40,10 +40,11 @@ def board(rows: list[str]) -> Board:
     return Board("test", colours, ((0, 0), (0, w), (h, 0), (h, w)))
 
 
-def domino(rows: list[str], *hands: str, jokers: int = 2, hold: float = 5.0) -> DominoRound:
+def domino(rows: list[str], *hands: str, jokers: int = 2, hold: float = 5.0,
+           tokens: list[tuple[int, int]] | None = None) -> DominoRound:
     return DominoRound(len(hands), DominoOptions(joker_hold_s=hold), random.Random(1), board(rows),
                        hands=[[K(t) for t in h.split()][::-1] for h in hands],
-                       jokers=[jokers] * len(hands))
+                       jokers=[jokers] * len(hands), tokens=tokens)
 
 
 def test_a_player_has_every_pair_of_the_5_colours_doubles_included() -> None:
@@ -76,6 +77,55 @@ def test_covering_an_occupied_square_is_not_allowed() -> None:
     rnd.apply(PlaceDomino(0, K("YG"), 0, (0, 1), (0, 2), ts=1))
     refusal = rnd.apply(PlaceDomino(1, K("YR"), 0, (0, 1), (1, 1), ts=2))
     assert refusal.reason is Reason.TOO_LATE and refusal.by_seat == 0  # a lost race
+
+
+MS = 1_000_000
+# Tokens 1 and 2 both touch (0, 1): a card there can be laid through either.
+SHARED = [(0, 0), (0, 2), (3, 0), (3, 5)]
+
+
+def second_press(hand: str, card: str, ts: int) -> Refusal | None:
+    """Seat 1 lays YR on (0, 1) + (1, 1) through token 1 at 1 s; then seat 2 reaches for the
+    same squares through token 2 with `card`, stamped `ts`."""
+    rnd = domino(WIDE, "YR GG", hand, tokens=SHARED)
+    assert rnd.apply(PlaceDomino(0, K("YR"), 0, (0, 1), (1, 1), ts=1_000 * MS)) is None
+    return rnd.apply(PlaceDomino(1, K(card), 1, (0, 1), (1, 1), ts=ts))
+
+
+def test_the_early_bird_catches_the_worm_through_another_token_too() -> None:
+    """The rulebook: "the card that is placed on the board first is allowed to stay"."""
+    refusal = second_press("YR BB", "YR", 1_000 * MS + 500_000)
+    assert (refusal.reason, refusal.by_seat, refusal.delta_ns) == (Reason.TOO_LATE, 0, 500_000)
+    assert str(refusal) == "too late (seat 1 was 0.5 ms earlier)"
+
+
+def test_seats_20_ms_apart_as_bots_play_are_a_lost_race_not_a_taken_square() -> None:
+    assert str(second_press("YR BB", "YR", 1_020 * MS)) == "too late (seat 1 was 20.0 ms earlier)"
+
+
+def test_a_square_covered_longer_ago_than_the_race_horizon_is_simply_taken() -> None:
+    refusal = second_press("YR BB", "YR", 2_000 * MS + 1)
+    assert refusal.reason is Reason.SQUARE_TAKEN and refusal.by_seat is None
+
+
+def test_a_race_into_a_cul_de_sac_is_lost_not_a_token_blocked_by_the_winner() -> None:
+    # Seat 1's YR moves token 1 off (0, 0); token 3 on (1, 0) is left with (0, 0) alone: a dead end.
+    rnd = domino(NARROW, "YR GB RR", "YR PP")
+    assert rnd.apply(PlaceDomino(0, K("YR"), 0, (0, 1), (1, 1), ts=3_000 * MS)) is None
+    assert rnd.tokens[2].blocked_for == 0
+    # Seat 2 reached for the same squares through token 3, 0.3 ms later.
+    refusal = rnd.apply(PlaceDomino(1, K("YR"), 2, (1, 1), (0, 1), ts=3_000 * MS + 300_000))
+    assert str(refusal) == "too late (seat 1 was 0.3 ms earlier)"
+    # Seconds later the token is simply blocked for seat 2.
+    refusal = rnd.apply(PlaceDomino(1, K("YR"), 2, (1, 1), (0, 1), ts=5_000 * MS))
+    assert str(refusal) == "token blocked (seat 1 must free it)"
+
+
+def test_a_refusal_of_your_own_making_is_never_too_late() -> None:
+    # Seat 2's PP never fitted those yellow and red squares: the refusal keeps its own reason,
+    # however close the presses.
+    refusal = second_press("PP YR", "PP", 1_000 * MS + 100_000)
+    assert refusal.reason is Reason.SQUARE_TAKEN and refusal.by_seat is None
 
 
 def test_only_the_turned_up_card_may_be_placed() -> None:

@@ -34,6 +34,21 @@ def test_totals_add_up_over_the_agreed_number_of_rounds() -> None:
         match.next_round()
 
 
+class _Unread(list):  # type: ignore[type-arg]
+    """Past results that must not be read again to answer `totals`."""
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        raise AssertionError("totals re-read every past round")
+
+
+def test_totals_are_kept_as_rounds_end_not_summed_again_on_every_call() -> None:
+    match = new_match("classic", 3, 1, {"rounds": 4})
+    play_out(match)
+    expected = tuple(sum(r.scores[s] for r in match.results) for s in range(3))
+    match.results = _Unread(match.results)
+    assert match.totals == expected and match.is_over and match.winners == winners(expected)
+
+
 def test_equal_totals_share_the_win() -> None:
     assert winners((5, 9, 9, 2)) == (1, 2)
     assert winners((0, 0)) == (0, 1)

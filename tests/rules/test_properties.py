@@ -26,6 +26,7 @@ from firmware_host.rules.classic import (
     PlayCard,
     VoteStuck,
 )
+from firmware_host.rules.common import RACE_HORIZON_NS, Reason
 from firmware_host.rules.crazy import CrazyColour, CrazyOptions, CrazyRound, DiscardCrazy, PlayCrazy
 from firmware_host.rules.dice import DICE_PER_COLOUR, DiceOptions, DiceRound, DieColour, PlaceDie
 from firmware_host.rules.domino import SET, DominoOptions, DominoRound, PlaceDomino, PlayJoker
@@ -220,3 +221,98 @@ def test_crazy_conservation_replay_and_score_identity(players: int, seed: int) -
 
 def test_cards_used_in_properties_are_the_real_ones() -> None:
     assert len(DECK) == 40 and all(isinstance(c, Card) for c in DECK)
+
+
+# ---------------------------------------------------------------- lost races, every game
+
+GAPS = (100_000, 300_000, 20_000_000, 600_000_000, 1_500_000_000)
+"""ns between presses: a tie, a close race, bots, a slow hand, past the race horizon."""
+
+
+def builder(game: str, players: int, seed: int) -> Any:
+    """A function that deals the same round again each time it is called."""
+    if game == "classic":
+        return lambda: ClassicRound(players, ClassicOptions(), random.Random(seed))
+    if game == "dice":
+        return lambda: DiceRound(players, DiceOptions(), random.Random(seed))
+    if game == "domino":
+        board = board_for(players)
+        return lambda: DominoRound(players, DominoOptions(), random.Random(seed), board)
+    spec = crazy_deck()
+    return lambda: CrazyRound(players, CrazyOptions(), random.Random(seed), spec)
+
+
+def takes_without(build: Any, journal: list[Any], since: int, action: Any) -> bool:
+    """Dealt again and played without journal[since:]: is `action` taken?"""
+    again = build()
+    for done in journal[:since]:
+        assert again.apply(done) is None
+    return again.apply(action) is None
+
+
+ROUTINE = ("TurnHand", "Reroll", "DiscardDomino", "DiscardCrazy", "VoteStuck")
+
+
+def reach(actions: list[Any], rng: random.Random) -> Any:
+    """Mostly a card or die to the centre, now and then a turn, roll or discard."""
+    spots = [a for a in actions if type(a).__name__ not in ROUTINE]
+    return rng.choice(spots if spots and rng.random() < 0.8 else actions)
+
+
+def races(build: Any, rng: random.Random, steps: int = 80) -> Counter[str]:
+    """Seats reach for what they saw while others may play first; every refusal is checked:
+    "too late" iff the round, dealt again and played without the other seats' plays since this
+    seat's own last one and within the horizon, takes the action; the winner is the latest play
+    whose removal (with the ones after it) does, and the gap is the two stamps'."""
+    rnd = build()
+    now, seen_reasons = 0, Counter[str]()
+    for _ in range(steps):
+        if rnd.result is not None:
+            break
+        seat = rng.randrange(rnd.players)
+        seen = list(rnd.legal_actions(seat))
+        for _ in range(rng.randrange(3)):
+            other = (seat + rng.randrange(1, rnd.players)) % rnd.players
+            moves = list(rnd.legal_actions(other))
+            if moves and rnd.result is None:
+                now += rng.choice(GAPS)
+                rnd.apply(reach(moves, rng)._replace(ts=now))
+        if not seen or rnd.result is not None:
+            continue
+        stamp = now - rng.choice(GAPS[:2]) if rng.random() < 0.2 else now + rng.choice(GAPS)
+        now = max(now, stamp)
+        action = reach(seen, rng)._replace(ts=stamp)
+        journal = list(rnd.journal)
+        refusal = rnd.apply(action)
+        if refusal is None:
+            continue
+        seen_reasons[refusal.reason.name] += 1
+        rivals = []
+        for i in range(len(journal) - 1, -1, -1):
+            if journal[i].seat == seat:
+                break
+            if journal[i].ts >= stamp - RACE_HORIZON_NS:
+                rivals.append(i)
+        winner = next((i for i in rivals if takes_without(build, journal, i, action)), None)
+        assert (refusal.reason is Reason.TOO_LATE) == (winner is not None), (action, refusal)
+        if winner is not None:
+            assert refusal.by_seat == journal[winner].seat != seat
+            assert refusal.delta_ns == stamp - journal[winner].ts
+    return seen_reasons
+
+
+@SETTINGS
+@given(game=st.sampled_from(["classic", "dice", "domino", "crazy"]), players=st.integers(2, 4),
+       seed=st.integers(0, 10**6))
+def test_a_refusal_is_too_late_iff_the_round_without_the_other_seats_plays_takes_it(
+        game: str, players: int, seed: int) -> None:
+    races(builder(game, players, seed), random.Random(seed))
+
+
+def test_the_races_above_do_lose_races_and_refuse_otherwise_in_every_game() -> None:
+    others: Counter[str] = Counter()
+    for game in ("classic", "dice", "domino", "crazy"):
+        reasons = sum((races(builder(game, 3, seed), random.Random(seed)) for seed in range(8)), Counter())
+        assert reasons.pop("TOO_LATE", 0) > 0, (game, reasons)
+        others += reasons
+    assert others.total() > 0

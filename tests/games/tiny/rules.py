@@ -17,9 +17,7 @@ from firmware_host.rules.common import (
     RoundResult,
     RulesError,
     Seat,
-    Taken,
     field_int,
-    too_late_or,
 )
 from firmware_host.rules.kinds import GameRules
 from firmware_host.rules.options import OptionSpec, whole
@@ -53,7 +51,6 @@ class TinyRound(RoundBase):
         self.laid = [0] * players
         self.result: RoundResult | None = None
         self.journal: list[Any] = []
-        self._taken: Taken | None = None
         self._handlers = {Lay: self._lay, Redraw: self._redraw}
 
     def _draw(self) -> list[int]:
@@ -67,11 +64,10 @@ class TinyRound(RoundBase):
         if a.card not in hand:
             return Refusal(Reason.NOT_HELD)
         if not self.fits(a.card):
-            return too_late_or(Reason.NO_FIT, self._taken, a.seat, a.ts)
+            return Refusal(Reason.NO_FIT)  # too late, when another seat's lay took the number (RoundBase)
         hand.remove(a.card)
         hand.append(self._rng.randint(LOW, HIGH))
         self.centre = a.card
-        self._taken = Taken(a.seat, a.ts)
         self.laid[a.seat] += 1
         if self.laid[a.seat] >= self.goal:
             self._end(RoundResult(Ending.LIGRETTO_STOP, (a.seat,), self.scores()))
