@@ -64,7 +64,11 @@ def one_line_errors(prog: str) -> Callable[[Callable[..., int]], Callable[..., i
 
             try:
                 return main(*args, **kwargs)
-            except TableError as exc:
+            except Exception as exc:
+                from ..rules.common import RulesError  # the rules' own root; loaded only now
+
+                if not isinstance(exc, TableError | RulesError):
+                    raise
                 print(f"{prog}: error: {exc}", file=sys.stderr)
                 return EXIT_BAD_INPUT
 

@@ -16,7 +16,7 @@ import errno
 import os
 from pathlib import Path
 
-from ..config import ConfigError, choose_config, config_path
+from ..config import choose_config, config_path
 from ..devices.board import EX_UNAVAILABLE, HardwareUnavailable, open_board
 from ..rules.common import RulesError
 from ..service.daemon import Daemon
@@ -87,7 +87,7 @@ def run(config_file: str | None, emulate: bool, ui: str = "none") -> int:
         log.error("%s", message)
         Notifier().send(f"STATUS={message}", f"ERRNO={errno.ENODEV}")
         return EX_UNAVAILABLE
-    except (ConfigError, StoreError, RulesError, paths.PathError, TableError) as exc:
+    except (TableError, RulesError) as exc:  # every error the table reports (system/errors.py)
         log.error("%s", exc)
         return 2
     log.info("hardware: %s", board.describe())
