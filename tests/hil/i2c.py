@@ -175,12 +175,13 @@ SETUP_NAMES = {IOCON: "IOCON", IODIRA: "IODIRA", IODIRB: "IODIRB", IPOLA: "IPOLA
 
 def expander_problems(registers: list[int], wired: int) -> list[str]:
     """The registers (0x00-0x15, IOCON.BANK = 0 map, DS Table 3-5) as the table's set-up leaves
-    them: IOCON.MIRROR, one INT for both ports (Register 3-6); every pin an input (IODIR, Register
-    3-1) with its pull-up (GPPU, Register 3-7), not inverted (IPOL, Register 3-2); interrupt on
+    them: IOCON.MIRROR, one INT for both ports (Register 3-6); pins 0-6 of each port inputs (IODIR,
+    Register 3-1) with their pull-ups (GPPU, Register 3-7), GPA7/GPB7 outputs with none (output
+    only, DS20001952D page 1), not inverted (IPOL, Register 3-2); interrupt on
     change from the previous level (INTCON 0, Register 3-5) on the wired pins only (GPINTEN,
     Register 3-3)."""
-    expected = {IOCON: IOCON_MIRROR, IODIRA: 0xFF, IODIRB: 0xFF, IPOLA: 0x00, IPOLB: 0x00,
-                GPPUA: 0xFF, GPPUB: 0xFF, INTCONA: 0x00, INTCONB: 0x00,
+    expected = {IOCON: IOCON_MIRROR, IODIRA: 0x7F, IODIRB: 0x7F, IPOLA: 0x00, IPOLB: 0x00,
+                GPPUA: 0x7F, GPPUB: 0x7F, INTCONA: 0x00, INTCONB: 0x00,
                 GPINTENA: wired & 0xFF, GPINTENB: wired >> 8}
     return [f"{SETUP_NAMES[reg]} (0x{reg:02x}) is 0x{registers[reg]:02x}, the set-up writes 0x{value:02x}"
             for reg, value in expected.items() if registers[reg] != value]

@@ -131,12 +131,14 @@ def test_a_blocked_address_is_a_dummy_client_made_and_deleted_through_sysfs(tmp_
 def test_expander_registers_are_checked_as_the_set_up_writes_them() -> None:
     from firmware_host.devices.inputs.mcp23017 import RESET_VALUES
 
-    good = list(RESET_VALUES)
-    good[0x0A], good[0x0C], good[0x0D], good[0x04], good[0x05] = 0x40, 0xFF, 0xFF, 0x1F, 0x1F
+    good = list(RESET_VALUES)  # IODIR 0xff after reset: GPA7/GPB7 still inputs
+    good[0x00], good[0x01] = 0x7F, 0x7F  # GPA7/GPB7 made outputs (output only, DS20001952D)
+    good[0x0A], good[0x0C], good[0x0D], good[0x04], good[0x05] = 0x40, 0x7F, 0x7F, 0x1F, 0x1F
     assert i2c.expander_problems(good, 0x1F1F) == []
     assert i2c.expander_problems(list(RESET_VALUES), 0x1F1F) == [
-        "IOCON (0x0a) is 0x00, the set-up writes 0x40", "GPPUA (0x0c) is 0x00, the set-up writes 0xff",
-        "GPPUB (0x0d) is 0x00, the set-up writes 0xff", "GPINTENA (0x04) is 0x00, the set-up writes 0x1f",
+        "IOCON (0x0a) is 0x00, the set-up writes 0x40", "IODIRA (0x00) is 0xff, the set-up writes 0x7f",
+        "IODIRB (0x01) is 0xff, the set-up writes 0x7f", "GPPUA (0x0c) is 0x00, the set-up writes 0x7f",
+        "GPPUB (0x0d) is 0x00, the set-up writes 0x7f", "GPINTENA (0x04) is 0x00, the set-up writes 0x1f",
         "GPINTENB (0x05) is 0x00, the set-up writes 0x1f"]
 
 
