@@ -104,14 +104,15 @@ def install(settings: dict[str, object]) -> dict[str, object]:
     if SRC.exists():
         shutil.rmtree(SRC)
     shutil.copytree(MEDIA / "src", SRC, symlinks=True)
-    # bash -x with a time stamp on each traced command (to its own file): where install.sh's time goes
+    # Traced (set -x) with a time stamp on each command, to a file of its own: where install.sh's time
+    # goes. PS4 is set inside: bash takes no PS4 from the environment when it runs as root.
     trace = Path("/root/install-trace.txt")
     with trace.open("w") as out:
-        env = {"PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_LOG": "/root/pip.log",
-               "PS4": "+ $EPOCHREALTIME ", "BASH_XTRACEFD": str(out.fileno())}
+        env = {"PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_LOG": "/root/pip.log"}
+        traced = f'BASH_XTRACEFD={out.fileno()}; PS4="+ \\$EPOCHREALTIME "; set -x; . "$0" "$@"'
         t = time.monotonic()
-        done = subprocess.run(["bash", "-x", str(SRC / "systemd/install.sh"), "--no-start", "--wheels",
-                               str(MEDIA / "wheels")], capture_output=True, text=True, timeout=1500,
+        args = [str(SRC / "systemd/install.sh"), "--no-start", "--wheels", str(MEDIA / "wheels")]
+        done = subprocess.run(["bash", "-c", traced, *args], capture_output=True, text=True, timeout=1500,
                               env={**os.environ, **env}, pass_fds=(out.fileno(),), check=False)
         took = time.monotonic() - t
     return {"install_rc": done.returncode, "install_s": round(took, 1),
@@ -155,7 +156,7 @@ def pip_marks(t0: float) -> list[str]:
     lines = log.read_text(errors="replace").splitlines()
     marks = [ln[:200] for ln in lines if any(k in ln for k in keep)]
     errors = [ln[:200] for ln in lines if re.search(r"error:|cannot find|No such file", ln)]
-    return [lines[0][:120], *marks[:40], *errors[:8], lines[-1][:120]] if lines else []
+    return [lines[0][:120], *marks[:90], *errors[:8], lines[-1][:120]] if lines else []
 
 
 def configure(chip: dict[str, object], settings: dict[str, object]) -> dict[str, object]:
