@@ -5,18 +5,21 @@ the unit file, install.sh's users, groups and udev rules, the venv, `tablectl` o
 socket, all as they come out of the repo. A test in-process cannot see ProtectSystem=strict making
 `/` read-only for lgpio's FIFO, or ProcSubset=pid hiding /proc/cpuinfo; this can.
 
-The machine: Debian bookworm (`debootstrap --variant=minbase` plus systemd, udev, python3, ...) in a
-raw ext4 image, the trixie-backports kernel from `hil.kernel` (gpio-sim as a module), its modules
-copied into the root, a busybox initramfs that loads virtio_blk and ext4 (both modules in Debian's
-kernel) and hands over to systemd as PID 1. The checkout (tracked and untracked, not ignored files),
-a wheelhouse for pip (the guest has no network) and `hil/guest_systemd.py` travel on a second disk;
-the guest writes its results to a second serial port, a file here. Each run writes into a temporary
-overlay (QEMU's snapshot=on): the cached root stays clean.
+The machines: one per Debian release a Pi may run (GUESTS: bookworm with Python 3.11, trixie with
+3.13), each `debootstrap --variant=minbase` plus systemd, udev, python3, ... (trixie also what
+install.sh needs to build lgpio, which has no wheel for 3.13) in a raw ext4 image, the
+trixie-backports kernel from `hil.kernel` (gpio-sim as a module), its modules copied into the root,
+a busybox initramfs that loads virtio_blk and ext4 (both modules in Debian's kernel) and hands over
+to systemd as PID 1. The checkout (tracked and untracked, not ignored files), a wheelhouse for pip
+(the guest has no network) and `hil/guest_systemd.py` travel on a second disk; the guest writes its
+results to a second serial port, a file here. Each run writes into a temporary overlay (QEMU's
+snapshot=on): the cached root stays clean. The guests boot side by side, one vCPU each.
 
-Cache (`<cache>/sys/`): `debootstrap-<key>.tar` (debootstrap needs root and 2-4 min, once per
-package list), `root-<key>.img` and `initrd-<key>.img` (from the tarball in seconds, once per recipe
-and kernel), `wheels-<key>/` (`pip download`, once per dependency
-list), `last/` (the last run's console log, results and disks, for a look afterwards).
+Cache (`<cache>/sys/`), per guest: `debootstrap-<guest>-<key>.tar` (debootstrap needs root and 1-4
+min, once per package list), `root-<guest>-<key>.img` and `initrd-<guest>-<key>.img` (from the
+tarball in seconds, once per recipe and kernel), `wheels-<guest>-<key>/` (`pip download`, once per
+dependency list), `last-<guest>/` (the last run's console log, results and disks, for a look
+afterwards).
 Host needs: qemu-system-x86_64 (qemu-system-x86), mkfs.ext4 (e2fsprogs), modprobe (kmod), and for
 the first build debootstrap, run as root.
 """
@@ -30,7 +33,6 @@ import json
 import lzma
 import os
 import re
-import resource
 import shutil
 import signal
 import stat
@@ -411,17 +413,16 @@ def boot(work: Path, kernel, image: Path, initrd: Path, disk: Path, timeout: flo
            "-drive", f"file={disk},if=virtio,format=raw,cache=unsafe,readonly=on",
            "-serial", f"file:{console}", "-serial", f"file:{results}"]
     t = time.monotonic()
-    cpu = resource.getrusage(resource.RUSAGE_CHILDREN)
+    vm_cpu = 0.0
     for attempt in (1, 2):
-        qemu_rc, qemu_err, silent = _qemu(cmd, console, timeout)
+        qemu_rc, qemu_err, silent, cpu_s = _qemu(cmd, console, timeout)
+        vm_cpu += cpu_s
         if not silent:
             break
         log(f"hil: the VM printed nothing in {SILENT_S} s (attempt {attempt}); starting it again")
         for f in (console, results):
             f.unlink(missing_ok=True)
     took = time.monotonic() - t
-    used = resource.getrusage(resource.RUSAGE_CHILDREN)
-    vm_cpu = used.ru_utime + used.ru_stime - cpu.ru_utime - cpu.ru_stime
     text = results.read_text(errors="replace") if results.exists() else ""
     found = [ln for ln in text.splitlines() if ln.startswith("HIL-RESULT ")]
     r = json.loads(found[-1][len("HIL-RESULT "):]) if found else {
@@ -453,6 +454,16 @@ def _finished(results: Path) -> bool:
         return b"HIL-RESULT " in f.read() and results.read_bytes().endswith(b"\n")
 
 
+def _cpu_s(pid: int, last: float) -> float:
+    """The process's CPU time so far, all its threads (proc(5) stat: utime, stime), else `last`. Per
+    process, not RUSAGE_CHILDREN: with two guests side by side that would count the other one too."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return last
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _stop(proc: subprocess.Popen) -> None:
     """Kill QEMU's whole process group (it was started as a session of its own), then reap it."""
     with contextlib.suppress(ProcessLookupError):
@@ -460,8 +471,9 @@ def _stop(proc: subprocess.Popen) -> None:
     proc.wait()
 
 
-def _qemu(cmd: list[str], console: Path, timeout: float) -> tuple[int | None, str, bool]:
-    """Run QEMU to the guest's power-off: (exit status or None, stderr, hung silent before the kernel).
+def _qemu(cmd: list[str], console: Path, timeout: float) -> tuple[int | None, str, bool, float]:
+    """Run QEMU to the guest's power-off: (exit status or None, stderr, hung silent before the kernel,
+    its CPU seconds, sampled each second).
 
     A guest that wrote its result gets AFTER_RESULT_S to power off, then QEMU is stopped. On a time-out
     or any error here (an interrupt too) its process group is killed: no VM is left running."""
@@ -471,25 +483,28 @@ def _qemu(cmd: list[str], console: Path, timeout: float) -> tuple[int | None, st
     with tempfile.TemporaryFile("w+") as err:
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, text=True, start_new_session=True)
         try:
+            cpu = 0.0
             while proc.poll() is None:
                 time.sleep(1)
+                cpu = _cpu_s(proc.pid, cpu)
                 waited = time.monotonic() - t
                 if waited > SILENT_S and (not console.exists() or console.stat().st_size == 0):
                     _stop(proc)
-                    return None, "silent", True
+                    return None, "silent", True, cpu
                 if waited > timeout:
                     _stop(proc)
-                    return None, f"timed out after {timeout:.0f} s", False
+                    return None, f"timed out after {timeout:.0f} s", False, cpu
                 if done_at is None and _finished(results):
                     done_at = time.monotonic()
                 if done_at is not None and time.monotonic() - done_at > AFTER_RESULT_S:
                     _stop(proc)
-                    return 0, f"stopped {AFTER_RESULT_S} s after the guest's result (no power-off)", False
+                    why = f"stopped {AFTER_RESULT_S} s after the guest's result (no power-off)"
+                    return 0, why, False, cpu
         finally:
             if proc.poll() is None:
                 _stop(proc)
         err.seek(0)
-        return proc.returncode, err.read().strip(), False
+        return proc.returncode, err.read().strip(), False, cpu
 
 
 def tail_file(path: Path, lines: int = 5) -> str:
