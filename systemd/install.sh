@@ -22,6 +22,8 @@ while [ $# -gt 0 ]; do
     esac
 done
 staging=${root:+1}
+# What pip needs to build lgpio from its source (below): SWIG, a C compiler, libc's and Python's headers.
+lgpio_build_deps="swig gcc libc6-dev python3-dev"
 
 if [ -z "$staging" ]; then
     [ "$(id -u)" -eq 0 ] || { echo "install.sh: run as root (sudo)" >&2; exit 2; }
@@ -40,10 +42,68 @@ install -d "$root/opt/table-host"
 if [ -z "$staging" ] && [ ${#created[@]} -gt 0 ]; then
     printf '%s\n' "${created[@]}" >> /opt/table-host/created-groups
 fi
+
+# Debian packages this needs and the system lacks: installed with apt-get, and noted in
+# /opt/table-host/installed-packages so that uninstall.sh can hand them back to apt (autoremove).
+need_packages() {
+    local missing=() p
+    for p in "$@"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    if [ -n "$staging" ]; then
+        echo "install.sh: needs ${missing[*]}, not installed here: sudo apt-get install ${missing[*]}" >&2
+        exit 2
+    fi
+    echo "install.sh: installing ${missing[*]} (apt-get)"
+    export DEBIAN_FRONTEND=noninteractive
+    { apt-get -qq update && apt-get -qq install -y --no-install-recommends "${missing[@]}"; } >&2 \
+        || { echo "install.sh: apt-get install ${missing[*]} failed (above)" >&2; exit 2; }
+    printf '%s\n' "${missing[@]}" >> /opt/table-host/installed-packages
+}
+
 if [ "$pip" -eq 1 ]; then
-    python3 -m venv "$root/opt/table-host/venv"
-    "$root/opt/table-host/venv/bin/pip" install --quiet ${wheels:+--no-index --find-links "$wheels"} \
-        "$src[pi]"
+    need_packages python3-venv
+    venv="$root/opt/table-host/venv"
+    python3 -m venv "$venv"
+    index=()
+    [ -n "$wheels" ] && index=(--no-index --find-links "$wheels")
+    # lgpio (the [pi] extra) has wheels on PyPI for CPython 3.9-3.12 (lgpio 0.2.2.0): on bookworm
+    # pip takes one. For another Python (trixie's 3.13) or machine, pip builds it from its source
+    # distribution: SWIG and a C compiler, and PYPI=1 makes its setup.py link the lg C library
+    # (in the same source) into the module. Without it, it links to liblgpio, a package Raspberry
+    # Pi OS has and Debian has not.
+    # spidev (the [pi] extra on ARM, for SPI screens) has no wheel on PyPI at all: pip builds it
+    # with a C compiler and Python's headers, whatever lgpio does. Each is asked of pip itself,
+    # where it would look, not guessed; only what must be built brings its build tools.
+    requirement() {  # the [pi] extra's requirement for package $1, as pyproject.toml pins it
+        python3 -c 'import sys, tomllib
+pi = tomllib.load(open(sys.argv[1], "rb"))["project"]["optional-dependencies"]["pi"]
+print(next(r.split(";")[0].strip() for r in pi if r.startswith(sys.argv[2])))' "$src/pyproject.toml" "$1"
+    }
+    has_wheel() {
+        local probe status
+        probe=$(mktemp -d)
+        "$venv/bin/pip" download --quiet --no-deps --only-binary=:all: "${index[@]}" --dest "$probe" \
+            "$1" >/dev/null 2>&1 && status=0 || status=1
+        rm -rf "$probe"
+        return $status
+    }
+    build=""
+    if ! has_wheel "$(requirement lgpio)"; then
+        build=1
+        echo "install.sh: no lgpio wheel for $(python3 -V) on $(uname -m): pip builds it from source"
+        need_packages $lgpio_build_deps
+    fi
+    case "$(uname -m)" in
+        aarch64|armv7l|armv6l)
+            if ! has_wheel "$(requirement spidev)"; then
+                echo "install.sh: no spidev wheel for $(python3 -V) on $(uname -m): pip builds it from source"
+                need_packages gcc libc6-dev python3-dev
+            fi ;;
+    esac
+    PYPI=${build:-0} "$venv/bin/pip" install --quiet "${index[@]}" "$src[pi]" \
+        || { echo "install.sh: pip install of the table and its [pi] extra failed (above)" >&2; exit 2; }
 fi
 # tablectl for the table-admin group's logins (SSH), on everyone's PATH.
 install -d "$root/usr/local/bin"
@@ -73,19 +133,26 @@ SUBSYSTEM=="i2c-dev", GROUP="i2c", MODE="0660"
 SUBSYSTEM=="spidev", GROUP="spi", MODE="0660"
 RULES
 
-# /dev/i2c-N exists only while the i2c-dev driver holds bus N; config.txt does not load it.
-install -D -m 0644 /dev/stdin "$root/etc/modules-load.d/table-host.conf" <<'MODULES'
-i2c-dev
-MODULES
-[ -z "$staging" ] && { modprobe i2c-dev || true; }
-
-# config.txt: only the buses the configuration uses (I2C at 400 kHz, one i2c-mux overlay per
-# TCA9548A, SPI only for an SPI display: SPI0 would claim GPIO 7-11, which the 12-seat build
-# uses for expander interrupts). `table-host boot-config` derives the lines; the block between
-# the markers is replaced on every install, so re-run install.sh after changing the buses.
+# What the configuration needs of the boot, both derived by `table-host boot-config`.
 table_host=${TABLE_HOST:-$root/opt/table-host/venv/bin/table-host}
 lines=$("$table_host" boot-config --config "$root/etc/table-host/table.toml") \
     || { echo "install.sh: cannot derive config.txt lines (above); fix table.toml first" >&2; exit 2; }
+modules=$("$table_host" boot-config --modules --config "$root/etc/table-host/table.toml")
+
+# Kernel modules loaded at boot, before the service starts: i2c-dev makes /dev/i2c-N; cdc_acm (the
+# LED controller's port) and spidev because the unit's DeviceAllow=char-ttyACM and char-spi become
+# device rules once, when it starts, from the majors then in /proc/devices: a driver loaded later
+# (the Pico plugged in after boot) would stay denied with EPERM until a restart.
+printf '%s\n' "$modules" | install -D -m 0644 /dev/stdin "$root/etc/modules-load.d/table-host.conf"
+if [ -z "$staging" ]; then
+    for m in $modules; do modprobe "$m" || echo "install.sh: modprobe $m failed (above)" >&2; done
+fi
+
+# config.txt: only the buses the configuration uses (I2C at 400 kHz, one i2c-mux overlay per
+# TCA9548A, with disconnect_on_idle when two share a bus; SPI only for an SPI display: SPI0 would
+# claim GPIO 7-11, which the 12-seat build uses for expander interrupts), after `[all]` so that a
+# file ending in a model's section ([pi5], [cm4]) does not keep them to that model. The block
+# between the markers is replaced on every install: re-run install.sh after changing the buses.
 config="$root/boot/firmware/config.txt"
 install -d "$(dirname "$config")"
 touch "$config"

@@ -14,14 +14,19 @@ done
 if [ -z "$root" ]; then
     systemctl disable --now table-host.service 2>/dev/null || true
 fi
-# The groups install.sh made (on a Pi, gpio, i2c and spi are the system's and stay).
+# The groups install.sh made (on a Pi, gpio, i2c and spi are the system's and stay), and the Debian
+# packages it installed (python3-venv, lgpio's build tools where pip built lgpio).
 created_groups=""
 [ -f "$root/opt/table-host/created-groups" ] && created_groups=$(sort -u "$root/opt/table-host/created-groups")
+installed_packages=""
+[ -f "$root/opt/table-host/installed-packages" ] \
+    && installed_packages=$(sort -u "$root/opt/table-host/installed-packages")
 rm -f "$root/etc/systemd/system/table-host.service" "$root/etc/udev/rules.d/90-table-host.rules" \
     "$root/etc/modules-load.d/table-host.conf"
 [ -L "$root/usr/local/bin/tablectl" ] && rm -f "$root/usr/local/bin/tablectl"
-rm -f "$root/usr/local/share/bash-completion/completions/table-host" \
-    "$root/usr/local/share/bash-completion/completions/tablectl"
+completions="$root/usr/local/share/bash-completion/completions"
+rm -f "$completions/table-host" "$completions/tablectl"
+[ -d "$completions" ] && rmdir --ignore-fail-on-non-empty "$completions" "$(dirname "$completions")"
 rm -rf "$root/opt/table-host"
 
 # config.txt: the block between `# table-host` and `# table-host end` goes only if every line in it
@@ -30,7 +35,7 @@ rm -rf "$root/opt/table-host"
 # said, and left as it is.
 config="$root/boot/firmware/config.txt"
 if [ -f "$config" ] && grep -qx '# table-host' "$config"; then
-    ours='^(dtparam=i2c_arm=on|dtparam=i2c_arm_baudrate=[0-9]+|dtoverlay=i2c-mux,pca9548,addr=0x[0-9a-fA-F]+|dtparam=spi=on|dtoverlay=spi1-3cs)$'
+    ours='^([[]all[]]|dtparam=i2c_arm=on|dtparam=i2c_arm_baudrate=[0-9]+|dtoverlay=i2c-mux,pca9548,addr=0x[0-9a-fA-F]+(,disconnect_on_idle)?|dtparam=spi=on|dtoverlay=spi1-3cs)$'
     if grep -qx '# table-host end' "$config"; then
         foreign=$(sed -n '/^# table-host$/,/^# table-host end$/p' "$config" | sed '1d;$d' | grep -Ev "$ours" || true)
         if [ -z "$foreign" ]; then
@@ -62,5 +67,12 @@ if [ -z "$root" ]; then
                 || echo "uninstall.sh: could not remove group $g (above)" >&2
         fi
     done
+    # Marked as installed automatically, not removed: something installed since may need them.
+    if [ -n "$installed_packages" ]; then
+        # shellcheck disable=SC2086
+        apt-mark auto $installed_packages >/dev/null \
+            && echo "install.sh installed $(echo $installed_packages): \`sudo apt autoremove\` removes them" \
+            || echo "uninstall.sh: apt-mark auto $(echo $installed_packages) failed (above)" >&2
+    fi
 fi
 echo "table-host removed"

@@ -68,6 +68,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     boot = sub.add_parser("boot-config", help="the config.txt lines a configuration needs (install.sh)")
     boot.add_argument("--config", help="configuration file (default: the 4-seat build, hardware/wiring/)")
+    boot.add_argument("--modules", action="store_true",
+                      help="the kernel modules to load at boot instead (/etc/modules-load.d)")
     boot.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
 
     watch = sub.add_parser("watch", help="watch bots play a match, round by round")
@@ -355,14 +357,14 @@ def _i2c(args: argparse.Namespace) -> int:
 
 def _boot_config(args: argparse.Namespace) -> int:
     """Only the buses the configuration uses: an enabled bus owns its GPIOs."""
-    from ..config import ConfigError, boot_config, default_config, load_config
+    from ..config import ConfigError, boot_config, boot_modules, default_config, load_config
 
     try:
         config = load_config(args.config) if args.config else default_config(4)
     except ConfigError as exc:
         _fail(str(exc))
-    lines = boot_config(config)
-    _emit({"config_txt": lines}, args.json, "\n".join(lines))
+    lines, modules = boot_config(config), boot_modules(config)
+    _emit({"config_txt": lines, "modules": modules}, args.json, "\n".join(modules if args.modules else lines))
     return 0
 
 

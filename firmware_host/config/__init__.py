@@ -3,7 +3,7 @@ it with line numbers (load.py), and the file on disk: which one runs, the last g
 setting changed in place (files.py). Importers take the names from here."""
 
 from ..system.errors import ConfigError
-from .checks import SPI_PINS, SPI_SWITCH, boot_config, bus_pins, semantic_problems
+from .checks import SPI_PINS, SPI_SWITCH, boot_config, boot_modules, bus_pins, semantic_problems
 from .files import choose_config, config_path, last_good_path, remember_good, set_config
 from .load import (
     MAX_CONFIG_BYTES,
@@ -60,6 +60,7 @@ __all__ = [
     "TableConfig",
     "as_emulated",
     "boot_config",
+    "boot_modules",
     "build_file",
     "bus_pins",
     "choose_config",

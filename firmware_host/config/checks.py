@@ -3,6 +3,7 @@ addresses; and the config.txt lines the configured buses need."""
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from .schema import TableConfig
@@ -29,14 +30,37 @@ def bus_pins(cfg: TableConfig) -> dict[int, str]:
 
 def boot_config(cfg: TableConfig) -> list[str]:
     """The config.txt lines this configuration needs: only the buses it uses, since an enabled
-    bus claims its GPIOs (the 12-seat build's expander interrupts are on SPI0's GPIO 9 and 10)."""
-    lines = []
+    bus claims its GPIOs (the 12-seat build's expander interrupts are on SPI0's GPIO 9 and 10).
+
+    `[all]` first: config.txt's model filters ([pi5], [cm4], ...) hold until the next filter, so
+    lines appended after a file that ends in `[pi5]` would apply to a Pi 5 only. Two TCA9548As
+    on one bus each get `disconnect_on_idle` (the i2c-mux overlay's parameter, Raspberry Pi's
+    kernel since 2024; the pca954x driver's idle state "disconnect"): without it each mux stays
+    on its last channel, so a write to a screen at 0x3C behind one mux also reaches the 0x3C
+    last used behind the other."""
+    lines = ["[all]"]
     if cfg.uses_i2c():
         lines += ["dtparam=i2c_arm=on", "dtparam=i2c_arm_baudrate=400000"]
-    lines += [f"dtoverlay=i2c-mux,pca9548,addr=0x{m.address:02x}" for m in cfg.i2c_muxes]
+    on_bus = Counter(m.bus for m in cfg.i2c_muxes)
+    lines += [f"dtoverlay=i2c-mux,pca9548,addr=0x{m.address:02x}"
+              + (",disconnect_on_idle" if on_bus[m.bus] > 1 else "") for m in cfg.i2c_muxes]
     ports = {s.spi_port for s in cfg.screens if s.interface == "spi"}
     lines += [SPI_SWITCH[port] for port in sorted(ports) if port in SPI_SWITCH]
     return lines
+
+
+def boot_modules(cfg: TableConfig) -> list[str]:
+    """The kernel modules to load at boot (install.sh writes /etc/modules-load.d/table-host.conf).
+
+    i2c-dev: /dev/i2c-N exists only while it holds bus N, and config.txt does not load it. All of
+    them, cdc_acm (the LED controller's /dev/ttyACM0) and spidev too: the unit's
+    `DeviceAllow=char-ttyACM` (char-i2c, char-spi) becomes device rules once, when the service
+    starts, from the majors then in /proc/devices. A driver that loads later, as cdc_acm does when
+    the Pico is plugged in after boot, stays denied (EPERM) until the service is restarted."""
+    modules = ["i2c-dev"] if cfg.uses_i2c() else []
+    if any(s.interface == "spi" for s in cfg.screens):
+        modules.append("spidev")
+    return [*modules, "cdc_acm"]
 
 
 def semantic_problems(cfg: TableConfig) -> list[str]:

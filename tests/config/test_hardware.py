@@ -102,8 +102,39 @@ def test_the_12_seat_build_leaves_spi_off_since_its_interrupts_use_gpio_9_and_10
     assert {e.interrupt_gpio for e in config.inputs.expanders} >= {9, 10}
     lines = boot_config(config)
     assert "dtparam=spi=on" not in lines
-    assert lines == ["dtparam=i2c_arm=on", "dtparam=i2c_arm_baudrate=400000",
-                     "dtoverlay=i2c-mux,pca9548,addr=0x70", "dtoverlay=i2c-mux,pca9548,addr=0x71"]
+    assert lines == ["[all]", "dtparam=i2c_arm=on", "dtparam=i2c_arm_baudrate=400000",
+                     "dtoverlay=i2c-mux,pca9548,addr=0x70,disconnect_on_idle",
+                     "dtoverlay=i2c-mux,pca9548,addr=0x71,disconnect_on_idle"]
+
+
+def test_two_muxes_disconnect_on_idle_only_when_they_share_a_bus() -> None:
+    """Both TCA9548As answer for their last channel until told otherwise, so two on one bus
+    put two screens at 0x3C on it at once; one mux, or muxes on different buses, need nothing."""
+    from firmware_host.config import boot_config, parse_config
+
+    twelve = default_config(12).model_dump()
+    assert [m["bus"] for m in twelve["i2c_muxes"]] == [1, 1]
+    shared = [ln for ln in boot_config(parse_config(twelve)) if ln.startswith("dtoverlay=i2c-mux")]
+    assert all(ln.endswith(",disconnect_on_idle") for ln in shared) and len(shared) == 2
+    twelve["i2c_muxes"][1]["bus"] = 3
+    apart = [ln for ln in boot_config(parse_config(twelve)) if ln.startswith("dtoverlay=i2c-mux")]
+    assert apart == ["dtoverlay=i2c-mux,pca9548,addr=0x70", "dtoverlay=i2c-mux,pca9548,addr=0x71"]
+    four = boot_config(default_config(4))
+    assert four[0] == "[all]" and "dtoverlay=i2c-mux,pca9548,addr=0x70" in four
+
+
+def test_the_modules_loaded_at_boot_are_the_drivers_of_the_devices_the_unit_allows() -> None:
+    """DeviceAllow=char-i2c, char-spi and char-ttyACM are resolved at the unit's start from
+    /proc/devices: each driver the table uses is loaded before, at boot."""
+    from firmware_host.config import boot_modules, parse_config
+
+    assert boot_modules(default_config(4)) == ["i2c-dev", "cdc_acm"]
+    spi = default_config(4).model_dump()
+    spi["screens"][0] = {"kind": "ssd1306", "interface": "spi", "bus": 0, "spi_device": 0, "dc_gpio": 26}
+    assert boot_modules(parse_config(spi)) == ["i2c-dev", "spidev", "cdc_acm"]
+    unit = (ROOT / "systemd/table-host.service").read_text()
+    allowed = {ln.split("=", 1)[1].split()[0] for ln in unit.splitlines() if ln.startswith("DeviceAllow=")}
+    assert allowed == {"char-gpiochip", "char-i2c", "char-spi", "char-ttyACM"}  # gpiolib is built in
 
 
 def test_an_spi_display_turns_spi_on_and_its_pins_are_refused_to_anything_else() -> None:

@@ -445,3 +445,17 @@ def test_a_quiet_spell_between_frames_is_not_taken_for_a_dead_controller(led) ->
     shows(emulator, picture(2))
     time.sleep(0.2)
     assert not any("stopped answering" in line for line in log)
+
+
+def test_only_eperm_names_the_late_driver_a_files_mode_is_eacces() -> None:
+    """open(2) fails with EACCES for a file's mode or group (udev rule missing) and with EPERM when
+    the device cgroup refuses the device: only the second is the unit's DeviceAllow resolved early."""
+    import errno
+
+    from firmware_host.devices.displays.ledlink import port_problem
+
+    mode = PermissionError(errno.EACCES, "Permission denied", "/dev/table-led")
+    cgroup = PermissionError(errno.EPERM, "Operation not permitted", "/dev/table-led")
+    assert port_problem(mode) == "[Errno 13] Permission denied: '/dev/table-led'"
+    assert port_problem(cgroup).startswith("[Errno 1] Operation not permitted: '/dev/table-led': the ")
+    assert "cdc_acm" in port_problem(cgroup) and "cdc_acm" not in port_problem(mode)

@@ -36,7 +36,7 @@ VM_TIMEOUT_S = 600
 GPIO_KEYS = ("kernel", "gpio_sim", "presses_sent", "presses_decided", "fraction_in_order",
              "edge_to_decision_p99_ms", "backend", "chip_label", "i2c")
 FIRMWARE_KEYS = ("micropython_version", "firmware_frames_sent", "firmware_frames_acked")
-SYSTEMD_KEYS = ("unit_active", "watchdog_ok", "allocator_ok")
+SYSTEMD_KEYS = ("unit_active", "watchdog_ok", "allocator_ok", "guests")  # guests: the Debian releases booted
 SUMMARY_KEYS = (*GPIO_KEYS, *SYSTEMD_KEYS, *FIRMWARE_KEYS)
 
 
@@ -199,9 +199,14 @@ def human(summary: dict[str, Any], parts: dict[str, dict[str, Any]]) -> str:
         checks = gpio["checks"].items()
         lines.append("checks: " + ", ".join(f"{k} {'ok' if v else 'FAILED'}" for k, v in checks))
         lines += [f"  problem: {p}" for p in gpio.get("problems", [])]
-    lines.append(f"systemd: unit active {show(summary['unit_active'])}, "
+    guests = ", ".join(summary["guests"] or []) or "-"
+    lines.append(f"systemd on {guests}: unit active {show(summary['unit_active'])}, "
                  f"watchdog {show(summary['watchdog_ok'])}, "
                  f"allocator from the unit {show(summary['allocator_ok'])}")
+    for name, g in parts.get("systemd", {}).get("by_guest", {}).items():
+        lines.append(f"  {name}: {'ok' if g.get('ok') else 'FAILED'}, {g.get('python') or '-'}, install.sh "
+                     f"{show(g.get('install_s'))} s, lgpio {g.get('lgpio_from') or '-'}, "
+                     f"VM {show(g.get('vm_s'))} s")
     lines.append(f"firmware: MicroPython {show(summary['micropython_version'])}, frames acked "
                  f"{show(summary['firmware_frames_acked'])}/{show(summary['firmware_frames_sent'])}")
     return "\n".join(lines)

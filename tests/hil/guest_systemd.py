@@ -104,12 +104,46 @@ def install(settings: dict[str, object]) -> dict[str, object]:
     if SRC.exists():
         shutil.rmtree(SRC)
     shutil.copytree(MEDIA / "src", SRC, symlinks=True)
-    env = {"PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_LOG": "/root/pip.log"}
-    t = time.monotonic()
-    done = sh([str(SRC / "systemd/install.sh"), "--no-start", "--wheels", str(MEDIA / "wheels")],
-              timeout=900, env=env)
-    return {"install_rc": done.returncode, "install_s": round(time.monotonic() - t, 1),
-            "install_output": tail(done.stdout + done.stderr, 12), "pip_marks": pip_marks(t)}
+    # Traced (set -x) with a time stamp on each command, to a file of its own: where install.sh's time
+    # goes. PS4 is set inside: bash takes no PS4 from the environment when it runs as root.
+    trace = Path("/root/install-trace.txt")
+    with trace.open("w") as out:
+        env = {"PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_LOG": "/root/pip.log"}
+        traced = f'BASH_XTRACEFD={out.fileno()}; PS4="+ \\$EPOCHREALTIME "; set -x; . "$0" "$@"'
+        t = time.monotonic()
+        args = [str(SRC / "systemd/install.sh"), "--no-start", "--wheels", str(MEDIA / "wheels")]
+        done = subprocess.run(["bash", "-c", traced, *args], capture_output=True, text=True, timeout=1500,
+                              env={**os.environ, **env}, pass_fds=(out.fileno(),), check=False)
+        took = time.monotonic() - t
+    return {"install_rc": done.returncode, "install_s": round(took, 1),
+            "install_output": tail(done.stdout + done.stderr, 12), "pip_marks": pip_marks(t),
+            "install_steps": slowest_steps(trace.read_text(errors="replace")),
+            "lgpio_from": wheel_tag("lgpio")}
+
+
+def slowest_steps(trace: str, count: int = 8) -> list[str]:
+    """The commands of install.sh that took longest, from its `bash -x` trace (PS4 starts each traced
+    command with $EPOCHREALTIME): each command lasts until the next one starts."""
+    stamped = []
+    for line in trace.splitlines():
+        found = re.match(r"(\++) (\d+\.\d+) (.*)", line)
+        if found:
+            stamped.append((float(found.group(2)), len(found.group(1)), found.group(3)[:120]))
+    spans = [(stamped[i + 1][0] - at, depth, text) for i, (at, depth, text) in enumerate(stamped[:-1])]
+    slowest = sorted(spans, reverse=True)[:count]
+    return [f"{took:6.1f} s {'+' * depth} {text}" for took, depth, text in slowest]
+
+
+def wheel_tag(project: str) -> str | None:
+    """The installed distribution's wheel tag (its dist-info WHEEL file): PyPI's manylinux wheel, or
+    `linux_x86_64` when pip built it here from the source distribution."""
+    venv = Path("/opt/table-host/venv/lib")
+    found = sorted(venv.glob(f"python3*/site-packages/{project}-*.dist-info/WHEEL"))
+    if not found:
+        return None
+    tags = [ln.split(":", 1)[1].strip() for ln in found[0].read_text().splitlines() if ln.startswith("Tag:")]
+    built = any(t.endswith("-linux_x86_64") for t in tags)
+    return f"{'built here' if built else 'wheel'} {', '.join(tags)} ({found[0].parent.name})"
 
 
 def pip_marks(t0: float) -> list[str]:
@@ -121,7 +155,8 @@ def pip_marks(t0: float) -> list[str]:
             "Building wheel", "Created wheel", "Installing collected", "Successfully installed")
     lines = log.read_text(errors="replace").splitlines()
     marks = [ln[:200] for ln in lines if any(k in ln for k in keep)]
-    return [lines[0][:120], *marks[:40], lines[-1][:120]] if lines else []
+    errors = [ln[:200] for ln in lines if re.search(r"error:|cannot find|No such file", ln)]
+    return [lines[0][:120], *marks[:90], *errors[:8], lines[-1][:120]] if lines else []
 
 
 def configure(chip: dict[str, object], settings: dict[str, object]) -> dict[str, object]:
@@ -407,7 +442,10 @@ def main() -> int:
     r["kernel"] = os.uname().release
     r["systemd"] = sh(["systemctl", "--version"]).stdout.split("\n")[0]
     r["pid1"] = Path("/proc/1/comm").read_text().strip()
-    say(f"systemd up after {up:.1f} s ({r['systemd']}, PID 1 is {r['pid1']})")
+    r["python"] = sh(["python3", "--version"]).stdout.strip()
+    r["os"] = next((ln.split("=", 1)[1].strip('"') for ln in Path("/etc/os-release").read_text().splitlines()
+                    if ln.startswith("PRETTY_NAME=")), None)
+    say(f"systemd up after {up:.1f} s ({r['os']}, {r['systemd']}, PID 1 is {r['pid1']}, {r['python']})")
     try:  # figures only: a guest slowed by a loaded host (TCG) must still run the checks
         r["boot_time"] = sh(["systemd-analyze", "time"]).stdout.strip()
         r["boot_blame"] = sh(["systemd-analyze", "blame", "--no-pager"]).stdout.strip().splitlines()[:10]

@@ -5,18 +5,21 @@ the unit file, install.sh's users, groups and udev rules, the venv, `tablectl` o
 socket, all as they come out of the repo. A test in-process cannot see ProtectSystem=strict making
 `/` read-only for lgpio's FIFO, or ProcSubset=pid hiding /proc/cpuinfo; this can.
 
-The machine: Debian bookworm (`debootstrap --variant=minbase` plus systemd, udev, python3, ...) in a
-raw ext4 image, the trixie-backports kernel from `hil.kernel` (gpio-sim as a module), its modules
-copied into the root, a busybox initramfs that loads virtio_blk and ext4 (both modules in Debian's
-kernel) and hands over to systemd as PID 1. The checkout (tracked and untracked, not ignored files),
-a wheelhouse for pip (the guest has no network) and `hil/guest_systemd.py` travel on a second disk;
-the guest writes its results to a second serial port, a file here. Each run writes into a temporary
-overlay (QEMU's snapshot=on): the cached root stays clean.
+The machines: one per Debian release a Pi may run (GUESTS: bookworm with Python 3.11, trixie with
+3.13), each `debootstrap --variant=minbase` plus systemd, udev, python3, ... (trixie also what
+install.sh needs to build lgpio, which has no wheel for 3.13) in a raw ext4 image, the
+trixie-backports kernel from `hil.kernel` (gpio-sim as a module), its modules copied into the root,
+a busybox initramfs that loads virtio_blk and ext4 (both modules in Debian's kernel) and hands over
+to systemd as PID 1. The checkout (tracked and untracked, not ignored files), a wheelhouse for pip
+(the guest has no network) and `hil/guest_systemd.py` travel on a second disk; the guest writes its
+results to a second serial port, a file here. Each run writes into a temporary overlay (QEMU's
+snapshot=on): the cached root stays clean. The guests boot side by side, one vCPU each.
 
-Cache (`<cache>/sys/`): `debootstrap-<key>.tar` (debootstrap needs root and 2-4 min, once per
-package list), `root-<key>.img` and `initrd-<key>.img` (from the tarball in seconds, once per recipe
-and kernel), `wheels-<key>/` (`pip download`, once per dependency
-list), `last/` (the last run's console log, results and disks, for a look afterwards).
+Cache (`<cache>/sys/`), per guest: `debootstrap-<guest>-<key>.tar` (debootstrap needs root and 1-4
+min, once per package list), `root-<guest>-<key>.img` and `initrd-<guest>-<key>.img` (from the
+tarball in seconds, once per recipe and kernel), `wheels-<guest>-<key>/` (`pip download`, once per
+dependency list), `last-<guest>/` (the last run's console log, results and disks, for a look
+afterwards).
 Host needs: qemu-system-x86_64 (qemu-system-x86), mkfs.ext4 (e2fsprogs), modprobe (kmod), and for
 the first build debootstrap, run as root.
 """
@@ -24,33 +27,63 @@ the first build debootstrap, run as root.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import lzma
 import os
 import re
-import resource
 import shutil
+import signal
 import stat
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import tomllib
+from dataclasses import dataclass
 from pathlib import Path
 
 from firmware_host.system import memory
 
 REPO = Path(__file__).resolve().parents[2]
-SUITE = "bookworm"
 MIRROR = "http://deb.debian.org/debian"
 PACKAGES = ["systemd", "systemd-sysv", "udev", "dbus", "python3", "python3-venv", "kmod", "procps",
             "passwd", "util-linux", "busybox-static"]
 RECIPE = 5  # bump when the root's customisation below changes
 INITRD_MODULES = ["virtio_blk", "ext4"]
-GUEST_PYTHON = ("311", "cp311")  # bookworm's python3
-GLIBC_MINOR = 36  # bookworm's glibc: wheels up to manylinux_2_36 run there
 UNIT = "table-host.service"
+
+
+def lgpio_build_deps() -> list[str]:
+    """The Debian packages install.sh installs before pip builds lgpio from its source (no wheel
+    for the Python there): read from install.sh itself, so the guest's root has what it asks for."""
+    text = (REPO / "systemd/install.sh").read_text()
+    found = re.search(r'^lgpio_build_deps="([^"]*)"$', text, re.M)
+    return found.group(1).split() if found else []
+
+
+@dataclass(frozen=True)
+class Guest:
+    """One Debian release the systemd part boots: its suite, its Python and glibc (which wheels run
+    there), and what its root needs beyond PACKAGES."""
+
+    suite: str
+    python: tuple[str, str]  # pip download's --python-version and --abi
+    glibc_minor: int         # wheels up to manylinux_2_<this> run there
+    build_lgpio: bool        # no lgpio wheel for this Python: install.sh builds it, its root has the tools
+
+    def packages(self) -> list[str]:
+        return PACKAGES + (lgpio_build_deps() if self.build_lgpio else [])
+
+
+# Raspberry Pi OS follows Debian: bookworm has Python 3.11 and glibc 2.36, trixie Python 3.13 and
+# glibc 2.41. PyPI's lgpio 0.2.2.0 has wheels for CPython 3.9-3.12 only, so on trixie pip builds it.
+GUESTS = {
+    "bookworm": Guest("bookworm", ("311", "cp311"), 36, build_lgpio=False),
+    "trixie": Guest("trixie", ("313", "cp313"), 41, build_lgpio=True),
+}
 
 CHECK_UNIT = """\
 [Unit]
@@ -126,11 +159,23 @@ def _key(*parts: object) -> str:
     return hashlib.sha256(json.dumps(parts, default=str).encode()).hexdigest()[:12]
 
 
-def ensure_root(cache: Path, kernel, log=_stderr) -> tuple[Path, Path]:
-    """The base root image and its initramfs, built once per package list, recipe and kernel."""
+def _drop_old(home: Path, pattern: str, keep: Path) -> None:
+    """Earlier builds of the same kind for the same guest (and, for bookworm, the names from before
+    there were two guests: `root-<key>.img`)."""
+    for old in home.glob(pattern):
+        if old != keep:
+            if old.is_dir():
+                shutil.rmtree(old)
+            else:
+                old.unlink()
+
+
+def ensure_root(cache: Path, kernel, guest: Guest, log=_stderr) -> tuple[Path, Path]:
+    """The guest's root image and its initramfs, built once per package list, recipe and kernel."""
     home = cache / "sys"
-    key = _key(SUITE, PACKAGES, RECIPE, kernel.version)
-    image, initrd = home / f"root-{key}.img", home / f"initrd-{key}.img"
+    suite, packages = guest.suite, guest.packages()
+    key = _key(suite, packages, RECIPE, kernel.version)
+    image, initrd = home / f"root-{suite}-{key}.img", home / f"initrd-{suite}-{key}.img"
     if image.is_file() and initrd.is_file():
         return image, initrd
     debootstrap = need("debootstrap", "debootstrap")
@@ -140,35 +185,36 @@ def ensure_root(cache: Path, kernel, log=_stderr) -> tuple[Path, Path]:
                           "(or with sudo) the first time; later runs use .cache/hil/sys/")
     home.mkdir(parents=True, exist_ok=True)
     # debootstrap's result is kept on its own: a change below (RECIPE, kernel) rebuilds in seconds.
-    tarball = home / f"debootstrap-{_key(SUITE, PACKAGES)}.tar"
-    with tempfile.TemporaryDirectory(dir=home, prefix="build-") as tmp:
+    tarball = home / f"debootstrap-{suite}-{_key(suite, packages)}.tar"
+    with tempfile.TemporaryDirectory(dir=home, prefix=f"build-{suite}-") as tmp:
         root = Path(tmp) / "root"
         root.mkdir()
         if tarball.is_file():
             _run([need("tar", "tar"), "--numeric-owner", "-xpf", str(tarball), "-C", str(root)], timeout=600)
         else:
-            log(f"hil: debootstrap {SUITE} (minbase + {len(PACKAGES)} packages, about 2-4 min, once)")
+            log(f"hil: debootstrap {suite} (minbase + {len(packages)} packages, about 2-4 min, once)")
             t = time.monotonic()
-            _run([debootstrap, "--variant=minbase", f"--include={','.join(PACKAGES)}", SUITE, str(root),
+            _run([debootstrap, "--variant=minbase", f"--include={','.join(packages)}", suite, str(root),
                   os.environ.get("HIL_DEBIAN_MIRROR", MIRROR)], timeout=1800)
-            log(f"hil: debootstrap took {time.monotonic() - t:.0f} s")
-            for old in home.glob("debootstrap-*.tar"):
-                old.unlink()
+            log(f"hil: debootstrap {suite} took {time.monotonic() - t:.0f} s")
             _run([need("tar", "tar"), "--numeric-owner", "-cpf", str(tarball.with_suffix(".tmp")),
                   "-C", str(root), "."], timeout=600)
             tarball.with_suffix(".tmp").rename(tarball)
+            _drop_old(home, f"debootstrap-{suite}-*.tar", tarball)
+            if suite == "bookworm":
+                _drop_old(home, "debootstrap-" + "?" * 12 + ".tar", tarball)
         customise(root, kernel)
         build_initrd(root, kernel, initrd.with_suffix(".tmp"))
         tmp_image = image.with_suffix(".tmp")
         size_mb = 2048 + _du_mb(root)
         _run([mkfs, "-q", "-F", "-L", "table-root", "-E", "root_owner=0:0", "-d", str(root), str(tmp_image),
               f"{size_mb}M"], timeout=900)
-        for old in home.glob("root-*.img"):
-            old.unlink()
-        for old in home.glob("initrd-*.img"):
-            old.unlink()
         tmp_image.rename(image)
         initrd.with_suffix(".tmp").rename(initrd)
+        for kind, made in (("root", image), ("initrd", initrd)):
+            _drop_old(home, f"{kind}-{suite}-*.img", made)
+            if suite == "bookworm":
+                _drop_old(home, f"{kind}-" + "?" * 12 + ".img", made)
     return image, initrd
 
 
@@ -257,30 +303,52 @@ def requirements() -> list[str]:
             + project["project"]["optional-dependencies"]["pi"])
 
 
-def ensure_wheels(cache: Path, log=_stderr) -> Path:
-    """Wheels for the guest's Python and glibc, so install.sh's pip works offline (PIP_NO_INDEX)."""
+def _name(requirement: str) -> str:
+    """The project name of a requirement, normalised (PEP 503): "luma.oled>=3" -> "luma-oled"."""
+    return re.sub(r"[-_.]+", "-", re.split(r"[<>=!~;\[ ]", requirement, maxsplit=1)[0]).lower()
+
+
+def ensure_wheels(cache: Path, guest: Guest, log=_stderr) -> Path:
+    """What pip would take from PyPI for the guest's Python and glibc, so install.sh's pip works offline
+    (`--wheels`): a wheel where one fits, else the source distribution, as pip itself chooses."""
     reqs = requirements()
-    home = cache / "sys" / f"wheels-{_key(reqs, GUEST_PYTHON, GLIBC_MINOR)}"
+    home = cache / "sys" / f"wheels-{guest.suite}-{_key(reqs, guest.python, guest.glibc_minor)}"
     if (home / ".complete").is_file():
         return home
-    log(f"hil: pip download of {len(reqs)} requirements for the guest (once)")
+    log(f"hil: pip download of {len(reqs)} requirements for {guest.suite}'s Python {guest.python[0]} (once)")
     if home.exists():
         shutil.rmtree(home)
-    platforms = [f"manylinux_2_{m}_x86_64" for m in range(17, GLIBC_MINOR + 1)]
+    platforms = [f"manylinux_2_{m}_x86_64" for m in range(17, guest.glibc_minor + 1)]
     platforms += ["manylinux2014_x86_64", "manylinux2010_x86_64", "manylinux1_x86_64", "linux_x86_64"]
-    cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check",
-           "--only-binary=:all:", "--python-version", GUEST_PYTHON[0], "--implementation", "cp",
-           "--abi", GUEST_PYTHON[1], "--abi", "abi3", "--abi", "none", "--dest", str(home)]
+    base = [sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check",
+            "--dest", str(home)]
+    binary = [*base, "--only-binary=:all:", "--python-version", guest.python[0], "--implementation", "cp",
+              "--abi", guest.python[1], "--abi", "abi3", "--abi", "none"]
     for p in platforms:
-        cmd += ["--platform", p]
-    try:
-        _run([*cmd, *reqs], timeout=900)
-    except RuntimeError as e:
-        raise SetupMissing(f"the guest's wheels could not be downloaded: {e}") from e
-    (home / ".complete").write_text("\n".join(reqs) + "\n")
-    for old in (cache / "sys").glob("wheels-*"):
-        if old != home:
-            shutil.rmtree(old)
+        binary += ["--platform", p]
+    wheels, sources = list(reqs), []
+    for _ in range(len(reqs) + 1):
+        done = subprocess.run([*binary, *wheels], capture_output=True, text=True, timeout=900, check=False)
+        if done.returncode == 0:
+            break
+        missing = re.search(r"No matching distribution found for ([A-Za-z0-9_.-]+)", done.stderr)
+        which = [r for r in wheels if missing and _name(r) == _name(missing.group(1))]
+        if not which:
+            last = " | ".join(done.stderr.strip().splitlines()[-3:])
+            raise SetupMissing(f"the guest's wheels could not be downloaded: {last}")
+        wheels.remove(which[0])
+        sources.append(which[0])
+    if any(_name(r) == "lgpio" for r in sources) and not guest.build_lgpio:
+        raise RuntimeError(f"no lgpio wheel for {guest.suite}'s Python {guest.python[0]}: install.sh "
+                           f"builds it there, so GUESTS[{guest.suite!r}] needs build_lgpio=True (its root "
+                           f"then has {' '.join(lgpio_build_deps())})")
+    if sources:  # no wheel for this Python: pip builds these from source in the guest, as it would online
+        log(f"hil: no wheel for {guest.suite}'s Python {guest.python[0]}: {', '.join(sources)} from source")
+        _run([*base, "--no-deps", "--no-binary=:all:", *sources], timeout=900)
+    (home / ".complete").write_text("\n".join([*wheels, *(f"{r} (source)" for r in sources)]) + "\n")
+    _drop_old(cache / "sys", f"wheels-{guest.suite}-*", home)
+    if guest.suite == "bookworm":
+        _drop_old(cache / "sys", "wheels-" + "?" * 12, home)
     return home
 
 
@@ -345,17 +413,16 @@ def boot(work: Path, kernel, image: Path, initrd: Path, disk: Path, timeout: flo
            "-drive", f"file={disk},if=virtio,format=raw,cache=unsafe,readonly=on",
            "-serial", f"file:{console}", "-serial", f"file:{results}"]
     t = time.monotonic()
-    cpu = resource.getrusage(resource.RUSAGE_CHILDREN)
+    vm_cpu = 0.0
     for attempt in (1, 2):
-        qemu_rc, qemu_err, silent = _qemu(cmd, console, timeout)
+        qemu_rc, qemu_err, silent, cpu_s = _qemu(cmd, console, timeout)
+        vm_cpu += cpu_s
         if not silent:
             break
         log(f"hil: the VM printed nothing in {SILENT_S} s (attempt {attempt}); starting it again")
         for f in (console, results):
             f.unlink(missing_ok=True)
     took = time.monotonic() - t
-    used = resource.getrusage(resource.RUSAGE_CHILDREN)
-    vm_cpu = used.ru_utime + used.ru_stime - cpu.ru_utime - cpu.ru_stime
     text = results.read_text(errors="replace") if results.exists() else ""
     found = [ln for ln in text.splitlines() if ln.startswith("HIL-RESULT ")]
     r = json.loads(found[-1][len("HIL-RESULT "):]) if found else {
@@ -372,6 +439,9 @@ def boot(work: Path, kernel, image: Path, initrd: Path, disk: Path, timeout: flo
 
 
 AFTER_RESULT_S = 30
+# A guest needs 400-450 s of QEMU's CPU time; on a host shared with other work (load 20 seen) it got
+# half a core and took 930 s of wall time. The limit is for a guest that hangs, not a slow one.
+TIMEOUT_S = 1800
 SILENT_S = float(os.environ.get("HIL_SILENT_S", 90))  # the kernel prints within seconds; a silent VM has
 # hung in the firmware (seen once in ~5); a host loaded by other work may need longer (HIL_SILENT_S)
 
@@ -384,39 +454,57 @@ def _finished(results: Path) -> bool:
         return b"HIL-RESULT " in f.read() and results.read_bytes().endswith(b"\n")
 
 
-def _qemu(cmd: list[str], console: Path, timeout: float) -> tuple[int | None, str, bool]:
-    """Run QEMU to the guest's power-off: (exit status or None, stderr, hung silent before the kernel).
+def _cpu_s(pid: int, last: float) -> float:
+    """The process's CPU time so far, all its threads (proc(5) stat: utime, stime), else `last`. Per
+    process, not RUSAGE_CHILDREN: with two guests side by side that would count the other one too."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return last
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
-    A guest that wrote its result gets AFTER_RESULT_S to power off, then QEMU is stopped."""
+
+def _stop(proc: subprocess.Popen) -> None:
+    """Kill QEMU's whole process group (it was started as a session of its own), then reap it."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+
+def _qemu(cmd: list[str], console: Path, timeout: float) -> tuple[int | None, str, bool, float]:
+    """Run QEMU to the guest's power-off: (exit status or None, stderr, hung silent before the kernel,
+    its CPU seconds, sampled each second).
+
+    A guest that wrote its result gets AFTER_RESULT_S to power off, then QEMU is stopped. On a time-out
+    or any error here (an interrupt too) its process group is killed: no VM is left running."""
     t = time.monotonic()
     results = console.with_name("results.txt")
     done_at: float | None = None
     with tempfile.TemporaryFile("w+") as err:
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, text=True)
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, text=True, start_new_session=True)
         try:
+            cpu = 0.0
             while proc.poll() is None:
                 time.sleep(1)
+                cpu = _cpu_s(proc.pid, cpu)
                 waited = time.monotonic() - t
                 if waited > SILENT_S and (not console.exists() or console.stat().st_size == 0):
-                    proc.kill()
-                    proc.wait()
-                    return None, "silent", True
+                    _stop(proc)
+                    return None, "silent", True, cpu
                 if waited > timeout:
-                    proc.kill()
-                    proc.wait()
-                    return None, f"timed out after {timeout:.0f} s", False
+                    _stop(proc)
+                    return None, f"timed out after {timeout:.0f} s", False, cpu
                 if done_at is None and _finished(results):
                     done_at = time.monotonic()
                 if done_at is not None and time.monotonic() - done_at > AFTER_RESULT_S:
-                    proc.kill()
-                    proc.wait()
-                    return 0, f"stopped {AFTER_RESULT_S} s after the guest's result (no power-off)", False
+                    _stop(proc)
+                    why = f"stopped {AFTER_RESULT_S} s after the guest's result (no power-off)"
+                    return 0, why, False, cpu
         finally:
             if proc.poll() is None:
-                proc.kill()
-                proc.wait()
+                _stop(proc)
         err.seek(0)
-        return proc.returncode, err.read().strip(), False
+        return proc.returncode, err.read().strip(), False, cpu
 
 
 def tail_file(path: Path, lines: int = 5) -> str:
@@ -427,46 +515,103 @@ def tail_file(path: Path, lines: int = 5) -> str:
     return " | ".join(text.strip().splitlines()[-lines:])
 
 
-def run(cache: Path, kernel, faulty: bool = True, old_unit_start: bool = False, log=_stderr) -> dict:
-    """Build (or reuse) the root, boot it, run install.sh and the unit; results as a dict.
+CHECKS = ("unit_active", "watchdog_ok", "tablectl_ok", "journal_priority_ok", "allocator_ok")
 
-    `unit_active`: systemd ran the installed unit to READY. `watchdog_ok`: it kept pinging for more
-    than two watchdog periods without a restart. `journal_priority_ok`: journald took the daemon's
-    `<N>` prefixes as priorities (the ready line is PRIORITY 6, no raw prefix). `old_unit_caught`
-    (faulty=True): in the old unit's sandbox Pi detection or lgpio fails where the installed unit's
-    passes, which is what this check is for. old_unit_start: also start the daemon under the old
-    unit (`faulty_unit`, about 90 s).
+
+def prepare(cache: Path, kernel, guest: Guest, settings: dict, log=_stderr) -> tuple[Path, Path, Path, Path]:
+    """The guest's root image, initramfs and second disk (built or reused); its work folder."""
+    image, initrd = ensure_root(cache, kernel, guest, log)
+    wheels = ensure_wheels(cache, guest, log)
+    work = cache / "sys" / f"last-{guest.suite}"
+    work.mkdir(parents=True, exist_ok=True)
+    return image, initrd, media(work, wheels, {**settings, "guest": guest.suite}), work
+
+
+def check_guest(kernel, guest: Guest, built: tuple[Path, Path, Path, Path], faulty: bool,
+                log=_stderr) -> dict:
+    """Boot one prepared guest and judge what it reported."""
+    image, initrd, disk, work = built
+    t = time.monotonic()
+    log(f"hil: [{guest.suite}] booting Debian {guest.suite} with systemd as PID 1 (QEMU TCG)")
+    r = boot(work, kernel, image, initrd, disk, float(os.environ.get("HIL_SYSTEMD_TIMEOUT", TIMEOUT_S)), log)
+    r["guest"] = guest.suite
+    r["allocator_ok"] = bool(r.get("allocator", {}).get("ok"))
+    checks = [*CHECKS, *(["old_unit_caught"] if faulty else [])]
+    r["ok"] = all(r.get(k) for k in checks)
+    if not r["ok"]:
+        r["why"] = "; ".join([*r.get("failed", []), *(f"{k} false" for k in checks if not r.get(k))])
+    log(f"hil: [{guest.suite}] {'passed' if r['ok'] else 'FAILED'} in {time.monotonic() - t:.0f} s"
+        + ("" if r["ok"] else f": {r['why']}"))
+    return r
+
+
+def run(cache: Path, kernel, faulty: bool = True, old_unit_start: bool = False, log=_stderr,
+        guests: list[str] | None = None, parallel: bool | None = None) -> dict:
+    """Build (or reuse) each guest's root, boot them, run install.sh and the unit; results as a dict.
+
+    Per guest (`by_guest`): `unit_active`: systemd ran the installed unit to READY. `watchdog_ok`: it
+    kept pinging for more than two watchdog periods without a restart. `journal_priority_ok`: journald
+    took the daemon's `<N>` prefixes as priorities (the ready line is PRIORITY 6, no raw prefix).
+    `old_unit_caught` (faulty=True): in the old unit's sandbox Pi detection or lgpio fails where the
+    installed unit's passes, which is what this check is for. old_unit_start: also start the daemon
+    under the old unit (`faulty_unit`, about 90 s). At the top, each check holds when it holds on
+    every guest. The guests boot side by side when the host has a core for each (`parallel`; each
+    QEMU runs one vCPU), else one after the other.
     """
     t = time.monotonic()
     cache = Path(cache)
+    names = guests or os.environ.get("HIL_SYSTEMD_GUESTS", " ".join(GUESTS)).split()
+    unknown = [n for n in names if n not in GUESTS]
+    if unknown:
+        raise SetupMissing(f"no guest {', '.join(unknown)}: the guests are {', '.join(GUESTS)}")
     for tool, package in HOST_TOOLS:  # all of them before any work: one line for the first missing
         need(tool, package)
-    image, initrd = ensure_root(cache, kernel, log)
-    wheels = ensure_wheels(cache, log)
-    work = cache / "sys" / "last"
-    work.mkdir(parents=True, exist_ok=True)
     settings = {"faulty": faulty, "old_unit_start": old_unit_start, "ready_timeout_s": 180,
                 "allocator": memory.ALLOCATOR,
                 # chip first: a gpiochip backend without a chip is refused, and each set is checked
                 "config": {"hardware.chip": '"$CHIP"', "hardware.backend": '"gpiochip"'}}
-    disk = media(work, wheels, settings)
+    built = {n: prepare(cache, kernel, GUESTS[n], settings, log) for n in names}
     prepared = time.monotonic() - t
-    log("hil: booting Debian with systemd as PID 1 (QEMU TCG)")
-    r = boot(work, kernel, image, initrd, disk, float(os.environ.get("HIL_SYSTEMD_TIMEOUT", 900)), log)
-    r["prepare_s"] = round(prepared, 1)
-    r["total_s"] = round(time.monotonic() - t, 1)
-    r["allocator_ok"] = bool(r.get("allocator", {}).get("ok"))
-    r["ok"] = bool(r.get("unit_active") and r.get("watchdog_ok") and r.get("tablectl_ok")
-                   and r.get("journal_priority_ok") and r["allocator_ok"]
-                   and (not faulty or r.get("old_unit_caught")))
+    if parallel is None:
+        parallel = os.environ.get("HIL_SYSTEMD_PARALLEL", "1") != "0" and (os.cpu_count() or 1) >= len(names)
+    by_guest: dict[str, dict] = {}
+
+    def one(name: str) -> None:
+        try:
+            by_guest[name] = check_guest(kernel, GUESTS[name], built[name], faulty, log)
+        except Exception as exc:  # reported as that guest's failure; the other guest still runs
+            by_guest[name] = {"ok": False, "guest": name, "why": f"{type(exc).__name__}: {exc}"}
+
+    if parallel and len(names) > 1:
+        threads = [threading.Thread(target=one, args=(n,), name=f"guest-{n}") for n in names]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+    else:
+        for n in names:
+            one(n)
+    results = [by_guest[n] for n in names]
+    r: dict = {"guests": names, "parallel": bool(parallel and len(names) > 1), "by_guest": by_guest,
+               "prepare_s": round(prepared, 1), "total_s": round(time.monotonic() - t, 1)}
+    for key in (*CHECKS, "old_unit_caught", "ok"):
+        r[key] = all(g.get(key) for g in results)
     if not r["ok"]:
-        checks = ["unit_active", "watchdog_ok", "tablectl_ok", "journal_priority_ok", "allocator_ok",
-                  *(["old_unit_caught"] if faulty else [])]
-        r["why"] = "; ".join([*r.get("failed", []), *(f"{k} false" for k in checks if not r.get(k))])
+        r["why"] = "; ".join(f"{g['guest']}: {g.get('why')}" for g in results if not g.get("ok"))
     return r
 
 
 def summary(r: dict) -> str:
+    """Each guest's figures, a few lines each."""
+    out = [f"systemd part: guests {', '.join(r.get('guests', []))} "
+           f"({'side by side' if r.get('parallel') else 'one after the other'}), "
+           f"{'PASS' if r.get('ok') else 'FAIL'}, prepare {r.get('prepare_s')} s, total {r.get('total_s')} s"]
+    for name, g in r.get("by_guest", {}).items():
+        out.append(f"[{name}] " + guest_summary(g))
+    return "\n".join(out)
+
+
+def guest_summary(r: dict) -> str:
     sb = r.get("sandbox", {})
     lines = [
         f"systemd: unit active {r.get('unit_active')} ({r.get('status_text')!r}), "
@@ -489,11 +634,14 @@ def summary(r: dict) -> str:
         f = r["faulty_unit"]
         lines.append(f"  old unit (ProcSubset=pid, no LG_WD): came up {f.get('came_up')}, "
                      f"{f.get('ActiveState')}/{f.get('SubState')}, restarts {f.get('NRestarts')}")
+    lines.append(f"  {r.get('python')}; install.sh exit {r.get('install_rc')}, "
+                 f"lgpio {r.get('lgpio_from')}")
     lines.append(f"  times: boot {r.get('boot_s')} s, install {r.get('install_s')} s, "
-                 f"in guest {r.get('check_s')} s, VM {r.get('vm_s')} s, prepare {r.get('prepare_s')} s, "
-                 f"total {r.get('total_s')} s")
+                 f"in guest {r.get('check_s')} s, VM {r.get('vm_s')} s (QEMU CPU {r.get('vm_cpu_s')} s)")
     for f in r.get("failed", []):
         lines.append(f"  FAILED: {f}")
+    if r.get("why") and not r.get("failed"):
+        lines.append(f"  FAILED: {r['why']}")
     return "\n".join(lines)
 
 
@@ -503,13 +651,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--cache", type=Path, default=REPO / ".cache/hil")
     p.add_argument("--no-faulty", action="store_true", help="skip the old sandbox's probes (about 45 s less)")
     p.add_argument("--old-unit-start", action="store_true", help="also run the daemon under the old unit")
+    p.add_argument("--guest", action="append", choices=list(GUESTS),
+                   help="boot only this Debian release (repeatable; default: all of them)")
+    p.add_argument("--one-by-one", action="store_true", help="boot the guests one after the other")
     args = p.parse_args(argv)
     from hil.kernel import KernelUnavailable, ensure_kernel
 
     log = _stderr
     try:
         kernel = ensure_kernel(args.cache, log=log)
-        r = run(args.cache, kernel, faulty=not args.no_faulty, old_unit_start=args.old_unit_start, log=log)
+        r = run(args.cache, kernel, faulty=not args.no_faulty, old_unit_start=args.old_unit_start, log=log,
+                guests=args.guest, parallel=False if args.one_by_one else None)
     except (SetupMissing, KernelUnavailable) as e:
         print(f"hil: {e}", file=sys.stderr)
         return 2

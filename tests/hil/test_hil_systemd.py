@@ -9,6 +9,7 @@ import os
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -106,3 +107,60 @@ def test_the_initramfs_is_the_newc_format_the_kernel_unpacks() -> None:
 def test_a_missing_tool_is_one_line_naming_the_package() -> None:
     with pytest.raises(systemd_vm.SetupMissing, match=r"^no-such-qemu is missing: apt-get install qemu-x$"):
         systemd_vm.need("no-such-qemu", "qemu-x")
+
+
+def test_the_trixie_root_has_what_install_sh_needs_to_build_lgpio() -> None:
+    """No lgpio wheel for trixie's Python 3.13: install.sh builds it, and the guest has no network, so
+    its root carries the very packages install.sh would apt-get (read from install.sh)."""
+    deps = systemd_vm.lgpio_build_deps()
+    assert {"swig", "gcc", "python3-dev"} <= set(deps)
+    trixie, bookworm = systemd_vm.GUESTS["trixie"], systemd_vm.GUESTS["bookworm"]
+    assert trixie.python == ("313", "cp313") and trixie.glibc_minor == 41
+    assert bookworm.python == ("311", "cp311") and bookworm.glibc_minor == 36
+    assert set(deps) <= set(trixie.packages()) and not set(deps) & set(bookworm.packages())
+    assert bookworm.packages() == systemd_vm.PACKAGES  # bookworm's cached root stays valid
+
+
+def test_requirement_names_are_compared_as_pip_does() -> None:
+    assert systemd_vm._name("lgpio>=0.2,<1") == "lgpio"
+    assert systemd_vm._name("luma.oled>=3.12,<4") == systemd_vm._name("Luma_OLED") == "luma-oled"
+    assert systemd_vm._name("pillow>=10.1,<14") == "pillow"
+
+
+def test_every_guest_must_pass_and_the_summary_names_them(monkeypatch: pytest.MonkeyPatch,
+                                                          tmp_path: Path) -> None:
+    monkeypatch.setattr(systemd_vm, "need", lambda tool, package: tool)
+    monkeypatch.setattr(systemd_vm, "prepare", lambda cache, kernel, guest, settings, log: guest.suite)
+    passed = dict.fromkeys((*systemd_vm.CHECKS, "old_unit_caught", "ok"), True)
+
+    def check(kernel: object, guest: systemd_vm.Guest, built: str, faulty: bool, log: object) -> dict:
+        assert built == guest.suite
+        if guest.suite == "trixie":
+            return {**passed, "guest": "trixie", "ok": False, "unit_active": False,
+                    "why": "install.sh exited 1"}
+        return {**passed, "guest": guest.suite}
+
+    monkeypatch.setattr(systemd_vm, "check_guest", check)
+    for parallel in (True, False):
+        r = systemd_vm.run(tmp_path, None, log=lambda line: None, parallel=parallel)
+        assert r["guests"] == ["bookworm", "trixie"] and r["parallel"] is parallel
+        assert r["watchdog_ok"] is True and r["unit_active"] is False and r["ok"] is False
+        assert r["why"] == "trixie: install.sh exited 1"
+    one = systemd_vm.run(tmp_path, None, log=lambda line: None, guests=["bookworm"])
+    assert one["ok"] is True and one["guests"] == ["bookworm"] and not one["parallel"]
+    with pytest.raises(systemd_vm.SetupMissing, match="no guest buster: the guests are bookworm, trixie"):
+        systemd_vm.run(tmp_path, None, guests=["buster"])
+
+
+def test_a_vm_past_its_time_is_killed_with_everything_it_started(tmp_path: Path) -> None:
+    """QEMU stopped on a time-out takes its whole process group along: nothing keeps running."""
+    pidfile = tmp_path / "child"
+    console = tmp_path / "console.log"
+    console.write_text("booting\n")  # it printed something: not the silent-firmware case
+    fake_qemu = ["bash", "-c", f"sleep 300 & echo $! > {pidfile}; wait"]
+    rc, why, silent, cpu = systemd_vm._qemu(fake_qemu, console, timeout=2)
+    assert (rc, why, silent) == (None, "timed out after 2 s", False) and 0 <= cpu < 1.5
+    child = int(pidfile.read_text())
+    time.sleep(0.5)
+    stat_file = Path(f"/proc/{child}/stat")
+    assert not stat_file.exists() or stat_file.read_text().rsplit(")", 1)[1].split()[0] == "Z"

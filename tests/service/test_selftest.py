@@ -364,6 +364,44 @@ def test_an_unplugged_led_controller_is_missing_with_the_serial_error(
     assert result == "missing" and str(daemon.led.path) in detail and "No such file" in detail
 
 
+def test_a_led_port_the_service_may_not_open_names_the_driver_that_came_late(
+        table: Callable[..., Daemon], capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """EPERM from open(2) on the port is the unit's device cgroup (a file's mode gives EACCES):
+    DeviceAllow=char-ttyACM was resolved at start, before cdc_acm loaded. pyserial itself turns the
+    refused open(2) into its SerialException here, as it does on the Pi."""
+    import errno
+    import os
+
+    import serial.serialposix
+
+    class Refusing:
+        """The os module, except that opening the LED port is refused as the device cgroup does."""
+
+        def __init__(self, path: str) -> None:
+            self.path = path
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(os, name)
+
+        def open(self, path: str, *args: Any) -> int:
+            if str(path) == self.path:
+                raise OSError(errno.EPERM, os.strerror(errno.EPERM), path)
+            return os.open(path, *args)
+
+    def refused(board: EmulatedBoard) -> None:
+        monkeypatch.setattr(serial.serialposix, "os", Refusing(str(board.led.path)))
+
+    table(refused)
+    _, report, _ = tablectl(capsys, "selftest", "--probe")
+    result, detail = results(report)["LED controller"]
+    assert result == "missing"
+    assert "could not open port" in detail and "Operation not permitted" in detail  # pyserial's words
+    assert detail.endswith("DeviceAllow=char-ttyACM when the service started, before cdc_acm (the port's "
+                           "driver) was loaded. `sudo systemctl restart table-host` lets it in; cdc_acm in "
+                           "/etc/modules-load.d/table-host.conf (install.sh writes it) loads it at boot")
+
+
 def test_a_buzzer_the_player_cannot_open_or_switched_off_is_said(
         table: Callable[..., Daemon], capsys: pytest.CaptureFixture[str]) -> None:
     from gpiozero import OutputDevice

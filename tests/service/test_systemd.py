@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -78,9 +79,10 @@ def test_install_and_uninstall_lay_out_and_remove_the_table(tmp_path: Path) -> N
     assert (staged / "etc/table-host/table.toml").exists()
     rule = (staged / "etc/udev/rules.d/90-table-host.rules").read_text()
     assert 'ATTRS{idVendor}=="2e8a", ATTRS{idProduct}=="0005", SYMLINK+="table-led"' in rule
-    assert (staged / "etc/modules-load.d/table-host.conf").read_text() == "i2c-dev\n"  # /dev/i2c-N at boot
+    # /dev/i2c-N, and the LED controller's driver before the unit resolves DeviceAllow=char-ttyACM
+    assert (staged / "etc/modules-load.d/table-host.conf").read_text() == "i2c-dev\ncdc_acm\n"
     boot = (staged / "boot/firmware/config.txt").read_text()
-    assert boot == ("# table-host\ndtparam=i2c_arm=on\ndtparam=i2c_arm_baudrate=400000\n"
+    assert boot == ("# table-host\n[all]\ndtparam=i2c_arm=on\ndtparam=i2c_arm_baudrate=400000\n"
                     "dtoverlay=i2c-mux,pca9548,addr=0x70\n# table-host end\n")  # no SPI: no SPI display
     doc = staged / "opt/table-host/doc"
     assert (doc / "docs/rules.md").is_file() and (doc / "hardware/README.md").is_file()
@@ -113,7 +115,101 @@ def test_reinstalling_over_an_old_block_replaces_it_and_keeps_the_rest(tmp_path:
     assert _install(staged).returncode == 0
     text = config.read_text()
     assert "dtparam=spi=on" not in text
-    assert text.startswith("arm_64bit=1\ndtoverlay=vc4-kms-v3d\n# table-host\n")
+    assert text.startswith("arm_64bit=1\ndtoverlay=vc4-kms-v3d\n# table-host\n[all]\n")
+
+
+def tree(root: Path) -> dict[str, bytes | str]:
+    """Every file (its bytes), link (its target) and folder under root."""
+    found: dict[str, bytes | str] = {}
+    for path in sorted(root.rglob("*")):
+        name = str(path.relative_to(root))
+        if path.is_symlink():
+            found[name] = f"-> {os.readlink(path)}"
+        elif path.is_dir():
+            found[name] = "dir"
+        else:
+            found[name] = path.read_bytes()
+    return found
+
+
+def pi_root(staged: Path, config_txt: str) -> None:
+    """What a Raspberry Pi OS root has before install.sh: the folders it writes into, a config.txt."""
+    for folder in ("etc/systemd/system", "etc/udev/rules.d", "etc/modules-load.d", "usr/local/bin",
+                   "usr/local/share", "opt", "var/lib"):
+        (staged / folder).mkdir(parents=True)
+    (staged / "boot/firmware").mkdir(parents=True)
+    (staged / "boot/firmware/config.txt").write_text(config_txt)
+
+
+PI5_CONFIG = ("dtparam=audio=on\ncamera_auto_detect=1\n\n[cm5]\ndtoverlay=dwc2,dr_mode=host\n\n"
+              "[pi5]\narm_boost=1\n")
+
+
+def test_uninstall_purge_leaves_the_root_as_install_found_it(tmp_path: Path) -> None:
+    """Everything install.sh writes (unit, udev rules, modules-load file, config.txt block, tablectl,
+    completions, /opt/table-host, the configuration) goes again; the rest of config.txt is kept byte
+    for byte. Without --purge only the configuration stays."""
+    staged = tmp_path / "root"
+    pi_root(staged, PI5_CONFIG)
+    before = tree(staged)
+    assert _install(staged).returncode == 0
+    written = set(tree(staged)) - set(before)
+    assert {"etc/systemd/system/table-host.service", "etc/udev/rules.d/90-table-host.rules",
+            "etc/modules-load.d/table-host.conf", "usr/local/bin/tablectl", "etc/table-host/table.toml",
+            "opt/table-host/doc/README.md", "usr/local/share/bash-completion/completions/tablectl"} <= written
+    assert (staged / "boot/firmware/config.txt").read_text() != PI5_CONFIG
+    kept = subprocess.run(["bash", str(ROOT / "systemd/uninstall.sh"), "--root", str(staged)],
+                          capture_output=True, text=True, timeout=60)
+    assert kept.returncode == 0, kept.stderr
+    assert set(tree(staged)) - set(before) == {"etc/table-host", "etc/table-host/table.toml"}
+    assert _install(staged).returncode == 0
+    out = subprocess.run(["bash", str(ROOT / "systemd/uninstall.sh"), "--purge", "--root", str(staged)],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert tree(staged) == before
+
+
+def test_the_block_starts_with_all_after_a_config_txt_that_ends_in_a_model_section(tmp_path: Path) -> None:
+    """config.txt's [pi5] holds until the next filter: without [all] the table's buses would be
+    switched on for a Pi 5 only (Raspberry Pi OS's own config.txt ends in [all] today, but a
+    builder's edit may not)."""
+    staged = tmp_path / "root"
+    pi_root(staged, PI5_CONFIG)
+    assert _install(staged).returncode == 0
+    text = (staged / "boot/firmware/config.txt").read_text()
+    assert text.startswith(PI5_CONFIG)
+    block = text[len(PI5_CONFIG):].splitlines()
+    assert block[:2] == ["# table-host", "[all]"] and block[-1] == "# table-host end"
+    filters = [line for line in text.splitlines() if line.startswith("[")]
+    assert filters[-1] == "[all]"  # the section every line of the block is in
+
+
+def test_twelve_seats_two_muxes_on_one_bus_disconnect_on_idle_and_uninstall_takes_it(tmp_path: Path) -> None:
+    staged = tmp_path / "root"
+    pi_root(staged, "dtparam=audio=on\n")
+    (staged / "etc/table-host").mkdir(parents=True)
+    (staged / "etc/table-host/table.toml").write_bytes(
+        (ROOT / "firmware_host/data/wiring/12-seat.toml").read_bytes())
+    assert _install(staged).returncode == 0
+    text = (staged / "boot/firmware/config.txt").read_text()
+    assert "dtoverlay=i2c-mux,pca9548,addr=0x70,disconnect_on_idle\n" in text
+    assert "dtoverlay=i2c-mux,pca9548,addr=0x71,disconnect_on_idle\n" in text
+    out = subprocess.run(["bash", str(ROOT / "systemd/uninstall.sh"), "--root", str(staged)],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and "lines install.sh did not write" not in out.stderr, out.stderr
+    assert (staged / "boot/firmware/config.txt").read_text() == "dtparam=audio=on\n"
+
+
+def test_uninstall_keeps_a_block_someone_edited(tmp_path: Path) -> None:
+    staged = tmp_path / "root"
+    pi_root(staged, "")
+    assert _install(staged).returncode == 0
+    config = staged / "boot/firmware/config.txt"
+    config.write_text(config.read_text().replace("[all]\n", "[all]\ndtoverlay=w1-gpio\n"))
+    out = subprocess.run(["bash", str(ROOT / "systemd/uninstall.sh"), "--root", str(staged)],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and "  dtoverlay=w1-gpio" in out.stderr
+    assert "dtoverlay=w1-gpio" in config.read_text() and "[all]" in config.read_text()
 
 
 def test_install_refuses_a_configuration_that_does_not_load(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ hello, sends a full frame: back in sync within 2 s of the cable returning.
 from __future__ import annotations
 
 import contextlib
+import errno
 import threading
 import time
 from collections.abc import Callable
@@ -110,7 +111,7 @@ class LedLink:
                 self._hello(port)
                 self._serve(port)
             except (OSError, ValueError, TimeoutError) as exc:  # SerialException is an OSError
-                self._offline(str(exc), wrong=isinstance(exc, ValueError))
+                self._offline(port_problem(exc), wrong=isinstance(exc, ValueError))
             except Exception as exc:  # a bug here must not end the link for good
                 self._offline(f"LED link error ({type(exc).__name__}: {exc}); starting over")
             finally:
@@ -246,6 +247,21 @@ class LedLink:
         block = ledproto.encode(seq, kind, payload)
         port.write(block)
         self.stats.bytes_sent += len(block)
+
+
+LATE_DRIVER = ("the service's device rules deny the port: systemd made them from "
+               "DeviceAllow=char-ttyACM when the service started, before cdc_acm (the port's driver) "
+               "was loaded. `sudo systemctl restart table-host` lets it in; cdc_acm in "
+               "/etc/modules-load.d/table-host.conf (install.sh writes it) loads it at boot")
+
+
+def port_problem(exc: Exception) -> str:
+    """The error as the operator reads it. EPERM opening the port is the service's device cgroup,
+    not the file's mode (that is EACCES): the unit's DeviceAllow=char-ttyACM is resolved to the
+    majors in /proc/devices once, at start, so a port whose driver came later is refused for good."""
+    if isinstance(exc, OSError) and exc.errno == errno.EPERM:
+        return f"{exc}: {LATE_DRIVER}"
+    return str(exc)
 
 
 def _v1_hello(width: int, height: int) -> bytes:
