@@ -88,7 +88,7 @@ def test_the_loop_sleeps_until_the_earliest_timer_and_wakes_for_an_event() -> No
     due = time.monotonic_ns() + 50_000_000
     loop.register_timer(lambda now: woke.append(now) and None, due)
     loop.on(Signal, lambda e, now: loop.stop())
-    thread = threading.Thread(target=loop.run)
+    thread = threading.Thread(target=loop.run, daemon=True)  # a failed check must not hang pytest
     thread.start()
     time.sleep(0.2)
     assert len(woke) == 1 and woke[0] >= due  # once, and never before it was due
