@@ -16,18 +16,16 @@ files damaged in five ways, each against the real daemon (`table-host run --emul
 from __future__ import annotations
 
 import contextlib
-import os
 import signal
 import sqlite3
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from .harness import EmulatedDaemon
+from .harness import DAEMON, ROOT, EmulatedDaemon, daemon_env
 from .soak import BOTS, LEVEL
 
 TMPFS = "2m"
@@ -39,18 +37,11 @@ START_S = 30.0
 def daemon_on(state: Path, log: Path) -> Iterator[EmulatedDaemon]:
     """The real daemon on the state directory `state`, its output to `log`; killed at the end.
     Yields once it answers, or with `proc` ended if it could not start (its exit status)."""
-    root = str(Path(__file__).resolve().parents[2])
-    work = state.parent
-    socket = work / "run" / "control.sock"
-    env = {**os.environ, "RUNTIME_DIRECTORY": str(work / "run"), "STATE_DIRECTORY": str(state),
-           "CONFIGURATION_DIRECTORY": str(work / "etc"), "TABLE_HOST_SOCKET": str(socket)}
-    for name in ("NOTIFY_SOCKET", "WATCHDOG_USEC", "INVOCATION_ID", "JOURNAL_STREAM"):
-        env.pop(name, None)
+    env = {**daemon_env(state.parent), "STATE_DIRECTORY": str(state)}
     with open(log, "ab") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "firmware_host", "run", "--emulate", "--ui", "none"],
-                                cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=out,
+        proc = subprocess.Popen(DAEMON, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=out,
                                 stderr=subprocess.STDOUT)
-    daemon = EmulatedDaemon(proc, socket, env)
+    daemon = EmulatedDaemon(proc, Path(env["TABLE_HOST_SOCKET"]), env)
     try:
         deadline = time.monotonic() + START_S
         while not daemon.answers() and proc.poll() is None and time.monotonic() < deadline:
