@@ -273,14 +273,17 @@ class ControlServer:
         poller.register(self._wake_r, select.POLLIN)
         try:
             while not self._stopping:
+                listening = False
                 for fd, event in poller.poll(self._poll_ms()):
                     if fd == self._sock.fileno():
-                        self._accept()
+                        listening = True
                     elif fd == self._wake_r:
                         with contextlib.suppress(OSError):
                             os.read(self._wake_r, 4096)
                     elif (conn := self._connections.get(fd)) is not None:
                         self._ready(conn, event)
+                if listening:  # after the closes seen with it: a user's share is free again first
+                    self._accept()
                 self._answers()
                 self._expire()
                 for conn in list(self._connections.values()):
@@ -304,35 +307,35 @@ class ControlServer:
         return max(0, math.ceil((min(due) - time.monotonic()) * 1000))
 
     def _accept(self) -> None:
-        """Every connection waiting, at once: a peer past its share, or a server full, is told so
-        and closed; the rest are read as their bytes come."""
-        for _ in range(BACKLOG):
-            try:
-                sock, _ = self._sock.accept()
-            except OSError:  # EAGAIN: none left; anything else: tried again on the next wake
-                return
-            peer = peer_of(sock)
-            admin = peer is not None and self.access.is_admin(peer)
-            log.debug("connection from %s", peer or "unknown peer")
-            key = None if peer is None else peer.uid
-            refusal = None
-            if len(self._connections) >= MAX_CONNECTIONS:
-                refusal = f"the table has {MAX_CONNECTIONS} connections open: try again"
-            elif not admin and self._per_peer.get(key, 0) >= PER_PEER:
-                refusal = f"{PER_PEER} connections from one user at once at most"
-            if refusal is not None:
-                self._say(peer, "refused", f"connection refused: {refusal}")
-                with contextlib.suppress(OSError):
-                    sock.send(json.dumps({"ok": False, "error": refusal}).encode() + b"\n",
-                              socket.MSG_DONTWAIT | socket.MSG_NOSIGNAL)
-                sock.close()
-                continue
-            sock.setblocking(False)
-            conn = _Connection(sock, peer, admin, time.monotonic())
-            self._connections[sock.fileno()] = conn
-            self._per_peer[key] = self._per_peer.get(key, 0) + 1
-            self._poller.register(sock, select.POLLIN)
-            conn.events = select.POLLIN
+        """One connection waiting (the next poll shows the closes that came before the one after
+        it, so a user's share is counted right): a peer past its share, or a server full, is told
+        so and closed; the rest are read as their bytes come."""
+        try:
+            sock, _ = self._sock.accept()
+        except OSError:  # EAGAIN: taken already; anything else: tried again on the next wake
+            return
+        peer = peer_of(sock)
+        admin = peer is not None and self.access.is_admin(peer)
+        log.debug("connection from %s", peer or "unknown peer")
+        key = None if peer is None else peer.uid
+        refusal = None
+        if len(self._connections) >= MAX_CONNECTIONS:
+            refusal = f"the table has {MAX_CONNECTIONS} connections open: try again"
+        elif not admin and self._per_peer.get(key, 0) >= PER_PEER:
+            refusal = f"{PER_PEER} connections from one user at once at most"
+        if refusal is not None:
+            self._say(peer, "refused", f"connection refused: {refusal}")
+            with contextlib.suppress(OSError):
+                sock.send(json.dumps({"ok": False, "error": refusal}).encode() + b"\n",
+                          socket.MSG_DONTWAIT | socket.MSG_NOSIGNAL)
+            sock.close()
+            return
+        sock.setblocking(False)
+        conn = _Connection(sock, peer, admin, time.monotonic())
+        self._connections[sock.fileno()] = conn
+        self._per_peer[key] = self._per_peer.get(key, 0) + 1
+        self._poller.register(sock, select.POLLIN)
+        conn.events = select.POLLIN
 
     def _watch(self, conn: _Connection) -> None:
         """Poll for what the connection waits for: bytes to read, room to write."""
