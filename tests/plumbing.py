@@ -99,11 +99,16 @@ class DaemonProcess:
         self.messages: list[str] = []
 
     def start(self, prefix: tuple[str, ...] = ()) -> None:
+        self.launch(prefix)
+        self.wait_for("READY=1")
+
+    def launch(self, prefix: tuple[str, ...] = ()) -> subprocess.Popen:
+        """Started, not waited for."""
         self.log = open(self.tmp / "daemon.log", "a")  # noqa: SIM115 - kept open while it runs
         self.proc = subprocess.Popen([*prefix, sys.executable, "-m", "firmware_host", "run", "--emulate",
                                       "--ui", "none"], cwd=ROOT, env=self.env,
                                      stdout=subprocess.DEVNULL, stderr=self.log, text=True)
-        self.wait_for("READY=1")
+        return self.proc
 
     def wait_for(self, text: str, timeout: float = 20.0) -> str:
         end = time.monotonic() + timeout
