@@ -15,6 +15,15 @@ touches the game: it hands each request to the owner of the game state through
 `requests` and waits for its answer. Anything malformed — not JSON, not an
 object, no command, too long, a command that fails — gets an error reply and
 the connection goes on; the server never falls over.
+
+No client can keep the others, or an admin, waiting (issue 22): one thread reads and
+writes every connection without blocking on any, so a client trickling bytes or not
+reading its answers holds no handler; a request has REQUEST_S from its first byte to
+its newline; a user that is not an admin has PER_PEER connections; one handler takes
+only admin peers' requests, which go first; a peer that has gone (POLLHUP, EPIPE,
+ECONNRESET) is dropped with what it asked; an answer unread for SEND_S closes its
+connection; one request per connection is at the table at a time, and PIPELINE more
+waiting is the limit. The journal names a misbehaving user once a minute at most.
 """
 
 from __future__ import annotations
