@@ -23,7 +23,7 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["HANDLED", "hold", "release"]
+__all__ = ["HANDLED", "hold", "release", "taken"]
 
 HANDLED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 
@@ -49,3 +49,15 @@ def release(handlers: Mapping[int, Callable[[int, Any], None]], wake: Callable[[
     # Started while the signals are blocked: this thread never takes one itself.
     threading.Thread(target=watch, name="signals", daemon=True).start()
     signal.pthread_sigmask(signal.SIG_UNBLOCK, HANDLED)
+
+
+def taken(pid: int, signum: int) -> bool:
+    """Process `pid` has run `hold()` or installed a handler: `signum` is blocked or caught
+    (/proc/PID/status SigBlk, SigCgt: hexadecimal masks, bit signum - 1). False once it has gone."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            fields = dict(line.split(":", 1) for line in f if ":" in line)
+    except OSError:
+        return False
+    bit = 1 << (signum - 1)
+    return any(int(fields[key], 16) & bit for key in ("SigBlk", "SigCgt"))

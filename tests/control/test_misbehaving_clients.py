@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from plumbing import served_table
+from plumbing import request_owner, served_table
 
 from firmware_host.control import server as control
 from firmware_host.control.client import ask
@@ -151,46 +151,37 @@ def test_an_admin_is_answered_while_read_only_peers_hold_every_other_handler(
     server = ControlServer(sock, requests)
     sock.chmod(0o666)
     held: list[Request] = []
-    stop = threading.Event()
 
-    def table() -> None:
-        while not stop.is_set():
-            try:
-                request = requests.get(timeout=0.05)
-            except queue.Empty:
-                continue
-            if "uid 0 " in request.peer:
-                request.reply({"ok": True, "phase": "attract"})
-            else:
-                held.append(request)  # never answered: its handler waits REPLY_TIMEOUT_S
+    def table(request: Request) -> None:
+        if "uid 0 " in request.peer:
+            request.reply({"ok": True, "phase": "attract"})
+        else:
+            held.append(request)  # never answered: its handler waits REPLY_TIMEOUT_S
 
-    owner = threading.Thread(target=table, daemon=True)
-    owner.start()
-    try:
-        def attack() -> int:
-            conns = [socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) for _ in range(2 * control.HANDLERS)]
-            for conn in conns:
-                conn.connect(str(sock))
-                conn.sendall(b'{"cmd": "status"}\n')
-            time.sleep(2.0)  # root asks meanwhile
-            for conn in conns:
-                conn.close()
-            return len(conns)
+    def attack() -> int:
+        conns = [socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) for _ in range(2 * control.HANDLERS)]
+        for conn in conns:
+            conn.connect(str(sock))
+            conn.sendall(b'{"cmd": "status"}\n')
+        time.sleep(2.0)  # root asks meanwhile
+        for conn in conns:
+            conn.close()
+        return len(conns)
 
-        attacker = threading.Thread(target=as_nobody, args=(attack,))
-        attacker.start()
-        deadline = time.monotonic() + 5
-        while len(held) < control.HANDLERS - control.ADMIN_HANDLERS and time.monotonic() < deadline:
-            time.sleep(0.01)
-        assert len(held) == control.HANDLERS - control.ADMIN_HANDLERS  # every other handler is waiting
-        start = time.monotonic()
-        assert ask({"cmd": "status"}, sock, timeout=5.0)["ok"]
-        assert time.monotonic() - start < 1.0
-        attacker.join()
-    finally:
-        stop.set()
-        owner.join()
-        server.close()
+    with request_owner(requests, table):
+        try:
+            attacker = threading.Thread(target=as_nobody, args=(attack,))
+            attacker.start()
+            deadline = time.monotonic() + 5
+            while len(held) < control.HANDLERS - control.ADMIN_HANDLERS and time.monotonic() < deadline:
+                time.sleep(0.01)
+            assert len(held) == control.HANDLERS - control.ADMIN_HANDLERS  # every other handler is waiting
+            start = time.monotonic()
+            assert ask({"cmd": "status"}, sock, timeout=5.0)["ok"]
+            assert time.monotonic() - start < 1.0
+            attacker.join()
+        finally:
+            server.close()
 
 
 def test_requests_of_a_peer_that_has_gone_are_not_worked_on(open_dir: Path) -> None:
@@ -199,35 +190,26 @@ def test_requests_of_a_peer_that_has_gone_are_not_worked_on(open_dir: Path) -> N
     requests: queue.SimpleQueue[Request] = queue.SimpleQueue()
     sock = open_dir / "control.sock"
     server = ControlServer(sock, requests)
-    stop = threading.Event()
 
-    def slow_table() -> None:
-        while not stop.is_set():
-            try:
-                request = requests.get(timeout=0.05)
-            except queue.Empty:
-                continue
-            time.sleep(0.2)
-            served.append(time.monotonic())
-            request.reply({"ok": True})
+    def slow_table(request: Request) -> None:
+        time.sleep(0.2)
+        served.append(time.monotonic())
+        request.reply({"ok": True})
 
-    owner = threading.Thread(target=slow_table, daemon=True)
-    owner.start()
-    try:
-        for _ in range(4):
-            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
-                conn.connect(str(sock))
-                conn.sendall(b'{"cmd": "status"}\n' * control.PIPELINE)
-        time.sleep(1.5)  # all 32 served would take 6.4 s
-        # What was being answered when each left may finish; nothing more of theirs.
-        assert len(served) <= 4, len(served)
-        start = time.monotonic()
-        assert ask({"cmd": "status"}, sock, timeout=5.0)["ok"]
-        assert time.monotonic() - start < 1.0
-    finally:
-        stop.set()
-        owner.join()
-        server.close()
+    with request_owner(requests, slow_table):
+        try:
+            for _ in range(4):
+                with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+                    conn.connect(str(sock))
+                    conn.sendall(b'{"cmd": "status"}\n' * control.PIPELINE)
+            time.sleep(1.5)  # all 32 served would take 6.4 s
+            # What was being answered when each left may finish; nothing more of theirs.
+            assert len(served) <= 4, len(served)
+            start = time.monotonic()
+            assert ask({"cmd": "status"}, sock, timeout=5.0)["ok"]
+            assert time.monotonic() - start < 1.0
+        finally:
+            server.close()
 
 
 def test_requests_piled_on_one_connection_close_it_with_an_error_said_once(open_dir: Path, caplog) -> None:

@@ -12,19 +12,10 @@ from pathlib import Path
 
 from plumbing import ROOT, DaemonProcess
 
+from firmware_host.system.signals import taken
+
 RUNS = 10
 STOP_S = 5.0
-
-
-def held_or_caught(pid: int, signum: int) -> bool:
-    """The process has run `table-host run`'s first line: the signal is blocked (held until the
-    loop takes it) or caught (/proc/PID/status SigBlk, SigCgt: hexadecimal masks, bit signum - 1)."""
-    try:
-        fields = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines())
-    except OSError:
-        return False
-    bit = 1 << (signum - 1)
-    return any(int(fields[key], 16) & bit for key in ("SigBlk", "SigCgt"))
 
 
 def launched(tmp: Path) -> tuple[DaemonProcess, subprocess.Popen]:
@@ -37,7 +28,7 @@ def launched(tmp: Path) -> tuple[DaemonProcess, subprocess.Popen]:
     daemon = DaemonProcess(tmp)
     proc = daemon.launch()
     deadline = time.monotonic() + 30
-    while not held_or_caught(proc.pid, signal.SIGTERM):
+    while not taken(proc.pid, signal.SIGTERM):
         assert proc.poll() is None and time.monotonic() < deadline, "the daemon never took its signals"
         time.sleep(0.001)
     assert not Path(daemon.env["STATE_DIRECTORY"]).exists(), "signals taken only once start-up had begun"
