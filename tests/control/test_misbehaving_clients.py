@@ -244,3 +244,24 @@ def test_an_answer_not_read_in_time_ends_the_connection() -> None:
         conn.out = b""
         slow = f"sent no whole request in {control.REQUEST_S:g} s"
         assert conn.deadline() == (201.0 + control.REQUEST_S, slow)
+
+
+@as_root
+def test_bench_faults_probes_an_admin_through_both_attacks_and_stops_the_table_while_it_starts() -> None:
+    from firmware_host.bench.client_faults import ATTACKS, client_attacks, client_text, sigterm_at_start
+
+    attacks = client_attacks(2.0)
+    for kind in ATTACKS:
+        k = attacks[kind]
+        assert k["probes"] >= 20 and k["missed"] == 0 and k["answered"] == k["probes"], (kind, k)
+        assert k["attacker"]["connections"] > 0 and k["alive_after"]
+    assert attacks["meets_target"]
+    starting = sigterm_at_start(3, seed="test")
+    assert starting["runs"] == 3 and starting["lost"] == 0 and starting["failed"] == 0, starting["examples"]
+    assert starting["stopped"] + starting["killed_by_signal"] == 3 and starting["meets_target"]
+    text = "\n".join(client_text({"attacks": attacks, "sigterm": starting}))
+    made = attacks["slowloris"]["attacker"]["connections"]
+    assert f"slowloris (16 read-only peers, 2 s, {made} connections made)" in text
+    assert "missed 0 (target 0)" in text and "answering afterwards yes" in text
+    assert "SIGTERM at random moments of start-up" in text
+    assert "lost 0 (target 0), failed 0 (target 0)" in text
