@@ -23,7 +23,7 @@ its newline; a user that is not an admin has PER_PEER connections; one handler t
 only admin peers' requests, which go first; a peer that has gone (POLLHUP, EPIPE,
 ECONNRESET) is dropped with what it asked; an answer unread for SEND_S closes its
 connection; one request per connection is at the table at a time, and PIPELINE more
-waiting is the limit. The journal names a misbehaving user once a minute at most.
+(MAX_LINE bytes) waiting is the limit. The journal names a misbehaving user once a minute at most.
 """
 
 from __future__ import annotations
@@ -388,10 +388,12 @@ class ControlServer:
         for line in lines:
             if not line.strip():
                 continue
-            if len(conn.waiting) >= PIPELINE:
-                self._say(conn.peer, "pipelined", f"more than {PIPELINE} requests waiting on one connection: "
-                          "closed (are its answers being read?)")
-                self._last_word(conn, f"more than {PIPELINE} requests waiting on this connection")
+            waiting = sum(len(item) for item in conn.waiting if isinstance(item, bytes))
+            if len(conn.waiting) >= PIPELINE or waiting + len(line) > MAX_LINE:
+                too_much = f"more than {PIPELINE} requests or {MAX_LINE} bytes waiting"
+                self._say(conn.peer, "pipelined", f"{too_much} on one connection: closed (are its answers "
+                          "being read?)")
+                self._last_word(conn, f"{too_much} on this connection")
                 return
             conn.waiting.append(line)
         if len(conn.partial) > MAX_LINE:

@@ -223,11 +223,12 @@ def test_requests_piled_on_one_connection_close_it_with_an_error_said_once(open_
                 conn.sendall(b'{"cmd": "status"}\n' * too_many)
                 answers = lines_until_closed(conn)
             assert len(answers) < too_many
-            error = f"more than {control.PIPELINE} requests waiting on this connection"
+            error = (f"more than {control.PIPELINE} requests or {control.MAX_LINE} bytes waiting on this "
+                     "connection")
             assert answers[-1] == {"ok": False, "error": error}
             assert all(a["ok"] for a in answers[:-1])
         assert ask({"cmd": "status"}, sock)["ok"]
-    said = [r.getMessage() for r in caplog.records if "requests waiting on one connection" in r.getMessage()]
+    said = [r.getMessage() for r in caplog.records if "bytes waiting on one connection" in r.getMessage()]
     assert len(said) == 1 and said[0].startswith("pid ") and "uid 0" in said[0]
 
 
