@@ -27,11 +27,15 @@ def launched(tmp: Path) -> tuple[DaemonProcess, subprocess.Popen]:
     tmp.mkdir()
     daemon = DaemonProcess(tmp)
     proc = daemon.launch()
-    deadline = time.monotonic() + 30
-    while not taken(proc.pid, signal.SIGTERM):
-        assert proc.poll() is None and time.monotonic() < deadline, "the daemon never took its signals"
-        time.sleep(0.001)
-    assert not Path(daemon.env["STATE_DIRECTORY"]).exists(), "signals taken only once start-up had begun"
+    try:
+        deadline = time.monotonic() + 30
+        while not taken(proc.pid, signal.SIGTERM):
+            assert proc.poll() is None and time.monotonic() < deadline, "the daemon never took its signals"
+            time.sleep(0.001)
+        assert not Path(daemon.env["STATE_DIRECTORY"]).exists(), "signals taken only once start-up had begun"
+    except BaseException:
+        daemon.close()  # not left running when the check fails
+        raise
     return daemon, proc
 
 
