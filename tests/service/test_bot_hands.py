@@ -1,0 +1,82 @@
+"""Bots press the emulated pins as people do: only while their match is played."""
+
+from __future__ import annotations
+
+import queue
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from firmware_host.config import emulated_config
+from firmware_host.game.edges import Event, InputEvent
+from firmware_host.game.table import Phase
+from firmware_host.service.daemon import Daemon
+from firmware_host.service.events import AbortAsked
+
+MS = 1_000_000
+S = 1_000_000_000
+
+
+@pytest.fixture
+def dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    for name in ("STATE_DIRECTORY", "RUNTIME_DIRECTORY", "CONFIGURATION_DIRECTORY"):
+        (tmp_path / name).mkdir()
+        monkeypatch.setenv(name, str(tmp_path / name))
+    return tmp_path
+
+
+def _taken(daemon: Daemon) -> list[Any]:
+    """The events the pins put on the loop's queue since it was last emptied."""
+    out = []
+    while True:
+        try:
+            out.append(daemon.loop.events.get_nowait())
+        except queue.Empty:
+            return out
+
+
+def _turn(daemon: Daemon, events: list[Any], now: int) -> None:
+    """One turn of the loop at `now`, with these events, without its clock or its wait."""
+    for event in events:
+        daemon.loop.dispatch(event, now)
+    daemon.loop.settle(now)
+
+
+def test_a_bots_presses_after_an_abort_make_no_one_a_person(dirs: Path) -> None:
+    """Seen once at the laptop: q, a restart, then x y, and the lobby showed a bot's seat as a
+    joined person. The cause: a bot's turn (cursor moves, then a slap) was tapped on its pins all
+    at once, stamped 80 ms apart into the future. An abort taken before those presses counted
+    them in the lobby, stamped after it opened: the bot's slap joined its seat as a person."""
+    daemon = Daemon(emulated_config(4))
+    try:
+        table = daemon.table
+        t = time.monotonic_ns()
+        daemon.buttons.tap(0, "slap", t, 40 * MS)  # seat 1 wakes the table and joins
+        _turn(daemon, _taken(daemon), t)
+        assert table.joined == [0]
+        table.set_bots(3)
+        table.start(t + 1 * S)
+        t += 5 * S
+        _turn(daemon, [], t)
+        assert table.phase is Phase.PLAYING
+        end = t + 60 * S
+        while True:  # until a bot is in the middle of a turn: presses of it still to come
+            t += 10 * MS
+            assert t < end, "no bot ever took a turn of more than one press"
+            events = _taken(daemon)
+            ahead = [e for e in events if isinstance(e, InputEvent) and e.kind is Event.PRESS and e.ts > t]
+            if ahead or any(getattr(daemon.bots, "pending", {}).values()):
+                break
+            _turn(daemon, events, t)
+        _turn(daemon, [AbortAsked()], t + 1 * MS)  # x y, taken before the bot's presses
+        assert table.phase is Phase.LOBBY
+        for step in range(1, 40):  # the next second of the loop: the bots' pins fall quiet
+            _turn(daemon, events if step == 1 else _taken(daemon), t + step * 25 * MS)
+        assert table.joined == [0] and sorted(table.bots) == [1, 2, 3]
+        late = [e for e in table.trace if e.get("input") == str(Event.PRESS) and e["seat"] != 1
+                and e["ts_ns"] > t + 1 * MS]
+        assert late == []  # no bot pressed anything once its match was over
+    finally:
+        daemon.close()
