@@ -15,7 +15,7 @@ KEYS = ("←/→ next placement · space lays the card · enter discards it · "
         "↑ joker: ←/→ choose a square, space plays it · ↓ back")
 
 
-def keys(rnd: Any) -> str:
+def keys(rnd: Any, direct: bool = False) -> str:
     return KEYS
 
 
