@@ -95,14 +95,15 @@ def test_domino_shows_the_board_its_tokens_and_your_candidate_placement() -> Non
     for square in (choice.near, choice.far):
         face, styles = cell(*square)
         assert face == f"[{rnd.board.colours[square].letter}" and "bold black on white" in styles
-    free = next(sq for sq in rnd.board.colours if sq not in rnd.covered and sq not in (choice.near, choice.far)
-                and sq not in {t.square for t in rnd.tokens})
+    taken = {choice.near, choice.far, *rnd.covered, *(t.square for t in rnd.tokens)}
+    free = next(sq for sq in rnd.board.colours if sq not in taken)
     letter = rnd.board.colours[free].letter
     face, styles = cell(*free)
     assert face == f"{letter.lower()} " and f"black on {STYLE[letter]}" in styles  # colour and letter
     mine = seat_words(table, 0).plain
     assert "top card" in mine and f"jokers {rnd.seats[0].jokers}" in mine
-    assert f"[{rnd.board.colours[choice.near].letter} [{rnd.board.colours[choice.far].letter} on the board" in mine
+    near, far = (rnd.board.colours[sq].letter for sq in (choice.near, choice.far))
+    assert f"[{near} [{far} on the board" in mine
 
 
 def test_crazy_shows_each_pile_with_its_colour_and_top_value() -> None:
