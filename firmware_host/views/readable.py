@@ -71,7 +71,11 @@ def _phase_words(table: Table) -> Text:
     if match is None:
         return Text(phase)
     if phase == "countdown":
-        return Text(f"{table.game}, round {match.round_no + 1}: get ready…", style="bold")
+        out = Text(f"{table.game}, round {match.round_no + 1}: get ready…", style="bold")
+        if match.results:  # the round just over stays in view, not only in the log
+            out.append(f"\nround {len(match.results)}: " + _standings(table, list(match.results[-1].scores)))
+            out.append("\ntotals: " + _standings(table, list(match.totals)))
+        return out
     if phase == "round_result" and match.results:
         result = match.results[-1]
         ending = str(result.ending).replace("_", " ")

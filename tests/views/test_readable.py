@@ -140,6 +140,23 @@ def test_results_and_the_lobby_in_words() -> None:
     assert "last match: seat" in words and "seat 1 (you)" in words
 
 
+def test_a_round_result_stays_in_the_table_view_into_the_next_countdown() -> None:
+    """The round's result was in the log only once its ten seconds were up; the log at 80x24
+    is four lines. The next round's countdown shows it too."""
+    table = playing("dice", 0)
+    play_round(table.match, make_bots(3, "instant", 0), random.Random(0))
+    table.tick(4 * S)
+    assert table.phase is Phase.ROUND_RESULT
+    scores, totals = list(table.match.results[-1].scores), list(table.match.totals)
+    assert f"seat 1 {scores[0]:+d}" in centre_words(table).plain
+    table.tick(15 * S)
+    assert table.phase is Phase.COUNTDOWN
+    lines = centre_words(table).plain.splitlines()
+    assert lines[0] == "dice, round 2: get ready…"
+    assert lines[1].startswith("round 1: ") and f"seat 1 {scores[0]:+d}" in lines[1]
+    assert lines[2].startswith("totals: ") and f"seat 2 {totals[1]:+d}" in lines[2]
+
+
 def test_the_status_line_names_seats_and_the_lobby_shows_no_old_totals(dirs: Path) -> None:
     """It was: "playing, classic, round 1, totals [0, 3]", and in the lobby the last match's totals."""
     from firmware_host.config import emulated_config
