@@ -193,7 +193,7 @@ class Daemon:
         return TableView(self.status.text(), centre, seats, score_lines(table), list(notices),
                          self.config_problem, centre_words(table), hands,
                          key_help(table, self.keys.direct, self.keys.level),
-                         logged or len(notices), str(table.phase))
+                         logged or len(notices), phase=str(table.phase))
 
     def _seen(self) -> tuple[Any, ...]:
         return (self.status.text(), self.screens.seen(),

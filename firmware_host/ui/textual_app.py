@@ -173,6 +173,7 @@ class TableApp(App[int]):
         Binding("x", "abort", "abort to lobby"),
     ]
     LOCAL = ("q", "v", "z", "t", "x", "ctrl+c")
+    OWN_KEYS = "t table/frames · z sharp seat · v watch a seat · x abort to lobby · q quit"
     VIEWS = ("words", "frames")  # wide enough for the matrix and the OLED side by side
     NARROW_VIEWS = ("words", "seat", "centre")  # narrower: one frame at a time
 
@@ -292,7 +293,8 @@ class TableApp(App[int]):
         self.query_one("#hand", Static).update(hand or Text(""))
         self.query_one("#centre", Static).update(centre_text(view, 2 if self.size.width >= 140 else 1))
         self.query_one("#scores", Static).update(Text(score_lines(view.scores, self.size.height)))
-        self.query_one("#help", Static).update(Text(view.keys))
+        self.query_one("#help", Static).update(Text(f"{view.keys} · {self.OWN_KEYS}" if view.keys
+                                                    else self.OWN_KEYS))
         self._draw_seat()
 
     def on_sounded(self, _: Sounded) -> None:

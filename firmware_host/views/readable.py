@@ -121,20 +121,18 @@ def seat_words(table: Table, seat: int) -> Text:
 
 # ---------------------------------------------------------------- keys
 
-COMMON = "t table/frames · z sharp seat · v watch a seat · x abort to lobby · q quit"
-
-
 def key_help(table: Table, direct: bool = False, bot_level: str = "medium") -> str:
-    """The keys that do something now, in this game; `direct`: seat 1 has keys 1-5;
-    `bot_level`: the level of the next bot `b` adds (`l` changes it)."""
+    """The table's keys that do something now, in this game (a frontend adds its own, such as
+    its quit key); `direct`: seat 1 has keys 1-5; `bot_level`: the level of the next bot `b`
+    adds (`l` changes it)."""
     phase = str(table.phase)
     if phase in ("attract", "lobby"):
         return (f"space join · ←/→ choose the game · b/B add/remove a bot · l next bot: {bot_level} · "
-                "enter start · " + COMMON)
+                "enter start")
     if phase == "round_result":
-        return "space: next round (after 3 s; by itself after 10 s) · " + COMMON
+        return "space: next round (after 3 s; by itself after 10 s)"
     if phase == "match_result":
-        return "space: back to the lobby (after 3 s) · " + COMMON
+        return "space: back to the lobby (after 3 s)"
     game = table.match.game if table.match is not None else table.game
     keys = find(game).keys(table.match.round if table.match is not None else None, direct)
-    return f"{game}: {keys} · {COMMON}"
+    return f"{game}: {keys}"

@@ -122,7 +122,8 @@ def test_crazy_shows_each_pile_with_its_colour_and_top_value() -> None:
 def test_key_help_names_each_games_alt_action_and_dominos_joker(game: str, alt: str) -> None:
     table = playing(game, 0)
     keys = key_help(table)
-    assert keys.startswith(f"{game}:") and alt in keys and "space" in keys and "x abort to lobby" in keys
+    assert keys.startswith(f"{game}:") and alt in keys and "space" in keys
+    assert "abort" not in keys and "quit" not in keys  # a frontend adds its own keys
     assert ("joker" in keys) == (game == "domino")
 
 
