@@ -341,9 +341,10 @@ class TableApp(App[int]):
         quarter of the cells), where the terminal has room for them."""
         if not self.sharp and not self.sharp_fits:
             width, height = self.SHARP_SIZE
-            self.query_one("#log", LogPane).write(
-                f"z: the sharp seat needs a terminal of {width}x{height} (this one is "
-                f"{self.size.width}x{self.size.height}); the compact one shows every pixel")
+            said = (f"z: the sharp seat needs a terminal of {width}x{height} (this one is "
+                    f"{self.size.width}x{self.size.height}); the compact one shows every pixel")
+            self.query_one("#log", LogPane).write(said)
+            self.notify(said, timeout=5)  # on top: the seat's frame can leave the log no rows
             return
         self.sharp = not self.sharp
         self._draw_seat()

@@ -379,6 +379,7 @@ def test_sharp_seat_only_where_it_fits(dirs: Path) -> None:
         await pilot.pause(0.2)
         assert not app.sharp and "z: the sharp seat needs a terminal of 166x44" in app.query_one(
             "#log", LogPane).lines[-1]
+        assert [n.message for n in app._notifications][-1].startswith("z: the sharp seat needs")
         seat = app.query_one("#seat").region
         assert seat.right <= 100 and seat.bottom <= 30
         assert all(len(row) <= 100 for row in _screen(app))
