@@ -7,8 +7,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from firmware_host.config import emulated_config
 from firmware_host.game.edges import Event, InputEvent
 from firmware_host.game.table import Phase
@@ -17,14 +15,6 @@ from firmware_host.service.events import AbortAsked
 
 MS = 1_000_000
 S = 1_000_000_000
-
-
-@pytest.fixture
-def dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    for name in ("STATE_DIRECTORY", "RUNTIME_DIRECTORY", "CONFIGURATION_DIRECTORY"):
-        (tmp_path / name).mkdir()
-        monkeypatch.setenv(name, str(tmp_path / name))
-    return tmp_path
 
 
 def _taken(daemon: Daemon) -> list[Any]:

@@ -19,14 +19,6 @@ S = 1_000_000_000
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
-@pytest.fixture
-def dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    for name in ("STATE_DIRECTORY", "RUNTIME_DIRECTORY", "CONFIGURATION_DIRECTORY"):
-        (tmp_path / name).mkdir()
-        monkeypatch.setenv(name, str(tmp_path / name))
-    return tmp_path
-
-
 def said(out: io.StringIO) -> str:
     """The last screen's words, whitespace (and where lines wrapped) aside."""
     return " ".join(" ".join(screen(out)).split())
