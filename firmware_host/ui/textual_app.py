@@ -238,9 +238,15 @@ class TableApp(App[int]):
         """Room for the matrix (one cell an LED) and the OLED side by side: 34 + 66 columns."""
         return self.size.width >= 100
 
-    SHARP_SIZE = (166, 44)
-    """The half-block seat is 128x32 cells in a border, beside the matrix's 34 columns, above the
-    log and the keys: any smaller and it would run past the edge."""
+    SHARP_SIZE = (196, 44)
+    """The half-block seat is 128x32 cells in a border (130x34), beside the matrix's 66 columns
+    (two cells an LED from 140 columns), above the log and the keys: any smaller and it would run
+    past the edge."""
+    SCORES_WIDTH = 30
+
+    def _frames_width(self, width: int) -> int:
+        """Columns the frames take side by side: the matrix and the seat, as drawn at `width`."""
+        return (66 if width >= 140 else 34) + (130 if self.sharp else 66)
 
     @property
     def sharp_fits(self) -> bool:
@@ -249,12 +255,15 @@ class TableApp(App[int]):
     def _fits_sharp(self, width: int, height: int) -> bool:
         return width >= self.SHARP_SIZE[0] and height >= self.SHARP_SIZE[1]
 
-    def _apply_mode(self) -> None:
+    def _apply_mode(self, width: int | None = None) -> None:
+        """`width`: the terminal's new width (a resize), else its present one."""
+        width = self.size.width if width is None else width
         main = self.screen
         frames = self.mode != "words"
         main.set_class(not frames, "words")
         main.set_class(frames, "frames")
-        main.set_class(frames and self.size.width < 140, "narrow-frames")
+        # The seats' panel only where it fits beside the frames (the status line names them too).
+        main.set_class(frames and width < self._frames_width(width) + self.SCORES_WIDTH, "narrow-frames")
         main.set_class(self.mode == "seat", "only-seat")
         main.set_class(self.mode == "centre", "only-centre")
         self._draw()
@@ -262,11 +271,12 @@ class TableApp(App[int]):
     def on_resize(self, event: events.Resize) -> None:
         if self.sharp and not self._fits_sharp(event.size.width, event.size.height):
             self.sharp = False
-        if self.mode == "frames" and not self.wide:
+        wide = event.size.width >= 100
+        if self.mode == "frames" and not wide:
             self.mode = "seat"
-        elif self.mode in ("seat", "centre") and self.wide:
+        elif self.mode in ("seat", "centre") and wide:
             self.mode = "frames"
-        self._apply_mode()
+        self._apply_mode(event.size.width)
 
     def on_view_changed(self, message: ViewChanged) -> None:
         self.view = message.view
@@ -347,7 +357,7 @@ class TableApp(App[int]):
             self.notify(said, timeout=5)  # on top: the seat's frame can leave the log no rows
             return
         self.sharp = not self.sharp
-        self._draw_seat()
+        self._apply_mode()  # the seats' panel makes room for the sharp seat, or comes back
 
     def action_switch_view(self) -> None:
         """The table in words, then the faithful frames (one at a time on a narrow terminal)."""

@@ -377,7 +377,7 @@ def test_sharp_seat_only_where_it_fits(dirs: Path) -> None:
         assert not app.sharp
         await pilot.press("z")
         await pilot.pause(0.2)
-        assert not app.sharp and "z: the sharp seat needs a terminal of 166x44" in app.query_one(
+        assert not app.sharp and "z: the sharp seat needs a terminal of 196x44" in app.query_one(
             "#log", LogPane).lines[-1]
         assert [n.message for n in app._notifications][-1].startswith("z: the sharp seat needs")
         seat = app.query_one("#seat").region
@@ -388,6 +388,9 @@ def test_sharp_seat_only_where_it_fits(dirs: Path) -> None:
         await pilot.press("z")
         await pilot.pause(0.2)
         assert app.sharp and app.query_one("#seat").region.right <= 200
+        for panel in ("#left", "#seat", "#scores"):  # it was: the seats' panel drawn at 195-225
+            widget = app.query_one(panel)
+            assert not widget.display or widget.region.right <= 200, panel
         await pilot.resize_terminal(100, 30)  # smaller again: back to the compact seat
         await pilot.pause(0.2)
         assert not app.sharp and app.query_one("#seat").region.right <= 100
