@@ -70,3 +70,33 @@ def test_a_bots_presses_after_an_abort_make_no_one_a_person(dirs: Path) -> None:
         assert late == []  # no bot pressed anything once its match was over
     finally:
         daemon.close()
+
+
+def test_a_resumed_match_keeps_its_bots_bots_after_an_abort(dirs: Path) -> None:
+    """The other half of that report: q, a restart, x y. The resumed match and the lobby after
+    its abort seat the same person and bots as the match that was left."""
+    daemon = Daemon(emulated_config(4))
+    try:
+        table = daemon.table
+        t = time.monotonic_ns()
+        daemon.buttons.tap(0, "slap", t, 40 * MS)
+        _turn(daemon, _taken(daemon), t)
+        table.add_bot("hard")
+        table.add_bot("easy")
+        table.start(t + 1 * S)
+        _turn(daemon, [], t + 5 * S)  # the match is written as it begins, with its bots
+        assert table.phase is Phase.PLAYING
+    finally:
+        daemon.close()  # q: the loop stops, the match stays unfinished in the store
+    again = Daemon(emulated_config(4))
+    try:
+        table = again.table
+        assert table.match is not None and table.joined == [0]
+        assert {p: str(b.level) for p, b in table.bots.items()} == {1: "hard", 2: "easy"}
+        t = time.monotonic_ns()
+        _turn(again, [AbortAsked()], t)  # x y
+        assert table.phase is Phase.LOBBY and table.joined == [0]
+        assert {p: str(b.level) for p, b in table.bots.items()} == {1: "hard", 2: "easy"}
+        assert table.seat_of_player == [0, 1, 2]
+    finally:
+        again.close()
