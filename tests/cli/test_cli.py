@@ -110,7 +110,7 @@ def test_a_failed_expectation_exits_1(tmp_path: Path) -> None:
     bad.write_text(text.replace("expect_scores = [8, -3, -1, -4]", "expect_scores = [9, -3, -1, -4]"))
     result = run("scenario", str(bad))
     assert result.returncode == 1
-    assert "EXPECTATION FAILED wrong.toml.round[0].expect_scores" in result.stdout
+    assert "EXPECTATION FAILED wrong.toml.round[1].expect_scores" in result.stdout
 
 
 @pytest.mark.parametrize(("text", "words"), [
@@ -120,9 +120,9 @@ def test_a_failed_expectation_exits_1(tmp_path: Path) -> None:
     ("game = 'chess'\nplayers = 2\n[[round]]\n", ["unknown game 'chess'"]),
     ("game = 'classic'\nplayers = 2\ncolour = 1\n[[round]]\n", ["unknown key 'colour'"]),
     ("game = 'classic'\nplayers = 2\n[[round]]\nactions = [{seat = 1, do = 'play', card = 'Q7'}]\n",
-     ["round[0].actions[0]", "not a Ligretto card: 'Q7'"]),
+     ["round[1].actions[1]", "not a Ligretto card: 'Q7'"]),
     ("game = 'classic'\nplayers = 2\n[[round]]\nactions = [{seat = 3, do = 'turn'}]\n",
-     ["round[0].actions[0].seat", "seat must be 1 to 2"]),
+     ["round[1].actions[1].seat", "seat must be 1 to 2"]),
     ("game = 'classic'\nplayers = 2\n[[round]]\nactions = [{seat = 1, do = 'fly'}]\n",
      ["unknown action do='fly'"]),
     ("game = 'dice'\nplayers = 2\n[[round]]\nboard = {purple = 1}\n", ["unknown colour 'purple'"]),
@@ -143,7 +143,7 @@ def test_errors_in_table_form_actions_give_the_line(tmp_path: Path) -> None:
     path = tmp_path / "lines.toml"
     path.write_text("game = 'classic'\nplayers = 2\n\n[[round]]\n\n[[round.actions]]\nseat = 1\n"
                     "do = 'turn'\n\n[[round.actions]]\nseat = 1\ndo = 'play'\ncard = 'Z9'\n")
-    one_line_error(run("scenario", str(path)), "round[0].actions[1]", "(line 10)")
+    one_line_error(run("scenario", str(path)), "round[1].actions[2]", "(line 10)")
 
 
 def test_missing_scenario_file(tmp_path: Path) -> None:
