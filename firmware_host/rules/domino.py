@@ -451,7 +451,8 @@ class DominoRound(RoundBase):
 
     def _place(self, action: PlaceDomino) -> Refusal | None:
         seat, card, token, near, far, ts = action
-        near, far = _as_square(near), _as_square(far)
+        if type(near) is not tuple or type(far) is not tuple:
+            near, far = _as_square(near), _as_square(far)
         st = self.seats[seat]
         if not st.hand or st.hand[-1] != card:
             return Refusal(Reason.NOT_HELD, "not your top card")
@@ -473,10 +474,14 @@ class DominoRound(RoundBase):
             return Refusal(Reason.NOT_ADJACENT)
         if not self.matches(card, near, far):
             return Refusal(Reason.NO_FIT, "colours differ")
-        freed = tok.square
-        self._cover(near, (seat, card))
-        self._cover(far, (seat, card))
-        self._move(tok, far)
+        freed = tok.square  # the card covers both squares and the token moves to far (_cover, _move)
+        covered = self.covered
+        covered[near] = covered[far] = (seat, card)
+        free.discard(near)
+        free.discard(far)
+        if freed not in covered:
+            free.add(freed)
+        tok.square = far
         tok.blocked_for = None
         for other in self.tokens:  # a joker holds its token only until its player's next card
             if other.reserved_by == seat:
@@ -489,7 +494,23 @@ class DominoRound(RoundBase):
         if not st.hand:
             self._finish(Ending.LIGRETTO_STOP, (seat,))
             return None
-        self._check_blocked(seat)
+        # _check_blocked(seat), then _check_no_placement(ts) in one look at the tokens: most
+        # of the time some seat holds a card that fits at some token, and that is all.
+        kept = self._colours_at
+        near: set[tuple[int, int]] = set()
+        for i, other in enumerate(self.tokens):
+            if other.blocked_for is None:
+                found = kept.get(i) or self._colours(i)
+                if found:
+                    near |= found
+                else:
+                    other.blocked_for = seat
+                    other.reserved_by = None
+                    self._placements_seen.clear()
+        for held in self.seats:
+            if not near.isdisjoint(held.hand) or not near.isdisjoint(held.discard):
+                self.waiting_since = None
+                return None
         self._check_no_placement(ts)
         return None
 

@@ -154,11 +154,21 @@ def test_bench_engine_prints_named_figures() -> None:
     result = run("bench", "engine", "--rounds", "40", "--json")
     assert result.returncode in (0, 1), result.stderr  # 1: a target missed (a loaded machine)
     engine = json.loads(result.stdout)["engine"]
-    assert engine["rounds"] == 40 and engine["players"] == 4 and engine["game"] == "classic"
-    assert engine["rounds_per_s"] > 0 and engine["actions_per_s"] > engine["rounds_per_s"]
-    assert engine["with_bots_rounds_per_s"] > 0 and len(engine["rounds_per_s_all_runs"]) == 3
-    assert engine["actions_per_round"] > 20  # whole rounds were played, not stubs
-    assert engine["meets_target"] == (engine["rounds_per_s"] >= engine["target_rounds_per_s"] == 1500)
+    assert engine["rounds"] == 40 and engine["players"] == 4
+    assert list(engine["games"]) == ["classic", "dice", "domino", "crazy"]
+    for game, g in engine["games"].items():
+        assert g["game"] == game and g["rounds"] == 40, g
+        assert g["rounds_per_s"] > 0 and g["actions_per_s"] > g["rounds_per_s"]
+        assert g["with_bots_rounds_per_s"] > 0 and g["with_bots_actions_per_s"] > g["with_bots_rounds_per_s"]
+        assert len(g["rounds_per_s_all_runs"]) == 3 == len(g["with_bots_rounds_per_s_all_runs"])
+        assert g["actions_per_round"] > 20  # whole rounds were played, not stubs
+    classic, domino = engine["games"]["classic"], engine["games"]["domino"]
+    ratio = classic["actions_per_s"] / domino["actions_per_s"]
+    assert engine["domino_vs_classic_per_action"] == round(ratio, 2)
+    assert engine["meets_target"] == (classic["rounds_per_s"] >= engine["target_rounds_per_s"] == 1500
+                                      and ratio <= engine["target_domino_ratio"] == 3)
+    text = run("bench", "engine", "--rounds", "6").stdout
+    assert "Domino's engine within 3x Ligretto's time per action" in text
 
 
 def test_watch_shows_bots_play_a_match() -> None:
