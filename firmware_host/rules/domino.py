@@ -665,6 +665,10 @@ class DominoRound(RoundBase):
         scores, aside = score_round(self.players, finishers, self.held_counts())
         self._end(RoundResult(ending, finishers, scores, {"put_aside": list(aside)}))
 
+    def to_centre(self) -> tuple[int, int]:
+        placed = sum(st.placed for st in self.seats)
+        return placed, placed + sum(len(st.hand) + len(st.discard) for st in self.seats)
+
     def held_counts(self) -> list[int]:
         return [len(st.held()) for st in self.seats]
 
