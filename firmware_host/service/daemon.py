@@ -186,11 +186,13 @@ class Daemon:
 
         table = self.table
         centre, seats = self.screens.frames()
-        hands = {seat: seat_words(table, seat) for seat in table.seat_of_player}
+        terminal = self.pane is not None  # words are for a terminal: headless, only the web watches
+        hands = {seat: seat_words(table, seat) for seat in table.seat_of_player} if terminal else {}
         notices, logged = self.pane.snapshot() if self.pane is not None else (table.notices, 0)
         status = self.status.text()
         return TableView(status, centre, seats, score_lines(table), list(notices),
-                         self.config_problem, centre_words(table), hands, key_help(table),
+                         self.config_problem, centre_words(table) if terminal else None, hands,
+                         key_help(table) if terminal else "",
                          logged or len(notices), live_state(table, time.monotonic_ns(), status, self.address))
 
     def _seen(self) -> tuple[Any, ...]:
