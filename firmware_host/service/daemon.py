@@ -78,7 +78,6 @@ class Daemon:
         # Before any worker starts talking: a terminal shows the log's INFO lines in its pane.
         self.pane = PaneHandler().attach() if terminal else None
         self.realtime: Realtime | None = None  # set by the composition root: the threads' priority
-        self.address = ""  # where the web view is reached (set by the composition root)
         self.store = Store(state_db)
         self.board = board if board is not None else open_board(config)
         self.buttons = self.board.presser
@@ -102,6 +101,7 @@ class Daemon:
         self.game = Game(loop, table)
         self.screens = Screens(loop, table, self.oleds, self.led, config.centre,
                                lambda: self.configuration.problem, lambda: self.selftests.active)
+        self.screens.qr = config.web.seat_qr
         self.selftests = SelfTests(loop, self, self.screens)
         self.binding = StoreBinding(table, self.store)
         self.frontends = Frontends(loop.put, self.view, self._seen)
@@ -147,6 +147,15 @@ class Daemon:
     @config_problem.setter
     def config_problem(self, problem: str) -> None:
         self.configuration.problem = problem
+
+    @property
+    def address(self) -> str:
+        """Where the web view is watched ("" when it is not served): the composition root sets it."""
+        return self.screens.address
+
+    @address.setter
+    def address(self, url: str) -> None:
+        self.screens.address = url
 
     @property
     def selftest(self) -> Any:
