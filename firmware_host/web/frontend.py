@@ -20,6 +20,7 @@ from aiohttp import web
 from ..service.events import FrontendTrouble
 from ..service.frontend import TableView
 from ..system.logs import logger
+from ..system.systemd import under_systemd
 from .listen import open_socket, passed_socket, url_of
 from .server import Hub, build_app
 
@@ -62,7 +63,8 @@ class WebView:
                 where = f"{self.bind}:{self.port}"
                 sock = open_socket(self.bind, self.port)
         except OSError as exc:
-            self._fail(f"cannot listen on {where}: {exc.strerror or exc}")
+            hint = " (no socket from systemd: is table-web.socket enabled?)" if under_systemd() else ""
+            self._fail(f"cannot listen on {where}: {exc.strerror or exc}{hint}")
             return ""
         self._sock = sock
         self.url = url_of(sock)
