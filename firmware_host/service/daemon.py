@@ -46,7 +46,7 @@ from .binding import StoreBinding
 from .bots import BotHands
 from .commands import TableCommands
 from .configuration import Configuration
-from .events import FrontendTrouble, Signal
+from .events import FrontendReady, FrontendTrouble, Signal
 from .frontend import Frontend, Frontends, TableView, score_lines
 from .game import Game
 from .keys import Keys
@@ -120,6 +120,7 @@ class Daemon:
             self.game.follow(follower)
         loop.on(Signal, self._on_signal)
         loop.on(FrontendTrouble, lambda _event, _now: True)  # woken: the status line follows
+        loop.on(FrontendReady, lambda _event, _now: self.frontends.redraw() or True)
         loop.on(Request, lambda request, now: self.commands.serve(request, now))
         loop.after_each(self.game.advance)
         loop.after_each(lambda _now: loop.update_timer(self._edges, self.inputs.next_deadline()))

@@ -178,6 +178,7 @@ def webview() -> Iterator[Any]:
     front = WebView("127.0.0.1", 0, max_clients=4)
     front.start(events.append)
     front.events = events  # type: ignore[attr-defined]
+    wait_for(lambda: front._loop is not None)
     try:
         yield front
     finally:
@@ -249,7 +250,7 @@ def test_a_web_server_that_dies_is_reported_and_the_table_plays_on(dirs: Path) -
     thread = threading.Thread(target=daemon.serve, daemon=True)
     thread.start()
     try:
-        wait_for(lambda: front.hub.latest is not None)
+        wait_for(lambda: front.hub is not None and front.hub.latest is not None)
 
         front._loop.call_soon_threadsafe(front._loop.stop)  # its loop ends, not by our stop()
         wait_for(lambda: front.problem == "web view: stopped: RuntimeError: its loop ended")
