@@ -5,8 +5,8 @@
   socket here minus `decided_ns`, when the engine decided (both CLOCK_MONOTONIC, one machine);
   p50 and p99 over every client. Target: p99 <= 100 ms.
 - CPU added by the clients: the daemon's CPU (/proc/PID/stat) during a bot match with `clients`
-  browsers connected, minus the mean of the same stretch with none before and after. Target:
-  at most 5 % of one core for 20 browsers.
+  browsers connected, minus the same with none, in turns (none, all, none, ... SLICES times),
+  `seconds` in all each way. Target: at most 5 % of one core for 20 browsers.
 - memory per client: the daemon's resident memory with them connected minus without, divided.
 """
 
@@ -24,6 +24,7 @@ from .harness import cpu_ticks, emulated_daemon
 
 TARGET_P99_MS = 100.0
 TARGET_CPU_PERCENT = 5.0
+SLICES = 3  # turns without and with the browsers
 
 
 class Watcher:
@@ -96,20 +97,29 @@ def bench_web(seconds: float = 15.0, clients: int = 20) -> dict[str, Any]:
             result = work()
             return (cpu_ticks(pid) - before) / hz / (time.monotonic() - started) * 100, result
 
+        # Without and with the browsers in turn, SLICES times each, so that the match's own ups
+        # and downs (a round's result, a burst of plays) fall on both sides alike.
         rss_before = rss_mb(pid)
-        alone_1, _ = cpu_percent(lambda: time.sleep(seconds))
-        watched, (watchers, rss_with) = cpu_percent(lambda: asyncio.run(_watch(url, clients, seconds, pid)))
-        alone_2, _ = cpu_percent(lambda: time.sleep(seconds))
+        alone_runs, watched_runs, watchers, rss_seen = [], [], [], []
+        part = seconds / SLICES
+        for _ in range(SLICES):
+            alone_runs.append(cpu_percent(lambda: time.sleep(part))[0])
+            cpu, (ran, rss) = cpu_percent(lambda: asyncio.run(_watch(url, clients, part, pid)))
+            watched_runs.append(cpu)
+            watchers += ran
+            rss_seen.append(rss)
+        alone_runs.append(cpu_percent(lambda: time.sleep(part))[0])
+        rss_with = statistics.median(rss_seen)
         phase = daemon.ask({"cmd": "status"}).get("phase")
     latencies = [ms for w in watchers for ms in w.latencies_ms] or [float("inf")]  # none seen: missed
-    alone = (alone_1 + alone_2) / 2
+    alone, watched = statistics.mean(alone_runs), statistics.mean(watched_runs)
     added = watched - alone
     p50, p99 = _percentile(latencies, 50), _percentile(latencies, 99)
     return {
         "clients": clients,
         "seconds": seconds,
         "decisions_seen": sum(len(w.latencies_ms) for w in watchers),
-        "frames_per_client": round(statistics.mean(w.frames for w in watchers), 1),
+        "frames_per_client": round(statistics.mean(w.frames for w in watchers) * SLICES, 1),
         "latency_p50_ms": _ms(p50),
         "latency_p99_ms": _ms(p99),
         "latency_max_ms": _ms(max(latencies)),
