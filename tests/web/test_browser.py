@@ -201,3 +201,20 @@ def test_every_game_fits_a_tv_and_a_phone(browser: Any, live: Any, game: str, se
         if name != "desktop":
             page.screenshot(path=str(SHOTS / f"{game}-{name}.png"), full_page=name == "phone")
         page.close()
+    if game == "classic":  # the most piles a round can open: four 1s a player, 48
+        held = threading.Event()
+        table.daemon.loop.put(OnTable(lambda _now: held.wait(30)))  # no frame comes meanwhile
+        try:
+            for url, viewport in ((table.url + "big", TV), (table.url, PHONE)):
+                page = open_page(browser, url, viewport)
+                page.evaluate("""() => { const s = window.tableState;
+                    const cards = s.board.hands.flatMap(h => h.row).filter(Boolean);
+                    draw({...s, board: {...s.board, piles: Array.from({length: 48}, (_, i) =>
+                        ({...cards[i % cards.length], size: 1, seat: 1, complete: false}))}}); }""")
+                assert page.locator("#board .piles .card").count() == 48
+                fits(page, whole_screen=viewport == TV)
+                if viewport == TV:
+                    page.screenshot(path=str(SHOTS / "classic-48-piles-big.png"))
+                page.close()
+        finally:
+            held.set()

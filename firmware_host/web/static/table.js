@@ -54,6 +54,7 @@ function classicBoard(board) {
     piles.appendChild(node);
   }
   if (!board.piles.length) piles.appendChild(el("div", "hint", "no pile yet: a 1 starts one"));
+  if (board.piles.length > 20) piles.classList.add("many");  // up to 48 with 12 seats: smaller cards
   const head = el("div", "board-head", board.piles.length + " piles" + (board.descending ? ", counting down" : ""));
   return [head, piles];
 }
