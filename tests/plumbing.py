@@ -129,3 +129,15 @@ class DaemonProcess:
         self.notify.close()
         if self.proc is not None:
             self.log.close()
+
+
+ZBARIMG = "/usr/bin/zbarimg"
+
+
+def qr_read(image: Path) -> list[str]:
+    """What a real QR decoder (zbarimg, from zbar-tools) reads off an image file."""
+    if not os.path.exists(ZBARIMG):
+        raise AssertionError(f"{ZBARIMG} is missing: `./dev test` installs it as root "
+                             "(apt-get install zbar-tools)")
+    out = subprocess.run([ZBARIMG, "-q", "--raw", str(image)], capture_output=True, text=True, timeout=30)
+    return out.stdout.split("\n")[:-1] if out.returncode == 0 else []

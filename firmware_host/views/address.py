@@ -15,23 +15,31 @@ QUIET = 1  # modules of light margin kept around the code, at least (ISO/IEC 180
 
 
 @cache
+def qr_rows(url: str) -> tuple[str, ...]:
+    """`url` as a QR code's modules, a string of 1 (dark) and 0 a row, no margin: the web page
+    draws it on the big screen (error correction L, as on the seats)."""
+    import segno
+
+    code = segno.make(url, error="l", micro=False, boost_error=False)
+    return tuple("".join("1" if dark else "0" for dark in row) for row in code.matrix)
+
+
+@cache
 def qr_code(url: str, side: int = SIZE[1]) -> Image.Image | None:
     """`url` as a QR code (segno, error correction L) on a lit square `side` pixels wide, dark
     modules unlit (the usual dark-on-light a phone's camera expects), each module a whole number
     of pixels; None if it cannot fit."""
-    import segno
-
-    code = segno.make(url, error="l", micro=False, boost_error=False)
-    modules = code.symbol_size(border=0)[0]
+    rows = qr_rows(url)
+    modules = len(rows)
     scale = side // (modules + 2 * QUIET)
     if scale < 1:
         return None
     img = Image.new("1", (side, side), 1)
     draw = ImageDraw.Draw(img)
     offset = (side - modules * scale) // 2
-    for r, row in enumerate(code.matrix):
+    for r, row in enumerate(rows):
         for c, dark in enumerate(row):
-            if dark:
+            if dark == "1":
                 x, y = offset + c * scale, offset + r * scale
                 draw.rectangle((x, y, x + scale - 1, y + scale - 1), fill=0)
     return img

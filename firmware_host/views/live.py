@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..rules.options import GAMES, PLAYERS
+from .address import qr_rows
 
 if TYPE_CHECKING:
     from ..game.table import Table
@@ -40,6 +41,7 @@ def live_state(table: Table, now: int, status: str, address: str = "") -> dict[s
         "round": None, "rounds": None, "target": None,
         "board": None, "results": [], "winners": [], "decisions": _decisions(table),
         "notices": table.notices[-6:],
+        "qr": list(qr_rows(address)) if address and phase in ("attract", "lobby") else None,
     }
     if match is not None and in_match:
         state["round"] = match.round_no + 1

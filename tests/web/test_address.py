@@ -3,31 +3,24 @@ from zbar-tools), the words beside it, and where the web view says it listens.""
 
 from __future__ import annotations
 
-import shutil
 import socket
-import subprocess
 import time
 from pathlib import Path
 
 import pytest
 from PIL import Image
-from plumbing import wait_for
+from plumbing import qr_read, wait_for
 
 from firmware_host.views.address import qr_code, render_attract
 from firmware_host.views.seat import SIZE
 from firmware_host.web.listen import open_socket, own_address, url_of
 
-ZBARIMG = "/usr/bin/zbarimg"
-
 
 def decoded(img: Image.Image, tmp: Path) -> list[str]:
     """What zbarimg reads off a frame exactly as the OLED shows it (1 px a pixel, lit = white)."""
-    if not shutil.which(ZBARIMG):
-        pytest.fail(f"{ZBARIMG} is missing: `./dev test` installs it as root (apt-get install zbar-tools)")
     path = tmp / "frame.png"
     img.convert("L").save(path)
-    out = subprocess.run([ZBARIMG, "-q", "--raw", str(path)], capture_output=True, text=True, timeout=30)
-    return out.stdout.split("\n")[:-1] if out.returncode == 0 else []
+    return qr_read(path)
 
 
 @pytest.mark.parametrize("url", ["http://192.168.178.23/", "http://127.0.0.1:46667/",

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from plumbing import ROOT, wait_for
+from plumbing import ROOT, qr_read, wait_for
 
 from firmware_host.config import emulated_config
 from firmware_host.game.table import Phase, Timing
@@ -174,6 +174,21 @@ def test_scores_after_a_round_and_names_are_text_never_markup(browser: Any, live
     page.evaluate("() => draw({...window.tableState, status: '<img src=x onerror=alert(1)>'})")
     assert page.locator("#status").inner_text() == "<img src=x onerror=alert(1)>"
     assert page.locator("#status img").count() == 0
+
+
+def test_the_attract_screen_shows_the_address_and_a_code_that_reads_back(browser: Any, live: Any,
+                                                                          tmp_path: Path) -> None:
+    table = live(4)
+    page = open_page(browser, table.url + "big", TV)
+    assert page.locator("#banner .watch").inner_text() == f"Watch on your phone: {table.url}"
+    page.locator("svg.qr").screenshot(path=str(tmp_path / "qr.png"))
+    assert qr_read(tmp_path / "qr.png") == [table.url]
+    fits(page, whole_screen=True)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / "attract-big.png"))
+    table.tap(1, "slap")  # seat 1 joins: the lobby keeps the address, the match will not
+    page.wait_for_function("() => window.tableState.phase === 'lobby'", timeout=10_000)
+    assert page.locator("svg.qr").count() == 1
 
 
 # ---------------------------------------------------------------- every game, every screen

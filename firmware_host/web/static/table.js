@@ -103,6 +103,33 @@ function crazyBoard(board) {
   return [el("div", "board-head", board.piles.length + " of " + board.limit + " piles"), piles];
 }
 
+// The address as a QR code (its modules from the table: "1" dark), dark on a light margin.
+function qr(rows) {
+  const NS = "http://www.w3.org/2000/svg";
+  const n = rows.length, margin = 4;
+  const svg = document.createElementNS(NS, "svg");
+  svg.setAttribute("viewBox", "0 0 " + (n + 2 * margin) + " " + (n + 2 * margin));
+  svg.setAttribute("class", "qr");
+  svg.setAttribute("shape-rendering", "crispEdges");
+  const back = document.createElementNS(NS, "rect");
+  back.setAttribute("width", String(n + 2 * margin));
+  back.setAttribute("height", String(n + 2 * margin));
+  back.setAttribute("fill", "#fff");
+  svg.appendChild(back);
+  rows.forEach((row, r) => {
+    for (let c = 0; c < row.length; c++) {
+      if (row[c] !== "1") continue;
+      const dot = document.createElementNS(NS, "rect");
+      dot.setAttribute("x", String(c + margin));
+      dot.setAttribute("y", String(r + margin));
+      dot.setAttribute("width", "1");
+      dot.setAttribute("height", "1");
+      svg.appendChild(dot);
+    }
+  });
+  return svg;
+}
+
 const BOARDS = { classic: classicBoard, dice: diceBoard, domino: dominoBoard, crazy: crazyBoard };
 
 function banner(s) {
@@ -126,6 +153,7 @@ function banner(s) {
   }
   if ((s.phase === "attract" || s.phase === "lobby") && s.address) {
     lines.push(el("div", "watch", "Watch on your phone: " + s.address));
+    if (s.qr) lines.push(qr(s.qr));
   }
   return lines;
 }
