@@ -46,15 +46,21 @@ function empty(extra) {
 
 // ------------------------------------------------------------------ the middle of the table
 
-function classicBoard(board) {
-  const piles = el("div", "piles");
-  for (const p of board.piles) {
-    const node = card(p, p.complete ? "complete" : "");
+// The open piles as cards, each marked with the seat whose card is on top.
+function pileCards(piles, mark, hint) {
+  const row = el("div", "piles");
+  for (const p of piles) {
+    const node = card(p, mark(p));
     node.dataset.seat = p.seat;
-    piles.appendChild(node);
+    row.appendChild(node);
   }
-  if (!board.piles.length) piles.appendChild(el("div", "hint", "no pile yet: a 1 starts one"));
-  if (board.piles.length > 20) piles.classList.add("many");  // up to 48 with 12 seats: smaller cards
+  if (!piles.length) row.appendChild(el("div", "hint", hint));
+  if (piles.length > 20) row.classList.add("many");  // up to 48 with 12 seats: smaller cards
+  return row;
+}
+
+function classicBoard(board) {
+  const piles = pileCards(board.piles, (p) => (p.complete ? "complete" : ""), "no pile yet: a 1 starts one");
   const head = el("div", "board-head", board.piles.length + " piles" + (board.descending ? ", counting down" : ""));
   return [head, piles];
 }
@@ -93,13 +99,7 @@ function dominoBoard(board) {
 }
 
 function crazyBoard(board) {
-  const piles = el("div", "piles");
-  for (const p of board.piles) {
-    const node = card(p, p.crazy ? "crazy" : "");
-    node.dataset.seat = p.seat;
-    piles.appendChild(node);
-  }
-  if (!board.piles.length) piles.appendChild(el("div", "hint", "no pile yet: a 1 or a Crazy starts one"));
+  const piles = pileCards(board.piles, (p) => (p.crazy ? "crazy" : ""), "no pile yet: a 1 or a Crazy starts one");
   return [el("div", "board-head", board.piles.length + " of " + board.limit + " piles"), piles];
 }
 
