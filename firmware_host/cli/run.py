@@ -122,7 +122,8 @@ def attach_web(daemon: Daemon, terminal: bool) -> None:
     from ..web.frontend import WebView
 
     view = WebView(web.bind, web.port, web.max_clients, database=paths.state_database())
-    daemon.address = view.listen()
+    found = view.listen()
+    daemon.address = (web.url or found) if found else ""  # what people type: [web] url wins
     daemon.attach(view)
     if terminal and daemon.address:  # before the terminal UI takes the screen: `./dev run` says where
         print(f"web view: {daemon.address}", file=sys.stderr, flush=True)

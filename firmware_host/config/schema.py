@@ -232,6 +232,8 @@ class WebConfig(_Strict):
     port: int = Field(0, ge=0, le=65535, description="0: a free port, said in the log")
     max_clients: int = Field(32, ge=1, le=500, description="browsers watching at once; more are refused")
     seat_qr: bool = Field(True, description="the attract screen's seats show the address as a QR code")
+    url: str = Field("", max_length=60, pattern=r"^(https?://[^\s/]+/?[^\s]*)?$",
+                     description="the address shown and coded, if not the one found (e.g. http://table.local/)")
 
     @model_validator(mode="after")
     def _address(self) -> WebConfig:

@@ -64,8 +64,12 @@ def url_of(sock: socket.socket) -> str:
 
 def own_address() -> str:
     """The address other machines on the network reach us at: the source address the kernel
-    would use for a route outside (a UDP connect sends nothing); the loopback address if none."""
+    would use for a route outside (a UDP connect sends nothing). The service has no network of
+    its own (PrivateNetwork=yes, AF_UNIX only: it serves on the socket systemd passed), so there
+    it finds none and names itself as mDNS does (avahi, on Raspberry Pi OS): HOSTNAME.local."""
     with contextlib.suppress(OSError), socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
         s.connect(("192.0.2.1", 9))  # TEST-NET-1 (RFC 5737): only the routing table is asked
-        return str(s.getsockname()[0])
-    return "127.0.0.1"
+        found = str(s.getsockname()[0])
+        if not ipaddress.ip_address(found).is_loopback:
+            return found
+    return f"{socket.gethostname()}.local"

@@ -3,13 +3,15 @@ from zbar-tools), the words beside it, and where the web view says it listens.""
 
 from __future__ import annotations
 
+import shutil
 import socket
+import subprocess
 import time
 from pathlib import Path
 
 import pytest
 from PIL import Image
-from plumbing import qr_read, wait_for
+from plumbing import ROOT, qr_read, wait_for
 
 from firmware_host.views.address import qr_code, render_attract
 from firmware_host.views.seat import SIZE
@@ -78,3 +80,16 @@ def test_where_it_listens_is_the_address_people_type() -> None:
         taken.listen()
         with pytest.raises(OSError):
             open_socket("127.0.0.1", taken.getsockname()[1])
+
+
+def test_with_no_network_of_its_own_it_names_itself_as_mdns_does() -> None:
+    """As the service runs (PrivateNetwork=yes): a network namespace with only a loopback
+    device (unshare(1), as root), where no route leads out."""
+    import sys
+
+    assert shutil.which("unshare"), "unshare (util-linux) is needed"
+    done = subprocess.run(["unshare", "--net", sys.executable, "-c",
+                           "from firmware_host.web.listen import own_address; print(own_address())"],
+                          capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"{socket.gethostname()}.local"

@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from plumbing import ROOT
 
 from firmware_host.web.listen import NAME
@@ -76,3 +77,17 @@ def test_without_screen_no_kiosk(tmp_path: Path) -> None:
     assert _install(staged).returncode == 0
     assert (staged / "etc/systemd/system/table-web.socket").exists()
     assert not (staged / "etc/systemd/system/table-screen.service").exists()
+
+
+def test_the_web_section_is_checked_with_one_line_a_problem() -> None:
+    from firmware_host.config import ConfigError, default_config, parse_config
+
+    data = default_config(2).model_dump(mode="json", exclude_none=True)
+    web = parse_config({**data, "web": {"bind": "0.0.0.0", "port": 80, "url": "http://table.local/"}}).web
+    assert (web.bind, web.port, web.url) == ("0.0.0.0", 80, "http://table.local/")
+    for web, says in (({"bind": "localhost"}, "bind must be an IP address"), ({"port": 70000}, "web.port"),
+                      ({"max_clients": 0}, "web.max_clients"), ({"url": "ftp://x"}, "web.url"),
+                      ({"enabled": "yes"}, "web.enabled"), ({"colour": 1}, "web.colour")):
+        with pytest.raises(ConfigError) as refused:
+            parse_config({**data, "web": web})
+        assert says in str(refused.value), str(refused.value)
