@@ -9,7 +9,8 @@ journal without replaying earlier rounds' dice and shuffles.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Mapping, Sequence
+from collections import deque
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -166,15 +167,34 @@ class Match:
         boards: Sequence[Sequence[DominoCard]] | None = None,
     ) -> Match:
         """Rebuild a match, round in progress included, from its accepted actions."""
+        steps = cls.replaying(game, players, seed, options, journal, resources, setups, boards)
+        return deque(steps, maxlen=1)[0][1]
+
+    @classmethod
+    def replaying(
+        cls,
+        game: str,
+        players: int,
+        seed: int | str,
+        options: Mapping[str, Any] | None,
+        journal: Iterable[tuple[int, Action]],
+        resources: Resources = Resources(),
+        setups: Mapping[int, Mapping[str, Any]] | None = None,
+        boards: Sequence[Sequence[DominoCard]] | None = None,
+    ) -> Iterator[tuple[int | None, Match]]:
+        """`replay` one step at a time, for a history to show each: the match, live, after each
+        round is dealt (None) and after each journal entry (its index)."""
         setups = setups or {}
         match = cls(game, players, seed, options, resources, boards, setups.get(0))
+        yield None, match
         apply = match.round.apply
-        for round_no, action in journal:
+        for i, (round_no, action) in enumerate(journal):
             if round_no != match.round_no:
                 while match.round_no < round_no:
                     match.next_round(setups.get(match.round_no + 1))
+                    yield None, match
                 apply = match.round.apply
             refusal = apply(action)  # the round tells the match when it ends
             if refusal is not None:
                 raise RulesError(f"journal does not replay: round {round_no}, {action}: {refusal}")
-        return match
+            yield i, match
