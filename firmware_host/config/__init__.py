@@ -34,6 +34,7 @@ from .schema import (
     SeatScreen,
     SeatWiring,
     TableConfig,
+    WebConfig,
     input_pin_index,
     pin_index,
 )
@@ -58,6 +59,7 @@ __all__ = [
     "SeatScreen",
     "SeatWiring",
     "TableConfig",
+    "WebConfig",
     "as_emulated",
     "boot_config",
     "boot_modules",

@@ -41,11 +41,12 @@ from ..system import paths
 from ..system.logs import PaneHandler, logger
 from ..system.realtime import Realtime
 from ..system.systemd import Notifier, has_terminal, under_systemd
+from ..views.live import live_state
 from .binding import StoreBinding
 from .bots import BotHands
 from .commands import TableCommands
 from .configuration import Configuration
-from .events import Signal
+from .events import FrontendTrouble, Signal
 from .frontend import Frontend, Frontends, TableView, score_lines
 from .game import Game
 from .keys import Keys
@@ -77,6 +78,7 @@ class Daemon:
         # Before any worker starts talking: a terminal shows the log's INFO lines in its pane.
         self.pane = PaneHandler().attach() if terminal else None
         self.realtime: Realtime | None = None  # set by the composition root: the threads' priority
+        self.address = ""  # where the web view is reached (set by the composition root)
         self.store = Store(state_db)
         self.board = board if board is not None else open_board(config)
         self.buttons = self.board.presser
@@ -117,6 +119,7 @@ class Daemon:
                          lambda step: self.screens.show_phase(step.now), self.status.after_step):
             self.game.follow(follower)
         loop.on(Signal, self._on_signal)
+        loop.on(FrontendTrouble, lambda _event, _now: True)  # woken: the status line follows
         loop.on(Request, lambda request, now: self.commands.serve(request, now))
         loop.after_each(self.game.advance)
         loop.after_each(lambda _now: loop.update_timer(self._edges, self.inputs.next_deadline()))
@@ -185,13 +188,16 @@ class Daemon:
         centre, seats = self.screens.frames()
         hands = {seat: seat_words(table, seat) for seat in table.seat_of_player}
         notices, logged = self.pane.snapshot() if self.pane is not None else (table.notices, 0)
-        return TableView(self.status.text(), centre, seats, score_lines(table), list(notices),
+        status = self.status.text()
+        return TableView(status, centre, seats, score_lines(table), list(notices),
                          self.config_problem, centre_words(table), hands, key_help(table),
-                         logged or len(notices))
+                         logged or len(notices), live_state(table, time.monotonic_ns(), status, self.address))
 
     def _seen(self) -> tuple[Any, ...]:
+        trace = self.table.trace  # a decision that changes no screen (a press too late) is news
         return (self.status.text(), self.screens.seen(),
-                self.pane.count if self.pane else len(self.table.notices), self.config_problem)
+                self.pane.count if self.pane else len(self.table.notices), self.config_problem,
+                id(trace[-1]) if trace else 0)
 
     # ------------------------------------------------------------ the loop
 

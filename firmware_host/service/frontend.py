@@ -36,6 +36,7 @@ class TableView:
     hands: dict[int, Text] = field(default_factory=dict)  # physical seat -> its cards as cards
     keys: str = ""  # the keys that do something now, in this game
     logged: int = 0  # lines the log ever gave (more than `notices` keeps): which ones are new
+    live: dict[str, Any] | None = None  # the table as data, for the web (views/live.py): built fresh
 
 
 class Frontend(Protocol):
@@ -95,6 +96,10 @@ class Frontends:
         view = self._view()
         for frontend in list(self.attached):
             frontend.show(view)
+
+    def problems(self) -> list[str]:
+        """Why attached frontends are not serving (a frontend may say so in its `problem`)."""
+        return [p for p in (getattr(f, "problem", "") for f in self.attached) if p]
 
     def ring(self, cue: Cue) -> None:
         for frontend in list(self.attached):

@@ -1,0 +1,140 @@
+"""The web view as a frontend (service/frontend.py): its server in a thread of its own.
+
+`show` runs on the table's thread and only hands the snapshot over: one slot holds the newest,
+and one callback at most waits on the server's loop to take it, so however slow the server is,
+the table never waits and nothing piles up. If the server cannot start or dies, the table plays
+on: `problem` says why (status: `DEGRADED: web view ...`) and the loop is told (FrontendTrouble).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+
+from ..service.events import FrontendTrouble
+from ..service.frontend import TableView
+from ..system.logs import logger
+from .listen import open_socket, passed_socket, url_of
+from .server import Hub, build_app
+
+log = logger("web")
+
+NAME = "web view"
+
+
+class WebView:
+    """Serves the live table to browsers; attach with `daemon.attach(WebView(...))`."""
+
+    def __init__(self, bind: str = "127.0.0.1", port: int = 0, max_clients: int = 32,
+                 database: Path | None = None,
+                 routes: Sequence[Callable[[web.Application], None]] = ()) -> None:
+        self.bind, self.port = bind, port
+        self.hub = Hub(max_clients)
+        self.database, self.routes = database, routes
+        self.url = ""
+        self.problem = ""  # why the web view is not serving, for the status line
+        self._put: Callable[[Any], None] = lambda _event: None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._runner: web.AppRunner | None = None
+        self._thread: threading.Thread | None = None
+        self._pending: dict[str, Any] | None = None
+        self._scheduled = False
+        self._sock: socket.socket | None = None
+
+    # ------------------------------------------------------------ Frontend
+
+    def listen(self) -> str:
+        """Take the socket (systemd's, else our own) on the caller's thread, so the address is known
+        before the table greets anyone; "" and `problem` set when it cannot be had."""
+        if self._sock is not None:
+            return self.url
+        try:
+            sock = passed_socket()
+            where = "the socket systemd passed (table-web.socket)"
+            if sock is None:
+                where = f"{self.bind}:{self.port}"
+                sock = open_socket(self.bind, self.port)
+        except OSError as exc:
+            self._fail(f"cannot listen on {where}: {exc.strerror or exc}")
+            return ""
+        self._sock = sock
+        self.url = url_of(sock)
+        return self.url
+
+    def start(self, put: Callable[[Any], None]) -> None:
+        self._put = put
+        if not self.listen():
+            return
+        ready = threading.Event()
+        self._thread = threading.Thread(target=self._serve, args=(ready,), name="web", daemon=True)
+        self._thread.start()
+        ready.wait(10)
+        if not self.problem:
+            log.info("web view: %s", self.url)
+
+    def show(self, view: TableView) -> None:
+        """On the table's thread: keep the newest snapshot, wake the server's loop once."""
+        loop = self._loop
+        if view.live is None or loop is None or self.problem:
+            return
+        self._pending = view.live
+        if not self._scheduled:
+            self._scheduled = True
+            try:
+                loop.call_soon_threadsafe(self._deliver)
+            except RuntimeError:  # its loop is closed: the server died
+                self._scheduled = False
+
+    def ring(self, cue: Any) -> None:
+        """Browsers make no sound."""
+
+    def stop(self) -> None:
+        loop, thread = self._loop, self._thread
+        if loop is not None and thread is not None and thread.is_alive():
+            asyncio.run_coroutine_threadsafe(self._shutdown(), loop)
+            thread.join(5)
+
+    # ------------------------------------------------------------ its thread
+
+    def _deliver(self) -> None:
+        self._scheduled = False
+        state, self._pending = self._pending, None
+        if state is not None:
+            self.hub.publish(state)
+
+    def _serve(self, ready: threading.Event) -> None:
+        loop = asyncio.new_event_loop()
+        try:
+            loop.run_until_complete(self._begin())
+            self._loop = loop
+            ready.set()
+            loop.run_forever()
+        except Exception as exc:  # whatever kills the server, the table plays on
+            self._fail(f"stopped: {type(exc).__name__}: {exc}")
+        finally:
+            self._loop = None
+            ready.set()
+            loop.close()
+
+    async def _begin(self) -> None:
+        app = build_app(self.hub, self.database, self.routes)
+        self._runner = web.AppRunner(app, handle_signals=False, access_log=None)
+        await self._runner.setup()
+        assert self._sock is not None
+        await web.SockSite(self._runner, self._sock, shutdown_timeout=1.0).start()
+
+    async def _shutdown(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+        asyncio.get_running_loop().stop()
+
+    def _fail(self, why: str) -> None:
+        self.problem = f"{NAME}: {why}"
+        log.error("%s (the table plays on without it)", self.problem)
+        self._put(FrontendTrouble(NAME, self.problem))
