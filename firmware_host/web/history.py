@@ -143,7 +143,7 @@ def _step(number: int, index: int | None, match: Match, journal: list[tuple[int,
         seat = _seat(seats, action.get("seat"))
         what = " ".join(f"{k}={v}" for k, v in action.items() if k not in ("do", "seat", "ts"))
         step |= {"kind": "wake" if action["do"] == "wake" else "action", "seat": seat,
-                 "ts_ns": action.get("ts"), "action": action,
+                 "ts_ns": journal[index][1].ts, "action": action,
                  "text": f"time: {what or 'wake'}" if seat is None else
                  f"seat {seat} {action['do']}" + (f" {what}" if what else "")}
     if rnd.result is not None:
