@@ -46,6 +46,7 @@ class WebView:
         self._pending: dict[str, Any] | None = None
         self._scheduled = False
         self._sock: socket.socket | None = None
+        self._stopping = False
 
     # ------------------------------------------------------------ Frontend
 
@@ -95,6 +96,7 @@ class WebView:
         """Browsers make no sound."""
 
     def stop(self) -> None:
+        self._stopping = True
         loop, thread = self._loop, self._thread
         if loop is not None and thread is not None and thread.is_alive():
             asyncio.run_coroutine_threadsafe(self._shutdown(), loop)
@@ -115,6 +117,8 @@ class WebView:
             self._loop = loop
             ready.set()
             loop.run_forever()
+            if not self._stopping:
+                raise RuntimeError("its loop ended")
         except Exception as exc:  # whatever kills the server, the table plays on
             self._fail(f"stopped: {type(exc).__name__}: {exc}")
         finally:
@@ -124,10 +128,10 @@ class WebView:
 
     async def _begin(self) -> None:
         app = build_app(self.hub, self.database, self.routes)
-        self._runner = web.AppRunner(app, handle_signals=False, access_log=None)
+        self._runner = web.AppRunner(app, handle_signals=False, access_log=None, shutdown_timeout=1.0)
         await self._runner.setup()
         assert self._sock is not None
-        await web.SockSite(self._runner, self._sock, shutdown_timeout=1.0).start()
+        await web.SockSite(self._runner, self._sock).start()
 
     async def _shutdown(self) -> None:
         if self._runner is not None:
