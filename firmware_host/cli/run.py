@@ -120,8 +120,10 @@ def attach_web(daemon: Daemon, terminal: bool) -> None:
     if not web.enabled:
         return
     from ..web.frontend import WebView
+    from ..web.replays import routes as history_routes
 
-    view = WebView(web.bind, web.port, web.max_clients, database=paths.state_database())
+    view = WebView(web.bind, web.port, web.max_clients, database=paths.state_database(),
+                   routes=[history_routes(daemon.store)])
     daemon.address = view.listen()
     daemon.attach(view)
     if terminal and daemon.address:  # before the terminal UI takes the screen: `./dev run` says where

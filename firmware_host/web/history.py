@@ -137,7 +137,7 @@ def _step(number: int, index: int | None, match: Match, journal: list[tuple[int,
     step: dict[str, Any] = {"step": number, "round": match.round_no + 1, "journal": index,
                             "state": rnd.snapshot(), "totals": list(match.totals)}
     if index is None:
-        step |= {"kind": "deal", "seat": None, "ts_ns": None, "text": f"round {match.round_no + 1} dealt"}
+        step |= {"kind": "deal", "seat": None, "ts_ns": None, "text": "the cards are dealt"}
     else:
         action = to_dict(journal[index][1])
         seat = _seat(seats, action.get("seat"))

@@ -10,21 +10,14 @@ from pathlib import Path
 
 import pytest
 from helpers import play_recorded
-from plumbing import ROOT, DaemonProcess
+from plumbing import DaemonProcess, press, scenario_table, settle
 
 from firmware_host.game.catalog import new_match
-from firmware_host.game.edges import Event, InputEvent
-from firmware_host.game.table import Phase, Table, Timing
-from firmware_host.play.scenario import load, run
 from firmware_host.service import storage
-from firmware_host.service.binding import StoreBinding
-from firmware_host.service.game import Game
-from firmware_host.service.loop import Loop
 from firmware_host.service.store import Store
 from firmware_host.web import history
 
 MS = 1_000_000
-S = 1_000_000_000
 
 
 def rules_states(game: str, players: int, seed: str, options: dict, journal: list) -> list[dict]:
@@ -113,43 +106,6 @@ def test_a_journal_that_does_not_replay_is_named_not_fatal(tmp_path: Path) -> No
 
 
 # ---------------------------------------------------------------- races, through the table
-
-
-def scenario_table(name: str, store: Store, monkeypatch: pytest.MonkeyPatch, players: int, seed: int,
-                   window_ms: float = 5.0, epsilon_ms: float = 0.2) -> tuple[Game, Table]:
-    """The table, its loop's game component and the store binding, as the daemon wires them,
-    playing the deal of `scenarios/<name>`; "go" is at 0 on the inputs' clock."""
-    played = run(load(ROOT / "scenarios" / name), name)
-    deal = played.match
-    fresh = new_match(deal.game, deal.players, deal.seed, deal.options, setup=deal.setups.get(0))
-    monkeypatch.setattr("firmware_host.game.table.new_match", lambda *a, **k: fresh)
-    table = Table(players, Timing(), seed=seed, window_ns=round(window_ms * MS),
-                  epsilon_ns=round(epsilon_ms * MS))
-    game = Game(Loop(), table)
-    binding = StoreBinding(table, store)
-    game.follow(binding.began)
-    game.follow(binding.journal)
-    table.joined = list(range(players))
-    table.phase, table.game = Phase.LOBBY, deal.game
-    table.start(-3 * S)
-    game.advance(-3 * S)
-    return game, table
-
-
-def press(game: Game, table: Table, seat: int, control: str, at_ms: float,
-          arrive_ms: float | None = None) -> None:
-    """A press stamped `at_ms`, reaching the loop at `arrive_ms`: the loop first does what fell
-    due before it arrived, as the daemon's timers do."""
-    arrive = round((at_ms if arrive_ms is None else arrive_ms) * MS)
-    settle(game, table, arrive)
-    kind = Event.PRESS if at_ms >= 0 else Event.FALSE_START  # the start gate's word on it
-    game.on_input(InputEvent(kind, seat, control, round(at_ms * MS)), arrive)
-    game.advance(arrive)
-
-
-def settle(game: Game, table: Table, until: int) -> None:
-    while (due := table.deadline()) is not None and due <= until:
-        game.advance(due)
 
 
 def races_of(store: Store) -> list[dict]:

@@ -1,0 +1,203 @@
+"""History and replays over HTTP (web/replays.py) with aiohttp's client, and in Debian's chromium
+through Playwright: the JSON the pages read, what is refused, and what a person sees when
+stepping through a match and looking at its races."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import threading
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+from aiohttp import web
+from helpers import play_recorded
+from plumbing import MS, press, scenario_table, settle
+
+from firmware_host.game.catalog import new_match
+from firmware_host.service.store import Store
+from firmware_host.web import replays
+from firmware_host.web.server import Hub, build_app
+
+CHROMIUM = "/usr/bin/chromium"
+SHOTS = Path(__file__).resolve().parents[2] / "docs" / "web"
+
+
+@pytest.fixture
+def stored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Store, int, int, Any]]:
+    """A store holding a classic match bots played (it replays step by step) and the tie of
+    scenarios/classic-tie.toml played at the table (its race: 1.0 ms against 1.1 ms)."""
+    store = Store(tmp_path / "table.db")
+    match = new_match("classic", 3, "5/0", {"rounds": 1})
+    played = store.begin_match(match, [0, 2, 1], {2: "hard"})
+    play_recorded(store, played, match, actions=120, seed=4)
+    game, table = scenario_table("classic-tie.toml", store, monkeypatch, 2, seed=2)
+    press(game, table, 0, "slap", 1.0)
+    press(game, table, 1, "slap", 1.1)
+    settle(game, table, 20 * MS)
+    store._drain()
+    try:
+        yield store, played, played + 1, match
+    finally:
+        store.close()
+
+
+class Served:
+    """The web view's application with the history's routes, on a port of its own in a thread."""
+
+    def __init__(self, store: Store) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.runner = web.AppRunner(build_app(Hub(4), routes=[replays.routes(store)]), handle_signals=False)
+        self.loop.run_until_complete(self.runner.setup())
+        site = web.TCPSite(self.runner, "127.0.0.1", 0)
+        self.loop.run_until_complete(site.start())
+        self.url = f"http://127.0.0.1:{self.runner.addresses[0][1]}"
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        asyncio.run_coroutine_threadsafe(self.runner.cleanup(), self.loop).result(10)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(10)
+
+
+@pytest.fixture
+def served(stored: tuple[Store, int, int, Any]) -> Iterator[tuple[Served, int, int, Any]]:
+    store, played, tie, match = stored
+    server = Served(store)
+    try:
+        yield server, played, tie, match
+    finally:
+        server.close()
+
+
+def get(url: str, method: str = "GET") -> tuple[int, dict[str, str], bytes]:
+    async def fetch() -> tuple[int, dict[str, str], bytes]:
+        async with aiohttp.ClientSession() as session, session.request(method, url) as r:
+            return r.status, dict(r.headers), await r.read()
+    return asyncio.run(fetch())
+
+
+def test_the_json_the_pages_read(served: tuple[Served, int, int, Any]) -> None:
+    server, played, tie, match = served
+    status, headers, body = get(server.url + "/api/matches")
+    assert status == 200 and headers["Content-Type"].startswith("application/json")
+    listed = json.loads(body)
+    assert [m["match"] for m in listed] == [tie, played] and listed[1]["seats"] == [1, 3, 2]
+
+    status, _, body = get(f"{server.url}/api/matches/{played}")
+    timeline = json.loads(body)
+    assert status == 200 and timeline["problem"] is None and timeline["races"] == []
+    assert len(timeline["steps"]) == len(match.journal) + 1  # the deal, then each action
+    last = timeline["steps"][-1]
+    assert last["board"]["kind"] == "classic"
+    tops = [[p["c"], p["v"]] for p in last["board"]["piles"]]  # the page's cards: colour AND value
+    assert tops == [[str(p["cards"][-1])[0], int(str(p["cards"][-1])[1:])] for p in last["state"]["piles"]]
+    assert tops == [[p[-1][1].colour.letter, p[-1][1].value] for p in match.round.piles]
+
+    race = json.loads(get(f"{server.url}/api/matches/{tie}")[2])["races"][0]
+    assert (race["kind"], race["seat"], race["by_seat"], race["delta_us"]) == ("tie", 1, 2, -100.0)
+
+    status, headers, body = get(f"{server.url}/api/matches/{played}/journal.json")
+    assert status == 200 and headers["Content-Disposition"] == f'attachment; filename="match-{played}.json"'
+    assert len(json.loads(body)["journal"]) == len(match.journal)
+
+
+def test_unknown_matches_strange_paths_and_writes_are_refused(served: tuple[Served, int, int, Any]) -> None:
+    server, played, _, _ = served
+    for path in ("/api/matches/999", "/api/matches/999/journal.json", "/api/matches/abc", "/api/matches/-1",
+                 "/api/matches/1.5", f"/api/matches/{played}/../../../pyproject.toml",
+                 "/history/..%2f..%2fpyproject.toml", "/static/..%2fhistory.py", "/static/history.py",
+                 "/history/%2e%2e/server.py", "/api/matches/99999999999999999999"):
+        status, headers, body = get(server.url + path)
+        assert status == 404, path
+        assert b"[project]" not in body and b"def " not in body
+    status, headers, body = get(server.url + "/api/matches/999")
+    assert body == b"no match 999 is stored\n" and "Content-Security-Policy" in headers
+    for method in ("POST", "PUT", "DELETE"):
+        assert get(f"{server.url}/api/matches/{played}", method)[0] == 405
+    for page in ("/history", f"/history/{played}"):
+        status, headers, body = get(server.url + page)
+        assert status == 200 and headers["Content-Type"].startswith("text/html")
+        assert b'<script src="/static/history.js"' in body
+
+
+# ---------------------------------------------------------------- in a real browser
+
+
+@pytest.fixture
+def browser() -> Iterator[Any]:
+    if not os.access(CHROMIUM, os.X_OK):
+        pytest.fail(f"{CHROMIUM} is missing: apt-get install -y chromium (./dev test does it as root)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+def pile_tops(page: Any) -> list[str]:
+    """The middle's cards as a person reads them: colour (the card's class) and value (its text)."""
+    return page.eval_on_selector_all(
+        "#board .piles .card", "cards => cards.map(c => c.className.split(' ')[1] + ' ' + c.textContent)")
+
+
+COLOURS = {"R": "red", "G": "green", "B": "blue", "Y": "yellow"}
+
+
+def test_stepping_through_a_match_shows_each_steps_piles(served: tuple[Served, int, int, Any],
+                                                          browser: Any) -> None:
+    server, played, _, match = served
+    with urllib.request.urlopen(f"{server.url}/api/matches/{played}") as r:  # Playwright holds the loop
+        timeline = json.load(r)
+    page = browser.new_page(viewport={"width": 1920, "height": 1080})
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(f"{server.url}/history")
+    page.wait_for_function("() => window.historyReady === true", timeout=10_000)
+    page.click(f"a[href='/history/{played}']")
+    page.wait_for_function("() => window.historyReady === true && document.body.dataset.step === '0'",
+                           timeout=10_000)
+    assert pile_tops(page) == []  # the deal: no pile yet
+    with_piles = next(s["step"] for s in timeline["steps"] if len(s["state"]["piles"]) >= 2)
+    for _ in range(with_piles):
+        page.click("#forward")
+    page.wait_for_function(f"() => document.body.dataset.step === '{with_piles}'")
+    expected = [f"{COLOURS[p['cards'][-1][0]]} {p['cards'][-1][1:]}"
+                for p in timeline["steps"][with_piles]["state"]["piles"]]
+    assert pile_tops(page) == expected and len(expected) >= 2
+    page.screenshot(path=str(SHOTS / "replay-classic.png"))
+    page.click("#last")
+    final = [f"{COLOURS[p[-1][1].colour.letter]} {p[-1][1].value}" for p in match.round.piles]
+    assert pile_tops(page) == final
+    assert page.text_content("#where") == f"step {len(timeline['steps'])} of {len(timeline['steps'])}"
+    page.click("#first")
+    page.click("#play")  # table speed: the bots' presses 1 ms apart
+    page.wait_for_function(f"() => document.body.dataset.step === '{len(timeline['steps']) - 1}'", timeout=10_000)
+    assert pile_tops(page) == final
+    page.set_viewport_size({"width": 390, "height": 844})
+    assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth")
+    assert errors == []
+
+
+def test_the_race_view_shows_the_delta_of_a_contested_press(served: tuple[Served, int, int, Any],
+                                                             browser: Any) -> None:
+    server, _, tie, _ = served
+    page = browser.new_page(viewport={"width": 1920, "height": 1080})
+    page.goto(f"{server.url}/history/{tie}")
+    page.wait_for_function("() => window.historyReady === true", timeout=10_000)
+    cells = page.eval_on_selector_all("#race-table tr[data-kind] td", "tds => tds.map(td => td.textContent)")
+    assert cells[:9] == ["1", "1", "seat 1", "1.000 ms", "seat 2", "1.100 ms", "-100", "5000 / 200", "tie"]
+    assert "seed 2, draw 1: [1, 0]" in cells[9]
+    page.screenshot(path=str(SHOTS / "replay-races.png"), full_page=True)
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.screenshot(path=str(SHOTS / "replay-races-phone.png"))
+    assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth")
