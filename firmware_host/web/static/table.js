@@ -204,8 +204,9 @@ function decisions(s) {
   for (const d of s.decisions.slice().reverse()) {
     let line = "seat " + d.seat + " " + d.control + ": " + (d.refused ? (REASONS[d.refused] || d.refused.replaceAll("_", " ")) : "taken");
     if (d.delta_us !== null) {
-      line += d.tie ? " · tie within " + Math.abs(d.delta_us) + " µs, drawn for seat " + d.by_seat
-        : " · Δ " + d.delta_us + " µs behind seat " + d.by_seat;
+      const us = Math.abs(d.delta_us).toFixed(1);
+      line += d.tie ? " · tie within " + us + " µs, drawn for seat " + d.by_seat
+        : " · Δ " + us + " µs behind seat " + d.by_seat;
     }
     list.appendChild(el("li", d.refused ? "refused" : "taken", line));
   }
