@@ -155,20 +155,10 @@ class Match:
     # ------------------------------------------------------------ replay
 
     @classmethod
-    def replay(
-        cls,
-        game: str,
-        players: int,
-        seed: int | str,
-        options: Mapping[str, Any] | None,
-        journal: Iterable[tuple[int, Action]],
-        resources: Resources = Resources(),
-        setups: Mapping[int, Mapping[str, Any]] | None = None,
-        boards: Sequence[Sequence[DominoCard]] | None = None,
-    ) -> Match:
-        """Rebuild a match, round in progress included, from its accepted actions."""
-        steps = cls.replaying(game, players, seed, options, journal, resources, setups, boards)
-        return deque(steps, maxlen=1)[0][1]
+    def replay(cls, *args: Any, **kwargs: Any) -> Match:
+        """Rebuild a match, round in progress included, from its accepted actions (the
+        arguments of `replaying`)."""
+        return deque(cls.replaying(*args, **kwargs), maxlen=1)[0][1]
 
     @classmethod
     def replaying(

@@ -31,13 +31,11 @@ def match_timeline(store: Store, match_id: int, boards: Any = None) -> dict[str,
     """One match: its stored facts, every step (each round's deal and each journal entry) with
     the rules' state after it, and its races; None when no such match is stored. `boards`:
     `(game, round, seats) -> picture data` for the page, added to each step as `board`."""
-    record = store.match_record(match_id)
-    if record is None:
+    read = _read(store, match_id)
+    if read is None:
         return None
-    row = record["row"]
-    seats = _seats(row)
-    out = _facts(row, record["rounds"], seats)
-    steps, problem = _steps(row, record["journal"], seats, boards)
+    record, seats, out = read
+    steps, problem = _steps(record["row"], record["journal"], seats, boards)
     out["steps"] = steps
     out["problem"] = problem
     out["races"] = [race_entry(r, seats, steps) for r in record["races"]]
@@ -48,12 +46,10 @@ def match_journal(store: Store, match_id: int) -> dict[str, Any] | None:
     """The match's journal as stored, for a JSON download: the match row, its rounds, every
     accepted action as the engine spells it (`seat` there is the player, from 0; `seats` maps
     players to the seats they sat at, from 1) and every race record."""
-    record = store.match_record(match_id)
-    if record is None:
+    read = _read(store, match_id)
+    if read is None:
         return None
-    row = record["row"]
-    seats = _seats(row)
-    facts = _facts(row, record["rounds"], seats)
+    record, _, facts = read
     return {
         "format": "table-host match journal", "version": 1,
         **facts,
@@ -64,6 +60,15 @@ def match_journal(store: Store, match_id: int) -> dict[str, Any] | None:
 
 
 # ---------------------------------------------------------------- the match's facts
+
+
+def _read(store: Store, match_id: int) -> tuple[dict[str, Any], list[int], dict[str, Any]] | None:
+    """The stored record, each player's seat, and the match's facts; None when there is none."""
+    record = store.match_record(match_id)
+    if record is None:
+        return None
+    seats = _seats(record["row"])
+    return record, seats, _facts(record["row"], record["rounds"], seats)
 
 
 def _json(text: Any) -> Any:

@@ -181,7 +181,8 @@ def test_stepping_through_a_match_shows_each_steps_piles(served: tuple[Served, i
     assert page.text_content("#where") == f"step {len(timeline['steps'])} of {len(timeline['steps'])}"
     page.click("#first")
     page.click("#play")  # table speed: the bots' presses 1 ms apart
-    page.wait_for_function(f"() => document.body.dataset.step === '{len(timeline['steps']) - 1}'", timeout=10_000)
+    last = len(timeline["steps"]) - 1
+    page.wait_for_function(f"() => document.body.dataset.step === '{last}'", timeout=10_000)
     assert pile_tops(page) == final
     page.set_viewport_size({"width": 390, "height": 844})
     assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth")
