@@ -31,10 +31,14 @@ def match_timeline(store: Store, match_id: int, boards: Any = None) -> dict[str,
     """One match: its stored facts, every step (each round's deal and each journal entry) with
     the rules' state after it, and its races; None when no such match is stored. `boards`:
     `(game, round, seats) -> picture data` for the page, added to each step as `board`."""
-    read = _read(store, match_id)
-    if read is None:
-        return None
-    record, seats, out = read
+    record = store.match_record(match_id)
+    return None if record is None else timeline_of(record, boards)
+
+
+def timeline_of(record: dict[str, Any], boards: Any = None) -> dict[str, Any]:
+    """`match_timeline` of a record `Store.match_record` gave."""
+    seats = _seats(record["row"])
+    out = _facts(record["row"], record["rounds"], seats)
     steps, problem = _steps(record["row"], record["journal"], seats, boards)
     out["steps"] = steps
     out["problem"] = problem
@@ -42,14 +46,21 @@ def match_timeline(store: Store, match_id: int, boards: Any = None) -> dict[str,
     return out
 
 
+def revision(record: dict[str, Any]) -> tuple[Any, ...]:
+    """What changes whenever the match's timeline would: a cache's key."""
+    row = record["row"]
+    return (row["id"], len(record["journal"]), len(record["races"]), len(record["rounds"]), row["ended"],
+            row["set_aside"])
+
+
 def match_journal(store: Store, match_id: int) -> dict[str, Any] | None:
     """The match's journal as stored, for a JSON download: the match row, its rounds, every
     accepted action as the engine spells it (`seat` there is the player, from 0; `seats` maps
     players to the seats they sat at, from 1) and every race record."""
-    read = _read(store, match_id)
-    if read is None:
+    record = store.match_record(match_id)
+    if record is None:
         return None
-    record, _, facts = read
+    facts = _facts(record["row"], record["rounds"], _seats(record["row"]))
     return {
         "format": "table-host match journal", "version": 1,
         **facts,
@@ -60,15 +71,6 @@ def match_journal(store: Store, match_id: int) -> dict[str, Any] | None:
 
 
 # ---------------------------------------------------------------- the match's facts
-
-
-def _read(store: Store, match_id: int) -> tuple[dict[str, Any], list[int], dict[str, Any]] | None:
-    """The stored record, each player's seat, and the match's facts; None when there is none."""
-    record = store.match_record(match_id)
-    if record is None:
-        return None
-    seats = _seats(record["row"])
-    return record, seats, _facts(record["row"], record["rounds"], seats)
 
 
 def _json(text: Any) -> Any:
