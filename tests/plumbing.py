@@ -142,26 +142,33 @@ class DaemonProcess:
 # ---------------------------------------------------------------- a scenario's deal at the table
 
 
+def played_table(store: Store, players: int, seed: int, game: str = "classic",
+                 options: dict[str, Any] | None = None, window_ms: float = 5.0,
+                 epsilon_ms: float = 0.2) -> tuple[Game, Table]:
+    """The table, its loop's game component and the store binding, as the daemon wires them,
+    with a match of `players` seats started: "go" is at 0 on the inputs' clock. Press with
+    `press`, let time run with `settle`."""
+    table = Table(players, Timing(), seed=seed, window_ns=round(window_ms * MS),
+                  epsilon_ns=round(epsilon_ms * MS))
+    game_part = Game(Loop(), table)
+    binding = StoreBinding(table, store)
+    game_part.follow(binding.began)
+    game_part.follow(binding.journal)
+    table.joined = list(range(players))
+    table.phase, table.game, table.options = Phase.LOBBY, game, dict(options or {})
+    table.start(-3 * S)
+    game_part.advance(-3 * S)
+    return game_part, table
+
+
 def scenario_table(name: str, store: Store, monkeypatch: Any, players: int, seed: int,
                    window_ms: float = 5.0, epsilon_ms: float = 0.2) -> tuple[Game, Table]:
-    """The table, its loop's game component and the store binding, as the daemon wires them,
-    playing the deal of `scenarios/<name>` (the match the table starts is that file's); "go" is
-    at 0 on the inputs' clock. Press with `press`, let time run with `settle`."""
+    """`played_table` dealt as `scenarios/<name>` is (the match the table starts is that file's)."""
     played = run_scenario(load_scenario(ROOT / "scenarios" / name), name)
     deal = played.match
     fresh = new_match(deal.game, deal.players, deal.seed, deal.options, setup=deal.setups.get(0))
     monkeypatch.setattr("firmware_host.game.table.new_match", lambda *a, **k: fresh)
-    table = Table(players, Timing(), seed=seed, window_ns=round(window_ms * MS),
-                  epsilon_ns=round(epsilon_ms * MS))
-    game = Game(Loop(), table)
-    binding = StoreBinding(table, store)
-    game.follow(binding.began)
-    game.follow(binding.journal)
-    table.joined = list(range(players))
-    table.phase, table.game = Phase.LOBBY, deal.game
-    table.start(-3 * S)
-    game.advance(-3 * S)
-    return game, table
+    return played_table(store, players, seed, deal.game, None, window_ms, epsilon_ms)
 
 
 def press(game: Game, table: Table, seat: int, control: str, at_ms: float,

@@ -17,7 +17,7 @@ import aiohttp
 import pytest
 from aiohttp import web
 from helpers import play_recorded
-from plumbing import MS, press, scenario_table, settle
+from plumbing import MS, played_table, press, settle
 
 from firmware_host.game.catalog import new_match
 from firmware_host.service.store import Store
@@ -28,18 +28,27 @@ CHROMIUM = "/usr/bin/chromium"
 SHOTS = Path(__file__).resolve().parents[2] / "docs" / "web"
 
 
+RACE_SEED = 188
+"""The table's seed whose first classic deal for 2 seats gives seat 1 a Y1 (its 2nd place) with a
+Y2 on its stack (which fills that place once Y1 is laid), and seat 2 a Y2 (its 1st place): seat 1
+starts the yellow pile and both reach for the one place a yellow 2 can go."""
+
+
 @pytest.fixture
-def stored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Store, int, int, Any]]:
-    """A store holding a classic match bots played (it replays step by step) and the tie of
-    scenarios/classic-tie.toml played at the table (its race: 1.0 ms against 1.1 ms)."""
+def stored(tmp_path: Path) -> Iterator[tuple[Store, int, int, Any]]:
+    """A store holding a classic match bots played and a race played at the table: seat 2
+    false-starts by 0.5 ms, seat 1 lays Y1, then slaps Y2 at 500.0 ms, 300 µs before seat 2."""
     store = Store(tmp_path / "table.db")
     match = new_match("classic", 3, "5/0", {"rounds": 1})
     played = store.begin_match(match, [0, 2, 1], {2: "hard"})
     play_recorded(store, played, match, actions=120, seed=4)
-    game, table = scenario_table("classic-tie.toml", store, monkeypatch, 2, seed=2)
-    press(game, table, 0, "slap", 1.0)
-    press(game, table, 1, "slap", 1.1)
-    settle(game, table, 20 * MS)
+    game, table = played_table(store, 2, RACE_SEED, "classic", {"rounds": 1})
+    assert table.match is not None and [str(c) for c in table.referee.seats[0].choices()][1] == "Y1"
+    press(game, table, 1, "slap", -0.5)
+    press(game, table, 0, "select2", 100.0)
+    press(game, table, 0, "select2", 500.0)  # the Y2 from its stack has filled the place Y1 left
+    press(game, table, 1, "select1", 500.3)
+    settle(game, table, 600 * MS)
     store._drain()
     try:
         yield store, played, played + 1, match
@@ -109,8 +118,11 @@ def test_the_json_the_pages_read(served: tuple[Served, int, int, Any]) -> None:
     timelines = server.runner.app[replays.TIMELINES]
     assert timelines.built == 1  # asked twice, rebuilt once: the match has not changed
 
-    race = json.loads(get(f"{server.url}/api/matches/{tie}")[2])["races"][0]
-    assert (race["kind"], race["seat"], race["by_seat"], race["delta_us"]) == ("tie", 1, 2, -100.0)
+    raced = json.loads(get(f"{server.url}/api/matches/{tie}")[2])
+    assert raced["problem"] is None and [s["text"] for s in raced["steps"]] == [
+        "the cards are dealt", "seat 1 play card=Y1", "seat 1 play card=Y2"]
+    assert [(r["kind"], r["seat"], r["by_seat"], r["delta_us"], r["step"]) for r in raced["races"]] == [
+        ("false_start", 2, None, -500.0, 0), ("first", 2, 1, 300.0, 2)]
 
     status, headers, body = get(f"{server.url}/api/matches/{played}/journal.json")
     assert status == 200 and headers["Content-Disposition"] == f'attachment; filename="match-{played}.json"'
@@ -172,6 +184,9 @@ def test_stepping_through_a_match_shows_each_steps_piles(served: tuple[Served, i
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     page.goto(f"{server.url}/history")
     page.wait_for_function("() => window.historyReady === true", timeout=10_000)
+    listed = page.eval_on_selector_all("#matches tr", "trs => trs.map(tr => tr.children[0].textContent)")
+    assert listed == ["match", f"#{played + 1}", f"#{played}"]
+    page.screenshot(path=str(SHOTS / "history.png"))
     page.click(f"a[href='/history/{played}']")
     page.wait_for_function("() => window.historyReady === true && document.body.dataset.step === '0'",
                            timeout=10_000)
@@ -199,14 +214,21 @@ def test_stepping_through_a_match_shows_each_steps_piles(served: tuple[Served, i
 
 def test_the_race_view_shows_the_delta_of_a_contested_press(served: tuple[Served, int, int, Any],
                                                              browser: Any) -> None:
-    server, _, tie, _ = served
+    server, _, raced, _ = served
     page = browser.new_page(viewport={"width": 1920, "height": 1080})
-    page.goto(f"{server.url}/history/{tie}")
+    page.goto(f"{server.url}/history/{raced}")
     page.wait_for_function("() => window.historyReady === true", timeout=10_000)
-    cells = page.eval_on_selector_all("#race-table tr[data-kind] td", "tds => tds.map(td => td.textContent)")
-    assert cells[:9] == ["1", "1", "seat 1", "1.000 ms", "seat 2", "1.100 ms", "-100", "5000 / 200", "tie"]
-    assert "seed 2, draw 1: [1, 0]" in cells[9]
+    rows = page.eval_on_selector_all("#race-table tr[data-kind]",
+                                     "trs => trs.map(tr => [...tr.children].map(td => td.textContent))")
+    assert [r[:9] for r in rows] == [
+        ["1", "1", "seat 2", "-0.500 ms", "go", "0.000 ms", "-500", "5000 / 200", "false start"],
+        ["2", "1", "seat 2", "500.300 ms", "seat 1", "500.000 ms", "300", "5000 / 200", "first"]]
+    assert rows[1][9] == "first: seat 1 pressed 300 µs before seat 2; seat 2 too late"
+    page.click("#race-table tr[data-kind='first'] button.jump")  # to the step it was decided at
+    page.wait_for_function("() => document.body.dataset.step === '2'")
+    assert pile_tops(page) == ["yellow 2"]
+    assert page.text_content("#step-text") == "round 1: seat 1 play card=Y2 @ 500.000 ms"
     page.screenshot(path=str(SHOTS / "replay-races.png"), full_page=True)
     page.set_viewport_size({"width": 390, "height": 844})
-    page.screenshot(path=str(SHOTS / "replay-races-phone.png"))
+    page.screenshot(path=str(SHOTS / "replay-races-phone.png"), full_page=True)
     assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth")

@@ -116,10 +116,12 @@ function play() {
   next();
 }
 
+const RACE_COLUMNS = ["#", "round", "seat", "its press", "won by", "winner's press", "Δ (" + US + ")",
+  "window / ε (" + US + ")", "decision", "why", "step"];
+
 function races(match) {
   const table = document.getElementById("race-table");
-  table.replaceChildren(row(["#", "round", "seat", "its press", "won by", "winner's press", "Δ (" + US + ")",
-    "window / ε (" + US + ")", "decision", "why", "step"], "th"));
+  table.replaceChildren(row(RACE_COLUMNS, "th"));
   for (const r of match.races) {
     const jump = el("button", "jump", r.step === null ? "–" : String(r.step + 1));
     jump.type = "button";
@@ -130,6 +132,7 @@ function races(match) {
       r.delta_us === undefined ? "" : String(r.delta_us),
       (r.window_us === null ? "?" : r.window_us) + " / " + (r.epsilon_us === null ? "?" : r.epsilon_us),
       r.kind.replace("_", " "), r.reason, jump]);
+    RACE_COLUMNS.forEach((name, i) => { tr.children[i].dataset.label = name; });  // a phone's stacked rows
     tr.children[6].className = "delta";
     tr.children[9].className = "reason";
     tr.dataset.kind = r.kind;
