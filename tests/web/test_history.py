@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -218,6 +219,11 @@ def test_a_bot_match_in_the_real_daemon_replays_step_by_step(tmp_path: Path) -> 
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and len(daemon.ctl("inputs").get("events", [])) < 40:
             time.sleep(0.5)
+        web = daemon.ctl("status")["web"]  # the daemon's own web view, while it plays on
+        with urllib.request.urlopen(f"{web}api/matches") as r:
+            listed = json.load(r)
+        with urllib.request.urlopen(f"{web}api/matches/{listed[0]['match']}") as r:
+            served = json.load(r)
     finally:
         daemon.close()  # killed mid-round: what is on the card is what the history shows
     store = Store(tmp_path / "state" / "table.db")
@@ -234,3 +240,6 @@ def test_a_bot_match_in_the_real_daemon_replays_step_by_step(tmp_path: Path) -> 
     assert len(actions) >= 10
     assert [s["state"] for s in timeline["steps"]] == rules_states("classic", 3, journal["seed"],
                                                                    journal["options"], actions)
+    assert served["match"] == mid and served["problem"] is None and len(served["steps"]) >= 2
+    shown = [s["text"] for s in served["steps"]]  # a little earlier than the store's last word
+    assert shown == [s["text"] for s in timeline["steps"]][:len(shown)]
