@@ -22,6 +22,7 @@ import queue
 import sqlite3
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +35,8 @@ from ..system import paths
 from ..system.errors import StoreError
 from .storage import CACHE_KIB, SCHEMA, StorageError, open_database
 
-__all__ = ["CACHE_KIB", "MATCH_FIELDS", "SCHEMA", "Store", "StoreError", "replay_arguments", "state_path"]
+__all__ = ["CACHE_KIB", "MATCH_FIELDS", "SCHEMA", "Store", "StoreError", "read_match", "read_only",
+           "record_of", "replay_arguments", "state_path"]
 
 log = logging.getLogger("table_host.store")
 
@@ -446,44 +448,11 @@ class Store:
         try:
             with self._reader_lock:
                 if self._reader is None:
-                    self._reader = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True,
-                                                   check_same_thread=False)
-                db = self._reader
-                found = db.execute(f"SELECT {', '.join(MATCH_FIELDS)} FROM matches WHERE id=?",
-                                   (match_id,)).fetchone()
-                rounds = db.execute("SELECT round_no, ending, finishers, scores FROM rounds WHERE match_id=? "
-                                    "ORDER BY round_no", (match_id,)).fetchall()
-                journal = db.execute("SELECT n, round_no, action FROM journal WHERE match_id=? ORDER BY n",
-                                     (match_id,)).fetchall()
-                races = db.execute("SELECT n, round_no, after, race FROM races WHERE match_id=? ORDER BY n",
-                                   (match_id,)).fetchall()
+                    self._reader = read_only(self.path)
+                read = read_match(self._reader, match_id)
         except sqlite3.Error as exc:
             raise StoreError(f"cannot read match {match_id}: {exc}") from None
-        row = dict(zip(MATCH_FIELDS, found, strict=True)) if found is not None else None
-        journal_by_n = {n: (n, r, a) for n, r, a in journal}
-        races_by_n = {n: (n, r, after, race) for n, r, after, race in races}
-        rounds_by_n = {r[0]: r for r in rounds}
-        for op in held:  # not on disk yet: as the writer will commit it
-            kind, data = op[0], op[1]
-            if kind == "match" and data[0] == match_id and row is None:
-                row = {"ended": None, "winners": None, "set_aside": None} | dict(zip(
-                    ("id", "game", "players", "seed", "options", "boards", "started", "seats", "bots"), data,
-                    strict=True))
-            elif kind == "action" and data[0] == match_id:
-                journal_by_n[data[1]] = data[1:]
-            elif kind == "race" and data[0] == match_id:
-                races_by_n[data[1]] = data[1:]
-            elif kind == "round" and data[0] == match_id:
-                rounds_by_n[data[1]] = data[1:5]
-                if op[2] is not None and row is not None:
-                    row["ended"], row["winners"] = op[2][:2]
-            elif kind == "end" and data[2] == match_id and row is not None:
-                row["ended"], row["winners"] = data[:2]
-        if row is None:
-            return None
-        return {"row": row, "rounds": [rounds_by_n[n] for n in sorted(rounds_by_n)],
-                "journal": [journal_by_n[n] for n in sorted(journal_by_n)],
-                "races": [races_by_n[n] for n in sorted(races_by_n)]}
+        return record_of(match_id, read, held)
 
     def history(self, limit: int = 20) -> list[dict[str, Any]]:
         """The newest matches first, with what is held in memory (a full disk). Seats are
@@ -499,6 +468,56 @@ class Store:
             chosen = sorted(rows, reverse=True)[:limit]
             rounds = {m: self._stored_rounds(m) + view["rounds"].get(m, []) for m in chosen}
         return [_history_entry(rows[m], rounds[m], view) for m in chosen]
+
+
+def read_only(path: Path) -> sqlite3.Connection:
+    """A connection to the state database that cannot write: the history's (web/)."""
+    return sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False)
+
+
+def read_match(db: sqlite3.Connection, match_id: int) -> tuple[Any, list[Any], list[Any], list[Any]]:
+    """A match's row (`MATCH_FIELDS`, None when there is none), rounds, journal and races as
+    stored: the rows `Store.match_record` starts from."""
+    found = db.execute(f"SELECT {', '.join(MATCH_FIELDS)} FROM matches WHERE id=?", (match_id,)).fetchone()
+    rounds = db.execute("SELECT round_no, ending, finishers, scores FROM rounds WHERE match_id=? "
+                        "ORDER BY round_no", (match_id,)).fetchall()
+    journal = db.execute("SELECT n, round_no, action FROM journal WHERE match_id=? ORDER BY n",
+                         (match_id,)).fetchall()
+    races = db.execute("SELECT n, round_no, after, race FROM races WHERE match_id=? ORDER BY n",
+                       (match_id,)).fetchall()
+    return found, rounds, journal, races
+
+
+def record_of(match_id: int, read: tuple[Any, list[Any], list[Any], list[Any]],
+              held: Sequence[tuple[Any, ...]] = ()) -> dict[str, Any] | None:
+    """`Store.match_record` from what `read_match` read and the writer's `held` operations (what
+    is not on disk yet, as the writer will commit it)."""
+    found, rounds, journal, races = read
+    row = dict(zip(MATCH_FIELDS, found, strict=True)) if found is not None else None
+    journal_by_n = {n: (n, r, a) for n, r, a in journal}
+    races_by_n = {n: (n, r, after, race) for n, r, after, race in races}
+    rounds_by_n = {r[0]: r for r in rounds}
+    for op in held:  # not on disk yet: as the writer will commit it
+        kind, data = op[0], op[1]
+        if kind == "match" and data[0] == match_id and row is None:
+            row = {"ended": None, "winners": None, "set_aside": None} | dict(zip(
+                ("id", "game", "players", "seed", "options", "boards", "started", "seats", "bots"), data,
+                strict=True))
+        elif kind == "action" and data[0] == match_id:
+            journal_by_n[data[1]] = data[1:]
+        elif kind == "race" and data[0] == match_id:
+            races_by_n[data[1]] = data[1:]
+        elif kind == "round" and data[0] == match_id:
+            rounds_by_n[data[1]] = data[1:5]
+            if op[2] is not None and row is not None:
+                row["ended"], row["winners"] = op[2][:2]
+        elif kind == "end" and data[2] == match_id and row is not None:
+            row["ended"], row["winners"] = data[:2]
+    if row is None:
+        return None
+    return {"row": row, "rounds": [rounds_by_n[n] for n in sorted(rounds_by_n)],
+            "journal": [journal_by_n[n] for n in sorted(journal_by_n)],
+            "races": [races_by_n[n] for n in sorted(races_by_n)]}
 
 
 MATCH_FIELDS = ("id", "game", "players", "seed", "options", "boards", "started", "ended", "winners", "seats",

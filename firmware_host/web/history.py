@@ -1,6 +1,7 @@
 """The history pages' data: the stored matches, one match step by step with its board, and its
-races, read from the journal (service/store.py). Pure functions over the store, no web server:
-the routes (web/replays.py) serve what these return.
+races, read from the journal (service/store.py). Functions over the store, no web server: the
+routes (web/replays.py) serve what these return, the timelines and journals from a process of
+their own (`timeline_gzipped`, `journal_text`).
 
 A match is shown as the table would rebuild it on resume: its stored deal (seed, options, boards)
 replayed through the rules with its journal (`Match.replaying`, the code `Store.resume` runs).
@@ -10,12 +11,17 @@ engine's own numbering (players from 0) and is exactly what `round.snapshot()` g
 
 from __future__ import annotations
 
+import gzip
 import json
+import sqlite3
+from collections import OrderedDict
+from pathlib import Path
 from typing import Any
 
 from ..rules.codec import to_dict
 from ..rules.match import Match
-from ..service.store import Store, replay_arguments
+from ..service.store import Store, StoreError, read_match, read_only, record_of, replay_arguments
+from ..views.live import BOARDS
 
 STEPS_MAX = 20_000
 """At most this many steps of one match are rebuilt for a page (a long Classic match has a few
@@ -58,8 +64,11 @@ def match_journal(store: Store, match_id: int) -> dict[str, Any] | None:
     accepted action as the engine spells it (`seat` there is the player, from 0; `seats` maps
     players to the seats they sat at, from 1) and every race record."""
     record = store.match_record(match_id)
-    if record is None:
-        return None
+    return None if record is None else journal_of(record)
+
+
+def journal_of(record: dict[str, Any]) -> dict[str, Any]:
+    """`match_journal` of a record `Store.match_record` gave."""
     facts = _facts(record["row"], record["rounds"], _seats(record["row"]))
     return {
         "format": "table-host match journal", "version": 1,
@@ -240,3 +249,55 @@ def _step_at(steps: list[dict[str, Any]], round_no: int, after: int) -> int | No
             break
         found = step["step"]
     return found
+
+
+# ---------------------------------------------------------------- in the history's own process
+
+KEPT = 8  # timelines kept gzipped (a long Classic match: about 1 MB of JSON, 30 kB gzipped)
+
+
+def board(game: str, rnd: Any, seats: list[int]) -> dict[str, Any]:
+    """A step's board as the live page draws it (views/live.py), so a replay looks like the table."""
+    build = BOARDS.get(game)
+    return {"kind": game, **(build(rnd, seats) if build is not None else {})}
+
+
+
+_connections: dict[str, sqlite3.Connection] = {}
+_kept: OrderedDict[tuple[Any, ...], bytes] = OrderedDict()
+
+
+def _record(database: str, match_id: int) -> dict[str, Any] | None:
+    try:
+        db = _connections.get(database)
+        if db is None:
+            db = _connections[database] = read_only(Path(database))
+        return record_of(match_id, read_match(db, match_id))
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot read match {match_id}: {exc}") from None
+
+
+def timeline_gzipped(database: str, match_id: int) -> tuple[bytes, bool] | None:
+    """The page's JSON of a match, gzipped, and whether it was rebuilt (else kept from before)."""
+    record = _record(database, match_id)
+    if record is None:
+        return None
+    key = revision(record)
+    body = _kept.get(key)
+    rebuilt = body is None
+    if body is None:
+        timeline = timeline_of(record, board)
+        for step in timeline["steps"]:  # the page draws `board`; the rules' own state would double it
+            del step["state"]
+        body = gzip.compress(json.dumps(timeline, separators=(",", ":"), ensure_ascii=False).encode(), 6)
+        _kept[key] = body
+        while len(_kept) > KEPT:
+            _kept.popitem(last=False)
+    _kept.move_to_end(key)
+    return body, rebuilt
+
+
+def journal_text(database: str, match_id: int) -> str | None:
+    record = _record(database, match_id)
+    return None if record is None else json.dumps(journal_of(record), separators=(",", ":"),
+                                                  ensure_ascii=False)

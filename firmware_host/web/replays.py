@@ -3,9 +3,13 @@ one match's timeline and races, its journal as a JSON download. Read-only (GET o
 themselves are static files (static/history.html, static/match.html).
 
 Rebuilding a match is the rules replayed step by step: a long match takes a few hundred
-milliseconds of CPU here, in the table's own process. So it is done by one worker thread, one
-match at a time however many browsers ask, never on the server's loop; and each timeline is
-kept, gzipped, until its match changes, so that asking again costs a read and no replay.
+milliseconds of CPU. Done in the table's own process, that work would hold the interpreter's
+lock (the GIL) against the game thread, and a browser asking again and again would delay the
+table's decisions (measured: decisions up to 120 ms late). So a process of its own rebuilds
+(`Rebuilder`): one match at a time however many browsers ask, on a read-only connection to the
+state database, keeping each timeline gzipped until its match changes (web/history.py's
+`timeline_gzipped`: it imports no web server, about 19 MB); it is started at the first request
+and ends after `IDLE_S` unasked, giving its memory back.
 """
 
 from __future__ import annotations
@@ -14,69 +18,73 @@ import asyncio
 import functools
 import gzip
 import json
-from collections import OrderedDict
+import multiprocessing
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
 from typing import Any
 
 from aiohttp import web
 
 from ..service.store import Store, StoreError
-from ..views.live import BOARDS
+from ..system.logs import logger
 from . import history
 from .server import SECURITY_HEADERS, static_files
 
+log = logger("web")
+
 MATCHES_MAX = 200  # the newest matches the list shows
-KEPT = 8  # timelines kept gzipped (a long Classic match: about 1 MB of JSON, 0.1 MB gzipped)
+IDLE_S = 120.0  # the rebuilding process ends after this long without a request
 
 
-def board(game: str, rnd: Any, seats: list[int]) -> dict[str, Any]:
-    """A step's board as the live page draws it (views/live.py), so a replay looks like the table."""
-    build = BOARDS.get(game)
-    return {"kind": game, **(build(rnd, seats) if build is not None else {})}
+# ---------------------------------------------------------------- in the table's process
 
 
-class Timelines:
-    """The page's JSON of each match, rebuilt only when the match has changed since."""
+class Rebuilder:
+    """The process that rebuilds timelines: started when first needed, ended when idle."""
 
-    def __init__(self, store: Store) -> None:
-        self.store = store
-        self.kept: OrderedDict[tuple[Any, ...], bytes] = OrderedDict()
-        self.built = 0  # timelines rebuilt (the tests count them)
+    def __init__(self, database: Path) -> None:
+        self.database = str(database)
+        self.pool: ProcessPoolExecutor | None = None
+        self.idle: asyncio.TimerHandle | None = None
+        self.rebuilt = 0  # timelines rebuilt (the tests count them)
+        self.started = 0  # processes started
 
-    def gzipped(self, match_id: int) -> bytes | None:
-        record = self.store.match_record(match_id)
-        if record is None:
-            return None
-        key = history.revision(record)
-        body = self.kept.get(key)
-        if body is None:
-            timeline = history.timeline_of(record, board)
-            for step in timeline["steps"]:  # the page draws `board`; the rules' own state would double it
-                del step["state"]
-            body = gzip.compress(json.dumps(timeline, separators=(",", ":"), ensure_ascii=False).encode(), 6)
-            self.built += 1
-            self.kept[key] = body
-            while len(self.kept) > KEPT:
-                self.kept.popitem(last=False)
-        self.kept.move_to_end(key)
-        return body
+    async def run(self, work: Callable[..., Any], *args: Any) -> Any:
+        loop = asyncio.get_running_loop()
+        if self.idle is not None:
+            self.idle.cancel()
+        if self.pool is None:
+            self.pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+            self.started += 1
+        try:
+            return await loop.run_in_executor(self.pool, functools.partial(work, self.database, *args))
+        except BrokenProcessPool:
+            self.pool = None
+            log.warning("web view: the history's process stopped; the next request starts another")
+            raise web.HTTPServiceUnavailable(text="the history's process stopped: try again\n",
+                                             headers=SECURITY_HEADERS) from None
+        except StoreError as exc:
+            raise web.HTTPServiceUnavailable(text=f"{exc}\n", headers=SECURITY_HEADERS) from None
+        finally:
+            self.idle = loop.call_later(IDLE_S, self.stop)
+
+    def stop(self) -> None:
+        if self.idle is not None:
+            self.idle.cancel()
+        pool, self.pool = self.pool, None
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
 
 
 def routes(store: Store) -> Callable[[web.Application], None]:
     """What `build_app(routes=[...])` calls: adds the history's pages and their data to `app`."""
-    worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="history")
-    timelines = Timelines(store)
-
-    async def off_loop(work: Callable[..., Any], *args: Any) -> Any:
-        """In the one worker; a store that cannot be read is a 503 that says why."""
-        try:
-            return await asyncio.get_running_loop().run_in_executor(worker, functools.partial(work, *args))
-        except StoreError as exc:
-            raise web.HTTPServiceUnavailable(text=f"{exc}\n", headers=SECURITY_HEADERS) from None
 
     def add(app: web.Application) -> None:
         files = static_files()
+        rebuilder = Rebuilder(store.path)
+        lister = ThreadPoolExecutor(max_workers=1, thread_name_prefix="history")
 
         def page(name: str) -> Callable[[web.Request], Any]:
             body, kind = files[name]
@@ -86,10 +94,15 @@ def routes(store: Store) -> Callable[[web.Application], None]:
             return serve
 
         async def listed(_request: web.Request) -> web.Response:
-            return _json(await off_loop(history.matches, store, MATCHES_MAX))
+            work = functools.partial(history.matches, store, MATCHES_MAX)  # a few rows: SQLite's own time
+            found = await asyncio.get_running_loop().run_in_executor(lister, work)
+            return web.Response(text=json.dumps(found, separators=(",", ":"), ensure_ascii=False),
+                                content_type="application/json", headers=SECURITY_HEADERS)
 
         async def one(request: web.Request) -> web.Response:
-            body = _or_404(await off_loop(timelines.gzipped, int(request.match_info["id"])), request)
+            match_id = int(request.match_info["id"])
+            body, rebuilt = _or_404(await rebuilder.run(history.timeline_gzipped, match_id), request)
+            rebuilder.rebuilt += rebuilt
             headers = {**SECURITY_HEADERS, "Vary": "Accept-Encoding"}
             if "gzip" in request.headers.get("Accept-Encoding", ""):
                 headers["Content-Encoding"] = "gzip"
@@ -99,11 +112,13 @@ def routes(store: Store) -> Callable[[web.Application], None]:
 
         async def download(request: web.Request) -> web.Response:
             match_id = int(request.match_info["id"])
-            found = _or_404(await off_loop(history.match_journal, store, match_id), request)
-            return _json(found, {"Content-Disposition": f'attachment; filename="match-{match_id}.json"'})
+            text = _or_404(await rebuilder.run(history.journal_text, match_id), request)
+            return web.Response(text=text, content_type="application/json", headers={
+                **SECURITY_HEADERS, "Content-Disposition": f'attachment; filename="match-{match_id}.json"'})
 
         async def shutdown(_app: web.Application) -> None:
-            worker.shutdown(wait=False, cancel_futures=True)
+            rebuilder.stop()
+            lister.shutdown(wait=False, cancel_futures=True)
 
         app.router.add_get("/history", page("history.html"))
         app.router.add_get(r"/history/{id:\d{1,12}}", page("match.html"))
@@ -111,12 +126,12 @@ def routes(store: Store) -> Callable[[web.Application], None]:
         app.router.add_get(r"/api/matches/{id:\d{1,12}}", one)
         app.router.add_get(r"/api/matches/{id:\d{1,12}}/journal.json", download)
         app.on_cleanup.append(shutdown)
-        app[TIMELINES] = timelines
+        app[REBUILDER] = rebuilder
 
     return add
 
 
-TIMELINES: web.AppKey[Timelines] = web.AppKey("timelines")
+REBUILDER: web.AppKey[Rebuilder] = web.AppKey("rebuilder")
 
 
 def _or_404(found: Any, request: web.Request) -> Any:
@@ -124,9 +139,3 @@ def _or_404(found: Any, request: web.Request) -> Any:
         raise web.HTTPNotFound(text=f"no match {request.match_info['id']} is stored\n",
                                headers=SECURITY_HEADERS)
     return found
-
-
-def _json(value: Any, headers: dict[str, str] | None = None) -> web.Response:
-    body = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-    return web.Response(text=body, content_type="application/json",
-                        headers={**SECURITY_HEADERS, **(headers or {})})

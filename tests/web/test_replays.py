@@ -60,6 +60,7 @@ class Served:
     """The web view's application with the history's routes, on a port of its own in a thread."""
 
     def __init__(self, store: Store) -> None:
+        self.store = store
         self.loop = asyncio.new_event_loop()
         self.runner = web.AppRunner(build_app(Hub(4), routes=[replays.routes(store)]), handle_signals=False)
         self.loop.run_until_complete(self.runner.setup())
@@ -115,8 +116,14 @@ def test_the_json_the_pages_read(served: tuple[Served, int, int, Any]) -> None:
     plain_only = {"Accept-Encoding": "identity"}
     status, headers, plain = get(f"{server.url}/api/matches/{played}", headers=plain_only)
     assert "Content-Encoding" not in headers and json.loads(plain) == timeline  # gzip or not, the same
-    timelines = server.runner.app[replays.TIMELINES]
-    assert timelines.built == 1  # asked twice, rebuilt once: the match has not changed
+    rebuilder = server.runner.app[replays.REBUILDER]
+    assert rebuilder.rebuilt == 1 and rebuilder.started == 1  # asked twice, rebuilt once: it has not changed
+    store = server.store
+    store.record_race(played, 0, {"kind": "false_start", "control": "slap", "loser": 1, "loser_ts": -7000,
+                                  "go_ns": 0, "window_ns": 5 * MS, "epsilon_ns": MS // 5, "seed": 0})
+    store._drain()
+    again = json.loads(get(f"{server.url}/api/matches/{played}")[2])
+    assert rebuilder.rebuilt == 2 and [r["delta_us"] for r in again["races"]] == [-7.0]  # the match changed
 
     raced = json.loads(get(f"{server.url}/api/matches/{tie}")[2])
     assert raced["problem"] is None and [s["text"] for s in raced["steps"]] == [
