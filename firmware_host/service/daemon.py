@@ -46,7 +46,7 @@ from .binding import StoreBinding
 from .bots import BotHands
 from .commands import TableCommands
 from .configuration import Configuration
-from .events import FrontendTrouble, Signal
+from .events import FrontendReady, FrontendTrouble, Signal
 from .frontend import Frontend, Frontends, TableView, score_lines
 from .game import Game
 from .keys import Keys
@@ -78,7 +78,6 @@ class Daemon:
         # Before any worker starts talking: a terminal shows the log's INFO lines in its pane.
         self.pane = PaneHandler().attach() if terminal else None
         self.realtime: Realtime | None = None  # set by the composition root: the threads' priority
-        self.address = ""  # where the web view is reached (set by the composition root)
         self.store = Store(state_db)
         self.board = board if board is not None else open_board(config)
         self.buttons = self.board.presser
@@ -102,6 +101,7 @@ class Daemon:
         self.game = Game(loop, table)
         self.screens = Screens(loop, table, self.oleds, self.led, config.centre,
                                lambda: self.configuration.problem, lambda: self.selftests.active)
+        self.screens.qr = config.web.seat_qr
         self.selftests = SelfTests(loop, self, self.screens)
         self.binding = StoreBinding(table, self.store)
         self.frontends = Frontends(loop.put, self.view, self._seen)
@@ -120,6 +120,7 @@ class Daemon:
             self.game.follow(follower)
         loop.on(Signal, self._on_signal)
         loop.on(FrontendTrouble, lambda _event, _now: True)  # woken: the status line follows
+        loop.on(FrontendReady, lambda _event, _now: self.frontends.redraw() or True)
         loop.on(Request, lambda request, now: self.commands.serve(request, now))
         loop.after_each(self.game.advance)
         loop.after_each(lambda _now: loop.update_timer(self._edges, self.inputs.next_deadline()))
@@ -147,6 +148,15 @@ class Daemon:
     @config_problem.setter
     def config_problem(self, problem: str) -> None:
         self.configuration.problem = problem
+
+    @property
+    def address(self) -> str:
+        """Where the web view is watched ("" when it is not served): the composition root sets it."""
+        return self.screens.address
+
+    @address.setter
+    def address(self, url: str) -> None:
+        self.screens.address = url
 
     @property
     def selftest(self) -> Any:
@@ -186,11 +196,13 @@ class Daemon:
 
         table = self.table
         centre, seats = self.screens.frames()
-        hands = {seat: seat_words(table, seat) for seat in table.seat_of_player}
+        terminal = self.pane is not None  # words are for a terminal: headless, only the web watches
+        hands = {seat: seat_words(table, seat) for seat in table.seat_of_player} if terminal else {}
         notices, logged = self.pane.snapshot() if self.pane is not None else (table.notices, 0)
         status = self.status.text()
         return TableView(status, centre, seats, score_lines(table), list(notices),
-                         self.config_problem, centre_words(table), hands, key_help(table),
+                         self.config_problem, centre_words(table) if terminal else None, hands,
+                         key_help(table) if terminal else "",
                          logged or len(notices), live_state(table, time.monotonic_ns(), status, self.address))
 
     def _seen(self) -> tuple[Any, ...]:

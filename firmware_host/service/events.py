@@ -46,3 +46,10 @@ class FrontendTrouble:
 
     name: str
     problem: str
+
+
+@dataclass(frozen=True)
+class FrontendReady:
+    """A frontend began serving (the web view, on its own thread): show it the table now."""
+
+    name: str

@@ -86,6 +86,11 @@ class Frontends:
         self._shown = ()  # the newcomer is shown the table at the next turn of the loop
         frontend.start(self.put)
 
+    def redraw(self) -> None:
+        """Show the table again at the next turn of the loop, changed or not (a frontend that
+        just began serving)."""
+        self._shown = ()
+
     def draw(self) -> None:
         if not self.attached:
             return

@@ -84,7 +84,8 @@ def _decisions(table: Table) -> list[dict[str, Any]]:
     for entry in list(table.trace)[-40:]:
         if "decided" in entry:
             out.append({"seat": entry["seat"], "control": entry["decided"], "refused": entry["refused"],
-                        "ts_ns": entry["ts_ns"], "delta_us": None, "by_seat": None, "tie": False})
+                        "ts_ns": entry["ts_ns"], "decided_ns": entry["decided_ns"], "delta_us": None,
+                        "by_seat": None, "tie": False})
     for contest in contests:  # the losing press: how far behind the winner it was
         for item in reversed(out):
             if item["ts_ns"] == contest.loser_ts and item["seat"] == _seat_no(seats, contest.loser):

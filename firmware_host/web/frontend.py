@@ -4,6 +4,10 @@
 and one callback at most waits on the server's loop to take it, so however slow the server is,
 the table never waits and nothing piles up. If the server cannot start or dies, the table plays
 on: `problem` says why (status: `DEGRADED: web view ...`) and the loop is told (FrontendTrouble).
+
+The socket is taken at once, on the caller's thread (the address goes on the attract screen);
+aiohttp is imported and the server built on the web thread, so the table is ready to play
+without waiting for them.
 """
 
 from __future__ import annotations
@@ -13,15 +17,18 @@ import socket
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from aiohttp import web
-
-from ..service.events import FrontendTrouble
+from ..service.events import FrontendReady, FrontendTrouble
 from ..service.frontend import TableView
 from ..system.logs import logger
+from ..system.systemd import under_systemd
 from .listen import open_socket, passed_socket, url_of
-from .server import Hub, build_app
+
+if TYPE_CHECKING:
+    from aiohttp import web
+
+    from .server import Hub
 
 log = logger("web")
 
@@ -34,8 +41,8 @@ class WebView:
     def __init__(self, bind: str = "127.0.0.1", port: int = 0, max_clients: int = 32,
                  database: Path | None = None,
                  routes: Sequence[Callable[[web.Application], None]] = ()) -> None:
-        self.bind, self.port = bind, port
-        self.hub = Hub(max_clients)
+        self.bind, self.port, self.max_clients = bind, port, max_clients
+        self.hub: Hub | None = None  # made on the web thread, with the server
         self.database, self.routes = database, routes
         self.url = ""
         self.problem = ""  # why the web view is not serving, for the status line
@@ -62,7 +69,8 @@ class WebView:
                 where = f"{self.bind}:{self.port}"
                 sock = open_socket(self.bind, self.port)
         except OSError as exc:
-            self._fail(f"cannot listen on {where}: {exc.strerror or exc}")
+            hint = " (no socket from systemd: is table-web.socket enabled?)" if under_systemd() else ""
+            self._fail(f"cannot listen on {where}: {exc.strerror or exc}{hint}")
             return ""
         self._sock = sock
         self.url = url_of(sock)
@@ -72,16 +80,12 @@ class WebView:
         self._put = put
         if not self.listen():
             return
-        ready = threading.Event()
-        self._thread = threading.Thread(target=self._serve, args=(ready,), name="web", daemon=True)
+        self._thread = threading.Thread(target=self._serve, name="web", daemon=True)
         self._thread.start()
-        ready.wait(10)
-        if not self.problem:
-            log.info("web view: %s", self.url)
 
     def show(self, view: TableView) -> None:
         """On the table's thread: keep the newest snapshot, wake the server's loop once."""
-        loop = self._loop
+        loop = self._loop  # None until the server serves: the first frame it gets is a whole table
         if view.live is None or loop is None or self.problem:
             return
         self._pending = view.live
@@ -107,15 +111,16 @@ class WebView:
     def _deliver(self) -> None:
         self._scheduled = False
         state, self._pending = self._pending, None
-        if state is not None:
+        if state is not None and self.hub is not None:
             self.hub.publish(state)
 
-    def _serve(self, ready: threading.Event) -> None:
+    def _serve(self) -> None:
         loop = asyncio.new_event_loop()
         try:
             loop.run_until_complete(self._begin())
             self._loop = loop
-            ready.set()
+            log.info("web view: %s", self.url)
+            self._put(FrontendReady(NAME))  # the table's loop shows it the table now
             loop.run_forever()
             if not self._stopping:
                 raise RuntimeError("its loop ended")
@@ -123,10 +128,14 @@ class WebView:
             self._fail(f"stopped: {type(exc).__name__}: {exc}")
         finally:
             self._loop = None
-            ready.set()
             loop.close()
 
     async def _begin(self) -> None:
+        from aiohttp import web
+
+        from .server import Hub, build_app
+
+        self.hub = Hub(self.max_clients)
         app = build_app(self.hub, self.database, self.routes)
         self._runner = web.AppRunner(app, handle_signals=False, access_log=None, shutdown_timeout=1.0)
         await self._runner.setup()

@@ -66,12 +66,12 @@ class Client:
 
     def __init__(self, ws: web.WebSocketResponse, transport: asyncio.BaseTransport | None) -> None:
         self.ws, self.transport = ws, transport
-        self.queue: deque[str] = deque(maxlen=QUEUE)
+        self.queue: deque[bytes] = deque(maxlen=QUEUE)
         self.ready = asyncio.Event()
         self.dropped = 0
         self.sent = 0
 
-    def offer(self, frame: str) -> None:
+    def offer(self, frame: bytes) -> None:
         if len(self.queue) == QUEUE:
             self.dropped += 1  # deque(maxlen) drops the oldest
         self.queue.append(frame)
@@ -84,7 +84,8 @@ class Client:
                 self.ready.clear()
                 while self.queue and not self.ws.closed:
                     frame = self.queue.popleft()
-                    await asyncio.wait_for(self.ws.send_str(frame), SEND_TIMEOUT_S)
+                    async with asyncio.timeout(SEND_TIMEOUT_S):
+                        await self.ws.send_frame(frame, WSMsgType.TEXT)  # encoded once, for all
                     self.sent += 1
         except (TimeoutError, ConnectionError):  # stalled or gone: its place is freed
             if self.transport is not None:
@@ -97,14 +98,14 @@ class Hub:
     def __init__(self, max_clients: int) -> None:
         self.max_clients = max_clients
         self.clients: set[Client] = set()
-        self.latest: str | None = None
+        self.latest: bytes | None = None
         self.published = 0
         self.refused = 0
 
     def publish(self, state: dict[str, Any]) -> None:
         """On the server's loop: serialise once, offer to every browser."""
         state["sent_ns"] = time.monotonic_ns()  # the moment it left the table (bench web)
-        frame = json.dumps(state, separators=(",", ":"), ensure_ascii=False)
+        frame = json.dumps(state, separators=(",", ":"), ensure_ascii=False).encode()
         self.latest = frame
         self.published += 1
         for client in self.clients:

@@ -128,8 +128,8 @@ def test_a_stalled_browsers_queue_keeps_the_newest_frames_and_drops_the_oldest()
     async def check() -> None:
         client = Client(None, None)  # type: ignore[arg-type]  # nobody drains it: a stalled browser
         for n in range(10):
-            client.offer(f"frame {n}")
-        assert list(client.queue) == [f"frame {n}" for n in range(10 - QUEUE, 10)]
+            client.offer(f"frame {n}".encode())
+        assert list(client.queue) == [f"frame {n}".encode() for n in range(10 - QUEUE, 10)]
         assert client.dropped == 10 - QUEUE
 
     run(check())
@@ -148,14 +148,16 @@ def test_a_browser_that_stops_reading_holds_up_neither_the_hub_nor_another_brows
         assert b"101" in await reader.readline()
         async with session.ws_connect(url + "/live") as good:
             big = {"type": "table", "pad": "x" * 200_000}
-            for n in range(30):  # 6 MB towards a browser that reads none of it
+            for n in range(100):  # 20 MB towards a browser that reads none of it: more than the
+                # kernel's socket buffers take (tcp_wmem, tcp_rmem), so its frames back up here
                 started = time.perf_counter()
                 hub.publish({**big, "n": n})
                 assert time.perf_counter() - started < 0.05  # publishing never waits for a socket
                 got = json.loads((await good.receive(timeout=5)).data)
                 assert got["n"] == n
-            stalled = next(c for c in hub.clients if c.sent < 30)
+            stalled = next(c for c in hub.clients if c.sent < 100)
             assert len(stalled.queue) <= QUEUE and stalled.dropped > 0
+            assert stalled.transport.get_write_buffer_size() <= 3 * 200_100  # a few frames, not 20 MB
         writer.close()
 
     run(_serve_and(check))
@@ -176,6 +178,7 @@ def webview() -> Iterator[Any]:
     front = WebView("127.0.0.1", 0, max_clients=4)
     front.start(events.append)
     front.events = events  # type: ignore[attr-defined]
+    wait_for(lambda: front._loop is not None)
     try:
         yield front
     finally:
@@ -247,7 +250,7 @@ def test_a_web_server_that_dies_is_reported_and_the_table_plays_on(dirs: Path) -
     thread = threading.Thread(target=daemon.serve, daemon=True)
     thread.start()
     try:
-        wait_for(lambda: front.hub.latest is not None)
+        wait_for(lambda: front.hub is not None and front.hub.latest is not None)
 
         front._loop.call_soon_threadsafe(front._loop.stop)  # its loop ends, not by our stop()
         wait_for(lambda: front.problem == "web view: stopped: RuntimeError: its loop ended")
