@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import sqlite3
 from collections import OrderedDict
 from pathlib import Path
@@ -21,6 +22,7 @@ from typing import Any
 from ..rules.codec import to_dict
 from ..rules.match import Match
 from ..service.store import Store, StoreError, read_match, read_only, record_of, replay_arguments
+from ..system.logs import logger
 from ..views.live import BOARDS
 
 STEPS_MAX = 20_000
@@ -254,6 +256,16 @@ def _step_at(steps: list[dict[str, Any]], round_no: int, after: int) -> int | No
 # ---------------------------------------------------------------- in the history's own process
 
 KEPT = 8  # timelines kept gzipped (a long Classic match: about 1 MB of JSON, 30 kB gzipped)
+
+
+def idle_priority() -> None:
+    """The history's process runs only when nothing of the table wants a CPU (SCHED_IDLE, which
+    the unit's system call filter allows: docs/web.md); if refused, it says so and runs as is."""
+    try:
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+    except OSError as exc:
+        logger("web").warning("the history's process keeps its priority: SCHED_IDLE refused (%s)",
+                              exc.strerror or exc)
 
 
 def board(game: str, rnd: Any, seats: list[int]) -> dict[str, Any]:

@@ -6,10 +6,11 @@ Rebuilding a match is the rules replayed step by step: a long match takes a few 
 milliseconds of CPU. Done in the table's own process, that work would hold the interpreter's
 lock (the GIL) against the game thread, and a browser asking again and again would delay the
 table's decisions (measured: decisions up to 120 ms late). So a process of its own rebuilds
-(`Rebuilder`): one match at a time however many browsers ask, on a read-only connection to the
-state database, keeping each timeline gzipped until its match changes (web/history.py's
-`timeline_gzipped`: it imports no web server, about 19 MB); it is started at the first request
-and ends after `IDLE_S` unasked, giving its memory back.
+(`Rebuilder`): one match at a time however many browsers ask, at the lowest priority there is
+(SCHED_IDLE: only when nothing of the table wants a CPU), on a read-only connection to the state
+database, keeping each timeline gzipped until its match changes (web/history.py's
+`timeline_gzipped`, which imports no web server); it is started at the first request and ends
+after `IDLE_S` unasked, giving its memory back.
 """
 
 from __future__ import annotations
@@ -56,7 +57,8 @@ class Rebuilder:
         if self.idle is not None:
             self.idle.cancel()
         if self.pool is None:
-            self.pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+            self.pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"),
+                                            initializer=history.idle_priority)
             self.started += 1
         try:
             return await loop.run_in_executor(self.pool, functools.partial(work, self.database, *args))
