@@ -204,7 +204,7 @@ def race_entry(row: tuple[Any, ...], seats: list[int], steps: list[dict[str, Any
     if kind == "tie":
         entry |= {"draw": race.get("draw"), "draw_no": race.get("draw_no"),
                   "tied": [[_seat(seats, p), ts] for p, ts in race.get("tied", [])]}
-    if kind == "late":
+    if kind == "late":  # the arbiter's figure: stamped this long before the newest press it had released
         entry["late_us"] = _number_us(race.get("late_ns"))
     if kind == "false_start":
         go = race.get("go_ns")
@@ -235,11 +235,12 @@ def _reason(entry: dict[str, Any], race: dict[str, Any]) -> str:
         return (f"tie: {_us(abs(delta))} µs apart, under ε {_us(epsilon)} µs, so the arbiter "
                 f"drew the order (seed {race.get('seed')!r}, draw {race.get('draw_no')}: "
                 f"{race.get('draw')}); seat {by} drawn first, seat {seat} too late")
-    if kind == "late":
-        late = race.get("late_ns")
-        how = f" {_us(late)} µs" if isinstance(late, int) else ""
+    if kind == "late":  # it reached the table after the window of the press it lost to had closed
+        decided, closed = race.get("decided_ns"), race.get("winner_ts", 0) + race.get("window_ns", 0)
+        when = f" (taken at {decided / 1e6:.3f} ms, seat {by}'s window closed at {closed / 1e6:.3f} ms)" \
+            if isinstance(decided, int) else ""
         return (f"too late: seat {seat} pressed {_us(-delta)} µs before seat {by}, but the press reached "
-                f"the table{how} after seat {by}'s was decided")
+                f"the table after seat {by}'s had been decided{when}")
     return f"first: seat {by} pressed {_us(delta)} µs before seat {seat}; seat {seat} too late"
 
 

@@ -159,7 +159,8 @@ def test_a_press_that_came_late_is_not_a_tie(tmp_path: Path, monkeypatch) -> Non
     assert (race["loser_ts_ns"], race["winner_ts_ns"]) == (1 * MS, 2 * MS)
     assert race["delta_us"] == -1000.0 and race["late_us"] == 1000.0 and race["decided_ns"] == 8 * MS
     assert race["reason"] == ("too late: seat 1 pressed 1000 µs before seat 2, but the press reached the "
-                              "table 1000 µs after seat 2's was decided")
+                              "table after seat 2's had been decided (taken at 8.000 ms, seat 2's window "
+                              "closed at 7.000 ms)")
 
 
 def test_the_first_press_wins_by_its_delta_and_a_false_start_is_kept(tmp_path: Path, monkeypatch) -> None:
