@@ -103,7 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--pairs", type=_number(int, 1), default=1_000_000,
                        help="arbitration: contested pairs")
     bench.add_argument("--seconds", type=_number(float, 0.1), default=10.0,
-                       help="arbitration: seconds of the real-time latency run")
+                       help="arbitration: seconds of the real-time latency run; history: of each phase")
     bench.add_argument("--load", type=_number(int, 0, 64), default=0,
                        help="arbitration: busy processes running beside the real-time run")
     bench.add_argument("--decisions", type=_number(int, 1), default=1500, help="display: decisions per game")

@@ -120,8 +120,10 @@ def attach_web(daemon: Daemon, terminal: bool) -> None:
     if not web.enabled:
         return
     from ..web.frontend import WebView
+    from ..web.replays import routes as history_routes
 
-    view = WebView(web.bind, web.port, web.max_clients, database=paths.state_database())
+    view = WebView(web.bind, web.port, web.max_clients, database=paths.state_database(),
+                   routes=[history_routes(daemon.store)])
     found = view.listen()
     daemon.address = (web.url or found) if found else ""  # what people type: [web] url wins
     daemon.attach(view)

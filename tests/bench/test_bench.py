@@ -24,6 +24,7 @@ SMALLEST = {
     "startup": ["--runs", "1"],
     "bots": ["--matches", "1"],
     "web": ["--play", "1", "--clients", "1"],
+    "history": ["--seconds", "0.1"],
 }
 
 

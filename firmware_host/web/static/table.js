@@ -286,4 +286,4 @@ function connect() {
 
 const params = new URLSearchParams(location.search);
 if (location.pathname === "/big" || params.get("screen") === "big") document.body.classList.add("big");
-connect();
+if (!document.body.dataset.page) connect();  // the history pages (history.js) only borrow the drawing
