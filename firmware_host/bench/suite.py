@@ -55,6 +55,9 @@ BENCHES = {b.name: b for b in (
                                     soak_minutes=o.soak_minutes),
           _later("faults", "faults_text")),
     Bench("soak", lambda o: _call("soak", "bench_soak", o.minutes), _later("soak", "soak_text")),
+    Bench("web", lambda o: _call("web", "bench_web", o.play, o.clients), _later("web", "web_text")),
+    Bench("history", lambda o: _call("history", "bench_history", o.seconds),
+          _later("history", "history_text")),
     Bench("bots", lambda o: _call("bots", "bench_bots", o.matches), _later("bots", "bots_text"),
           met=lambda f: bool(f["pass"]), in_all=False),
 )}

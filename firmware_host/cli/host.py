@@ -103,13 +103,15 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--pairs", type=_number(int, 1), default=1_000_000,
                        help="arbitration: contested pairs")
     bench.add_argument("--seconds", type=_number(float, 0.1), default=10.0,
-                       help="arbitration: seconds of the real-time latency run")
+                       help="arbitration: seconds of the real-time latency run; history: of each phase")
     bench.add_argument("--load", type=_number(int, 0, 64), default=0,
                        help="arbitration: busy processes running beside the real-time run")
     bench.add_argument("--decisions", type=_number(int, 1), default=1500, help="display: decisions per game")
     bench.add_argument("--idle", type=_number(float, 0.1), default=10.0, help="daemon: seconds measured idle")
     bench.add_argument("--play", type=_number(float, 0.1), default=15.0,
-                       help="daemon: seconds of a bot match measured")
+                       help="daemon, web: seconds of a bot match measured (web: each way)")
+    bench.add_argument("--clients", type=_number(int, 1, 500), default=20,
+                       help="web: browsers connected (WebSocket clients)")
     bench.add_argument("--kills", type=_number(int, 1), default=120,
                        help="faults: SIGKILLs at random moments")
     bench.add_argument("--configs", type=_number(int, 1), default=400,

@@ -42,6 +42,7 @@ from .schema import (
     SeatScreen,
     SeatWiring,
     TableConfig,
+    WebConfig,
     input_pin_index,
     pin_index,
 )
@@ -66,6 +67,7 @@ __all__ = [
     "SeatScreen",
     "SeatWiring",
     "TableConfig",
+    "WebConfig",
     "as_emulated",
     "boot_config",
     "boot_modules",

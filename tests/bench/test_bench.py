@@ -23,6 +23,8 @@ SMALLEST = {
     "soak": ["--minutes", "0.05"],
     "startup": ["--runs", "1"],
     "bots": ["--matches", "1"],
+    "web": ["--play", "1", "--clients", "1"],
+    "history": ["--seconds", "0.1"],
 }
 
 
