@@ -295,6 +295,8 @@ def _simulate_text(r: dict[str, Any]) -> str:
                  + ", ".join(f"seat {s}" for s in r["winners"]))
     endings = ", ".join(f"{k} {v}" for k, v in r["endings"].items())
     lines.append(f"endings: {endings}")
+    lines.append(f"{r['rounds_played']} rounds; {r['centre_share']:.0%} of the cards dealt reached the centre"
+                 + (" (won into score piles)" if r["game"] == "crazy" else ""))
     lines.append(f"actions {r['actions']}, refusals {r['refusals']}, "
                  f"{r['rounds_per_s']} rounds/s, {r['actions_per_s']} actions/s")
     return "\n".join(lines)

@@ -123,11 +123,15 @@ class GameKind:
         """One seat's own cards as rich Text for a terminal."""
         raise NotImplementedError
 
-    def keys(self, rnd: Any) -> str:
-        """What the keys do in this game (`rnd` the round in progress, or None)."""
+    def keys(self, rnd: Any, direct: bool = False) -> str:
+        """What the keys do in this game (`rnd` the round in progress, or None); `direct`: the
+        seat has the direct buttons 1-5 (select1..5), so their keys are offered too."""
         return ""
 
     # ------------------------------------------------------------ scenario files and tools (play/)
+
+    scenario_keys: ClassVar[frozenset[str]] = frozenset({"seat"})
+    """The keys a [[round]] table of this game may have besides actions and expect_*."""
 
     def scenario_options(self, options: dict[str, Any], rounds: int) -> dict[str, Any]:
         """A file's options, given it has `rounds` [[round]] tables."""
