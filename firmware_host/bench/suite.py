@@ -54,7 +54,8 @@ BENCHES = {b.name: b for b in (
     Bench("faults", lambda o: _call("faults", "bench_faults", o.kills, o.configs,
                                     soak_minutes=o.soak_minutes),
           _later("faults", "faults_text")),
-    Bench("soak", lambda o: _call("soak", "bench_soak", o.minutes), _later("soak", "soak_text")),
+    Bench("soak", lambda o: _call("soak", "bench_soak", o.minutes, o.warm_up),
+          _later("soak", "soak_text")),
     Bench("bots", lambda o: _call("bots", "bench_bots", o.matches), _later("bots", "bots_text"),
           met=lambda f: bool(f["pass"]), in_all=False),
 )}

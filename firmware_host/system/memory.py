@@ -55,17 +55,43 @@ def describe(environ: Mapping[str, str] | None = None) -> str:
     return f"{chosen}, {arenas} C arenas" if arenas else f"{chosen}, C arenas by default"
 
 
+RSS_PARTS = ("VmRSS", "RssAnon", "RssFile", "RssShmem")
+"""Resident memory and its three parts (proc(5); VmRSS is their sum): anonymous pages (the heap,
+the stacks: what a leak grows), file-backed pages (the interpreter's and libraries' code, fonts:
+shared, and the kernel's to drop and read again) and shared memory."""
+
+
+def parse_status(text: str) -> dict[str, int]:
+    """The numeric fields of /proc/PID/status ("VmRSS:\t  51720 kB", "Threads:\t22"): each
+    field's first number, in the file's own unit (kB for memory)."""
+    fields: dict[str, int] = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        first = value.split(maxsplit=1)[:1]
+        if sep and first and first[0].isdigit():
+            fields[key] = int(first[0])
+    return fields
+
+
+def status(pid: int | str = "self") -> dict[str, int]:
+    """/proc/PID/status, parsed; empty once the process is gone."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            return parse_status(f.read())
+    except OSError:
+        return {}
+
+
 def proc_status(pid: int | str, key: str) -> int:
     """One figure of /proc/PID/status (VmRSS, VmHWM, RssAnon in kB; Threads); 0 once the process
     is gone."""
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith(key + ":"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
+    return status(pid).get(key, 0)
+
+
+def rss_parts_mb(pid: int | str = "self") -> dict[str, float]:
+    """VmRSS and its parts (RSS_PARTS), MB, read at one moment; empty once the process is gone."""
+    fields = status(pid)
+    return {key: fields.get(key, 0) / 1024 for key in RSS_PARTS} if fields else {}
 
 
 def rss_mb(pid: int | str = "self") -> float:
