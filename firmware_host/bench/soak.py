@@ -22,12 +22,14 @@ moves in pages and arenas, and a slope over a minute says little.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from ..rules.options import GAMES
-from ..system.memory import RSS_PARTS, rss_parts_mb, threads
+from ..system.memory import RSS_PARTS, TRACE, rss_parts_mb, snapshot_growth, snapshots, threads
 from .harness import emulated_daemon
 
 TARGET_MB_PER_HOUR = 1.0
@@ -211,6 +213,11 @@ def bench_soak(minutes: float, warm_up_minutes: float = WARM_UP_MINUTES) -> dict
         figures["allocator"] = allocator
         figures["threads"] = {"start": start, "warm": warm[0] if warm else end, "end": end}
     figures["meets_target"] = figures["meets_target"] and figures["daemon_alive"]
+    if os.environ.get(TRACE):  # a diagnosis: what grew in the daemon after the warm-up
+        taken = snapshots(Path(os.environ[TRACE]))
+        after = [path for at, path in taken if at >= figures["warm_up_s"]]
+        if len(after) >= 2:
+            figures["tracemalloc"] = snapshot_growth(after[0], after[-1])
     return figures
 
 
@@ -242,6 +249,7 @@ def soak_text(f: dict[str, Any]) -> str:
         t = f["threads"]
         lines.append(f"  the daemon's threads: start {t['start']}, after warm-up {t['warm']}, end {t['end']}")
     lines += [f"  refused: {r}" for r in f["refusals"]]
+    lines += [f"  tracemalloc, after the warm-up: {line}" for line in f.get("tracemalloc", [])]
     if not f.get("daemon_alive", True):
         lines.append("  the daemon DIED during the soak")
     target = (f"  target: {' and '.join(f['judged_parts'])} growth after warm-up "

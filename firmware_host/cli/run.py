@@ -92,6 +92,8 @@ def run(config_file: str | None, emulate: bool, ui: str = "none") -> int:
         return 2
     log.info("hardware: %s", board.describe())
     log.info("memory: allocator %s", memory.describe())
+    if (traced := memory.trace_if_asked()) is not None:  # a diagnosis (bench soak)
+        log.warning("memory: tracing allocations (tracemalloc) into %s: slow, not for play", traced)
     return serve(daemon, ui)
 
 

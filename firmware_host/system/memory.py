@@ -24,7 +24,11 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
+import time
+import tracemalloc
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 ALLOCATOR = {"PYTHONMALLOC": "malloc", "MALLOC_ARENA_MAX": "2"}
 
@@ -103,3 +107,55 @@ def threads(pid: int | str = "self") -> int:
     """The process's threads, as the kernel counts them: each holds a stack and a share of the
     allocator, so a count that creeps up is memory that creeps up."""
     return proc_status(pid, "Threads")
+
+
+TRACE = "TABLE_HOST_TRACEMALLOC"
+"""A diagnosis, not for the Pi: a directory, and the daemon traces its allocations (tracemalloc,
+TRACE_FRAMES frames each: far slower and larger) and dumps a snapshot there every TRACE_EVERY_S,
+named by its seconds since the start. `table-host bench soak` run with it set passes it to the
+daemon and prints what grew between the snapshots after the warm-up (snapshot_growth)."""
+TRACE_FRAMES = 6
+TRACE_EVERY_S = 60.0
+
+
+def trace_if_asked(environ: Mapping[str, str] | None = None) -> Path | None:
+    """Start tracing allocations when TRACE names a directory; that directory."""
+    directory = (os.environ if environ is None else environ).get(TRACE)
+    if not directory:
+        return None
+    path = Path(directory)
+    path.mkdir(parents=True, exist_ok=True)
+    tracemalloc.start(TRACE_FRAMES)
+    start = time.monotonic()
+
+    def dump_every_minute() -> None:
+        while True:
+            time.sleep(TRACE_EVERY_S)
+            snapshot = tracemalloc.take_snapshot()
+            partial = path / ".partial"
+            snapshot.dump(str(partial))  # whole, or not there: a reader never sees half of one
+            partial.replace(path / f"{time.monotonic() - start:08.0f}.tracemalloc")
+
+    threading.Thread(target=dump_every_minute, name="tracemalloc", daemon=True).start()
+    return path
+
+
+def snapshots(directory: Path) -> list[tuple[float, Path]]:
+    """The snapshots dumped there, oldest first, with their seconds since the daemon started."""
+    return sorted((float(p.stem), p) for p in directory.glob("*.tracemalloc"))
+
+
+def snapshot_growth(first: Path, last: Path, top: int = 12) -> list[str]:
+    """What grew from one snapshot to another, the most first: bytes, blocks and the innermost
+    frames of the code that allocated them (ours first: a list appended to, a cache filled)."""
+    old, new = tracemalloc.Snapshot.load(str(first)), tracemalloc.Snapshot.load(str(last))
+    ignore = (tracemalloc.Filter(False, tracemalloc.__file__),)
+    lines = []
+    diff = sorted(new.filter_traces(ignore).compare_to(old.filter_traces(ignore), "traceback"),
+                  key=lambda stat: -stat.size_diff)
+    total = sum(stat.size_diff for stat in diff)
+    lines.append(f"Python objects: {total / 1024:+.1f} KiB in all")
+    for stat in diff[:top]:
+        frames = " < ".join(f"{Path(f.filename).name}:{f.lineno}" for f in list(stat.traceback)[::-1][:4])
+        lines.append(f"{stat.size_diff / 1024:+9.1f} KiB {stat.count_diff:+7d} blocks  {frames}")
+    return lines

@@ -295,3 +295,23 @@ def test_the_daemons_memory_is_read_in_its_parts_from_proc_status() -> None:
     assert abs(parts["VmRSS"] - parts["RssAnon"] - parts["RssFile"] - parts["RssShmem"]) < 0.01
     gone = 2**22 + 1  # above the kernel's largest process ID
     assert memory.rss_parts_mb(gone) == {} and memory.proc_status(gone, "VmRSS") == 0
+
+
+def test_a_diagnosis_names_the_line_whose_objects_grew_between_two_snapshots(tmp_path) -> None:
+    import tracemalloc
+
+    assert memory.trace_if_asked({}) is None  # no directory named: nothing traced
+    tracemalloc.start(memory.TRACE_FRAMES)
+    try:
+        tracemalloc.take_snapshot().dump(str(tmp_path / "00000060.tracemalloc"))
+        kept = [bytes(1000) + bytes([n % 256]) for n in range(2000)]  # about 2 MB, held
+        tracemalloc.take_snapshot().dump(str(tmp_path / "00000120.tracemalloc"))
+    finally:
+        tracemalloc.stop()
+    taken = memory.snapshots(tmp_path)
+    assert [at for at, _ in taken] == [60.0, 120.0]
+    lines = memory.snapshot_growth(taken[0][1], taken[1][1])
+    assert lines[0].startswith("Python objects: +") and len(kept) == 2000
+    grown = lines[1].split()
+    assert 1900 < float(grown[0]) < 2300 and grown[1] == "KiB" and int(grown[2]) >= 2000
+    assert "test_soak.py" in grown[4]  # the line above, the innermost frame
