@@ -30,6 +30,9 @@ import tracemalloc
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from .errors import PathError
+from .logs import logger
+
 ALLOCATOR = {"PYTHONMALLOC": "malloc", "MALLOC_ARENA_MAX": "2"}
 
 
@@ -119,22 +122,31 @@ TRACE_EVERY_S = 60.0
 
 
 def trace_if_asked(environ: Mapping[str, str] | None = None) -> Path | None:
-    """Start tracing allocations when TRACE names a directory; that directory."""
+    """Start tracing allocations when TRACE names a directory; that directory. One it cannot
+    make is a PathError (one line, exit 2), never a run untraced without a word."""
     directory = (os.environ if environ is None else environ).get(TRACE)
     if not directory:
         return None
     path = Path(directory)
-    path.mkdir(parents=True, exist_ok=True)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise PathError(f"{TRACE}={directory}: cannot make the directory: {exc.strerror}") from None
     tracemalloc.start(TRACE_FRAMES)
     start = time.monotonic()
 
     def dump_every_minute() -> None:
         while True:
             time.sleep(TRACE_EVERY_S)
-            snapshot = tracemalloc.take_snapshot()
             partial = path / ".partial"
-            snapshot.dump(str(partial))  # whole, or not there: a reader never sees half of one
-            partial.replace(path / f"{time.monotonic() - start:08.0f}.tracemalloc")
+            try:
+                tracemalloc.take_snapshot().dump(str(partial))  # whole, or not there: never half
+                partial.replace(path / f"{time.monotonic() - start:08.0f}.tracemalloc")
+            except OSError as exc:
+                logger("memory").error("tracemalloc: cannot write a snapshot into %s (%s): "
+                                       "tracing stopped", path, exc.strerror)
+                tracemalloc.stop()
+                return
 
     threading.Thread(target=dump_every_minute, name="tracemalloc", daemon=True).start()
     return path

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from PIL import Image
 
 from firmware_host.bench import soak
@@ -18,6 +19,7 @@ from firmware_host.devices.emulated.pins import HISTORY, emulated_factory
 from firmware_host.game.cues import Note
 from firmware_host.service.store import KEPT_COUNTS, Store
 from firmware_host.system import memory
+from firmware_host.system.errors import PathError
 from firmware_host.system.recent import Recent
 
 EVENTS = 5000
@@ -301,6 +303,11 @@ def test_a_diagnosis_names_the_line_whose_objects_grew_between_two_snapshots(tmp
     import tracemalloc
 
     assert memory.trace_if_asked({}) is None  # no directory named: nothing traced
+    (tmp_path / "a-file").write_text("")
+    unmakeable = r"^TABLE_HOST_TRACEMALLOC=.*a-file/x: cannot make the directory: Not a directory$"
+    with pytest.raises(PathError, match=unmakeable):
+        memory.trace_if_asked({memory.TRACE: str(tmp_path / "a-file" / "x")})
+    assert not tracemalloc.is_tracing()
     tracemalloc.start(memory.TRACE_FRAMES)
     try:
         tracemalloc.take_snapshot().dump(str(tmp_path / "00000060.tracemalloc"))
