@@ -120,6 +120,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="faults: minutes of the daemon's memory soak (0: none)")
     bench.add_argument("--minutes", type=_number(float, 0.05), default=45.0,
                        help="soak: minutes of bot matches through the real daemon")
+    bench.add_argument("--warm-up", type=_number(float, 0.0, 15.0), default=15.0,
+                       help="soak: minutes of play before growth is measured (15 at most)")
     bench.add_argument("--matches", type=_number(int, 1), default=50,
                        help="bots: matches per game, button and level")
     bench.add_argument("--runs", type=_number(int, 1), default=5,

@@ -65,6 +65,7 @@ def run(config_file: str | None, emulate: bool, ui: str = "none") -> int:
         if not os.environ.get("TABLE_HOST_SOCKET"):
             paths.runtime_directory()  # made, and the /tmp fallback checked, before any hardware
         config, problem = choose_config(path, emulate)
+        traced = memory.trace_if_asked()  # a diagnosis (bench soak, docs/daemon.md)
         # Headless, this thread serves the table: real-time. On real GPIO it is claimed before the
         # board is opened, so that lgpio's threads, started by the opening, inherit it; emulated
         # parts (the LED controller's own thread) are not the Pi's and start before it.
@@ -93,6 +94,8 @@ def run(config_file: str | None, emulate: bool, ui: str = "none") -> int:
         return 2
     log.info("hardware: %s", board.describe())
     log.info("memory: allocator %s", memory.describe())
+    if traced is not None:
+        log.warning("memory: tracing allocations (tracemalloc) into %s: slow, not for play", traced)
     return serve(daemon, ui)
 
 
