@@ -280,12 +280,9 @@ def answer_shown(answer: Mapping[str, Any], cmd: str, action: str | None = None)
         return [history_table(answer["matches"])]
     if cmd == "config" and "value" in answer:
         return ["\n".join(setting_lines(str(answer.get("key") or ""), answer["value"])) or "(nothing)"]
-    if cmd == "seats":
-        return seats_table(answer)
-    if cmd == "inputs":
-        return inputs_tables(answer)
-    if cmd == "scores":
-        return scores_tables(answer)
+    own = {"seats": seats_table, "inputs": inputs_tables, "scores": scores_tables}.get(cmd)
+    if own is not None:
+        return own(answer)
     if cmd == "config" and action == "reload":
         return ["reloaded" if answer.get("reloaded") else "not reloaded: the running configuration stays"]
     return [pairs(status_rows(answer))]

@@ -9,13 +9,12 @@ import os
 import re
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from helpers import play_recorded
-from plumbing import DaemonProcess, served_table, wait_for
+from plumbing import DaemonProcess, on_a_terminal, served_table, wait_for
 
 from firmware_host.cli import host
 from firmware_host.game.catalog import new_match
@@ -287,25 +286,9 @@ def test_python_m_firmware_host_is_table_host_and_only_firmware_host_is_installe
 
 
 def test_a_bench_shows_its_progress_on_a_terminal() -> None:
-    import pty
-
-    leader, follower = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "firmware_host", "bench", "arbitration", "--pairs", "2000",
-                             "--seconds", "2"], cwd=ROOT, stdout=subprocess.PIPE, stderr=follower, text=True)
-    os.close(follower)
-    shown = b""
-    started = time.monotonic()
-    while time.monotonic() - started < 300:
-        try:
-            chunk = os.read(leader, 4096)
-        except OSError:  # the terminal closed with the process
-            break
-        if not chunk:
-            break
-        shown += chunk
-    out, _ = proc.communicate(timeout=300)
-    os.close(leader)
-    assert proc.returncode in (0, 1)  # 1: a target missed on a loaded machine
+    shown, out, status = on_a_terminal([sys.executable, "-m", "firmware_host", "bench", "arbitration",
+                                        "--pairs", "2000", "--seconds", "2"])
+    assert status in (0, 1)  # 1: a target missed on a loaded machine
     assert b"bench arbitration" in shown and b"of about 2 s" in shown and b"\x1b[" in shown
     assert "order" in out and b"Traceback" not in shown
     piped = table_host("bench", "engine", "--rounds", "20")
