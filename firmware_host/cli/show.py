@@ -65,18 +65,19 @@ def cells(*values: Any) -> list[Text]:
 
 def table(*columns: str, right: Iterable[str] = (), keep: Iterable[str] = ()) -> Table:
     """Columns named in `right` are numbers; those in `keep` are never wrapped."""
-    t = Table(*columns, box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
+    t = Table(*columns, box=box.SIMPLE, pad_edge=False, show_edge=False)
     for column in t.columns:
         column.justify = "right" if column.header in set(right) else "left"
         column.no_wrap = column.header in set(keep)
+        column.overflow = "fold"  # a long path or word breaks onto the next line, never cut short
     return t
 
 
 def pairs(rows: Iterable[tuple[str, Any]]) -> Table:
     """A name and a value a line, the names in a column of their own."""
     t = Table(box=None, show_header=False, pad_edge=False)
-    t.add_column(style="bold")
-    t.add_column()
+    t.add_column(style="bold", no_wrap=True)
+    t.add_column(overflow="fold")
     for name, value in rows:
         t.add_row(*cells(name, value))
     return t
@@ -218,8 +219,9 @@ def rounds_table(seats: Sequence[int], rounds: Sequence[Mapping[str, Any]], tota
     for i, r in enumerate(rounds):
         t.add_row(*cells(r.get("round", i + 1), words(str(r.get("ending"))),
                          *(f"{s:+d}" for s in r["scores"])))
-    t.add_section()
-    t.add_row(*cells("total", "", *totals))
+    t.show_footer = True
+    for column, total in zip(t.columns, ["total", "", *totals], strict=False):
+        column.footer = Text(plain(total))
     return t
 
 
