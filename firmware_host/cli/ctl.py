@@ -25,7 +25,7 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from ..control.client import NotRunning, ask
 from ..control.protocol import add_subcommands
@@ -36,9 +36,25 @@ from .completion import describe_subcommands
 __all__ = ["NotRunning", "ask", "build_parser", "main"]
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse's refusal (usage and one line on stderr, exit 2), and with --json anywhere on the
+    line the same line as the JSON error object scripts read."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        line = f"{self.prog}: error: {message}"
+        if "--json" in WORDS:
+            print(json.dumps({"ok": False, "error": line}))
+        self.exit(2, line + "\n")
+
+
+WORDS: list[str] = []
+"""The command line being parsed (main sets it): Parser.error looks for --json in it."""
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Made from the commands' declarations (control/protocol.py), as the completion is."""
-    p = argparse.ArgumentParser(prog="tablectl", description="Control the Ligretto table.")
+    p = Parser(prog="tablectl", description="Control the Ligretto table.")
     p.add_argument("--json", action="store_true", help="one JSON object on stdout")
     add_version(p, "tablectl")
     # --json after the command too: the subcommand's own flag, which leaves the main one alone
@@ -341,7 +357,8 @@ def create_config(path: Path, args: argparse.Namespace) -> int | None:
 @quiet_broken_pipe
 @one_line_errors("tablectl")
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    WORDS[:] = sys.argv[1:] if argv is None else argv
+    args = build_parser().parse_args(WORDS)
     if args.cmd == "config" and args.action == "set":
         return config_set(args)
     if args.cmd == "config" and args.action == "check":
@@ -359,8 +376,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         answer = ask(body)
     except NotRunning as exc:
         return failed(str(exc), args.json)
-    if refused(answer, args.json):
-        return 1
+    if refused(answer, args.json):  # a key no configuration has is a bad value, as for config set
+        unknown = args.cmd == "config" and str(answer.get("error", "")).startswith("no setting")
+        return 2 if unknown else 1
     if args.json:
         print(json.dumps(answer))
     else:

@@ -87,6 +87,8 @@ def test_debug_bundle_config_set_get_and_check_answer_in_json(tmp_path: Path, da
     assert got == {"ok": True, "key": "arbiter.window_ms", "value": 5.0}
     seat = json.loads(tablectl("--json", "config", "get", "inputs.seats.1", env=daemon.env).stdout)
     assert seat["value"]["slap"] == 5  # counted from 1, as config set and the problems count
+    unknown = tablectl("config", "get", "arbiter.colour", env=daemon.env)
+    assert unknown.returncode == 2 and unknown.stderr == "tablectl: no setting 'arbiter.colour'\n"
 
     config = tmp_path / "table.toml"
     config.write_text((ROOT / "hardware" / "wiring" / "4-seat.toml").read_text())
@@ -137,7 +139,9 @@ def test_human_output_of_every_reading_command_shows_no_python_values(daemon: Da
     assert re.search(r"hardware\s+board emulated, missing none", status)
     assert re.search(r"memory\s+[\d.]+ MB resident, \d+ threads, allocator malloc", status)
 
-    assert tablectl("start", env=env).returncode == 0
+    started = tablectl("start", env=env)
+    assert started.returncode == 0, started.stderr
+    no_python_values(started.stdout, "tablectl start")
     wait_for(lambda: json.loads(tablectl("--json", "inputs", env=env).stdout)["events"], timeout=60)
     for args in (["status"], ["scores"], ["inputs"], ["history"]):
         result = tablectl(*args, env=env)
@@ -149,7 +153,13 @@ def test_human_output_of_every_reading_command_shows_no_python_values(daemon: Da
     assert "arbiter window 5 ms" in inputs
     scores = tablectl("scores", env=env).stdout
     assert re.search(r"round\s+ending\s+seat 1\s+seat 2\s+seat 3", scores) and "not over yet" in scores
-    assert tablectl("abort", env=env).returncode == 0
+    aborted = tablectl("abort", env=env)
+    assert aborted.returncode == 0, aborted.stderr
+    no_python_values(aborted.stdout, "tablectl abort")
+    for args in (["config", "check"], ["debug-bundle", str(daemon.tmp / "bundle.tar.gz")]):
+        result = tablectl(*args, env=env)
+        assert result.returncode == 0, (args, result.stderr)
+        no_python_values(result.stdout, f"tablectl {args[0]}")
 
 
 def test_history_is_one_row_per_match(tmp_path: Path) -> None:
@@ -205,6 +215,10 @@ def test_a_bad_value_is_exit_2_naming_the_option_as_typed(tmp_path: Path) -> Non
         as_json = tablectl("--json", "config", "set", key, value, "--file", str(config), env=env)
         assert as_json.returncode == 2 and json.loads(as_json.stdout)["ok"] is False
     assert config.read_text() == before
+    for args in (["--json", "history", "--limit", "0"], ["bots", "two", "--json"]):
+        result = tablectl(*args, env=env)
+        assert result.returncode == 2
+        assert json.loads(result.stdout) == {"ok": False, "error": result.stderr.splitlines()[-1]}
     watched = table_host("watch", "--bots", "instant")
     assert watched.returncode == 2 and "Traceback" not in watched.stderr
     assert "--bots" in watched.stderr and "'instant'" in watched.stderr and watched.stdout == ""
