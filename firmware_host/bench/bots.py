@@ -24,6 +24,7 @@ every masher, and hard does at least as well as medium.
 from __future__ import annotations
 
 import heapq
+import math
 import random
 import time
 from dataclasses import dataclass
@@ -83,6 +84,9 @@ class Outcome:
     bot: int
     masher: int
     called: int  # rounds called at ROUND_LIMIT_S
+    rounds: int = 0  # rounds played, the called one included
+    reached: int = 0  # cards (dice) that reached the centre (Crazy: score piles) in those rounds
+    dealt: int = 0  # cards (dice) those rounds dealt
 
 
 def play_match(game: str, level: Level, control: str, seed: str, masher_seat: int) -> Outcome:
@@ -91,10 +95,14 @@ def play_match(game: str, level: Level, control: str, seed: str, masher_seat: in
     bot_seat = 1 - masher_seat
     bot = Bot(level, random.Random(f"bench-bot/{seed}"))
     masher = Masher(control, SeatController(masher_seat, match), random.Random(f"bench-masher/{seed}"))
-    called = 0
+    called = rounds = reached = dealt = 0
     totals = [0, 0]
     for _ in range(1000):
-        if _play_round(match, bot, bot_seat, masher):
+        ended = _play_round(match, bot, bot_seat, masher)
+        rounds += 1
+        got, of = match.round.to_centre()
+        reached, dealt = reached + got, dealt + of
+        if ended:
             totals = list(match.totals)
         else:  # called: the match ends here, scored as it stands
             called += 1
@@ -103,7 +111,7 @@ def play_match(game: str, level: Level, control: str, seed: str, masher_seat: in
         if match.is_over:
             break
         match.next_round()
-    return Outcome(totals[bot_seat], totals[masher_seat], called)
+    return Outcome(totals[bot_seat], totals[masher_seat], called, rounds, reached, dealt)
 
 
 def _play_round(match: Match, bot: Bot, bot_seat: int, masher: Masher) -> bool:
@@ -153,23 +161,69 @@ def bench_bots(matches: int = 50, games: tuple[str, ...] = GAMES, mashes: tuple[
         for control in mashes:
             row: dict[str, Any] = {"game": game, "mash": control}
             for level in levels:
-                won = lost = drawn = called = 0
+                won = lost = drawn = called = rounds = reached = dealt = 0
                 margin = 0
                 for m in range(matches):
                     out = play_match(game, level, control, f"{game}/{control}/{m}", m % 2)
                     bot, mash = out.bot, out.masher
                     called += out.called
+                    rounds += out.rounds
+                    reached, dealt = reached + out.reached, dealt + out.dealt
                     won += bot > mash
                     lost += bot < mash
                     drawn += bot == mash
                     margin += bot - mash
                 row[str(level)] = {"won": won, "lost": lost, "drawn": drawn, "called": called,
-                                   "rate": round(won / matches, 3), "mean_margin": round(margin / matches, 1)}
+                                   "rate": round(won / matches, 3), "mean_margin": round(margin / matches, 1),
+                                   "rounds_per_match": round(rounds / matches, 2),
+                                   "centre_share": round(reached / dealt, 3) if dealt else 0.0}
             rates = [row[str(level)]["rate"] for level in levels]
             row["pass"] = all(r > TARGET for r in rates) and rates == sorted(rates)
             rows.append(row)
-    return {"matches": matches, "rate_hz": MASH_RATE_HZ, "rows": rows,
-            "pass": all(r["pass"] for r in rows), "seconds": round(time.perf_counter() - started, 1)}
+    h2h = head_to_head(matches, games) if Level.HARD in levels and Level.MEDIUM in levels else None
+    return {"matches": matches, "rate_hz": MASH_RATE_HZ, "rows": rows, "head_to_head": h2h,
+            "pass": all(r["pass"] for r in rows) and (h2h is None or h2h["pass"]),
+            "seconds": round(time.perf_counter() - started, 1)}
+
+
+def wilson(won: float, n: int, z: float = 1.96) -> tuple[float, float]:
+    """The 95 % confidence interval of a share `won`/`n` (Wilson's score interval)."""
+    if n == 0:
+        return 0.0, 1.0
+    p = won / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return centre - half, centre + half
+
+
+def head_to_head(matches: int = 100, games: tuple[str, ...] = GAMES) -> dict[str, Any]:
+    """Hard against medium, `matches` two-seat matches per game (hard in seat 1 or 2 in turn),
+    on the simulated clock: hard's share of the matches (a draw counts half) with its 95 %
+    interval. Hard is at least as strong as medium when the interval lies above one half."""
+    from ..play.simulate import play_round
+
+    rows = []
+    for game in games:
+        won = drawn = 0
+        for m in range(matches):
+            hard_seat = m % 2
+            match = new_match(game, 2, f"h2h/{game}/{m}")
+            bots = [Bot(Level.HARD if s == hard_seat else Level.MEDIUM, random.Random(f"h2h/{game}/{m}/{s}"))
+                    for s in range(2)]
+            while True:
+                play_round(match, bots, random.Random(m))
+                if match.is_over:
+                    break
+                match.next_round()
+            hard, medium = match.totals[hard_seat], match.totals[1 - hard_seat]
+            won += hard > medium
+            drawn += hard == medium
+        share = (won + drawn / 2) / matches
+        lo, hi = wilson(won + drawn / 2, matches)
+        rows.append({"game": game, "matches": matches, "hard_won": won, "drawn": drawn,
+                     "hard_share": round(share, 3), "interval_95": [round(lo, 3), round(hi, 3)],
+                     "pass": lo > 0.5})
+    return {"matches": matches, "rows": rows, "pass": all(r["pass"] for r in rows)}
 
 
 def bots_text(f: dict[str, Any]) -> str:
@@ -182,9 +236,19 @@ def bots_text(f: dict[str, Any]) -> str:
             if cell is not None:
                 called = f", {cell['called']} called" if cell["called"] else ""
                 cells.append(f"{level} {cell['won']:>2}/{f['matches']} ({cell['rate']:.0%}, "
-                             f"{cell['mean_margin']:+.1f}{called})")
+                             f"{cell['mean_margin']:+.1f}{called}; {cell['rounds_per_match']:g} rounds, "
+                             f"{cell['centre_share']:.0%} to the centre)")
         lines.append(f"  {row['game']:<8} mash {row['mash']:<5} " + "   ".join(cells)
                      + f"   {'PASS' if row['pass'] else 'FAIL'}")
+    h2h = f.get("head_to_head")
+    if h2h is not None:
+        lines.append(f"hard against medium ({h2h['matches']} two-seat matches each): "
+                     "hard's share, 95 % interval")
+        for r in h2h["rows"]:
+            lo, hi = r["interval_95"]
+            lines.append(f"  {r['game']:<8} {r['hard_won']:>3} won, {r['drawn']} drawn: "
+                         f"{r['hard_share']:.0%} ({lo:.0%} to {hi:.0%})   {'PASS' if r['pass'] else 'FAIL'}")
     lines.append(f"{'PASS' if f['pass'] else 'FAIL'}: medium and hard win more than {TARGET:.0%}, "
-                 f"hard at least as often as medium ({f['seconds']} s)")
+                 f"hard at least as often as medium, and beats medium head to head beyond chance "
+                 f"({f['seconds']} s)")
     return "\n".join(lines)

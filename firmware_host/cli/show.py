@@ -299,5 +299,7 @@ def simulate_shown(r: Mapping[str, Any]) -> list[Any]:
     return [head, rounds_table(list(range(1, n + 1)), r["rounds"], r["totals"]),
             winners_line(r["winners"]),
             "endings: " + plain(r["endings"]),
+            f"{r['rounds_played']} rounds; {r['centre_share']:.0%} of the cards dealt reached the centre"
+            + (" (won into score piles)" if r["game"] == "crazy" else ""),
             f"actions {r['actions']}, refusals {r['refusals']}, "
             f"{r['rounds_per_s']} rounds/s, {r['actions_per_s']} actions/s"]

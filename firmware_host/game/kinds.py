@@ -130,6 +130,9 @@ class GameKind:
 
     # ------------------------------------------------------------ scenario files and tools (play/)
 
+    scenario_keys: ClassVar[frozenset[str]] = frozenset({"seat"})
+    """The keys a [[round]] table of this game may have besides actions and expect_*."""
+
     def scenario_options(self, options: dict[str, Any], rounds: int) -> dict[str, Any]:
         """A file's options, given it has `rounds` [[round]] tables."""
         return options

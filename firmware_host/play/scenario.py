@@ -19,7 +19,7 @@ from ..game.arbiter import Arbiter, Decision
 from ..game.catalog import new_match
 from ..game.kinds import find
 from ..rules.codec import to_dict
-from ..rules.common import Refusal, RulesError, is_whole
+from ..rules.common import Ending, Reason, Refusal, RulesError, is_whole
 from ..rules.match import Match
 from ..rules.options import GAMES, SPECS, check_game, parse_options
 from ..system.errors import ScenarioError
@@ -27,8 +27,8 @@ from ..system.errors import ScenarioError
 TOP_KEYS = {"game", "players", "seed", "names", "options", "round", "expect_totals",
             "expect_winners", "title", "source", "arbiter"}
 ARBITER_KEYS = {"window_ms", "epsilon_ms", "seed"}
-ROUND_KEYS = {"seat", "pile", "board", "tokens", "actions", "expect_scores", "expect_ending",
-              "expect_finishers"}
+ROUND_KEYS = {"actions", "expect_scores", "expect_ending", "expect_finishers"}
+"""Every game's [[round]] keys; each game adds its own (`GameKind.scenario_keys`)."""
 
 
 @dataclass(slots=True)
@@ -135,7 +135,7 @@ def parsed(value: Any, where: str, parse: Any) -> list[Any]:
         try:
             out.append(parse(str(item)))
         except RulesError as exc:
-            raise fail(f"{where}[{i}]", str(exc)) from None
+            raise fail(f"{where}[{i + 1}]", str(exc)) from None
     return out
 
 
@@ -154,8 +154,8 @@ def seat_tables(rnd: dict[str, Any], players: int, where: str, keys: set[str]) -
         raise fail(f"{where}.seat", f"give all {players} seats")
     for s, seat in enumerate(seats):
         if not isinstance(seat, dict):
-            raise fail(f"{where}.seat[{s}]", "expected a table")
-        check_keys(seat, keys, f"{where}.seat[{s}]")
+            raise fail(f"{where}.seat[{s + 1}]", "expected a table")
+        check_keys(seat, keys, f"{where}.seat[{s + 1}]")
     return seats
 
 
@@ -219,24 +219,28 @@ def _run(data: dict[str, Any], name: str) -> ScenarioRun:
             parse_options(game, players, {key: value})
         except RulesError as exc:
             raise fail(f"{name}.options.{key}", str(exc)) from None
+    _check_match_expects(data, players, name)
     names = data.get("names") or [f"seat {i + 1}" for i in range(players)]
     if not isinstance(names, list) or len(names) != players:
         raise fail(f"{name}.names", f"give {players} names")
 
     setups = []
     for r, rnd in enumerate(rounds):
-        where = f"{name}.round[{r}]"
+        where = f"{name}.round[{r + 1}]"
         if not isinstance(rnd, dict):
             raise fail(where, "expected a table")
-        check_keys(rnd, ROUND_KEYS, where)
+        _check_round_keys(rnd, game, where)
+        _check_round_expects(rnd, players, where)
         setups.append((where, rnd))
 
-    def setup_for(where: str, rnd: dict[str, Any], match: Match | None) -> dict[str, Any]:
-        rng = random.Random(f"{seed}/scenario/{where}")  # what the file leaves out, per round
+    def setup_for(r: int, where: str, rnd: dict[str, Any], match: Match | None) -> dict[str, Any]:
+        # What the file leaves out, per round; keyed by the round counted from 0 (as paths once
+        # were), so that files keep the cards they were written against.
+        rng = random.Random(f"{seed}/scenario/{name}.round[{r}]")
         return kind.scenario_setup(rnd, players, where, rng, options, match)
 
     try:
-        first = setup_for(*setups[0], None)
+        first = setup_for(0, *setups[0], None)
         match = new_match(game, players, seed, options, setup=first or None)
     except RulesError as exc:
         raise fail(setups[0][0], str(exc)) from None
@@ -248,7 +252,7 @@ def _run(data: dict[str, Any], name: str) -> ScenarioRun:
             if match.is_over:
                 raise fail(where, "the match is already over")
             try:
-                match.next_round(setup_for(where, rnd, match) or None)
+                match.next_round(setup_for(r, where, rnd, match) or None)
             except RulesError as exc:
                 raise fail(where, str(exc)) from None
         _run_actions(match, rnd.get("actions", []), where, r, players, result)
@@ -256,6 +260,55 @@ def _run(data: dict[str, Any], name: str) -> ScenarioRun:
         _check_round(match, rnd, where, r, result)
     _check_match(match, data, name, result)
     return result
+
+
+def _check_round_keys(rnd: dict[str, Any], game: str, where: str) -> None:
+    """A key of another game's rounds is refused by name, not ignored."""
+    allowed = ROUND_KEYS | find(game).scenario_keys
+    for key in rnd:
+        if key in allowed:
+            continue
+        owners = " or ".join(g for g in GAMES if g != game and key in find(g).scenario_keys)
+        known = ", ".join(sorted(allowed))
+        if owners:
+            raise fail(where, f"{key!r} belongs to a {owners} round, not {game} (known: {known})")
+        raise fail(where, f"unknown key {key!r} (known: {known})")
+
+
+def _seat_list(value: Any, players: int, where: str, empty: bool) -> None:
+    """`expect_finishers`, `expect_winners`: seats from 1, each once."""
+    if not isinstance(value, list) or (not value and not empty):
+        raise fail(where, f"a list of seats (1 to {players}), not {value!r}"
+                   + ("" if empty else ": someone always wins"))
+    for seat in value:
+        if not is_whole(seat) or not 1 <= seat <= players:
+            raise fail(where, f"seats are 1 to {players}, not {seat!r}")
+    if len(set(value)) != len(value):
+        raise fail(where, f"each seat once, not {value!r}")
+
+
+def _per_seat(value: Any, players: int, where: str) -> None:
+    """`expect_scores`, `expect_totals`: one whole number per seat."""
+    if not isinstance(value, list) or len(value) != players or not all(is_whole(x) for x in value):
+        raise fail(where, f"a list of {players} whole numbers, one per seat, not {value!r}")
+
+
+def _check_round_expects(rnd: dict[str, Any], players: int, where: str) -> None:
+    """An expectation that no round could meet is a mistake in the file: refused before running."""
+    if "expect_scores" in rnd:
+        _per_seat(rnd["expect_scores"], players, f"{where}.expect_scores")
+    if "expect_finishers" in rnd:
+        _seat_list(rnd["expect_finishers"], players, f"{where}.expect_finishers", empty=True)
+    if "expect_ending" in rnd and rnd["expect_ending"] not in {e.value for e in Ending}:
+        raise fail(f"{where}.expect_ending", f"one of {', '.join(e.value for e in Ending)}, "
+                   f"not {rnd['expect_ending']!r}")
+
+
+def _check_match_expects(data: dict[str, Any], players: int, name: str) -> None:
+    if "expect_totals" in data:
+        _per_seat(data["expect_totals"], players, f"{name}.expect_totals")
+    if "expect_winners" in data:
+        _seat_list(data["expect_winners"], players, f"{name}.expect_winners", empty=False)
 
 
 def _arbiter_spec(value: Any, where: str) -> dict[str, Any] | None:
@@ -301,11 +354,14 @@ def _arbitrated(timed: list[tuple[Any, ...]], spec: dict[str, Any],
     return out
 
 
+_OUTCOMES = {"ok"} | {r.name.lower() for r in Reason}
+
+
 def _run_actions(match: Match, actions: Any, where: str, r: int, players: int,
                  result: ScenarioRun) -> None:
     timed = []
     for i, a in enumerate(listed(actions, f"{where}.actions")):
-        w = f"{where}.actions[{i}]"
+        w = f"{where}.actions[{i + 1}]"
         if not isinstance(a, dict):
             raise fail(w, "expected a table like {at_ms = 1.5, seat = 1, do = \"play\", card = \"R1\"}")
         at = a.get("at_ms", 0.0)
@@ -313,8 +369,8 @@ def _run_actions(match: Match, actions: Any, where: str, r: int, players: int,
             raise fail(f"{w}.at_ms", f"a time in milliseconds, not {at!r}")
         seat = seat_no(a.get("seat"), players, f"{w}.seat")
         expect = a.get("expect")
-        if expect is not None and not isinstance(expect, str):
-            raise fail(f"{w}.expect", "\"ok\" or a refusal reason such as \"too_late\"")
+        if expect is not None and expect not in _OUTCOMES:
+            raise fail(f"{w}.expect", f"\"ok\" or a refusal reason such as \"too_late\", not {expect!r}")
         arrive = a.get("arrive_ms", at)
         if not isinstance(arrive, int | float) or isinstance(arrive, bool) or not math.isfinite(arrive) \
                 or arrive < at:
@@ -421,7 +477,7 @@ def locate(text: str, message: str) -> str:
     found = _PLACE.search(message)
     if found is None:
         return message
-    want_round, part, index = int(found[1]), found[2], found[3]
+    want_round, part, index = int(found[1]) - 1, found[2], found[3]
     round_no, counts, line = -1, {}, None
     for header in _HEADER.finditer(text):
         at = text.count("\n", 0, header.start()) + 1
@@ -430,7 +486,7 @@ def locate(text: str, message: str) -> str:
             if round_no == want_round and part is None:
                 line = at
         elif round_no == want_round and header[2] == part:
-            if counts.get(part, 0) == int(index):
+            if counts.get(part, 0) == int(index) - 1:
                 line = at
             counts[part] = counts.get(part, 0) + 1
     return message if line is None else f"{message} (line {line})"

@@ -163,11 +163,13 @@ def simulate(
     order = random.Random(f"order/{seed}")
     per_round: list[dict[str, Any]] = []
     endings: Counter[str] = Counter()
-    actions = refusals = 0
+    actions = refusals = reached = dealt = 0
     started = time.perf_counter()
     while True:
         stats = play_round(match, bots, order)
         result = match.results[-1]
+        to_centre = match.round.to_centre()
+        reached, dealt = reached + to_centre[0], dealt + to_centre[1]
         endings[str(result.ending)] += 1
         actions += stats.actions
         refusals += stats.refusals
@@ -178,6 +180,7 @@ def simulate(
             "scores": list(result.scores),
             "totals": list(match.totals),
             "actions": stats.actions,
+            "to_centre": list(to_centre),
             "refusals": stats.refusals,
             **({"refusal_reasons": dict(stats.refusal_reasons)} if stats.refusals else {}),
             **({"game_seconds": round(stats.sim_seconds, 2)} if stats.sim_seconds else {}),
@@ -198,6 +201,8 @@ def simulate(
         "totals": list(match.totals),
         "winners": list(match.winners),
         "endings": dict(endings),
+        "rounds_played": len(per_round),
+        "centre_share": round(reached / dealt, 3) if dealt else 0.0,
         "actions": actions,
         "refusals": refusals,
         "elapsed_s": round(elapsed, 4),

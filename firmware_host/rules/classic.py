@@ -350,6 +350,9 @@ class ClassicRound(RoundBase):
         if st.hand or st.discard:
             yield TurnHand(seat)
 
+    def to_centre(self) -> tuple[int, int]:
+        return sum(len(p) for p in self.piles), self.players * len(DECK)
+
     def scores(self) -> tuple[int, ...]:
         return tuple(st.centre - STACK_PENALTY * len(st.stack) for st in self.seats)
 

@@ -269,6 +269,12 @@ class RoundBase:
                 again._take(done)
         return again._take(action) is None
 
+    def to_centre(self) -> tuple[int, int]:
+        """(cards or dice that reached the centre, the round's cards or dice): how much of
+        what was dealt got played (Crazy: won into score piles). `simulate` and `bench bots`
+        report it."""
+        raise NotImplementedError
+
     def deadline(self) -> int | None:
         """When (ns, the actions' clock) the round next changes with no action, or None.
 

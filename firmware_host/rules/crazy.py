@@ -259,6 +259,9 @@ class CrazyRound(RoundBase):
         if self.result is None and not st.hand and not st.draw:
             self._end(RoundResult(Ending.LIGRETTO_STOP, (seat,), self.scores()))
 
+    def to_centre(self) -> tuple[int, int]:
+        return sum(len(s.score) for s in self.seats), self.players * self.spec.size()
+
     def scores(self) -> tuple[int, ...]:
         return tuple(len(s.score) - len(s.draw) - len(s.discard) - len(s.hand) for s in self.seats)
 

@@ -142,6 +142,10 @@ class DiceRound(RoundBase):
                 self._finish(seat)
                 break
 
+    def to_centre(self) -> tuple[int, int]:
+        placed = sum(len(p) for p in self.placed_by)
+        return placed, placed + sum(len(d) for d in self.dice)
+
     def fits(self, die: Die) -> bool:
         return self.board[die.colour] == die.face - 1
 

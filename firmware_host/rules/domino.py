@@ -78,10 +78,8 @@ SET: tuple[DominoCard, ...] = tuple(
 
 
 def _is_square(value: object) -> bool:
-    return (
-        isinstance(value, tuple) and len(value) == 2
-        and all(isinstance(x, int) and not isinstance(x, bool) for x in value)
-    )
+    """A (row, column) pair of whole numbers (True is not one: its type is bool)."""
+    return type(value) is tuple and len(value) == 2 and type(value[0]) is int and type(value[1]) is int
 
 
 def _as_square(value: object) -> Square:
@@ -92,6 +90,17 @@ def _as_square(value: object) -> Square:
 def _touch(a: Square, b: Square) -> bool:
     """Edge to edge (a corner is not enough)."""
     return abs(a[0] - b[0]) + abs(a[1] - b[1]) == 1
+
+
+_ZONES: dict[Square, frozenset[Square]] = {}
+
+
+def _zone(sq: Square) -> frozenset[Square]:
+    """The squares at most two steps from `sq` (a token's places lie within them), kept."""
+    r, c = sq
+    found = _ZONES[sq] = frozenset((r + dr, c + dc) for dr in range(-2, 3) for dc in range(-2, 3)
+                                   if abs(dr) + abs(dc) <= 2)
+    return found
 
 
 def neighbours(sq: Square) -> Iterator[Square]:
@@ -304,12 +313,15 @@ class DominoRound(RoundBase):
         tokens that close are worked out again (and the whole board's)."""
         kept = self._colours_at
         kept.pop(-1, None)
-        for i in list(kept):
-            r, c = self.tokens[i].square
-            for sr, sc in squares:
-                if abs(r - sr) + abs(c - sc) <= 2:
-                    del kept[i]
-                    break
+        if kept:
+            zones = [_ZONES.get(sq) or _zone(sq) for sq in squares]
+            tokens = self.tokens
+            for i in list(kept):
+                at = tokens[i].square
+                for zone in zones:
+                    if at in zone:
+                        del kept[i]
+                        break
         self._placements_seen.clear()
 
     def _move(self, tok: Token, to: Square) -> None:
@@ -324,7 +336,8 @@ class DominoRound(RoundBase):
 
     def matches(self, card: DominoCard, near: Square, far: Square) -> bool:
         cols = self.board.colours
-        return tuple(sorted((cols[near], cols[far]))) == (card.a, card.b)
+        x, y = cols[near], cols[far]
+        return (x, y) == card if x <= y else (y, x) == card
 
     def placements(self, seat: Seat, card: DominoCard, ts: int | None = None) -> Iterator[PlaceDomino]:
         """Every legal placement of `card` for `seat` (reservations checked when `ts` is given).
@@ -341,6 +354,9 @@ class DominoRound(RoundBase):
 
     def owed(self, seat: Seat) -> list[int]:
         """Tokens this seat blocked: its next card must move one of them (rulebook 002)."""
+        t0, t1, t2, t3 = self.tokens  # TOKENS: every action asks, so no loop
+        if t0.blocked_for is t1.blocked_for is t2.blocked_for is t3.blocked_for is None:
+            return []
         return [i for i, tok in enumerate(self.tokens) if tok.blocked_for == seat]
 
     def _placements(self, seat: Seat, card: DominoCard, ts: int | None) -> Iterator[PlaceDomino]:
@@ -435,7 +451,8 @@ class DominoRound(RoundBase):
 
     def _place(self, action: PlaceDomino) -> Refusal | None:
         seat, card, token, near, far, ts = action
-        near, far = _as_square(near), _as_square(far)
+        if type(near) is not tuple or type(far) is not tuple:
+            near, far = _as_square(near), _as_square(far)
         st = self.seats[seat]
         if not st.hand or st.hand[-1] != card:
             return Refusal(Reason.NOT_HELD, "not your top card")
@@ -445,21 +462,26 @@ class DominoRound(RoundBase):
         if refusal is not None:
             return refusal
         tok = self.tokens[token]
-        if not _touch(near, far):
+        if abs(near[0] - far[0]) + abs(near[1] - far[1]) != 1:
             return Refusal(Reason.NO_FIT, "the halves must touch")
-        off = [sq for sq in (near, far) if sq not in self.board.colours]
-        if off:
-            return Refusal(Reason.OFF_BOARD, f"square {list(off[0])}")
-        if not (self.free(near) and self.free(far)):
+        free = self._free
+        if near not in free or far not in free:
+            for sq in (near, far):
+                if sq not in self.board.colours:
+                    return Refusal(Reason.OFF_BOARD, f"square {list(sq)}")
             return Refusal(Reason.SQUARE_TAKEN)
         if tok.blocked_for is None and not _touch(tok.square, near):
             return Refusal(Reason.NOT_ADJACENT)
         if not self.matches(card, near, far):
             return Refusal(Reason.NO_FIT, "colours differ")
-        freed = tok.square
-        self._cover(near, (seat, card))
-        self._cover(far, (seat, card))
-        self._move(tok, far)
+        freed = tok.square  # the card covers both squares and the token moves to far (_cover, _move)
+        covered = self.covered
+        covered[near] = covered[far] = (seat, card)
+        free.discard(near)
+        free.discard(far)
+        if freed not in covered:
+            free.add(freed)
+        tok.square = far
         tok.blocked_for = None
         for other in self.tokens:  # a joker holds its token only until its player's next card
             if other.reserved_by == seat:
@@ -472,7 +494,23 @@ class DominoRound(RoundBase):
         if not st.hand:
             self._finish(Ending.LIGRETTO_STOP, (seat,))
             return None
-        self._check_blocked(seat)
+        # _check_blocked(seat), then _check_no_placement(ts) in one look at the tokens: most
+        # of the time some seat holds a card that fits at some token, and that is all.
+        kept = self._colours_at
+        near: set[tuple[int, int]] = set()
+        for i, other in enumerate(self.tokens):
+            if other.blocked_for is None:
+                found = kept.get(i) or self._colours(i)
+                if found:
+                    near |= found
+                else:
+                    other.blocked_for = seat
+                    other.reserved_by = None
+                    self._placements_seen.clear()
+        for held in self.seats:
+            if not near.isdisjoint(held.hand) or not near.isdisjoint(held.discard):
+                self.waiting_since = None
+                return None
         self._check_no_placement(ts)
         return None
 
@@ -514,8 +552,9 @@ class DominoRound(RoundBase):
 
     def _check_blocked(self, seat: Seat | None) -> None:
         """A token with no place left is blocked; the seat that blocked it must free it."""
+        kept = self._colours_at
         for i, tok in enumerate(self.tokens):
-            if tok.blocked_for is None and not self._colours(i):
+            if tok.blocked_for is None and not (kept.get(i) or self._colours(i)):
                 # At set-up nobody blocked it: the first seat to place anywhere frees it.
                 tok.blocked_for = seat if seat is not None else ANY_SEAT
                 tok.reserved_by = None
@@ -574,12 +613,26 @@ class DominoRound(RoundBase):
         self.waiting_since = None
         if self.result is not None:
             return
-        if any(self.can_place_any(seat, st.held()) for seat, st in enumerate(self.seats)):
+        if self._someone_can_place():
             return
         if any(self._joker_helps(seat) for seat in range(self.players)):
             self.waiting_since = ts
             return
         self._no_placement()
+
+    def _someone_can_place(self) -> bool:
+        """`can_place_any` for every seat and its held cards, asked after every card placed:
+        the usual answer (a card some seat holds fits at an unblocked token) without building
+        a list or a set per seat."""
+        near: set[tuple[int, int]] = set()
+        kept = self._colours_at
+        for i, tok in enumerate(self.tokens):
+            if tok.blocked_for is None:
+                near |= kept.get(i) or self._colours(i)
+        for st in self.seats:
+            if not near.isdisjoint(st.hand) or not near.isdisjoint(st.discard):
+                return True
+        return any(self.can_place_any(seat, st.held()) for seat, st in enumerate(self.seats))
 
     def _joker_helps(self, seat: Seat) -> bool:
         """A joker this seat may play would open a place for one of its cards (a seat that owes
@@ -611,6 +664,10 @@ class DominoRound(RoundBase):
     def _finish(self, ending: Ending, finishers: tuple[Seat, ...]) -> None:
         scores, aside = score_round(self.players, finishers, self.held_counts())
         self._end(RoundResult(ending, finishers, scores, {"put_aside": list(aside)}))
+
+    def to_centre(self) -> tuple[int, int]:
+        placed = sum(st.placed for st in self.seats)
+        return placed, placed + sum(len(st.hand) + len(st.discard) for st in self.seats)
 
     def held_counts(self) -> list[int]:
         return [len(st.held()) for st in self.seats]
@@ -664,10 +721,9 @@ def next_boards(
     out = [list(b) for b in boards]
     for seat, must in enumerate(must_put_aside):
         if must:
-            in_play = [c for c in SET if c not in out[seat]]
-            candidates = list(held[seat]) + [c for c in in_play if c not in held[seat]]
-            for c in candidates[:ASIDE]:
-                out[seat].append(c)
+            passed = set(out[seat]).union(held[seat])  # on the board already, or offered first
+            candidates = [*held[seat], *(c for c in SET if c not in passed)]
+            out[seat].extend(candidates[:ASIDE])
     if all(out):
         for board in out:
             del board[:ASIDE]

@@ -111,7 +111,7 @@ def test_a_failed_expectation_exits_1(tmp_path: Path) -> None:
     bad.write_text(text.replace("expect_scores = [8, -3, -1, -4]", "expect_scores = [9, -3, -1, -4]"))
     result = run("scenario", str(bad))
     assert result.returncode == 1
-    assert "EXPECTATION FAILED wrong.toml.round[0].expect_scores" in result.stdout
+    assert "EXPECTATION FAILED wrong.toml.round[1].expect_scores" in result.stdout
 
 
 @pytest.mark.parametrize(("text", "words"), [
@@ -121,9 +121,9 @@ def test_a_failed_expectation_exits_1(tmp_path: Path) -> None:
     ("game = 'chess'\nplayers = 2\n[[round]]\n", ["unknown game 'chess'"]),
     ("game = 'classic'\nplayers = 2\ncolour = 1\n[[round]]\n", ["unknown key 'colour'"]),
     ("game = 'classic'\nplayers = 2\n[[round]]\nactions = [{seat = 1, do = 'play', card = 'Q7'}]\n",
-     ["round[0].actions[0]", "not a Ligretto card: 'Q7'"]),
+     ["round[1].actions[1]", "not a Ligretto card: 'Q7'"]),
     ("game = 'classic'\nplayers = 2\n[[round]]\nactions = [{seat = 3, do = 'turn'}]\n",
-     ["round[0].actions[0].seat", "seat must be 1 to 2"]),
+     ["round[1].actions[1].seat", "seat must be 1 to 2"]),
     ("game = 'classic'\nplayers = 2\n[[round]]\nactions = [{seat = 1, do = 'fly'}]\n",
      ["unknown action do='fly'"]),
     ("game = 'dice'\nplayers = 2\n[[round]]\nboard = {purple = 1}\n", ["unknown colour 'purple'"]),
@@ -144,7 +144,7 @@ def test_errors_in_table_form_actions_give_the_line(tmp_path: Path) -> None:
     path = tmp_path / "lines.toml"
     path.write_text("game = 'classic'\nplayers = 2\n\n[[round]]\n\n[[round.actions]]\nseat = 1\n"
                     "do = 'turn'\n\n[[round.actions]]\nseat = 1\ndo = 'play'\ncard = 'Z9'\n")
-    one_line_error(run("scenario", str(path)), "round[0].actions[1]", "(line 10)")
+    one_line_error(run("scenario", str(path)), "round[1].actions[2]", "(line 10)")
 
 
 def test_missing_scenario_file(tmp_path: Path) -> None:
@@ -155,11 +155,21 @@ def test_bench_engine_prints_named_figures() -> None:
     result = run("bench", "engine", "--rounds", "40", "--json")
     assert result.returncode in (0, 1), result.stderr  # 1: a target missed (a loaded machine)
     engine = json.loads(result.stdout)["engine"]
-    assert engine["rounds"] == 40 and engine["players"] == 4 and engine["game"] == "classic"
-    assert engine["rounds_per_s"] > 0 and engine["actions_per_s"] > engine["rounds_per_s"]
-    assert engine["with_bots_rounds_per_s"] > 0 and len(engine["rounds_per_s_all_runs"]) == 3
-    assert engine["actions_per_round"] > 20  # whole rounds were played, not stubs
-    assert engine["meets_target"] == (engine["rounds_per_s"] >= engine["target_rounds_per_s"] == 1500)
+    assert engine["rounds"] == 40 and engine["players"] == 4
+    assert list(engine["games"]) == ["classic", "dice", "domino", "crazy"]
+    for game, g in engine["games"].items():
+        assert g["game"] == game and g["rounds"] == 40, g
+        assert g["rounds_per_s"] > 0 and g["actions_per_s"] > g["rounds_per_s"]
+        assert g["with_bots_rounds_per_s"] > 0 and g["with_bots_actions_per_s"] > g["with_bots_rounds_per_s"]
+        assert len(g["rounds_per_s_all_runs"]) == 3 == len(g["with_bots_rounds_per_s_all_runs"])
+        assert g["actions_per_round"] > 20  # whole rounds were played, not stubs
+    classic, domino = engine["games"]["classic"], engine["games"]["domino"]
+    ratio = classic["actions_per_s"] / domino["actions_per_s"]
+    assert engine["domino_vs_classic_per_action"] == round(ratio, 2)
+    assert engine["meets_target"] == (classic["rounds_per_s"] >= engine["target_rounds_per_s"] == 1500
+                                      and ratio <= engine["target_domino_ratio"] == 3)
+    text = run("bench", "engine", "--rounds", "6").stdout
+    assert "Domino's engine within 3x Ligretto's time per action" in text
 
 
 def test_watch_shows_bots_play_a_match() -> None:

@@ -27,25 +27,25 @@ def refused(tmp_path: Path, text: str) -> str:
 
 @pytest.mark.parametrize(("text", "words"), [
     (CLASSIC + "[[round]]\nactions = [{at_ms = inf, seat = 1, do = 'turn'}]\n",
-     ["round[0].actions[0].at_ms", "inf"]),
+     ["round[1].actions[1].at_ms", "inf"]),
     (CLASSIC + "[[round]]\nactions = [{at_ms = nan, seat = 1, do = 'turn'}]\n",
-     ["round[0].actions[0].at_ms", "nan"]),
+     ["round[1].actions[1].at_ms", "nan"]),
     (CLASSIC + "[[round]]\nactions = [{seat = 1, do = 'play', card = 'R²'}]\n",
-     ["round[0].actions[0]", "not a Ligretto card: 'R²'"]),
-    (CLASSIC + "[[round]]\npile = ['²:R1']\n", ["round[0].pile[0][0]", "write seat:card"]),
+     ["round[1].actions[1]", "not a Ligretto card: 'R²'"]),
+    (CLASSIC + "[[round]]\npile = ['²:R1']\n", ["round[1].pile[1][1]", "write seat:card"]),
     (DICE + "[[round]]\nactions = [{seat = 1, do = 'place', die = 'Y³'}]\n",
-     ["round[0].actions[0]", "not a die: 'Y³'"]),
+     ["round[1].actions[1]", "not a die: 'Y³'"]),
     (CRAZY + "[[round]]\nactions = [{seat = 1, do = 'play', card = 'R²'}]\n",
-     ["round[0].actions[0]", "not a Crazy card: 'R²'"]),
+     ["round[1].actions[1]", "not a Crazy card: 'R²'"]),
     (DICE + "[[round]]\nactions = [{seat = 1, do = 'reroll', faces = [true, true]}]\n",
-     ["round[0].actions[0]", "'faces'"]),
+     ["round[1].actions[1]", "'faces'"]),
     (CRAZY + "[[round]]\nactions = [{seat = 1, do = 'play', card = 'R1', value = true}]\n",
-     ["round[0].actions[0]", "'value'"]),
+     ["round[1].actions[1]", "'value'"]),
     (DOMINO + "[[round]]\n[[round.seat]]\njokers = true\n[[round.seat]]\n",
-     ["round[0].seat[0].jokers", "0 to 2 jokers"]),
+     ["round[1].seat[1].jokers", "0 to 2 jokers"]),
     (DOMINO + "[[round]]\ntokens = [[true, 0], [0, 4], [3, 0], [3, 4]]\n",
-     ["round[0].tokens[0]", "[row, column]"]),
-    (DICE + "[[round]]\nboard = {yellow = true}\n", ["round[0].board.yellow", "0 to 6"]),
+     ["round[1].tokens[1]", "[row, column]"]),
+    (DICE + "[[round]]\nboard = {yellow = true}\n", ["round[1].board.yellow", "0 to 6"]),
     (CLASSIC + "[options]\nrounds = 2.5\n[[round]]\n", ["options.rounds", "whole number"]),
     (DICE + "[options]\nhandicap = [true, true]\n[[round]]\n", ["options.handicap"]),
     (CLASSIC + "[options]\npro_row = 'maybe'\n[[round]]\n", ["bad.toml.options.pro_row", "(line 4)"]),
@@ -90,13 +90,13 @@ def test_a_dice_file_plays_3_rounds_per_player_unless_it_says_otherwise(tmp_path
 
 @pytest.mark.parametrize(("text", "words"), [
     (CLASSIC + "[[round]]\nactions = [{seat = 1, do = 'turn', card = 'R1'}]\n",
-     ["round[0].actions[0]", "unknown field 'card'"]),
+     ["round[1].actions[1]", "unknown field 'card'"]),
     (DOMINO + "[[round]]\nactions = [{seat = 1, do = 'discard', token = 2}]\n",
-     ["round[0].actions[0]", "unknown field 'token'"]),
+     ["round[1].actions[1]", "unknown field 'token'"]),
     (CRAZY + "[[round]]\nactions = [{seat = 1, do = 'play', card = 'R1', colour = 'red'}]\n",
-     ["round[0].actions[0]", "unknown field 'colour'"]),
+     ["round[1].actions[1]", "unknown field 'colour'"]),
     (CRAZY + "[[round]]\nactions = [{seat = 1, do = 'discard', card = 'R1', pile = 1}]\n",
-     ["round[0].actions[0]", "unknown field 'pile'"]),
+     ["round[1].actions[1]", "unknown field 'pile'"]),
 ])
 def test_unknown_fields_are_refused_in_every_game(tmp_path: Path, text: str, words: list[str]) -> None:
     message = refused(tmp_path, text)
@@ -126,7 +126,7 @@ def test_scenarios_can_run_presses_through_the_real_arbiter_its_draw_fixed_by_se
     (CLASSIC + "[arbiter]\nwindow_ms = 0.1\nepsilon_ms = 0.2\n[[round]]\n", ["arbiter", "more than epsilon"]),
     (CLASSIC + "[arbiter]\nwindow = 5\n[[round]]\n", ["bad.toml.arbiter", "unknown key 'window'"]),
     (CLASSIC + "[[round]]\nactions = [{seat = 1, do = 'turn', arrive_ms = 3.0}]\n",
-     ["round[0].actions[0].arrive_ms", "only with an [arbiter]"]),
+     ["round[1].actions[1].arrive_ms", "only with an [arbiter]"]),
 ])
 def test_arbiter_settings_are_checked(tmp_path: Path, text: str, words: list[str]) -> None:
     message = refused(tmp_path, text)
@@ -166,7 +166,7 @@ def test_domino_tokens_are_numbered_from_1_in_files_and_json(tmp_path: Path) -> 
     assert run.actions[0].action["token"] == 3  # as written in the file
     message = refused(tmp_path, DOMINO + "[[round]]\nactions = [{seat = 1, do = 'joker', token = 0, "
                                          "square = [0, 1]}]\n")
-    assert "round[0].actions[0].token" in message and "1 to 4" in message
+    assert "round[1].actions[1].token" in message and "1 to 4" in message
 
 
 def test_a_round_that_ends_only_by_time_ends_in_a_scenario_as_at_the_table() -> None:

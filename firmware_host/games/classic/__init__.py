@@ -19,6 +19,7 @@ from ..kind import FolderKind
 
 class ClassicKind(FolderKind):
     name = "classic"
+    scenario_keys: ClassVar[frozenset[str]] = frozenset({"seat", "pile"})
     routine: ClassVar[frozenset[type]] = frozenset({TurnHand})
     shared_board = False
 

@@ -32,12 +32,18 @@ def setup(rnd: dict[str, Any], players: int, where: str, rng: random.Random) -> 
         deals = []
         on_piles = _pileparsed(rnd, players)
         for s, seat in enumerate(seats):
-            w = f"{where}.seat[{s}]"
+            w = f"{where}.seat[{s + 1}]"
             row = []
             for i, place in enumerate(listed(seat.get("row", []), f"{w}.row")):
-                cards = parsed(place if isinstance(place, list) else [place], f"{w}.row[{i}]", Card.parse)
+                cards = parsed(place if isinstance(place, list) else [place], f"{w}.row[{i + 1}]", Card.parse)
                 row.append(cards)
+            if len(row) > row_size(players):
+                raise fail(f"{w}.row", f"{players} players have {row_size(players)} row places, "
+                           f"not {len(row)}")
             stack = parsed(seat.get("stack", []), f"{w}.stack", Card.parse)
+            if len(stack) > STACK_SIZE:
+                raise fail(f"{w}.stack", f"a Ligretto stack holds {STACK_SIZE} cards at most, "
+                           f"not {len(stack)}")
             hand = parsed(seat.get("hand", []), f"{w}.hand", Card.parse)
             discard = parsed(seat.get("discard", []), f"{w}.discard", Card.parse)
             # Left out: dealt from the seed, from what the file has not placed, as at the table.
@@ -59,19 +65,19 @@ def setup(rnd: dict[str, Any], players: int, where: str, rng: random.Random) -> 
             used[s] = {(s, c) for c in deal.cards()}
         out = []
         for p, pile in enumerate(listed(piles, f"{where}.pile")):
-            w = f"{where}.pile[{p}]"
+            w = f"{where}.pile[{p + 1}]"
             cards = []
             for i, token in enumerate(listed(pile, w)):
                 seat_text, sep, card_text = str(token).partition(":")
                 if not sep or not is_digits(seat_text):
-                    raise fail(f"{w}[{i}]", f"write seat:card, e.g. 1:R5, not {token!r}")
-                seat = seat_no(int(seat_text), players, f"{w}[{i}]")
+                    raise fail(f"{w}[{i + 1}]", f"write seat:card, e.g. 1:R5, not {token!r}")
+                seat = seat_no(int(seat_text), players, f"{w}[{i + 1}]")
                 try:
                     card = Card.parse(card_text)
                 except RulesError as exc:
-                    raise fail(f"{w}[{i}]", str(exc)) from None
+                    raise fail(f"{w}[{i + 1}]", str(exc)) from None
                 if (seat, card) in used[seat]:
-                    raise fail(f"{w}[{i}]", f"seat {seat + 1} has only one {card}")
+                    raise fail(f"{w}[{i + 1}]", f"seat {seat + 1} has only one {card}")
                 used[seat].add((seat, card))
                 cards.append((seat, card))
             out.append(cards)
@@ -80,5 +86,5 @@ def setup(rnd: dict[str, Any], players: int, where: str, rng: random.Random) -> 
         cards = deal.cards()
         dupes = {str(c) for c in cards if cards.count(c) > 1}
         if dupes:
-            raise fail(f"{where}.seat[{s}]", f"a deck holds each card once: {', '.join(sorted(dupes))}")
+            raise fail(f"{where}.seat[{s + 1}]", f"a deck holds each card once: {', '.join(sorted(dupes))}")
     return setup

@@ -5,9 +5,9 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from ...play.scenario import parsed, seat_tables
+from ...play.scenario import fail, parsed, seat_tables
 from ...rules.common import RulesError, is_digits, is_whole
-from ...rules.crazy import CrazyCard, CrazyColour, CrazyRound, CrazySetup, DiscardCrazy, PlayCrazy
+from ...rules.crazy import HAND_SIZE, CrazyCard, CrazyColour, CrazyRound, CrazySetup, DiscardCrazy, PlayCrazy
 from ...rules.match import Match
 
 
@@ -37,7 +37,7 @@ def setup(rnd: dict[str, Any], players: int, where: str, match_deck: Any,
         return {}
     setups = []
     for s, seat in enumerate(seats):
-        w = f"{where}.seat[{s}]"
+        w = f"{where}.seat[{s + 1}]"
         pool = match_deck.cards(CrazyColour(s))
 
         def take(text: str, pool: list[CrazyCard] = pool, seat_no: int = s) -> CrazyCard:
@@ -51,6 +51,8 @@ def setup(rnd: dict[str, Any], players: int, where: str, match_deck: Any,
             raise RulesError(f"no {text} left in seat {seat_no + 1}'s 36 cards")
 
         hand = parsed(seat.get("hand", []), f"{w}.hand", take)
+        if len(hand) > HAND_SIZE:
+            raise fail(f"{w}.hand", f"a hand holds {HAND_SIZE} cards at most, not {len(hand)}")
         draw = parsed(seat.get("draw", []), f"{w}.draw", take)
         discard = parsed(seat.get("discard", []), f"{w}.discard", take)
         if "draw" not in seat:  # left out: the rest of the seat's cards, shuffled from the seed

@@ -13,6 +13,7 @@ from ..kind import FolderKind
 
 class DiceKind(FolderKind):
     name = "dice"
+    scenario_keys: ClassVar[frozenset[str]] = frozenset({"seat", "board"})
     routine: ClassVar[frozenset[type]] = frozenset({Reroll})
 
     def choices(self, c: Any) -> list[Any]:

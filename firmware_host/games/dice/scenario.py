@@ -30,11 +30,16 @@ def setup(rnd: dict[str, Any], players: int, where: str, rng: random.Random,
     seats = seat_tables(rnd, players, where, {"dice"})
     if seats is not None:
         dice: list[list[Die] | None] = []
+        counts = dice_counts(players, DiceOptions(options.get("handicap", ())))
         for s, seat in enumerate(seats):
             given = seat.get("dice")
-            dice.append(None if given is None else parsed(given, f"{where}.seat[{s}].dice", Die.parse))
+            w = f"{where}.seat[{s + 1}].dice"
+            hand = None if given is None else parsed(given, w, Die.parse)
+            if hand is not None and not 1 <= len(hand) <= counts[s]:
+                raise fail(w, f"seat {s + 1} holds 1 to {counts[s]} dice during a round, not {len(hand)}"
+                           + (" (a seat with none has ended it)" if not hand else ""))
+            dice.append(hand)
         # Left out: drawn from what the bag still holds, as many as the seat starts with.
-        counts = dice_counts(players, DiceOptions(options.get("handicap", ())))
         placed = setup.get("board", [0] * len(DieColour))
         bag = [c for c in DieColour for _ in range(DICE_PER_COLOUR - placed[c]
                                                    - sum(d.colour == c for h in dice if h for d in h))]

@@ -15,6 +15,7 @@ from ..kind import FolderKind
 
 class DominoKind(FolderKind):
     name = "domino"
+    scenario_keys: ClassVar[frozenset[str]] = frozenset({"seat", "tokens"})
     routine: ClassVar[frozenset[type]] = frozenset({DiscardDomino})
 
     def resources(self, players: int, options: dict[str, Any]) -> Resources:

@@ -21,19 +21,23 @@ def setup(rnd: dict[str, Any], players: int, where: str, rng: random.Random,
         squares = []
         for i, sq in enumerate(listed(tokens, f"{where}.tokens")):
             if not (isinstance(sq, list) and len(sq) == 2 and all(is_whole(x) for x in sq)):
-                raise fail(f"{where}.tokens[{i}]", "a square is [row, column]")
+                raise fail(f"{where}.tokens[{i + 1}]", "a square is [row, column]")
             squares.append((sq[0], sq[1]))
         setup["tokens"] = squares
     seats = seat_tables(rnd, players, where, {"hand", "jokers"})
     if seats is not None:
         hands, jokers = [], []
         for s, seat in enumerate(seats):
-            w = f"{where}.seat[{s}]"
+            w = f"{where}.seat[{s + 1}]"
             if "hand" in seat:
                 hand = parsed(seat["hand"], f"{w}.hand", DominoCard.parse)
             else:  # left out: the seat's 15 cards less its player board, shuffled from the seed
                 hand = [c for c in SET if c not in aside[s]]
                 rng.shuffle(hand)
+            board = [str(c) for c in hand if c in aside[s]]
+            if board:
+                raise fail(f"{w}.hand", f"{', '.join(board)} lie on seat {s + 1}'s player board, "
+                           "not in its hand")
             dupes = {str(c) for c in hand if hand.count(c) > 1}
             if dupes:
                 raise fail(f"{w}.hand", f"a player has each card once: {', '.join(sorted(dupes))}")

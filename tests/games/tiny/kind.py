@@ -25,6 +25,7 @@ def _play(bot: Any, s: TinySight, now: int) -> Any:
 class TinyKind(GameKind):
     name = "tiny"
     routine: ClassVar[frozenset[type]] = frozenset({Redraw})
+    scenario_keys: ClassVar[frozenset[str]] = frozenset({"seat", "board"})
 
     def choices(self, c: Any) -> list[Any]:
         return list(c.match.round.hands[c.seat])
