@@ -58,11 +58,9 @@ def table_box(timing: Timing) -> tuple[Table, Callable[[int, str, int], None]]:
 
 
 @contextlib.contextmanager
-def served_table(sock: Path, table: Table, store: Store | None = None,
-                 **server: Any) -> Iterator[ControlServer]:
-    """A control server on `sock` and a thread that owns the table, as the daemon's main loop does."""
-    requests: queue.SimpleQueue = queue.SimpleQueue()
-    control = ControlServer(sock, requests, **server)
+def request_owner(requests: queue.SimpleQueue, serve: Callable[[Any], None]) -> Iterator[None]:
+    """A thread that takes each control request and hands it to `serve`, as the daemon's main
+    loop does."""
     stop = threading.Event()
 
     def owner() -> None:
@@ -71,15 +69,28 @@ def served_table(sock: Path, table: Table, store: Store | None = None,
                 request = requests.get(timeout=0.05)
             except queue.Empty:
                 continue
-            serve_request(request, lambda body: handle(table, store, 0, body))
+            serve(request)
 
     thread = threading.Thread(target=owner, daemon=True)
     thread.start()
     try:
-        yield control
+        yield
     finally:
         stop.set()
         thread.join()
+
+
+@contextlib.contextmanager
+def served_table(sock: Path, table: Table, store: Store | None = None,
+                 **server: Any) -> Iterator[ControlServer]:
+    """A control server on `sock` and a thread that owns the table, as the daemon's main loop does."""
+    requests: queue.SimpleQueue = queue.SimpleQueue()
+    control = ControlServer(sock, requests, **server)
+    try:
+        with request_owner(requests, lambda request: serve_request(
+                request, lambda body: handle(table, store, 0, body))):
+            yield control
+    finally:
         control.close()
 
 
@@ -99,11 +110,16 @@ class DaemonProcess:
         self.messages: list[str] = []
 
     def start(self, prefix: tuple[str, ...] = ()) -> None:
+        self.launch(prefix)
+        self.wait_for("READY=1")
+
+    def launch(self, prefix: tuple[str, ...] = ()) -> subprocess.Popen:
+        """Started, not waited for."""
         self.log = open(self.tmp / "daemon.log", "a")  # noqa: SIM115 - kept open while it runs
         self.proc = subprocess.Popen([*prefix, sys.executable, "-m", "firmware_host", "run", "--emulate",
                                       "--ui", "none"], cwd=ROOT, env=self.env,
                                      stdout=subprocess.DEVNULL, stderr=self.log, text=True)
-        self.wait_for("READY=1")
+        return self.proc
 
     def wait_for(self, text: str, timeout: float = 20.0) -> str:
         end = time.monotonic() + timeout

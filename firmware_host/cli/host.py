@@ -190,6 +190,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if list(sys.argv[1:] if argv is None else argv) == ["--version"]:  # before the parser: building it
         print(version_text("table-host"))                               # loads every game's options
         return 0
+    if argv is None and _command_in(sys.argv[1:]) == "run":
+        from ..system.signals import hold
+
+        hold()  # the first thing: a stop or a reload asked during start-up waits, and is honoured
     if argv is None and _command_in(sys.argv[1:]) in ("run", "bench"):  # a process of its own, not a test
         from ..system.memory import restart_with_allocator
 

@@ -37,7 +37,7 @@ from ..devices.displays.oled import SeatDisplays, specs_for
 from ..devices.emulated.keyboard import KeyboardSeats
 from ..devices.inputs.pins import TableInputs
 from ..game.table import Table
-from ..system import paths
+from ..system import paths, signals
 from ..system.logs import PaneHandler, logger
 from ..system.realtime import Realtime
 from ..system.systemd import Notifier, has_terminal, under_systemd
@@ -45,7 +45,7 @@ from .binding import StoreBinding
 from .bots import BotHands
 from .commands import TableCommands
 from .configuration import Configuration
-from .events import Signal
+from .events import Signal, Wake
 from .frontend import Frontend, Frontends, TableView, score_lines
 from .game import Game
 from .keys import Keys
@@ -202,13 +202,18 @@ class Daemon:
     # ------------------------------------------------------------ the loop
 
     def catch_signals(self) -> None:
-        """Signals become events: the loop handles them between others, like anything else."""
-        signal.signal(signal.SIGTERM, lambda *_: self.loop.put(Signal("term")))
-        signal.signal(signal.SIGINT, lambda *_: self.loop.put(Signal("term")))
+        """Signals become events: the loop handles them between others, like anything else. One
+        held since start-up (`table-host run` holds them first: system/signals.py) comes now."""
+        def term(*_: Any) -> None:
+            self.loop.put(Signal("term"))
+
         if under_systemd() or not has_terminal():
-            signal.signal(signal.SIGHUP, lambda *_: self.loop.put(Signal("hup")))
+            def hup(*_: Any) -> None:
+                self.loop.put(Signal("hup"))
         else:  # its terminal closed: a table started by hand goes with it, as any program does
-            signal.signal(signal.SIGHUP, self._terminal_gone)
+            hup = self._terminal_gone
+        signals.release({signal.SIGTERM: term, signal.SIGINT: term, signal.SIGHUP: hup},
+                        lambda: self.loop.put(Wake()))
 
     def _terminal_gone(self, *_: Any) -> None:
         """What is still written (the log's last lines, the UI handing the terminal back, Python's

@@ -22,6 +22,12 @@ class Signal:
 
 
 @dataclass(frozen=True)
+class Wake:
+    """Nothing to do but wake: a signal came, and its Python handler runs once the loop's thread
+    runs again (system/signals.py)."""
+
+
+@dataclass(frozen=True)
 class AbortAsked:
     """A frontend's confirmed way back to the lobby."""
 

@@ -195,9 +195,16 @@ FIGURES = [
            lambda: [default_of("tablectl", "selftest", "timeout"),
                     *constants("firmware_host.control.protocol", "SELFTEST_MAX_TIMEOUT_S")()],
            "selftest timeout"),
-    Figure(DAEMON, r"the socket's backlog holds (\d+) connections, (\d+) handler threads serve them "
-                   r"\(a connection silent for (\d+) s is closed",
-           constants(SERVER, "BACKLOG", "HANDLERS", "IDLE_S"), "socket under load"),
+    Figure(DAEMON, r"and (\d+) handler threads take complete requests to the table; the socket's backlog "
+                   r"holds (\d+) connections",
+           constants(SERVER, "HANDLERS", "BACKLOG"), "socket under load"),
+    Figure(DAEMON, r"A request must arrive whole within (\d+) s of its first byte \(a byte now and then does "
+                   r"not keep it open\); a connection that asks nothing for (\d+) s is closed",
+           constants(SERVER, "REQUEST_S", "IDLE_S"), "socket deadlines"),
+    Figure(DAEMON, r"the control socket's connections \| (\d+) at once, (\d+) of them per user that is "
+                   r"not an admin; (\d+) requests \((\d+) KiB\) waiting on one connection",
+           lambda: [*constants(SERVER, "MAX_CONNECTIONS", "PER_PEER", "PIPELINE")(),
+                    *constants(SERVER, "MAX_LINE", scale=1024)()], "socket limits"),
     Figure(DAEMON, r"for up to (\d+) s before it says it cannot reach the daemon",
            constants("firmware_host.control.client", "CONNECT_WAIT_S"), "tablectl connect wait"),
     Figure(DAEMON, r"gets (\d+) garbage messages, each on a connection of its own: random bytes, "
