@@ -202,7 +202,7 @@ printf '# table-host\n%s\n# table-host end\n' "$lines" >> "$config"
 # completion for both commands, generated from their own parsers by the installed Python.
 doc="$root/opt/table-host/doc"
 rm -rf "$doc"
-install -D -m 0644 -t "$doc" "$src/README.md" "$src/LICENSE"
+install -D -m 0644 -t "$doc" "$src/README.md" "$src/CHANGELOG.md" "$src/LICENSE"
 install -D -m 0644 -t "$doc/docs" "$src"/docs/*.md
 install -D -m 0644 -t "$doc/hardware" "$src/hardware/README.md"
 completions="$root/usr/local/share/bash-completion/completions"

@@ -214,3 +214,26 @@ def qr_read(image: Path) -> list[str]:
                              "(apt-get install zbar-tools)")
     out = subprocess.run([ZBARIMG, "-q", "--raw", str(image)], capture_output=True, text=True, timeout=30)
     return out.stdout.split("\n")[:-1] if out.returncode == 0 else []
+
+
+def on_a_terminal(command: list[str], timeout: float = 300) -> tuple[bytes, str, int]:
+    """Run `command` with its stderr on a pseudo-terminal (progress is drawn only there): what
+    the terminal was shown, the stdout, the exit status."""
+    import pty
+
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=follower, text=True)
+    os.close(follower)
+    shown = b""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        try:
+            chunk = os.read(leader, 4096)
+        except OSError:  # the terminal closed with the process
+            break
+        if not chunk:
+            break
+        shown += chunk
+    out, _ = proc.communicate(timeout=timeout)
+    os.close(leader)
+    return shown, out, proc.returncode

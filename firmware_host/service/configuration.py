@@ -107,8 +107,8 @@ class Configuration:
         for part in str(call.get("key") or "").split("."):
             if not part:
                 continue
-            if isinstance(value, list) and part.isdigit() and int(part) < len(value):
-                value = value[int(part)]
+            if isinstance(value, list) and part.isdigit() and 1 <= int(part) <= len(value):
+                value = value[int(part) - 1]  # counted from 1, as config set and every problem count
             elif isinstance(value, dict) and part in value:
                 value = value[part]
             else:
