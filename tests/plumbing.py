@@ -33,6 +33,10 @@ from firmware_host.service.store import Store
 MS = 1_000_000
 S = 1_000_000_000
 ROOT = Path(__file__).resolve().parents[1]
+# Where the browser tests leave their screenshots: out of the tree, so a test run changes no
+# file of the repository; `TABLE_WEB_SHOTS=docs` makes docs/web/'s pictures anew (docs/web.md).
+SHOTS = ROOT / "docs" / "web" if os.environ.get("TABLE_WEB_SHOTS") == "docs" \
+    else ROOT / ".cache" / "web-shots"
 
 
 def wait_for(condition: Callable[[], Any], timeout: float = 5.0) -> None:

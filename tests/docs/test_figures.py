@@ -166,11 +166,13 @@ FIGURES = [
     Figure(DAEMON, r"the control socket's handler threads \| (\d+), all started with the daemon",
            constants(SERVER, "HANDLERS"), "handler threads"),
     # the soak
-    Figure(DAEMON, r"`table-host bench soak \[--minutes N\] \[--json\]` \((\d+) minutes by default",
-           lambda: [default_of("table-host", "bench", "minutes")], "soak minutes"),
-    Figure(DAEMON, r"resident memory \(VmRSS\) every (\d+) s",
+    Figure(DAEMON, r"`table-host bench soak \[--minutes N\] \[--warm-up M\] \[--json\]` \((\d+) minutes "
+                   r"and a (\d+)-minute warm-up by default",
+           lambda: [default_of("table-host", "bench", "minutes"),
+                    default_of("table-host", "bench", "warm_up")], "soak minutes"),
+    Figure(DAEMON, r"Every (\d+) s it reads the daemon's `/proc/PID/status`",
            constants(SOAK, "SAMPLE_S"), "soak sampling"),
-    Figure(DAEMON, r"growth after the warm-up below (\d+) MB an hour",
+    Figure(DAEMON, r"`RssShmem` each grow less than (\d+) MB an hour after the warm-up",
            constants(SOAK, "TARGET_MB_PER_HOUR"), "soak target"),
     # systemd
     Figure(DAEMON, r"`SCHED_FIFO` at priority (\d+), below",
@@ -238,9 +240,12 @@ FIGURES = [
                         r"of `table-host --version` \(≤ (\d+) ms\), and of the daemon `run --ui none` until "
                         r"it says READY=1 on a notify socket the bench listens on \(≤ ([\d.]+) s\)",
            startup_targets, "startup targets"),
-    Figure("README.md", r"for N minutes \((\d+) by default\): RSS at the start, after the warm-up and at the "
-                        r"end, growth in MB an hour \(target < (\d+)\)",
-           lambda: [default_of("table-host", "bench", "minutes"), *constants(SOAK, "TARGET_MB_PER_HOUR")()],
+    Figure("README.md", r"for N minutes \((\d+) by default\): RssAnon, RssFile and RssShmem at the start, "
+                        r"after an M-minute warm-up \((\d+) at most and by default\) and at the end, "
+                        r"each one's growth after the warm-up in MB an hour "
+                        r"\(target: RssAnon and RssShmem < (\d+)\)",
+           lambda: [default_of("table-host", "bench", "minutes"),
+                    default_of("table-host", "bench", "warm_up"), *constants(SOAK, "TARGET_MB_PER_HOUR")()],
            "soak in the README"),
     Figure("README.md", r"N two-seat matches each \((\d+) by default\)",
            lambda: [default_of("table-host", "bench", "matches")], "bench bots matches"),

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from plumbing import ROOT, qr_read, wait_for
+from plumbing import ROOT, SHOTS, qr_read, wait_for
 
 from firmware_host.config import emulated_config
 from firmware_host.game.table import Phase, Timing
@@ -24,7 +24,6 @@ from firmware_host.service.daemon import Daemon
 from firmware_host.web.frontend import WebView
 
 CHROMIUM = "/usr/bin/chromium"
-SHOTS = ROOT / "docs" / "web"
 MS = 1_000_000
 S = 1000 * MS
 TV = {"width": 1920, "height": 1080}

@@ -17,7 +17,7 @@ import aiohttp
 import pytest
 from aiohttp import web
 from helpers import play_recorded
-from plumbing import MS, played_table, press, settle
+from plumbing import MS, SHOTS, played_table, press, settle
 
 from firmware_host.game.catalog import new_match
 from firmware_host.service.store import Store
@@ -25,7 +25,6 @@ from firmware_host.web import replays
 from firmware_host.web.server import Hub, build_app
 
 CHROMIUM = "/usr/bin/chromium"
-SHOTS = Path(__file__).resolve().parents[2] / "docs" / "web"
 
 
 RACE_SEED = 188
