@@ -6,11 +6,9 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -23,7 +21,6 @@ from firmware_host.config import ConfigError, last_good_path, load_config, remem
 from firmware_host.game.table import Table
 from firmware_host.service.configuration import Configuration
 from firmware_host.service.loop import Loop
-from firmware_host.system.memory import missing
 
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE = (ROOT / "systemd" / "table.toml.example").read_bytes()
@@ -92,90 +89,26 @@ def test_the_last_good_copy_is_always_valid_while_table_toml_is_rewritten_during
 # ---------------------------------------------------------------- 5. a directory nobody may search, for real
 
 
-@pytest.fixture
-def closed() -> Iterator[Path]:
-    """A configuration directory chmod 000 and a state directory, both reachable by nobody (the
-    test's own tmp_path is root's, 0700)."""
-    top = Path(tempfile.mkdtemp(prefix="table-closed-"))
-    top.chmod(0o755)
-    for name in ("etc", "state", "run"):
-        (top / name).mkdir()
-        if os.geteuid() == 0:
-            os.chown(top / name, NOBODY, NOBODY)
-    (top / "etc" / "table.toml").write_bytes(TEMPLATE)
-    (top / "etc").chmod(0)
-    yield top
-    (top / "etc").chmod(0o755)
-    shutil.rmtree(top)
+def test_a_directory_that_may_not_be_searched_at_start_and_at_reload() -> None:
+    """For real: as root, the bench's child runs as nobody with no capability (CAP_DAC_OVERRIDE
+    would search anything); as anyone else, as themselves."""
+    from firmware_host.bench.config_faults import NOBODY_CHILD, TEMPLATE, as_nobody, closed_directory
+    from firmware_host.bench.harness import DAEMON, daemon_env
 
-
-def as_nobody(top: Path, *argv: str) -> subprocess.CompletedProcess:
-    """As root, run as nobody with no capability at all (CAP_DAC_OVERRIDE would search anything);
-    as anyone else, as themselves: chmod 000 stops them already."""
-    prefix: list[str] = []
-    if os.geteuid() == 0:
-        setpriv = shutil.which("setpriv")
-        assert setpriv, "setpriv (util-linux) is needed to drop root"
-        prefix = [setpriv, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
-                  "--inh-caps=-all", "--bounding-set=-all"]
-    env = {**os.environ, "CONFIGURATION_DIRECTORY": str(top / "etc"), "STATE_DIRECTORY": str(top / "state"),
-           "RUNTIME_DIRECTORY": str(top / "run"), "TABLE_HOST_SOCKET": str(top / "run" / "control.sock")}
-    for name in ("INVOCATION_ID", "NOTIFY_SOCKET"):
-        env.pop(name, None)
-    env |= missing(env)  # the allocator chosen already: no re-exec of an interpreter nobody may not reach
-    return subprocess.run([*prefix, sys.executable, *argv], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=60)
-
-
-START = """
-import json, sys
-from pathlib import Path
-from firmware_host.config import ConfigError, choose_config
-try:
-    config, problem = choose_config(Path(sys.argv[1]), True)
-    print(json.dumps({"problem": problem, "seats": len(config.inputs.seats)}))
-except ConfigError as exc:
-    print(json.dumps({"error": str(exc)}))
-"""
-
-RELOAD = """
-import json, sys
-from pathlib import Path
-from firmware_host.config import emulated_config, remember_good
-from firmware_host.game.table import Table
-from firmware_host.service.configuration import Configuration
-from firmware_host.service.loop import Loop
-from firmware_host.system.memory import missing
-
-class Quiet:
-    def send(self, *lines):
-        pass
-
-running = emulated_config(4)
-configuration = Configuration(Loop(), running, Path(sys.argv[1]), Table(4), Quiet(), lambda: "",
-                              remember_good)
-print(json.dumps({**configuration.reload(), "kept": configuration.config == running}))
-"""
-
-
-def test_a_directory_that_may_not_be_searched_at_start_and_at_reload(closed: Path) -> None:
-    path = closed / "etc" / "table.toml"
-    said = f"{path}: cannot look for it: {closed / 'etc'} may not be searched (permission denied)"
-    run = as_nobody(closed, "-m", "firmware_host", "run", "--emulate", "--ui", "none")
-    assert run.returncode == 2, run.stderr
-    assert said in run.stderr and "Traceback" not in run.stderr and len(run.stderr.strip().splitlines()) == 1
-    start = as_nobody(closed, "-c", START, str(path))
-    assert json.loads(start.stdout) == {"error": said}, start.stderr
-    reload = as_nobody(closed, "-c", RELOAD, str(path))
-    assert json.loads(reload.stdout) == {"reloaded": False, "problems": [said], "kept": True}, reload.stderr
-    last_good = closed / "state" / "last-good.toml"
-    last_good.write_bytes(TEMPLATE)
-    if os.geteuid() == 0:
-        os.chown(last_good, NOBODY, NOBODY)
-    start = as_nobody(closed, "-c", START, str(path))
-    answer = json.loads(start.stdout)
-    assert answer["problem"] == f"configuration invalid, running the last good one: {said}", start.stderr
-    assert answer["seats"] == len(load_config(last_good).inputs.seats)
+    with closed_directory() as top:
+        path = top / "etc" / "table.toml"
+        said = f"{path}: cannot look for it: {top / 'etc'} may not be searched (permission denied)"
+        run = as_nobody(DAEMON[1:], daemon_env(top))
+        assert run.returncode == 2, run.stderr
+        assert said in run.stderr and "Traceback" not in run.stderr
+        assert len(run.stderr.strip().splitlines()) == 1
+        child = as_nobody(["-c", NOBODY_CHILD, str(path), str(TEMPLATE)], daemon_env(top))
+        assert child.returncode == 0, child.stderr
+        assert json.loads(child.stdout) == {
+            "start": {"error": said},  # no last good copy: refused, in one line
+            "reload": {"reloaded": False, "problems": [said], "kept": True},
+            "start with a copy": {"problem": f"configuration invalid, running the last good one: {said}",
+                                  "seats": len(load_config(TEMPLATE).inputs.seats)}}
 
 
 # ---------------------------------------------------------------- 4, 7. through the real daemon and tablectl
