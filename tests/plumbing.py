@@ -129,3 +129,13 @@ class DaemonProcess:
         self.notify.close()
         if self.proc is not None:
             self.log.close()
+
+
+def configured_daemon(tmp: Path, data: bytes) -> DaemonProcess:
+    """A DaemonProcess (not started) whose configuration directory is `tmp/etc`, holding a
+    table.toml of `data`."""
+    proc = DaemonProcess(tmp)
+    proc.env["CONFIGURATION_DIRECTORY"] = str(tmp / "etc")
+    (tmp / "etc").mkdir()
+    (tmp / "etc" / "table.toml").write_bytes(data)
+    return proc

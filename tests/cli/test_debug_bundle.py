@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from plumbing import DaemonProcess
+from plumbing import DaemonProcess, configured_daemon
 
 from firmware_host.system.errors import PathError
 from firmware_host.system.nofollow import open_directory, read_regular
@@ -38,10 +38,7 @@ def members(path: Path) -> dict[str, bytes]:
 
 @pytest.fixture
 def daemon(tmp_path: Path) -> Iterator[DaemonProcess]:
-    proc = DaemonProcess(tmp_path)
-    proc.env["CONFIGURATION_DIRECTORY"] = str(tmp_path / "etc")
-    (tmp_path / "etc").mkdir()
-    (tmp_path / "etc" / "table.toml").write_bytes(TEMPLATE)
+    proc = configured_daemon(tmp_path, TEMPLATE)
     proc.start()
     yield proc
     proc.close()
@@ -57,22 +54,17 @@ def test_a_configuration_linked_to_a_secret_is_left_out_with_a_note(daemon: Daem
     result = bundle(out, daemon.env)
     assert result.returncode == 0, result.stderr
     assert members(out)["table.toml"] == TEMPLATE  # the real file is collected
-    config.unlink()
-    config.symlink_to(shadow)  # what an admin-group member can do in the configuration directory
-    result = bundle(out, daemon.env)
-    assert result.returncode == 0, result.stderr
-    files = members(out)
-    assert "table.toml" not in files and all(SECRET.strip() not in data for data in files.values())
-    assert files["notes.txt"] == (f"table.toml not collected: {config} is a symbolic link to {shadow}: "
-                                  "not followed\n").encode()
-    config.unlink()
-    os.link(shadow, config)  # a second name for it (where fs.protected_hardlinks is off)
-    result = bundle(out, daemon.env)
-    assert result.returncode == 0, result.stderr
-    files = members(out)
-    assert "table.toml" not in files and all(SECRET.strip() not in data for data in files.values())
-    assert files["notes.txt"] == (f"table.toml not collected: {config} has 2 names (a hard link to another "
-                                  "file?): not read\n").encode()
+    attacks = [(config.symlink_to, f"{config} is a symbolic link to {shadow}: not followed"),  # an admin can
+               (lambda to: os.link(to, config),  # a second name (where fs.protected_hardlinks is off)
+                f"{config} has 2 names (a hard link to another file?): not read")]
+    for plant, note in attacks:
+        config.unlink()
+        plant(shadow)
+        result = bundle(out, daemon.env)
+        assert result.returncode == 0, result.stderr
+        files = members(out)
+        assert "table.toml" not in files and all(SECRET.strip() not in data for data in files.values())
+        assert files["notes.txt"] == f"table.toml not collected: {note}\n".encode()
 
 
 @as_root

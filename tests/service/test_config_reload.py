@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from plumbing import DaemonProcess
+from plumbing import DaemonProcess, configured_daemon
 
 from firmware_host.config import ConfigError, last_good_path, load_config, remember_good
 from firmware_host.game.table import Table
@@ -128,10 +128,7 @@ def test_a_named_config_that_does_not_exist_is_one_line_and_exit_2(tmp_path: Pat
 
 @pytest.fixture
 def daemon(tmp_path: Path) -> Iterator[DaemonProcess]:
-    proc = DaemonProcess(tmp_path)
-    proc.env["CONFIGURATION_DIRECTORY"] = str(tmp_path / "etc")
-    (tmp_path / "etc").mkdir()
-    (tmp_path / "etc" / "table.toml").write_bytes(TEMPLATE)
+    proc = configured_daemon(tmp_path, TEMPLATE)
     yield proc
     proc.close()
 
