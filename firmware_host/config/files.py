@@ -175,7 +175,9 @@ def set_config(path: Path, key: str, text: str) -> None:
         doc = tomlkit.parse(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise ConfigError([f"{path}: cannot read: {exc.strerror or exc}"]) from None
-    except (ValueError, RecursionError) as exc:  # tomlkit's ParseError is a ValueError
+    except tomlkit.exceptions.ParseError as exc:
+        raise ConfigError([f"{path}: {exc}"]) from None
+    except (ValueError, RecursionError) as exc:  # whatever else the parser may raise
         raise ConfigError([f"{path}: {one_line(exc)}"]) from None
     try:
         value = tomllib.loads(f"v = {text}")["v"]
