@@ -3,7 +3,15 @@ it with line numbers (load.py), and the file on disk: which one runs, the last g
 setting changed in place (files.py). Importers take the names from here."""
 
 from ..system.errors import ConfigError
-from .checks import SPI_PINS, SPI_SWITCH, boot_config, boot_modules, bus_pins, semantic_problems
+from .checks import (
+    SPI_PINS,
+    SPI_SWITCH,
+    boot_config,
+    boot_modules,
+    bus_pins,
+    gpios_used,
+    semantic_problems,
+)
 from .files import (
     DanglingLink,
     choose_config,
@@ -82,6 +90,7 @@ __all__ = [
     "dotted",
     "emulated_config",
     "find_config",
+    "gpios_used",
     "input_pin_index",
     "key_lines",
     "last_good_path",

@@ -28,6 +28,19 @@ def bus_pins(cfg: TableConfig) -> dict[int, str]:
     return owned
 
 
+def gpios_used(cfg: TableConfig) -> set[int]:
+    """Every GPIO the configuration gives a part: buttons, expander interrupts, the buzzer, the
+    displays' extra lines, and the pins of the buses it switches on."""
+    used = set(bus_pins(cfg))
+    used |= {line.gpio for seat in cfg.inputs.seats for line in seat.lines().values()
+             if line.gpio is not None}
+    used |= {e.interrupt_gpio for e in cfg.inputs.expanders}
+    if cfg.buzzer is not None:
+        used.add(cfg.buzzer.gpio)
+    used |= {g for s in cfg.screens for g in (s.dc_gpio, s.reset_gpio) if g is not None}
+    return used
+
+
 def boot_config(cfg: TableConfig) -> list[str]:
     """The config.txt lines this configuration needs: only the buses it uses, since an enabled
     bus claims its GPIOs (the 12-seat build's expander interrupts are on SPI0's GPIO 9 and 10).

@@ -123,8 +123,9 @@ class GameKind:
         """One seat's own cards as rich Text for a terminal."""
         raise NotImplementedError
 
-    def keys(self, rnd: Any) -> str:
-        """What the keys do in this game (`rnd` the round in progress, or None)."""
+    def keys(self, rnd: Any, direct: bool = False) -> str:
+        """What the keys do in this game (`rnd` the round in progress, or None); `direct`: the
+        seat has the direct buttons 1-5 (select1..5), so their keys are offered too."""
         return ""
 
     # ------------------------------------------------------------ scenario files and tools (play/)

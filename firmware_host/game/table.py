@@ -186,6 +186,21 @@ class Table:
             raise RulesError(f"at most {room} bots: {self.seats} seats are wired, {len(self.joined)} joined")
         self.bots = {len(self.joined) + i: Bot(Level(level), _rng(self.seed, i)) for i in range(count)}
 
+    def add_bot(self, level: str = "medium") -> None:
+        """One more bot at `level`; the others keep theirs (a lobby's `b`)."""
+        self._set_levels([*self._levels(), level])
+
+    def remove_bot(self) -> None:
+        """The bot added last leaves (a lobby's `B`); the others keep their levels."""
+        self._set_levels(self._levels()[:-1])
+
+    def _levels(self) -> list[str]:
+        return [str(bot.level) for _, bot in sorted(self.bots.items())]
+
+    def _set_levels(self, levels: list[str]) -> None:
+        self.set_bots(len(levels))  # its checks: between matches, a seat for each
+        self.bots = {len(self.joined) + i: Bot(Level(lv), _rng(self.seed, i)) for i, lv in enumerate(levels)}
+
     def start(self, now: int) -> None:
         """From the lobby: build the match and count down."""
         if self.phase is not Phase.LOBBY:

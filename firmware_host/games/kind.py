@@ -38,5 +38,5 @@ class FolderKind(GameKind):
     def seat_words(self, c: Any, rnd: Any) -> Any:
         return self.part("words").seat(c, rnd)
 
-    def keys(self, rnd: Any) -> str:
-        return self.part("words").keys(rnd)
+    def keys(self, rnd: Any, direct: bool = False) -> str:
+        return self.part("words").keys(rnd, direct)

@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..config import ConfigError, TableConfig, remember_good
+from ..config import ConfigError, TableConfig, gpios_used, remember_good
 from ..control.server import ControlServer, Request
 from ..devices.board import Board, open_board
 from ..devices.buzzer import BuzzerPlayer
@@ -80,8 +80,14 @@ class Daemon:
         self.store = Store(state_db)
         self.board = board if board is not None else open_board(config)
         self.buttons = self.board.presser
+        # A terminal's keys play seat 1 on an emulated board, 1-5 on direct buttons of its own.
+        keyboard = None
+        if terminal and self.buttons is not None:
+            spare = tuple(g for g in range(4, 28) if g not in gpios_used(config))
+            keyboard = KeyboardSeats(self.buttons, (0,), spare)
         buses = {e.bus: self.board.i2c(e.bus) for e in config.inputs.expanders}
-        self.inputs = TableInputs(config.inputs, self.board.factory, buses, loop.put)
+        self.inputs = TableInputs(keyboard.wiring if keyboard is not None else config.inputs,
+                                  self.board.factory, buses, loop.put)
         self.inputs.gate = table.gate
         self.oleds = SeatDisplays(specs_for(list(config.screens)), self.board.screen_opener(config))
         self.led = LedLink(self.board.led_port(config), config.centre.width, config.centre.height)
@@ -107,7 +113,6 @@ class Daemon:
         self.bots = BotHands(loop, table, self.buttons)
         self.status = Status(table, self, self.notify, lambda: self.configuration.problem,
                              self.selftests.state, lambda: self.binding.set_aside)
-        keyboard = KeyboardSeats(self.buttons, (0,)) if terminal and self.buttons is not None else None
         self.keys = Keys(loop, table, keyboard)
         Watchdog(loop, self.notify, now)
         self.configuration.applied += [self.screens.configured, self._control_configured]
@@ -186,8 +191,9 @@ class Daemon:
         hands = {seat: seat_words(table, seat) for seat in table.seat_of_player}
         notices, logged = self.pane.snapshot() if self.pane is not None else (table.notices, 0)
         return TableView(self.status.text(), centre, seats, score_lines(table), list(notices),
-                         self.config_problem, centre_words(table), hands, key_help(table),
-                         logged or len(notices))
+                         self.config_problem, centre_words(table), hands,
+                         key_help(table, self.keys.direct, self.keys.level),
+                         logged or len(notices), phase=str(table.phase))
 
     def _seen(self) -> tuple[Any, ...]:
         return (self.status.text(), self.screens.seen(),

@@ -36,6 +36,12 @@ class TableView:
     hands: dict[int, Text] = field(default_factory=dict)  # physical seat -> its cards as cards
     keys: str = ""  # the keys that do something now, in this game
     logged: int = 0  # lines the log ever gave (more than `notices` keeps): which ones are new
+    phase: str = ""  # the table's phase (game/table.py's Phase): whether a match is running
+
+    @property
+    def in_match(self) -> bool:
+        """A match is under way: quitting leaves it to resume at the next start, so ask first."""
+        return self.phase in ("countdown", "playing", "round_result")
 
 
 class Frontend(Protocol):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
+from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -21,9 +22,9 @@ from rich.text import Text
 from textual import events
 from textual.app import App, ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
-from textual.widgets import RichLog, Static
+from textual.widgets import Static
 
 from ..service.events import AbortAsked, Key, Signal
 from ..service.frontend import TableView
@@ -74,6 +75,28 @@ def score_lines(scores: list[str], height: int) -> str:
         short.append(f"{parts[1]:>2} {parts[2]:<6}{total:>4}")
     half = -(-len(short) // 2)
     return "\n".join(" ".join(pair) for pair in zip(short[:half], [*short[half:], ""], strict=False))
+
+
+class LogPane(VerticalScroll):
+    """What happened, newest last, wrapped to the pane's width whenever it is drawn: a line is
+    never cut or scrolled sideways, and a resize wraps the old lines again (a RichLog renders a
+    line once, at the width it had then, and scrolls sideways when a scrollbar later takes two
+    columns of it)."""
+
+    KEEP = 500
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.lines: deque[str] = deque(maxlen=self.KEEP)
+        self._text = Static("", id="log-text")
+
+    def compose(self) -> ComposeResult:
+        yield self._text
+
+    def write(self, line: str) -> None:
+        self.lines.append(line)
+        self._text.update(Text("\n".join(self.lines), overflow="fold"))
+        self.call_after_refresh(self.scroll_end, animate=False)
 
 
 class ViewChanged(Message):
@@ -137,18 +160,20 @@ class TableApp(App[int]):
     .narrow-frames #scores { display: none; }
     .only-seat #left { display: none; }
     .only-centre #seat { display: none; }
-    #log { height: 1fr; min-height: 2; border: round #44506a; }
+    #log { height: 1fr; min-height: 2; border: round #44506a; overflow-x: hidden; }
+    #log-text { width: 1fr; }
     #help { height: auto; color: #a0a8b8; padding: 0 1; }
     """
     BINDINGS: ClassVar[list[Binding]] = [
         Binding("q", "quit_table", "quit"),
-        Binding("ctrl+c", "quit_table", "quit", show=False, priority=True),
+        Binding("ctrl+c", "quit_now", "quit", show=False, priority=True),  # never asks
         Binding("v", "watch_next", "watch another seat"),
         Binding("z", "zoom", "sharp/compact seat"),
         Binding("t", "switch_view", "table/frames"),
         Binding("x", "abort", "abort to lobby"),
     ]
     LOCAL = ("q", "v", "z", "t", "x", "ctrl+c")
+    OWN_KEYS = "t table/frames · z sharp seat · v watch a seat · x abort to lobby · q quit"
     VIEWS = ("words", "frames")  # wide enough for the matrix and the OLED side by side
     NARROW_VIEWS = ("words", "seat", "centre")  # narrower: one frame at a time
 
@@ -160,7 +185,7 @@ class TableApp(App[int]):
         self.watching = 0  # the physical seat whose screen is shown
         self.sharp = False
         self.mode = "words"
-        self.confirming = False
+        self.confirming: Callable[[], None] | None = None  # what a `y` does now
         self._notices_shown = 0
         self._thread: threading.Thread | None = None
         self.end_process_if_stuck = False  # run_app: this app is the process, not a test's guest
@@ -169,8 +194,7 @@ class TableApp(App[int]):
     def compose(self) -> ComposeResult:
         yield Static("starting…", id="status")
         yield Static("", id="problem")
-        yield Static("Abort the match and go back to the lobby?  y: yes  ·  any other key: no",
-                     id="confirm")
+        yield Static("", id="confirm")
         with Horizontal(id="main"):
             yield Static("", id="words", classes="panel")
             with Vertical(classes="panel", id="left"):
@@ -178,16 +202,16 @@ class TableApp(App[int]):
             yield Static("", id="seat", classes="panel")
             yield Static("", id="scores", classes="panel")
         yield Static("", id="hand", classes="panel")
-        yield RichLog(id="log", wrap=True, markup=False, max_lines=500)
+        yield LogPane(id="log")
         yield Static("", id="help")
 
     def on_mount(self) -> None:
         self.query_one("#left").border_title = "centre LEDs"
         self.query_one("#words").border_title = "table"
         self.query_one("#scores").border_title = "seats"
-        self.query_one("#log", RichLog).can_focus = False
+        self.query_one("#log", LogPane).can_focus = False
         self.query_one("#log").border_title = "what happened"
-        self.sharp = self.size.height >= 45 and self.size.width >= 200
+        self.sharp = self.sharp_fits
         self._title_seat()
         self._apply_mode()
         self.daemon.attach(TextualFrontend(self))
@@ -214,27 +238,50 @@ class TableApp(App[int]):
         """Room for the matrix (one cell an LED) and the OLED side by side: 34 + 66 columns."""
         return self.size.width >= 100
 
-    def _apply_mode(self) -> None:
+    SHARP_SIZE = (196, 44)
+    """The half-block seat is 128x32 cells in a border (130x34), beside the matrix's 66 columns
+    (two cells an LED from 140 columns), above the log and the keys: any smaller and it would run
+    past the edge."""
+    SCORES_WIDTH = 30
+
+    def _frames_width(self, width: int) -> int:
+        """Columns the frames take side by side: the matrix and the seat, as drawn at `width`."""
+        return (66 if width >= 140 else 34) + (130 if self.sharp else 66)
+
+    @property
+    def sharp_fits(self) -> bool:
+        return self._fits_sharp(self.size.width, self.size.height)
+
+    def _fits_sharp(self, width: int, height: int) -> bool:
+        return width >= self.SHARP_SIZE[0] and height >= self.SHARP_SIZE[1]
+
+    def _apply_mode(self, width: int | None = None) -> None:
+        """`width`: the terminal's new width (a resize), else its present one."""
+        width = self.size.width if width is None else width
         main = self.screen
         frames = self.mode != "words"
         main.set_class(not frames, "words")
         main.set_class(frames, "frames")
-        main.set_class(frames and self.size.width < 140, "narrow-frames")
+        # The seats' panel only where it fits beside the frames (the status line names them too).
+        main.set_class(frames and width < self._frames_width(width) + self.SCORES_WIDTH, "narrow-frames")
         main.set_class(self.mode == "seat", "only-seat")
         main.set_class(self.mode == "centre", "only-centre")
         self._draw()
 
-    def on_resize(self, _: events.Resize) -> None:
-        if self.mode == "frames" and not self.wide:
+    def on_resize(self, event: events.Resize) -> None:
+        if self.sharp and not self._fits_sharp(event.size.width, event.size.height):
+            self.sharp = False
+        wide = event.size.width >= 100
+        if self.mode == "frames" and not wide:
             self.mode = "seat"
-        elif self.mode in ("seat", "centre") and self.wide:
+        elif self.mode in ("seat", "centre") and wide:
             self.mode = "frames"
-        self._apply_mode()
+        self._apply_mode(event.size.width)
 
     def on_view_changed(self, message: ViewChanged) -> None:
         self.view = message.view
         self._draw()
-        log = self.query_one("#log", RichLog)
+        log = self.query_one("#log", LogPane)
         view = self.view
         logged = view.logged or len(view.notices)
         fresh = view.notices[len(view.notices) - min(len(view.notices), logged - self._notices_shown):]
@@ -256,7 +303,8 @@ class TableApp(App[int]):
         self.query_one("#hand", Static).update(hand or Text(""))
         self.query_one("#centre", Static).update(centre_text(view, 2 if self.size.width >= 140 else 1))
         self.query_one("#scores", Static).update(Text(score_lines(view.scores, self.size.height)))
-        self.query_one("#help", Static).update(Text(view.keys))
+        self.query_one("#help", Static).update(Text(f"{view.keys} · {self.OWN_KEYS}" if view.keys
+                                                    else self.OWN_KEYS))
         self._draw_seat()
 
     def on_sounded(self, _: Sounded) -> None:
@@ -277,11 +325,11 @@ class TableApp(App[int]):
     # ------------------------------------------------------------ keys
 
     def on_key(self, event: events.Key) -> None:
-        if self.confirming:
-            self.confirming = False
+        if self.confirming is not None:
+            yes, self.confirming = self.confirming, None
             self.query_one("#confirm").set_class(False, "shown")
             if event.character in ("y", "Y"):
-                self.put(AbortAsked())
+                yes()
             event.stop()
             event.prevent_default()
             return
@@ -299,8 +347,17 @@ class TableApp(App[int]):
         self._draw()
 
     def action_zoom(self) -> None:
+        """Half blocks (a pixel a cell's half, as sharp as the OLED) or braille (every pixel, a
+        quarter of the cells), where the terminal has room for them."""
+        if not self.sharp and not self.sharp_fits:
+            width, height = self.SHARP_SIZE
+            said = (f"z: the sharp seat needs a terminal of {width}x{height} (this one is "
+                    f"{self.size.width}x{self.size.height}); the compact one shows every pixel")
+            self.query_one("#log", LogPane).write(said)
+            self.notify(said, timeout=5)  # on top: the seat's frame can leave the log no rows
+            return
         self.sharp = not self.sharp
-        self._draw_seat()
+        self._apply_mode()  # the seats' panel makes room for the sharp seat, or comes back
 
     def action_switch_view(self) -> None:
         """The table in words, then the faithful frames (one at a time on a narrow terminal)."""
@@ -308,13 +365,26 @@ class TableApp(App[int]):
         self.mode = views[(views.index(self.mode) + 1) % len(views)] if self.mode in views else views[0]
         self._apply_mode()
 
+    def _ask(self, question: str, yes: Callable[[], None]) -> None:
+        self.confirming = yes
+        confirm = self.query_one("#confirm", Static)
+        confirm.update(Text(f"{question}  y: yes  ·  any other key: no"))
+        confirm.set_class(True, "shown")
+
     def action_abort(self) -> None:
         """Back to the lobby from any match (a resumed one too), after a yes."""
-        self.confirming = True
-        self.query_one("#confirm").set_class(True, "shown")
+        self._ask("Abort the match and go back to the lobby?", lambda: self.put(AbortAsked()))
 
     def action_quit_table(self) -> None:
-        """Stop the daemon; it tells us when it has closed everything, then we exit."""
+        """Stop the daemon; it tells us when it has closed everything, then we exit. During a
+        match only after a yes, as `x` asks (the match is kept and comes back at the next start)."""
+        if self.view is not None and self.view.in_match and self.confirming is None:
+            self._ask("Quit the table? The match is kept and comes back at the next start.",
+                      self.action_quit_now)
+            return
+        self.action_quit_now()
+
+    def action_quit_now(self) -> None:
         self.put(Signal("term"))
 
     def on_unmount(self) -> None:

@@ -62,7 +62,8 @@ def _phase_words(table: Table) -> Text:
             out.append(f" {g} ", style="bold black on white" if g == table.game else "dim")
         out.append(f"\nplayers: {table.players} ({lo} to {hi}): ")
         out.append(", ".join([f"seat {s + 1}" + (" (you)" if s == 0 else "") for s in table.joined]
-                             + [f"seat {seats[p] + 1} (bot)" for p in table.bots if p < len(seats)])
+                             + [f"seat {seats[p] + 1} (bot, {bot.level})"
+                                for p, bot in sorted(table.bots.items()) if p < len(seats)])
                    or "nobody yet")
         if table.matches_played and match is not None and match.results:
             out.append("\nlast match: " + _standings(table, list(match.totals)), style="dim")
@@ -70,7 +71,11 @@ def _phase_words(table: Table) -> Text:
     if match is None:
         return Text(phase)
     if phase == "countdown":
-        return Text(f"{table.game}, round {match.round_no + 1}: get ready…", style="bold")
+        out = Text(f"{table.game}, round {match.round_no + 1}: get ready…", style="bold")
+        if match.results:  # the round just over stays in view, not only in the log
+            out.append(f"\nround {len(match.results)}: " + _standings(table, list(match.results[-1].scores)))
+            out.append("\ntotals: " + _standings(table, list(match.totals)))
+        return out
     if phase == "round_result" and match.results:
         result = match.results[-1]
         ending = str(result.ending).replace("_", " ")
@@ -116,18 +121,18 @@ def seat_words(table: Table, seat: int) -> Text:
 
 # ---------------------------------------------------------------- keys
 
-COMMON = "t table/frames · v watch a seat · x abort to lobby · q quit"
-
-
-def key_help(table: Table) -> str:
-    """The keys that do something now, in this game."""
+def key_help(table: Table, direct: bool = False, bot_level: str = "medium") -> str:
+    """The table's keys that do something now, in this game (a frontend adds its own, such as
+    its quit key); `direct`: seat 1 has keys 1-5; `bot_level`: the level of the next bot `b`
+    adds (`l` changes it)."""
     phase = str(table.phase)
     if phase in ("attract", "lobby"):
-        return "space join · ←/→ choose the game · b/B add/remove a bot · enter start · " + COMMON
+        return (f"space join · ←/→ choose the game · b/B add/remove a bot · l next bot: {bot_level} · "
+                "enter start")
     if phase == "round_result":
-        return "space: next round (after 3 s; by itself after 10 s) · " + COMMON
+        return "space: next round (after 3 s; by itself after 10 s)"
     if phase == "match_result":
-        return "space: back to the lobby (after 3 s) · " + COMMON
+        return "space: back to the lobby (after 3 s)"
     game = table.match.game if table.match is not None else table.game
-    keys = find(game).keys(table.match.round if table.match is not None else None)
-    return f"{game}: {keys} · {COMMON}"
+    keys = find(game).keys(table.match.round if table.match is not None else None, direct)
+    return f"{game}: {keys}"

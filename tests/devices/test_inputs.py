@@ -275,6 +275,54 @@ def test_keyboard_seats_press_the_emulated_pins(table) -> None:
     assert presses(events) == [(0, "slap", 1_000 * MS), (2, "slap", 1_001 * MS), (0, "right", 1_200 * MS)]
 
 
+def test_a_burst_of_keys_is_every_press_in_the_order_typed(table) -> None:
+    """It was: three Right presses in one burst moved the choice by one, the second and third
+    tap landing in the first one's hold and debounce window. Keys do not bounce: each is a tap of
+    its own, as soon as its line is free (60 ms held, 30 ms quiet), in the order typed."""
+    from firmware_host.devices.emulated.keyboard import HOLD_NS, KeyboardSeats
+
+    buttons, _, events = table()
+    keyboard = KeyboardSeats(buttons)
+    t = 1_000 * MS
+    for key in ("right", "right", "right", "space"):
+        assert keyboard.key(key, t)
+    gap = HOLD_NS + 30 * MS + 1
+    assert presses(events) == [(0, "right", t)]  # the others wait for the line
+    assert keyboard.due() == t + gap
+    now = t
+    while keyboard.due() is not None:
+        now = keyboard.due()
+        keyboard.tick(now)
+    assert presses(events) == [(0, "right", t), (0, "right", t + gap), (0, "right", t + 2 * gap),
+                               (0, "slap", t + 2 * gap + 1)]  # its own line: right after the last
+
+
+def test_keys_1_to_5_are_seat_1s_direct_buttons_on_gpios_the_build_leaves_free(table) -> None:
+    """Neither wiring file has select buttons; in emulation keys 1-5 get lines of their own on
+    spare GPIOs, and take the pins' path like any button."""
+    from firmware_host.config import gpios_used
+    from firmware_host.devices.emulated.keyboard import KeyboardSeats
+    from firmware_host.devices.emulated.pins import EmulatedButtons, emulated_factory
+    from firmware_host.devices.inputs.pins import TableInputs
+
+    for seats, spare in ((4, (4, 7, 8, 9, 10)), (12, (7, 8, 11, 14, 15))):
+        cfg = emulated_config(seats)
+        free = tuple(g for g in range(4, 28) if g not in gpios_used(cfg))
+        assert free[:5] == spare
+        factory = emulated_factory()
+        buttons = EmulatedButtons(cfg.inputs, factory)
+        keyboard = KeyboardSeats(buttons, (0,), free)
+        assert {name: line.gpio for name, line in keyboard.wiring.seats[0].lines().items()
+                if name.startswith("select")} == {f"select{i + 1}": g for i, g in enumerate(spare)}
+        assert keyboard.wiring.seats[1] == cfg.inputs.seats[1]
+        events: list[InputEvent] = []
+        inputs = TableInputs(keyboard.wiring, factory, buttons.buses, events.append)
+        inputs.gate.go(0)
+        assert keyboard.key("4", 1_000 * MS) and keyboard.has(0, "select4")
+        assert presses(events) == [(0, "select4", 1_000 * MS)]
+        assert factory.pin(spare[3]).state == 1  # let go again (pulled up), after the 60 ms tap
+
+
 def test_a_tap_shorter_than_the_debounce_is_a_press_and_a_release_not_a_stuck_button(table) -> None:
     """A hard slap can be over in 20 ms: its release falls in the 30 ms quiet window. The window
     closing with the line up applies that release, with its own time stamp; the next slap counts."""

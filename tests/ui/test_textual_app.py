@@ -15,7 +15,7 @@ from firmware_host.game.table import Phase
 from firmware_host.service.daemon import Daemon
 from firmware_host.service.events import Key
 from firmware_host.ui.terminal import mono_braille, rgb_cells
-from firmware_host.ui.textual_app import TableApp, centre_text
+from firmware_host.ui.textual_app import LogPane, TableApp, centre_text
 from firmware_host.views.seat import render_countdown
 
 
@@ -67,7 +67,12 @@ def test_a_laptop_player_joins_adds_bots_and_plays_through_the_pins(dirs: Path) 
         await pilot.press("right")  # the cursor moves on seat 1's OLED: the key went through its pin
         await until(pilot, lambda: app.view.seats[0].tobytes() != before)
         await until(pilot, lambda: len(app.view.centre.getcolors(1 << 16)) > 1, timeout=30)  # bots play
-        await pilot.press("q")
+        await pilot.press("q")  # a match is running: q asks first, as x does
+        assert app.query_one("#confirm").has_class("shown") and "Quit the table?" in app.query_one(
+            "#confirm").render().plain
+        await pilot.pause(0.3)
+        assert app._thread.is_alive()
+        await pilot.press("y")
         await until(pilot, lambda: not app._thread.is_alive())
 
     daemon, app = play(script)
@@ -128,8 +133,6 @@ def test_the_centre_is_drawn_in_its_own_colours_led_by_led() -> None:
 
 def test_each_sound_rings_the_terminals_bell_and_shows_in_the_log(dirs: Path,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    from textual.widgets import RichLog
-
     rung: list[int] = []
     monkeypatch.setattr(TableApp, "bell", lambda self: rung.append(1))
 
@@ -139,10 +142,10 @@ def test_each_sound_rings_the_terminals_bell_and_shows_in_the_log(dirs: Path,
         await pilot.press("b", "enter")
         await until(pilot, lambda: [c.sound for c in daemon.buzzer.heard][:4] == ["count"] * 3 + ["go"])
         await until(pilot, lambda: len(rung) >= 4)  # three seconds and go, each a bell
-        log = app.query_one("#log", RichLog)
-        await until(pilot, lambda: "♪ go" in [line.text for line in log.lines])
-        assert [line.text for line in log.lines].count("♪ countdown") >= 3
-        await pilot.press("q")
+        log = app.query_one("#log", LogPane)
+        await until(pilot, lambda: "♪ go" in log.lines)
+        assert list(log.lines).count("♪ countdown") >= 3
+        await pilot.press("q", "y")  # a match is running: q asks first
         await until(pilot, lambda: not app._thread.is_alive())
 
     play(script)
@@ -196,7 +199,7 @@ def test_the_table_view_fits_80x24_and_100x30_without_cutting_a_panel(dirs: Path
             await pilot.press("t")
             await pilot.pause(0.2)
             assert app.query_one("#left").region.width >= 34 and not app.query_one("#seat").display
-        await pilot.press("q")
+        await pilot.press("q", "y")  # a match is running: q asks first
         await until(pilot, lambda: not app._thread.is_alive())
 
     play(script, size)
@@ -238,7 +241,7 @@ def test_twelve_seats_fit_beside_the_table_at_80x24(dirs: Path) -> None:
             longest, room = _fits(app, "#scores")
             assert longest <= room
             assert app.query_one("#help").region.bottom <= 24 and app.query_one("#log").region.height >= 3
-            await pilot.press("q")
+            await pilot.press("q", "y")  # a match is running: q asks first
             await until(pilot, lambda: not app._thread.is_alive())
 
     asyncio.run(go())
@@ -252,3 +255,146 @@ async def _playing_with(pilot: Any, daemon: Daemon, app: TableApp, bots: int) ->
     await pilot.press("enter")
     await until(pilot, lambda: daemon.table.phase is Phase.PLAYING)
     await until(pilot, lambda: app.view is not None and "playing" in app.view.status)
+
+
+# ---------------------------------------------------------------- a second newcomer's hour
+
+
+def _screen(app: TableApp) -> list[str]:
+    """What a person sees: the terminal's rows as text."""
+    return [strip.text for strip in app.screen._compositor.render_strips()]
+
+
+def _pane_rows(app: TableApp, selector: str) -> list[str]:
+    """The rows inside a bordered panel, as drawn on the screen."""
+    region = app.query_one(selector).region
+    rows = _screen(app)[region.y + 1 : region.bottom - 1]
+    return [row[region.x + 1 : region.right - 1] for row in rows]
+
+
+def test_the_log_wraps_every_line_whole_at_80x24_and_never_scrolls_sideways(dirs: Path) -> None:
+    """It was: a RichLog rendered each line at 78 columns; once its scrollbar took two, the pane
+    scrolled sideways and hid the first characters ("able-host ready", "und 4 won by"), and a
+    wrapped "+42" read "42"."""
+    said = ("Round 4 won by seat 3: this round seat 3 +12, seat 1 -4; "
+            "totals seat 1 -62, seat 2 +42, seat 3 +90")
+
+    async def script(pilot: Any, daemon: Daemon, app: TableApp) -> None:
+        await _playing(pilot, daemon, app)
+        log = app.query_one("#log", LogPane)
+        for n in range(30):  # more than the pane holds: its scrollbar appears
+            log.write(f"{n}: {said}")
+        await pilot.pause(0.3)
+        assert log.max_scroll_x == 0 and log.scroll_x == 0
+        screen = _screen(app)
+        assert len(screen) == 24 and all(len(row) <= 80 for row in screen)
+        rows = [row.rstrip("▁▂▃▄▅▆▇█▉▊▋▌▍▎▏ ").strip() for row in _pane_rows(app, "#log")]
+        shown = " ".join(rows)
+        assert f"29: {said}" in shown  # the newest line, whole, its signs and digits all there
+        await pilot.resize_terminal(100, 30)  # wrapped again to the new width
+        await pilot.pause(0.3)
+        rows = [row.rstrip("▁▂▃▄▅▆▇█▉▊▋▌▍▎▏ ").strip() for row in _pane_rows(app, "#log")]
+        assert f"29: {said}" in " ".join(rows) and log.max_scroll_x == 0
+        await pilot.press("q", "y")
+        await until(pilot, lambda: not app._thread.is_alive())
+
+    play(script, (80, 24))
+
+
+def test_a_burst_of_right_presses_moves_the_choice_as_often(dirs: Path) -> None:
+    """It was: three Right presses in one burst moved the choice by one (the emulated debounce)."""
+
+    async def script(pilot: Any, daemon: Daemon, app: TableApp) -> None:
+        await _playing(pilot, daemon, app)
+        seat = daemon.table.referee.seats[0]
+        choices = len(seat.choices())
+        start = seat.cursor
+        await pilot.press("right", "right", "right")  # one burst: well inside 30 ms
+        await until(pilot, lambda: seat.cursor == (start + 3) % choices)
+        await pilot.pause(0.4)
+        assert seat.cursor == (start + 3) % choices  # and no further
+        await pilot.press("q", "y")
+        await until(pilot, lambda: not app._thread.is_alive())
+
+    play(script, (80, 24))
+
+
+def test_keys_1_to_5_play_a_row_place_and_the_footer_offers_only_what_the_seat_has(dirs: Path) -> None:
+    async def script(pilot: Any, daemon: Daemon, app: TableApp) -> None:
+        await _playing(pilot, daemon, app)  # classic, 3 players: a row of 4
+        help_text = " ".join(app.query_one("#help").render().plain.split())
+        assert "1-4 plays that row place" in help_text and "z sharp seat" in help_text
+        await pilot.press("2")
+        await until(pilot, lambda: any(e.get("decided") == "select2" and e["seat"] == 1
+                                       for e in daemon.table.trace))
+        pressed = [e for e in daemon.table.trace if e.get("input") == "press" and e["seat"] == 1]
+        assert pressed[-1]["control"] == "select2"  # through seat 1's own pin, as a button
+        from firmware_host.views.readable import key_help
+
+        assert "plays that row place" not in key_help(daemon.table, direct=False)
+        await pilot.press("q", "y")
+        await until(pilot, lambda: not app._thread.is_alive())
+
+    play(script, (80, 24))
+    daemon = Daemon(emulated_config(4))  # headless: no keyboard, and the build wires no direct buttons
+    try:
+        assert daemon.keys.direct is False
+    finally:
+        daemon.close()
+
+
+def test_the_lobby_chooses_each_bots_level(dirs: Path) -> None:
+    async def script(pilot: Any, daemon: Daemon, app: TableApp) -> None:
+        await pilot.press("space")
+        await until(pilot, lambda: daemon.table.joined == [0])
+        assert "l next bot: medium" in " ".join(app.query_one("#help").render().plain.split())
+        await pilot.press("l", "b", "l", "b", "l", "b")  # hard, easy, medium
+        await until(pilot, lambda: len(daemon.table.bots) == 3)
+        assert [str(daemon.table.bots[p].level) for p in (1, 2, 3)] == ["hard", "easy", "medium"]
+        await until(pilot, lambda: "seat 4 (bot, medium)" in app.view.words.plain)
+        words = " ".join(app.view.words.plain.split())
+        assert "seat 1 (you), seat 2 (bot, hard), seat 3 (bot, easy), seat 4 (bot, medium)" in words
+        await pilot.press("B")  # the last one added leaves; the others keep their levels
+        await until(pilot, lambda: len(daemon.table.bots) == 2)
+        assert [str(b.level) for _, b in sorted(daemon.table.bots.items())] == ["hard", "easy"]
+        await pilot.press("enter")
+        await until(pilot, lambda: daemon.table.phase is Phase.PLAYING)
+        await until(pilot, lambda: "bot (easy)" in app.view.scores[2])
+        assert "bot (hard)" in app.view.scores[1]
+        await pilot.press("q", "y")
+        await until(pilot, lambda: not app._thread.is_alive())
+
+    play(script, (80, 24))
+
+
+def test_sharp_seat_only_where_it_fits(dirs: Path) -> None:
+    """It was: `z` at 100x30 drew the 128-column half-block seat past the edge."""
+
+    async def script(pilot: Any, daemon: Daemon, app: TableApp) -> None:
+        await _playing(pilot, daemon, app)
+        await pilot.press("t")
+        await pilot.pause(0.2)
+        assert not app.sharp
+        await pilot.press("z")
+        await pilot.pause(0.2)
+        assert not app.sharp and "z: the sharp seat needs a terminal of 196x44" in app.query_one(
+            "#log", LogPane).lines[-1]
+        assert [n.message for n in app._notifications][-1].startswith("z: the sharp seat needs")
+        seat = app.query_one("#seat").region
+        assert seat.right <= 100 and seat.bottom <= 30
+        assert all(len(row) <= 100 for row in _screen(app))
+        await pilot.resize_terminal(200, 60)
+        await pilot.pause(0.2)
+        await pilot.press("z")
+        await pilot.pause(0.2)
+        assert app.sharp and app.query_one("#seat").region.right <= 200
+        for panel in ("#left", "#seat", "#scores"):  # it was: the seats' panel drawn at 195-225
+            widget = app.query_one(panel)
+            assert not widget.display or widget.region.right <= 200, panel
+        await pilot.resize_terminal(100, 30)  # smaller again: back to the compact seat
+        await pilot.pause(0.2)
+        assert not app.sharp and app.query_one("#seat").region.right <= 100
+        await pilot.press("q", "y")
+        await until(pilot, lambda: not app._thread.is_alive())
+
+    play(script, (100, 30))

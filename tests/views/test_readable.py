@@ -13,7 +13,7 @@ from firmware_host.rules.classic import ClassicRound
 from firmware_host.rules.crazy import CrazyRound
 from firmware_host.rules.dice import DiceRound
 from firmware_host.rules.domino import DominoRound
-from firmware_host.views.readable import NAME, centre_words, key_help, seat_words
+from firmware_host.views.readable import NAME, STYLE, centre_words, key_help, seat_words
 
 S = 1_000_000_000
 
@@ -67,21 +67,43 @@ def test_dice_shows_each_colours_row_and_the_face_it_takes_next() -> None:
 
 
 def test_domino_shows_the_board_its_tokens_and_your_candidate_placement() -> None:
+    """It was a grid of letters; each square is its colour with its colour's letter, tokens are
+    numbers white on black, your candidate capitals on white, rows and columns numbered, and it
+    fits the table panel at 80x24 (48 columns)."""
     table = playing("domino", 2)
     rnd = table.match.round
     assert isinstance(rnd, DominoRound)
-    *board, legend = centre_words(table).plain.splitlines()
+    text = centre_words(table)
+    ruler, *board, legend = text.plain.splitlines()
     cols = max(c for _, c in rnd.board.colours) + 1
-    assert all(len(line) <= 2 * cols for line in board) and "<> yours" in legend
+    assert all(len(line) <= 48 for line in text.plain.splitlines())
+    assert ruler.split() == ["1", "5", "10", "15", "20"][: 1 + cols // 5]
+    assert [line[:3] for line in board] == [f"{r + 1:>2} " for r in range(len(board))]
+    assert legend == "[X yours · ## covered · ** joker · 1-4 tokens"
+
+    def cell(r: int, c: int) -> tuple[str, list[str]]:
+        """The square's two characters and the styles drawn on them."""
+        at = len(ruler) + 1 + sum(len(line) + 1 for line in board[:r]) + 3 + 2 * c
+        styles = [str(span.style) for span in text.spans if span.start <= at < span.end]
+        return text.plain[at: at + 2], styles
+
     for i, tok in enumerate(rnd.tokens):
-        r, c = tok.square
-        assert board[r][2 * c] == str(i + 1)
+        face, styles = cell(*tok.square)
+        assert face[0] == str(i + 1) and "bold white on black" in styles
     choice = table.referee.seats[0].selected()
-    if choice is not None:
-        for r, c in (choice.near, choice.far):
-            assert board[r][2 * c: 2 * c + 2] == "<>"
+    assert choice is not None
+    for square in (choice.near, choice.far):
+        face, styles = cell(*square)
+        assert face == f"[{rnd.board.colours[square].letter}" and "bold black on white" in styles
+    taken = {choice.near, choice.far, *rnd.covered, *(t.square for t in rnd.tokens)}
+    free = next(sq for sq in rnd.board.colours if sq not in taken)
+    letter = rnd.board.colours[free].letter
+    face, styles = cell(*free)
+    assert face == f"{letter.lower()} " and f"black on {STYLE[letter]}" in styles  # colour and letter
     mine = seat_words(table, 0).plain
     assert "top card" in mine and f"jokers {rnd.seats[0].jokers}" in mine
+    near, far = (rnd.board.colours[sq].letter for sq in (choice.near, choice.far))
+    assert f"[{near} [{far} on the board" in mine
 
 
 def test_crazy_shows_each_pile_with_its_colour_and_top_value() -> None:
@@ -100,7 +122,8 @@ def test_crazy_shows_each_pile_with_its_colour_and_top_value() -> None:
 def test_key_help_names_each_games_alt_action_and_dominos_joker(game: str, alt: str) -> None:
     table = playing(game, 0)
     keys = key_help(table)
-    assert keys.startswith(f"{game}:") and alt in keys and "space" in keys and "x abort to lobby" in keys
+    assert keys.startswith(f"{game}:") and alt in keys and "space" in keys
+    assert "abort" not in keys and "quit" not in keys  # a frontend adds its own keys
     assert ("joker" in keys) == (game == "domino")
 
 
@@ -116,6 +139,23 @@ def test_results_and_the_lobby_in_words() -> None:
     assert table.phase is Phase.LOBBY
     words = centre_words(table).plain
     assert "last match: seat" in words and "seat 1 (you)" in words
+
+
+def test_a_round_result_stays_in_the_table_view_into_the_next_countdown() -> None:
+    """The round's result was in the log only once its ten seconds were up; the log at 80x24
+    is four lines. The next round's countdown shows it too."""
+    table = playing("dice", 0)
+    play_round(table.match, make_bots(3, "instant", 0), random.Random(0))
+    table.tick(4 * S)
+    assert table.phase is Phase.ROUND_RESULT
+    scores, totals = list(table.match.results[-1].scores), list(table.match.totals)
+    assert f"seat 1 {scores[0]:+d}" in centre_words(table).plain
+    table.tick(15 * S)
+    assert table.phase is Phase.COUNTDOWN
+    lines = centre_words(table).plain.splitlines()
+    assert lines[0] == "dice, round 2: get ready…"
+    assert lines[1].startswith("round 1: ") and f"seat 1 {scores[0]:+d}" in lines[1]
+    assert lines[2].startswith("totals: ") and f"seat 2 {totals[1]:+d}" in lines[2]
 
 
 def test_the_status_line_names_seats_and_the_lobby_shows_no_old_totals(dirs: Path) -> None:

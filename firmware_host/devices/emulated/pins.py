@@ -124,6 +124,10 @@ class EmulatedButtons:
     def _interrupt_line(pin: TimedMockPin, low: bool, at_ns: int) -> None:
         pin.set_level(not low, at_ns)
 
+    def rewire(self, config: InputsConfig) -> None:
+        """More lines on the same pins and chips (a laptop keyboard's direct buttons)."""
+        self.config = config
+
     def set(self, seat: int, control: str, pressed: bool, at_ns: int) -> None:
         line = self.config.seats[seat].lines().get(control)
         if line is None:

@@ -10,12 +10,16 @@ from ...game.controls import SeatController
 from ...rules.classic import Card, ClassicRound
 from ...views.readable import STYLE, chip, colour_word
 
-KEYS = "←/→ choose a card · space plays it · enter turns 3 from your hand · 1-5 plays that place"
+KEYS = "←/→ choose a card · space plays it · enter turns 3 from your hand"
 PRO_ROW = "↑ marks the row place for the next card · ↓ unmarks, or votes stuck"
 
 
-def keys(rnd: Any) -> str:
-    return KEYS + (" · " + PRO_ROW if rnd is not None and rnd.options.pro_row else "")
+def keys(rnd: Any, direct: bool = False) -> str:
+    """The direct keys only where the seat has select buttons (a laptop's keyboard seat), as many
+    as the row has places (a 4-player row has 3: key 4 would play the stack top)."""
+    places = len(rnd.seats[0].row) if rnd is not None else 5
+    return KEYS + (f" · 1-{places} plays that row place" if direct else "") + (
+        " · " + PRO_ROW if rnd is not None and rnd.options.pro_row else "")
 
 
 def centre(rnd: ClassicRound, table: Any) -> Text:

@@ -13,7 +13,7 @@ from ...views.readable import NAME, STYLE, chip
 KEYS = "←/→ choose a card · ↑/↓ choose its pile and value · space plays it · enter discards it"
 
 
-def keys(rnd: Any) -> str:
+def keys(rnd: Any, direct: bool = False) -> str:
     return KEYS
 
 

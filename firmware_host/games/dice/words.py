@@ -13,7 +13,7 @@ from ...views.readable import STYLE, chip, colour_word
 KEYS = "←/→ choose a die · space places it · enter rerolls all your dice"
 
 
-def keys(rnd: Any) -> str:
+def keys(rnd: Any, direct: bool = False) -> str:
     return KEYS
 
 

@@ -1,0 +1,102 @@
+"""Bots press the emulated pins as people do: only while their match is played."""
+
+from __future__ import annotations
+
+import queue
+import time
+from pathlib import Path
+from typing import Any
+
+from firmware_host.config import emulated_config
+from firmware_host.game.edges import Event, InputEvent
+from firmware_host.game.table import Phase
+from firmware_host.service.daemon import Daemon
+from firmware_host.service.events import AbortAsked
+
+MS = 1_000_000
+S = 1_000_000_000
+
+
+def _taken(daemon: Daemon) -> list[Any]:
+    """The events the pins put on the loop's queue since it was last emptied."""
+    out = []
+    while True:
+        try:
+            out.append(daemon.loop.events.get_nowait())
+        except queue.Empty:
+            return out
+
+
+def _turn(daemon: Daemon, events: list[Any], now: int) -> None:
+    """One turn of the loop at `now`, with these events, without its clock or its wait."""
+    for event in events:
+        daemon.loop.dispatch(event, now)
+    daemon.loop.settle(now)
+
+
+def test_a_bots_presses_after_an_abort_make_no_one_a_person(dirs: Path) -> None:
+    """Seen once at the laptop: q, a restart, then x y, and the lobby showed a bot's seat as a
+    joined person. The cause: a bot's turn (cursor moves, then a slap) was tapped on its pins all
+    at once, stamped 80 ms apart into the future. An abort taken before those presses counted
+    them in the lobby, stamped after it opened: the bot's slap joined its seat as a person."""
+    daemon = Daemon(emulated_config(4))
+    try:
+        table = daemon.table
+        t = time.monotonic_ns()
+        daemon.buttons.tap(0, "slap", t, 40 * MS)  # seat 1 wakes the table and joins
+        _turn(daemon, _taken(daemon), t)
+        assert table.joined == [0]
+        table.set_bots(3)
+        table.start(t + 1 * S)
+        t += 5 * S
+        _turn(daemon, [], t)
+        assert table.phase is Phase.PLAYING
+        end = t + 60 * S
+        while True:  # until a bot is in the middle of a turn: presses of it still to come
+            t += 10 * MS
+            assert t < end, "no bot ever took a turn of more than one press"
+            events = _taken(daemon)
+            ahead = [e for e in events if isinstance(e, InputEvent) and e.kind is Event.PRESS and e.ts > t]
+            if ahead or any(getattr(daemon.bots, "pending", {}).values()):
+                break
+            _turn(daemon, events, t)
+        _turn(daemon, [AbortAsked()], t + 1 * MS)  # x y, taken before the bot's presses
+        assert table.phase is Phase.LOBBY
+        for step in range(1, 40):  # the next second of the loop: the bots' pins fall quiet
+            _turn(daemon, events if step == 1 else _taken(daemon), t + step * 25 * MS)
+        assert table.joined == [0] and sorted(table.bots) == [1, 2, 3]
+        late = [e for e in table.trace if e.get("input") == str(Event.PRESS) and e["seat"] != 1
+                and e["ts_ns"] > t + 1 * MS]
+        assert late == []  # no bot pressed anything once its match was over
+    finally:
+        daemon.close()
+
+
+def test_a_resumed_match_keeps_its_bots_bots_after_an_abort(dirs: Path) -> None:
+    """The other half of that report: q, a restart, x y. The resumed match and the lobby after
+    its abort seat the same person and bots as the match that was left."""
+    daemon = Daemon(emulated_config(4))
+    try:
+        table = daemon.table
+        t = time.monotonic_ns()
+        daemon.buttons.tap(0, "slap", t, 40 * MS)
+        _turn(daemon, _taken(daemon), t)
+        table.add_bot("hard")
+        table.add_bot("easy")
+        table.start(t + 1 * S)
+        _turn(daemon, [], t + 5 * S)  # the match is written as it begins, with its bots
+        assert table.phase is Phase.PLAYING
+    finally:
+        daemon.close()  # q: the loop stops, the match stays unfinished in the store
+    again = Daemon(emulated_config(4))
+    try:
+        table = again.table
+        assert table.match is not None and table.joined == [0]
+        assert {p: str(b.level) for p, b in table.bots.items()} == {1: "hard", 2: "easy"}
+        t = time.monotonic_ns()
+        _turn(again, [AbortAsked()], t)  # x y
+        assert table.phase is Phase.LOBBY and table.joined == [0]
+        assert {p: str(b.level) for p, b in table.bots.items()} == {1: "hard", 2: "easy"}
+        assert table.seat_of_player == [0, 1, 2]
+    finally:
+        again.close()
