@@ -241,3 +241,13 @@ def on_a_terminal(command: list[str], timeout: float = 300) -> tuple[bytes, str,
     out, _ = proc.communicate(timeout=timeout)
     os.close(leader)
     return shown, out, proc.returncode
+
+
+def configured_daemon(tmp: Path, data: bytes) -> DaemonProcess:
+    """A DaemonProcess (not started) whose configuration directory is `tmp/etc`, holding a
+    table.toml of `data`."""
+    proc = DaemonProcess(tmp)
+    proc.env["CONFIGURATION_DIRECTORY"] = str(tmp / "etc")
+    (tmp / "etc").mkdir()
+    (tmp / "etc" / "table.toml").write_bytes(data)
+    return proc

@@ -23,6 +23,9 @@ Two figures (docs/persistence.md, docs/daemon.md):
 - Misbehaving clients (slowloris, requests pipelined and never read) with an admin's `status`
   probed throughout, and SIGTERM at random moments of start-up (client_faults.py): probes
   missed and SIGTERMs lost, target 0.
+- The configuration file: huge integers, deep nesting, garbage, wrong encodings, a directory
+  that may not be searched, a link to nothing, a missing --config, SIGKILL while the last good
+  copy is written (config_faults.py): tracebacks and copies not whole, target 0.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from typing import Any
 
 from ..config import ConfigError, load_config
 from .client_faults import client_faults, client_text
+from .config_faults import config_faults, config_faults_text
 from .storage_faults import storage_faults, storage_text
 
 TEMPLATE = Path(__file__).parents[1] / "data" / "wiring" / "4-seat.toml"
@@ -334,11 +338,13 @@ def bench_faults(kills: int = 100, configs: int = 400, garbage: int = 350, clien
     figures["socket"] = socket_faults(garbage, clients)
     figures["storage"] = storage_faults()  # a full disk, damaged databases: storage_faults.py
     figures["clients"] = client_faults()  # slowloris, unread pipelines, SIGTERM at start: client_faults.py
+    figures["config_files"] = config_faults()  # hostile configuration files: config_faults.py
     k, c, sk = figures["sigkill"], figures["configs"], figures["socket"]
     met = k["rounds_lost"] == 0 and not k["failures"] and c["traceback"] == 0
     met = met and sk["garbage"]["unanswered"] == 0 and sk["daemon_deaths"] == 0 and sk["answering_after"]
     met = met and sk["concurrent"]["failures"] == 0 and figures["storage"]["meets_target"]
     met = met and figures["clients"]["meets_target"]
+    met = met and figures["config_files"]["meets_target"]
     if soak_minutes > 0:  # the daemon's memory while bot matches go on (soak.py)
         from .soak import bench_soak
 
@@ -377,6 +383,8 @@ def faults_text(f: dict[str, Any]) -> str:
         lines += storage_text(f["storage"])
     if "clients" in f:
         lines += client_text(f["clients"])
+    if "config_files" in f:
+        lines += config_faults_text(f["config_files"])
     if "soak" in f:
         from .soak import soak_text
 

@@ -200,7 +200,10 @@ def running_config() -> Path | None:
     except NotRunning:
         return None
     loaded = Path(answer["config_file"]) if answer.get("ok") and answer.get("config_file") else None
-    return loaded if loaded is not None and loaded.exists() else None
+    try:
+        return loaded if loaded is not None and loaded.exists() else None
+    except OSError:  # a directory you may not search: checking it says so
+        return loaded
 
 
 def check_config(path: Path | None, as_json: bool) -> int:
@@ -208,13 +211,13 @@ def check_config(path: Path | None, as_json: bool) -> int:
     (and stall the game on a FIFO or a huge file) and tell what is in it. No file given and none
     where the table looks: check what `table-host run` then runs, the built-in 4-seat wiring.
     Each problem is said once: in the JSON, or on stderr."""
-    from ..config import ConfigError, build_file, default_config, load_config
+    from ..config import ConfigError, build_file, default_config, find_config, load_config
 
     answer: dict[str, Any] = {"ok": True, "valid": True}
     if path is None:
         path = running_config()
     try:
-        if path is None and not paths.config_file().exists():
+        if path is None and not find_config(paths.config_file()):
             built_in = build_file(4)
             answer |= {"file": None, "built_in": built_in.name,
                        "note": f"no configuration file at {paths.config_file()}: table-host run plays the "
@@ -227,6 +230,7 @@ def check_config(path: Path | None, as_json: bool) -> int:
             load_config(path)
     except ConfigError as exc:
         answer |= {"ok": False, "valid": False, "problems": exc.problems}
+        answer.setdefault("file", str(path or paths.config_file()))
     if as_json:
         print(json.dumps(answer))
     else:
@@ -238,23 +242,81 @@ def check_config(path: Path | None, as_json: bool) -> int:
 
 def debug_bundle(path: Path, as_json: bool = False) -> int:
     """A tar.gz with the daemon's own view, the configuration file and the service's log. It holds
-    the configuration and the journal: mode 0600, and never written through a symbolic link at
-    `path` (an admin running it as root in a shared directory must not overwrite what it points at)."""
+    the configuration and the journal: mode 0600. Run as root where others may write, nothing it
+    reads or writes goes through a link they planted: the configuration is read only as a regular
+    file that is no link (else a note says why it is missing), and the bundle is written from a
+    descriptor of its directory reached without following anyone else's link, never through a
+    link at `path` itself (system/nofollow.py)."""
     import io
-    import subprocess
+    import secrets
+    import stat
     import tarfile
-    import tempfile
     import time
 
-    if path.is_symlink():
-        return failed(f"{path} is a symbolic link: not following it; give another path", as_json)
+    from ..system.errors import PathError
+    from ..system.nofollow import open_directory
+
+    try:
+        directory = open_directory(path.parent)
+    except PathError as exc:
+        return failed(str(exc), as_json)
+    except OSError as exc:
+        return failed(f"cannot write in {path.parent}: {exc.strerror or exc}", as_json)
+    try:
+        with contextlib.suppress(FileNotFoundError):
+            if stat.S_ISLNK(os.stat(path.name, dir_fd=directory, follow_symlinks=False).st_mode):
+                return failed(f"{path} is a symbolic link: not following it; give another path",
+                              as_json)
+        files = _bundle_files()
+        # A new file of our own (O_EXCL, 0600) in that directory, renamed over the name: a rename
+        # never follows a link.
+        temporary = f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}"
+        try:
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+            fd = os.open(temporary, flags, 0o600, dir_fd=directory)
+        except OSError as exc:
+            return failed(f"cannot write in {path.parent}: {exc.strerror or exc}", as_json)
+        try:
+            with os.fdopen(fd, "wb") as out, tarfile.open(fileobj=out, mode="w:gz") as tar:
+                for name, data in files.items():
+                    info = tarfile.TarInfo(f"table-host-debug/{name}")
+                    info.size, info.mtime = len(data), int(time.time())
+                    tar.addfile(info, io.BytesIO(data))
+            os.replace(temporary, path.name, src_dir_fd=directory, dst_dir_fd=directory)
+        except OSError as exc:
+            return failed(f"cannot write {path}: {exc.strerror or exc}", as_json)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temporary, dir_fd=directory)
+    finally:
+        os.close(directory)
+    if as_json:
+        print(json.dumps({"ok": True, "file": str(path.absolute()), "holds": list(files),
+                          "daemon_running": "daemon.json" in files}))
+    else:
+        print(f"{path}: {', '.join(files)}")
+    return 0
+
+
+def _bundle_files() -> dict[str, bytes]:
+    """What goes in the bundle; `notes.txt` says what was left out and why."""
+    import subprocess
+
+    from ..config import MAX_CONFIG_BYTES
+    from ..system.nofollow import read_regular
+
     files: dict[str, bytes] = {}
+    notes: list[str] = []
     try:
         answer = ask({"cmd": "debug"})
         files["daemon.json"] = json.dumps(answer, indent=2, default=str).encode()
         config_path = answer.get("config_file")
-        if config_path and Path(config_path).exists():
-            files["table.toml"] = Path(config_path).read_bytes()
+        if config_path and config_path != "None":
+            data = read_regular(Path(config_path), MAX_CONFIG_BYTES)
+            if isinstance(data, bytes):
+                files["table.toml"] = data
+            else:
+                notes.append(f"table.toml not collected: {data}")
     except NotRunning as exc:
         files["daemon.txt"] = str(exc).encode()
     try:
@@ -263,28 +325,9 @@ def debug_bundle(path: Path, as_json: bool = False) -> int:
         files["journal.txt"] = log or b"(no journal entries)"
     except (OSError, subprocess.SubprocessError) as exc:
         files["journal.txt"] = f"journalctl: {exc}".encode()
-    try:  # a new file of our own (mkstemp: O_EXCL, 0600), then renamed over `path`: rename never follows
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    except OSError as exc:
-        return failed(f"cannot write in {path.parent}: {exc.strerror or exc}", as_json)
-    try:
-        with os.fdopen(fd, "wb") as out, tarfile.open(fileobj=out, mode="w:gz") as tar:
-            for name, data in files.items():
-                info = tarfile.TarInfo(f"table-host-debug/{name}")
-                info.size, info.mtime = len(data), int(time.time())
-                tar.addfile(info, io.BytesIO(data))
-        os.replace(tmp, path)
-    except OSError as exc:
-        return failed(f"cannot write {path}: {exc.strerror or exc}", as_json)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-    if as_json:
-        print(json.dumps({"ok": True, "file": str(path.absolute()), "holds": list(files),
-                          "daemon_running": "daemon.json" in files}))
-    else:
-        print(f"{path}: {', '.join(files)}")
-    return 0
+    if notes:
+        files["notes.txt"] = "".join(f"{note}\n" for note in notes).encode()
+    return files
 
 
 def config_set(args: argparse.Namespace) -> int:
@@ -296,7 +339,11 @@ def config_set(args: argparse.Namespace) -> int:
     if not args.arg or args.value is None:
         return failed("config set needs KEY VALUE, e.g. config set arbiter.window_ms 4.5", args.json, 2)
     path = config_file(args.file)
-    if not path.exists():
+    try:
+        missing = not path.exists()
+    except OSError as exc:  # a directory this user may not search
+        return failed(f"cannot look for {path}: {exc.strerror or exc}", args.json)
+    if missing:
         status = create_config(path, args)
         if status is not None:
             return status

@@ -64,7 +64,7 @@ def run(config_file: str | None, emulate: bool, ui: str = "none") -> int:
         lock = hold_table(paths.state_database())  # noqa: F841 - held until the process ends
         if not os.environ.get("TABLE_HOST_SOCKET"):
             paths.runtime_directory()  # made, and the /tmp fallback checked, before any hardware
-        config, problem = choose_config(path, emulate)
+        config, problem = choose_config(path, emulate, named=config_file is not None)
         traced = memory.trace_if_asked()  # a diagnosis (bench soak, docs/daemon.md)
         # Headless, this thread serves the table: real-time. On real GPIO it is claimed before the
         # board is opened, so that lgpio's threads, started by the opening, inherit it; emulated

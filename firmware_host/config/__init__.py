@@ -12,7 +12,16 @@ from .checks import (
     gpios_used,
     semantic_problems,
 )
-from .files import choose_config, config_path, last_good_path, remember_good, set_config
+from .files import (
+    DanglingLink,
+    choose_config,
+    clean_stale_copies,
+    config_path,
+    find_config,
+    last_good_path,
+    remember_good,
+    set_config,
+)
 from .load import (
     MAX_CONFIG_BYTES,
     WIRING,
@@ -24,7 +33,9 @@ from .load import (
     key_lines,
     line_of,
     load_config,
+    one_line,
     parse_config,
+    read_config,
     undotted,
 )
 from .schema import (
@@ -59,6 +70,7 @@ __all__ = [
     "CentreConfig",
     "ConfigError",
     "ControlConfig",
+    "DanglingLink",
     "Expander",
     "HardwareConfig",
     "I2CMux",
@@ -74,18 +86,22 @@ __all__ = [
     "build_file",
     "bus_pins",
     "choose_config",
+    "clean_stale_copies",
     "config_path",
     "default_config",
     "dotted",
     "emulated_config",
+    "find_config",
     "gpios_used",
     "input_pin_index",
     "key_lines",
     "last_good_path",
     "line_of",
     "load_config",
+    "one_line",
     "parse_config",
     "pin_index",
+    "read_config",
     "remember_good",
     "semantic_problems",
     "set_config",
