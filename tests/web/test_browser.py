@@ -139,16 +139,17 @@ def test_a_race_shows_the_pile_top_and_the_lost_press_with_its_delta(browser: An
     table.do(lambda now: table.daemon.table.resume(match, now, seats=[0, 1, 2]))
     page = open_page(browser, table.url, TV)
     page.wait_for_function("() => window.tableState.phase === 'playing'", timeout=10_000)
-    assert shown(page, "#board .piles .card") == ["1"]
+    assert shown(page, "#board .piles .card .value") == ["1"]
+    assert shown(page, "#board .piles .card .letter") == ["B"]  # the colour said as a letter too
     assert page.locator("#board .piles .card.blue").count() == 1
-    assert shown(page, '.seat[data-seat="1"] .holding .card')[:4] == ["2", "5", "7", "9"]
+    assert shown(page, '.seat[data-seat="1"] .holding .card .value')[:4] == ["2", "5", "7", "9"]
     table.tap(2, "right")  # seat 2's cursor to its row's second place, its blue 2
     wait_for(lambda: table.daemon.table.referee.seats[1].cursor == 1)
     at = time.monotonic_ns()
     table.tap(1, "slap", at)
     table.tap(2, "slap", at + 400_000)
     page.wait_for_function("() => window.tableState.decisions.length >= 2", timeout=10_000)
-    assert shown(page, "#board .piles .card") == ["2"]
+    assert shown(page, "#board .piles .card .value") == ["2"]
     lines = shown(page, "#decisions li")
     assert lines[0] == "seat 2 slap: too late · Δ 400.0 µs behind seat 1"
     assert lines[1] == "seat 1 slap: taken"
@@ -192,6 +193,13 @@ def test_the_attract_screen_shows_the_address_and_a_code_that_reads_back(browser
 
 # ---------------------------------------------------------------- every game, every screen
 
+# Cards, dice, board squares and domino halves whose colour is shown with no letter beside it
+# (a covered square shows its seat, a token square its token: the colour under them is out of play).
+COLOUR_ALONE = """() => [...document.querySelectorAll('.card, .square, .half')]
+  .filter(n => ['red', 'green', 'blue', 'yellow', 'purple'].some(c => n.classList.contains(c)))
+  .filter(n => !n.classList.contains('covered') && !n.querySelector('.token'))
+  .filter(n => !/[RGBYP]/.test(n.textContent)).map(n => n.outerHTML.slice(0, 80))"""
+
 GAMES = [("classic", 12, {"rounds": 1}), ("dice", 4, {"rounds": 1}), ("domino", 4, {"rounds": 1}),
          ("crazy", 5, {"rounds": 1})]
 
@@ -212,6 +220,7 @@ def test_every_game_fits_a_tv_and_a_phone(browser: Any, live: Any, game: str, se
         page.evaluate("() => window.tableFrames")  # the newest frame is drawn
         fits(page, whole_screen=name == "big")
         assert page.locator(".seat").count() == seats
+        assert page.evaluate(COLOUR_ALONE) == []  # every colour a person needs also says its letter
         if name != "desktop":
             page.screenshot(path=str(SHOTS / f"{game}-{name}.png"), full_page=name == "phone")
         page.close()

@@ -174,7 +174,8 @@ def browser() -> Iterator[Any]:
 def pile_tops(page: Any) -> list[str]:
     """The middle's cards as a person reads them: colour (the card's class) and value (its text)."""
     return page.eval_on_selector_all(
-        "#board .piles .card", "cards => cards.map(c => c.className.split(' ')[1] + ' ' + c.textContent)")
+        "#board .piles .card", "cards => cards.map(c => c.className.split(' ')[1] + ' '"
+        " + c.querySelector('.value').textContent)")
 
 
 COLOURS = {"R": "red", "G": "green", "B": "blue", "Y": "yellow"}

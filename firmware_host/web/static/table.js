@@ -35,6 +35,8 @@ function signed(n) {
 // A card as a card: its colour, its value; `small` for a seat's own cards.
 function card(c, extra) {
   const node = el("span", "card " + (COLOURS[c.c] || "grey") + (extra ? " " + extra : ""));
+  // Colour is never the only signal (red and green look alike to many): its letter in the corner.
+  node.appendChild(el("span", "letter", c.c));
   node.appendChild(el("span", "value", c.v));
   node.title = (COLOURS[c.c] || c.c) + " " + c.v;
   return node;
@@ -92,10 +94,12 @@ function dominoBoard(board) {
     } else if (sq.by !== undefined) {
       node.classList.add("covered");
       node.appendChild(el("span", "mark", sq.by === null ? "" : sq.by));
+    } else {
+      node.appendChild(el("span", "mark free", sq.c));  // its colour as a letter too
     }
     grid.appendChild(node);
   }
-  return [el("div", "board-head", "the board: tokens 1–4, covered squares by seat, ★ a joker"), grid];
+  return [el("div", "board-head", "the board: tokens 1–4, free squares by colour letter, covered squares by seat, ★ a joker"), grid];
 }
 
 function crazyBoard(board) {
@@ -178,8 +182,8 @@ function seatHolding(s, seat) {
   } else if (b.kind === "domino") {
     if (h.top) {
       const pair = el("span", "pair");
-      pair.appendChild(el("span", "half " + COLOURS[h.top[0]]));
-      pair.appendChild(el("span", "half " + COLOURS[h.top[1]]));
+      pair.appendChild(el("span", "half " + COLOURS[h.top[0]], h.top[0]));  // the letter too
+      pair.appendChild(el("span", "half " + COLOURS[h.top[1]], h.top[1]));
       row.appendChild(pair);
     }
     row.appendChild(el("span", "count", "hand " + h.hand + " · jokers " + h.jokers));
@@ -233,9 +237,10 @@ function decisions(s) {
   for (const d of s.decisions.slice().reverse()) {
     let line = "seat " + d.seat + " " + d.control + ": " + (d.refused ? (REASONS[d.refused] || d.refused.replaceAll("_", " ")) : "taken");
     if (d.delta_us !== null) {
-      const us = Math.abs(d.delta_us).toFixed(1);
-      line += d.tie ? " · tie within " + us + " µs, drawn for seat " + d.by_seat
-        : " · Δ " + us + " µs behind seat " + d.by_seat;
+      const us = Math.abs(d.delta_us);  // µs under a millisecond, ms above: as a person reads it
+      const gap = us < 1000 ? us.toFixed(1) + " µs" : (us / 1000).toFixed(1) + " ms";
+      line += d.tie ? " · tie within " + gap + ", drawn for seat " + d.by_seat
+        : " · Δ " + gap + " behind seat " + d.by_seat;
     }
     list.appendChild(el("li", d.refused ? "refused" : "taken", line));
   }
