@@ -147,7 +147,7 @@ def web_text(f: dict[str, Any]) -> str:
         f"decision -> browser p50 {f['latency_p50_ms']} ms, p99 {f['latency_p99_ms']} ms "
         f"(max {f['latency_max_ms']} ms, {f['decisions_seen']} seen); "
         f"CPU {f['cpu_percent_without_clients']} % -> {f['cpu_percent_with_clients']} % of a core "
-        f"(+{f['cpu_percent_added']} %); "
+        f"({f['cpu_percent_added']:+g} %); "
         f"{f['memory_kb_per_client']} KB a browser\n"
         f"  targets: p99 <= {f['target_latency_p99_ms']:g} ms, CPU added <= "
         f"{f['target_cpu_percent_added']:g} %: {'meets' if f['meets_target'] else 'MISSES'}"
