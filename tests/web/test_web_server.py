@@ -273,9 +273,13 @@ def test_the_daemon_takes_the_socket_systemd_passes(tmp_path: Path) -> None:
         port = probe.getsockname()[1]
     env = daemon_env(tmp_path)
     with open(tmp_path / "daemon.log", "wb") as log:
-        proc = subprocess.Popen([activate, "-l", f"127.0.0.1:{port}", "--fdname=web", sys.executable, "-m",
-                                 "firmware_host", "run", "--emulate", "--ui", "none"], cwd=ROOT, env=env,
-                                stdout=log, stderr=log)
+        # systemd-socket-activate hands its child only the variables named with -E: the table's
+        # directories are passed on by name, or the daemon would use (and resume) the user's own.
+        passed = [f"-E{name}={env[name]}" for name in ("RUNTIME_DIRECTORY", "STATE_DIRECTORY",
+                                                         "CONFIGURATION_DIRECTORY", "TABLE_HOST_SOCKET")]
+        proc = subprocess.Popen([activate, "-l", f"127.0.0.1:{port}", "--fdname=web", *passed,
+                                 sys.executable, "-m", "firmware_host", "run", "--emulate", "--ui", "none"],
+                                cwd=ROOT, env=env, stdout=log, stderr=log)
     try:
         deadline = time.monotonic() + 30
         while True:
@@ -290,4 +294,5 @@ def test_the_daemon_takes_the_socket_systemd_passes(tmp_path: Path) -> None:
     finally:
         proc.terminate()
         proc.wait(10)
-    assert "web view: http://127.0.0.1:" in (tmp_path / "daemon.log").read_text()
+    told = (tmp_path / "daemon.log").read_text()
+    assert "web view: http://127.0.0.1:" in told and str(tmp_path / "etc") in told  # its own directories
