@@ -370,8 +370,9 @@ PROBES = {
     # lgpio makes its notification FIFO .lgd-nfyN in $LG_WD, else the working directory
     "lgpio": "import lgpio; h = lgpio.gpiochip_open(0); lgpio.gpiochip_close(h); print(True)",
 }
-PROBE_SKIP = {"Type", "NotifyAccess", "ExecStart", "ExecReload", "Restart", "RestartSec", "WatchdogSec",
-              "TimeoutStopSec", "StateDirectory", "RuntimeDirectory", "ConfigurationDirectory"}
+# Sockets= (the web view's port, table-web.socket) names a unit a transient probe has not got.
+PROBE_SKIP = {"Type", "NotifyAccess", "Sockets", "NonBlocking", "ExecStart", "ExecReload", "Restart",
+              "RestartSec", "WatchdogSec", "TimeoutStopSec", "StateDirectory", "RuntimeDirectory", "ConfigurationDirectory"}
 
 
 def probe(unit_text: str, code: str) -> dict[str, object]:
