@@ -372,7 +372,8 @@ PROBES = {
 }
 # Sockets= (the web view's port, table-web.socket) names a unit a transient probe has not got.
 PROBE_SKIP = {"Type", "NotifyAccess", "Sockets", "NonBlocking", "ExecStart", "ExecReload", "Restart",
-              "RestartSec", "WatchdogSec", "TimeoutStopSec", "StateDirectory", "RuntimeDirectory", "ConfigurationDirectory"}
+              "RestartSec", "WatchdogSec", "TimeoutStopSec", "StateDirectory", "RuntimeDirectory",
+              "ConfigurationDirectory"}
 
 
 def probe(unit_text: str, code: str) -> dict[str, object]:
