@@ -66,6 +66,10 @@ class Masher:
             self.controls.result(action, match.apply(action))
 
 
+HOUSE_RULES: dict[str, dict[str, Any]] = {"crazy": {"rounds": 10}}
+"""A masher's Crazy total never reaches 100 (it plays blind and sits on cards that fit nowhere),
+so its matches end after 10 rounds: the house rule `rounds`, which the rulebook has not."""
+
 ROUND_LIMIT_S = 600
 """A round still going after ten minutes of play is one nobody at a real table would sit through."""
 
@@ -91,7 +95,7 @@ class Outcome:
 
 def play_match(game: str, level: Level, control: str, seed: str, masher_seat: int) -> Outcome:
     """One two-seat match, bot against masher, to its end."""
-    match = new_match(game, 2, seed)
+    match = new_match(game, 2, seed, HOUSE_RULES.get(game))
     bot_seat = 1 - masher_seat
     bot = Bot(level, random.Random(f"bench-bot/{seed}"))
     masher = Masher(control, SeatController(masher_seat, match), random.Random(f"bench-masher/{seed}"))

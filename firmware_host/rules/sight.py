@@ -178,6 +178,14 @@ class CrazySight:
     def pile_tops(self) -> dict[int, int]:
         return {pid: p.top for pid, p in self._r.piles.items()}
 
+    @property
+    def players(self) -> int:
+        return self._r.players
+
+    def pile_sizes(self) -> dict[int, int]:
+        """How many cards each pile holds (a pile's height is plain to see at the table)."""
+        return {pid: len(p.cards) for pid, p in self._r.piles.items()}
+
     def pile_room(self) -> int:
         return self._r.pile_limit - len(self._r.piles)
 

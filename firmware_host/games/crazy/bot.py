@@ -1,4 +1,5 @@
-"""The Crazy bot: win piles with a 5 on a 4, keep finishers, discard what cannot be played."""
+"""The Crazy bot: play every card it can rather than discard it, win piles with a 5 on a 4,
+and set a pile up for its own finisher rather than for the quickest hand."""
 
 from __future__ import annotations
 
@@ -11,43 +12,123 @@ from ...rules.codec import Action
 from ...rules.crazy import BOTTOM, TOP, CrazyCard, DiscardCrazy, PlayCrazy
 from ...rules.sight import CrazySight
 
+FOUR = TOP - 1
+PATIENCE = 2
+"""Looks at a table that stood still before a seat with nothing worth playing discards."""
+OUTPACED = 3
+"""Piles others finish per other seat, while this seat wins none, before it plays to deny."""
+WIN = 10.0
+"""A run of hand cards that ends in a 5 on a 4 wins the pile: worth this plus the pile's cards."""
+GIFT = 0.5
+"""A run that leaves a 4 this seat cannot take: the quickest hand with a 5 takes the pile."""
+SPENT = 0.6
+"""A Crazy card laid down other than as a finisher: it could have finished a pile later."""
+
 _SNIPES = {Level.INSTANT: 1, Level.EASY: 99, Level.MEDIUM: 3, Level.HARD: 1}
 """How many more of its 4s a bot lets others take than piles it wins before it stops making 4s."""
-
-NOFIN = -1.0
 
 
 @dataclass(slots=True)
 class Memory:
-    """What a Crazy bot keeps between decisions."""
+    """What a Crazy bot keeps between looks."""
 
     four: int | None = None  # the pile this bot last made a 4 on
     sniped: int = 0  # its 4s someone else took, less the piles it won
     won: int = 0  # its score pile when it last looked
+    looks: int = 0  # looks in a row that found nothing worth playing
+    piles: frozenset[int] = frozenset()  # the piles on the table at its last look
+    draw: int = 0  # its draw pile at its last look (it grows only when a round starts)
+    lost: int = 0  # piles others finished this round
+    mine: int = 0  # piles it won this round
+    outpaced: bool = False  # another seat finishes piles far quicker: play to deny it
 
 
 def play(bot: Bot, s: CrazySight, now: int) -> Action | None:
-    """Play to win piles: a 5 on a 4 first; never leave a 4 for others unless holding the 5
-    that takes it; keep Crazy cards and 5s as finishers; discard only what cannot be played.
+    """A competent player's judgement: a discarded card is a point lost for certain, a card on a
+    pile is lost only to whoever finishes it.
 
-    Judgement by level: easy climbs greedily (it gifts 4s and plays Crazy cards anywhere);
-    medium and hard keep their finishers and make no 4 (whoever is quickest takes it, and a 4
-    then a 5 are two moves) but wait for others' 4s; hard also spoils a pile others are about
-    to win (a 3 onto a 4 it cannot take)."""
+    Each pile (and a new one, if there is room) is judged by the best run of hand cards that can
+    go onto it one after another: a run ending in a 5 on a 4 wins the pile; otherwise it is
+    worth the cards it gets out of the hand, less a gift when it leaves a 4 for the others and
+    less a little for each Crazy card spent as a bridge. The first card of the best run is
+    played. With no run worth anything the seat waits while the table changes, then discards
+    the card least likely to be of use (a Crazy card last). Hard also lays a 3 on a 4 it
+    cannot take, to spoil it. Easy gifts 4s, spends Crazy cards anywhere and waits only one
+    look; every level but instant overlooks cards."""
     hand = s.hand()
     if not hand:
         return None
-    mem = bot.memory.setdefault("crazy", Memory())
-    seat = s.seat
     tops = s.pile_tops()
-    won = s.won()
+    easy = bot.level == Level.EASY
+    mem = _remember(bot, s, tops)
+    wary = mem.sniped >= _SNIPES[bot.level]  # someone is quicker to a 4 than we are
+    others = s.players - 1
+    mem.outpaced |= not easy and mem.mine == 0 and mem.lost >= OUTPACED * others
+    if mem.outpaced:
+        return _deny(bot, s, mem, hand, now)
+    seat = s.seat
+    seen = [c for c in hand if bot.sees()]
+    sizes = s.pile_sizes()
+    last = s.draw_size() == 0  # a card kept now scores as a discarded one
+    spoil = 0.5 if bot.level in (Level.HARD, Level.INSTANT) else 0.0
+    best: tuple[float, PlayCrazy] | None = None
+    places: list[tuple[int | None, int | None]] = list(tops.items())
+    if s.pile_room() > 0:
+        places.append((None, None))
+    for pid, top in places:
+        size = sizes.get(pid, 0) if pid is not None else 0
+        run = _run(seen, top, size, last or easy)
+        if run is None:
+            continue
+        worth, card, value = run
+        if wary and value == FOUR and not last:
+            continue
+        if top == FOUR and value == FOUR - 1:
+            worth += spoil
+        worth += 0.01 * size
+        if worth > 0 and (best is None or worth > best[0]):
+            best = (worth, PlayCrazy(seat, card, pid, value if card.crazy else None, now))
+    mem.looks = 0 if best is not None else mem.looks
+    if best is not None:
+        mem.four = best[1].pile if best[1].value == FOUR or best[1].card.value == FOUR else None
+        return best[1]
+    # Nothing worth playing. Each discard brings the round's end nearer for everyone, and the
+    # others' plays may soon make a card fit: wait while the table changes, discard when it
+    # has stood still since the last look.
+    mem.looks += 1
+    if mem.looks <= (1 if easy else 0 if wary else PATIENCE) and not last:
+        return None
+    return DiscardCrazy(seat, min(hand, key=lambda c: _keep(c, hand, tops)), now)
+
+
+def _remember(bot: Bot, s: CrazySight, tops: dict[int, int]) -> Memory:
+    """The bot's memory, brought up to date: a pile it made a 4 on that is gone, and not into
+    its own score pile, went to a quicker hand."""
+    mem = bot.memory.setdefault("crazy", Memory())
+    won, draw, piles = s.won(), s.draw_size(), frozenset(tops)
+    if draw > mem.draw:  # a new round
+        mem.lost, mem.mine, mem.piles, mem.four = 0, 0, frozenset(), None
+    gone = len(mem.piles - piles)
     if won != mem.won:
         mem.sniped -= won > mem.won
-        mem.won = won
+        mem.mine += won > mem.won
+        mem.lost += gone - (won > mem.won)
         mem.four = None
-    elif mem.four is not None and tops.get(mem.four) != TOP - 1:
-        mem.sniped += mem.four not in tops  # gone, and not to us: someone was quicker
-        mem.four = None
+    else:
+        mem.lost += gone
+        if mem.four is not None and tops.get(mem.four) != FOUR:
+            mem.sniped += mem.four not in tops
+            mem.four = None
+    mem.won, mem.draw, mem.piles = won, draw, piles
+    return mem
+
+
+def _deny(bot: Bot, s: CrazySight, mem: Memory, hand: list[CrazyCard], now: int) -> Action:
+    """Play against a hand far quicker than ours: whatever we lay down it finishes, so make no 4,
+    hold a 5 for the 4s it makes, spoil its 4s with 3s, and discard at once rather than wait
+    (the round's end leaves it holding the cards it could not play)."""
+    seat = s.seat
+    tops = s.pile_tops()
     finishers = sorted((c for c in hand if c.value == TOP or c.crazy), key=lambda c: c.crazy)
     # A 5 on a 4 wins the pile: always the best play (a plain 5 before a Crazy card).
     for pid, top in tops.items():
@@ -55,8 +136,6 @@ def play(bot: Bot, s: CrazySight, now: int) -> Action | None:
             for card in finishers:
                 if bot.sees():
                     return PlayCrazy(seat, card, pid, TOP if card.crazy else None, now)
-    if bot.level == Level.EASY:
-        return _greedy(bot, s, hand, tops, now)
     best: tuple[float, PlayCrazy] | None = None
     for card in hand:
         if card.crazy or not bot.sees():
@@ -91,39 +170,56 @@ def play(bot: Bot, s: CrazySight, now: int) -> Action | None:
                 return PlayCrazy(seat, card, pid, value, now)
     return DiscardCrazy(seat, card, now)
 
+
 def _worth(bot: Bot, mem: Memory, card: CrazyCard, top: int, finishers: list[CrazyCard]) -> float:
     """How good `card` on a pile showing `top` is; below 0 is worse than discarding."""
     if card.value == TOP - 1:  # makes a 4: a gift to whoever is quickest
         if finishers and mem.sniped < _SNIPES[bot.level]:
             return 3.0
-        return NOFIN
+        return -1.0
     if top == TOP - 1:  # a 3 onto a 4 we cannot take: spoils it for the others
         return 2.0 if bot.level in (Level.HARD, Level.INSTANT) else 0.2
     return 1.0 + 0.1 * card.value if card.value > top else 0.5
 
-def _greedy(bot: Bot, s: CrazySight, hand: list[CrazyCard], tops: dict[int, int],
-                  now: int) -> Action:
-    """The easy bot: climb wherever it can, else start a pile, else discard."""
-    plain = [c for c in hand if not c.crazy]
-    moves = [(c, pid) for c in plain for pid, top in tops.items() if abs(c.value - top) == 1]
-    moves.sort(key=lambda m: (-(m[0].value > tops[m[1]]), -m[0].value))
-    for card, pid in moves:
-        if bot.sees():
-            return PlayCrazy(s.seat, card, pid, None, now)
-    if s.pile_room() > 0:
-        for card in plain:
-            if card.value == BOTTOM and bot.sees():
-                return PlayCrazy(s.seat, card, None, None, now)
-    if plain:
-        worst = max(plain, key=lambda c: min((abs(c.value - t) for t in tops.values()), default=9))
-        return DiscardCrazy(s.seat, worst, now)
-    card = hand[0]
-    if tops:
-        pid, top = next(iter(tops.items()))
-        return PlayCrazy(s.seat, card, pid, top + 1 if top < TOP else top - 1, now)
-    if s.pile_room() > 0:
-        return PlayCrazy(s.seat, card, None, BOTTOM, now)
-    return DiscardCrazy(s.seat, card, now)
+
+def _values(card: CrazyCard, top: int | None) -> list[int]:
+    """The values `card` may take on a pile showing `top` (None: starting a pile)."""
+    if top is None:
+        return [BOTTOM] if card.crazy or card.value == BOTTOM else []
+    return [v for v in (top + 1, top - 1) if BOTTOM <= v <= TOP and (card.crazy or card.value == v)]
+
+
+def _run(hand: list[CrazyCard], top: int | None, size: int, last: bool
+         ) -> tuple[float, CrazyCard, int] | None:
+    """The best run of `hand` cards onto a pile showing `top` of `size` cards: (its worth, its
+    first card, the value that card takes), or None when no card goes there."""
+    best: tuple[float, CrazyCard, int] | None = None
+    for i, card in enumerate(hand):
+        for value in _values(card, top):
+            spent = SPENT if card.crazy and value != TOP and not last else 0.0
+            if value == TOP:
+                worth = WIN + size + 1  # wins the pile (a 5 on a 4: the only way a 5 goes down)
+            else:
+                rest = hand[:i] + hand[i + 1:]
+                after = _run(rest, value, size + 1, last) if rest else None
+                holds = any(c.crazy or c.value == TOP for c in rest)
+                stop = 1.0 - (GIFT if value == FOUR and not holds and not last else 0.0)
+                worth = 1.0 + max(stop - 1.0, after[0] if after is not None else stop - 1.0)
+            worth -= spent
+            if best is None or worth > best[0]:
+                best = (worth, card, value)
+    return best
+
+
+def _keep(card: CrazyCard, hand: list[CrazyCard], tops: dict[int, int]) -> float:
+    """How much a hand card is worth keeping when one must go: Crazy cards most, then a card by
+    how few steps a pile is from taking it, a 5 or a 4 held with its partner a step nearer."""
+    if card.crazy:
+        return 10.0
+    near = min((abs(abs(card.value - t) - 1) for t in tops.values()), default=card.value - BOTTOM)
+    pair = (card.value == TOP and any(c.value == FOUR for c in hand)) or (
+        card.value == FOUR and any(c.value == TOP or c.crazy for c in hand))
+    return pair - near
 
 
 def policy(bot: Bot, sight: Any) -> Any:
