@@ -330,8 +330,9 @@ class CrazyRules(GameRules):
                           **setup)
 
     def is_over(self, match: Any) -> bool:
-        cap = match.options["rounds"]
-        return max(match.totals) >= match.options["target"] or (cap is not None and match.rounds_played >= cap)
+        cap = match.options["rounds"]  # a house rule: None unless the table opted in
+        reached = max(match.totals) >= match.options["target"]
+        return reached or (cap is not None and match.rounds_played >= cap)
 
     def sight(self, rnd: Any, seat: Seat) -> Any:
         from .sight import CrazySight

@@ -196,6 +196,12 @@ class CrazySight:
         """Cards in this seat's own score pile (it lies in front of the player)."""
         return len(self._r.seats[self.seat].score)
 
+    def laid(self) -> list[int]:
+        """Cards each seat has laid onto the centre piles this round: each seat plays its own
+        colour, so every player sees whose card went down."""
+        size = self._r.spec.size()
+        return [size - len(st.draw) - len(st.hand) - len(st.discard) for st in self._r.seats]
+
 
 Sight = ClassicSight | DiceSight | DominoSight | CrazySight
 

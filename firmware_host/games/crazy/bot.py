@@ -15,8 +15,6 @@ from ...rules.sight import CrazySight
 FOUR = TOP - 1
 PATIENCE = 2
 """Looks at a table that stood still before a seat with nothing worth playing discards."""
-OUTPACED = 3
-"""Piles others finish per other seat, while this seat wins none, before it plays to deny."""
 WIN = 10.0
 """A run of hand cards that ends in a 5 on a 4 wins the pile: worth this plus the pile's cards."""
 GIFT = 0.5
@@ -24,23 +22,21 @@ GIFT = 0.5
 SPENT = 0.6
 """A Crazy card laid down other than as a finisher: it could have finished a pile later."""
 
-_SNIPES = {Level.INSTANT: 1, Level.EASY: 99, Level.MEDIUM: 3, Level.HARD: 1}
-"""How many more of its 4s a bot lets others take than piles it wins before it stops making 4s."""
+QUICK = 4
+"""Cards one other seat lays within a second, seen between two of this seat's looks, that no
+person manages (four reactions in a second; a hard bot lays 3 now and then): a masher hammering
+its button. From then on this seat plays the eager way (`_deny`): that hand takes every 4 first."""
+SECOND = 1_000_000_000
 
 
 @dataclass(slots=True)
 class Memory:
-    """What a Crazy bot keeps between looks."""
+    """What a Crazy bot keeps between looks, over the whole match."""
 
-    four: int | None = None  # the pile this bot last made a 4 on
-    sniped: int = 0  # its 4s someone else took, less the piles it won
-    won: int = 0  # its score pile when it last looked
     looks: int = 0  # looks in a row that found nothing worth playing
-    piles: frozenset[int] = frozenset()  # the piles on the table at its last look
-    draw: int = 0  # its draw pile at its last look (it grows only when a round starts)
-    lost: int = 0  # piles others finished this round
-    mine: int = 0  # piles it won this round
-    outpaced: bool = False  # another seat finishes piles far quicker: play to deny it
+    laid: list[int] | None = None  # cards each seat had laid at its last look
+    seen: int = 0  # when it last looked (ns)
+    denying: bool = False  # a far quicker hand is at the table: eager play for the whole match
 
 
 def play(bot: Bot, s: CrazySight, now: int) -> Action | None:
@@ -51,21 +47,19 @@ def play(bot: Bot, s: CrazySight, now: int) -> Action | None:
     go onto it one after another: a run ending in a 5 on a 4 wins the pile; otherwise it is
     worth the cards it gets out of the hand, less a gift when it leaves a 4 for the others and
     less a little for each Crazy card spent as a bridge. The first card of the best run is
-    played. With no run worth anything the seat waits while the table changes, then discards
-    the card least likely to be of use (a Crazy card last). Hard also lays a 3 on a 4 it
-    cannot take, to spoil it. Easy gifts 4s, spends Crazy cards anywhere and waits only one
-    look; every level but instant overlooks cards."""
+    played. With no run worth anything the seat waits a few looks for the others' plays to
+    make a card fit, then discards the card least likely to be of use (a Crazy card last).
+    Hard also lays a 3 on a 4 it cannot take, to spoil it. Easy gifts 4s, spends Crazy cards
+    anywhere and waits only one look; every level but instant overlooks cards. Against a far
+    quicker hand every level but easy plays the eager way instead (`_deny`)."""
     hand = s.hand()
     if not hand:
         return None
     tops = s.pile_tops()
     easy = bot.level == Level.EASY
-    mem = _remember(bot, s, tops)
-    wary = mem.sniped >= _SNIPES[bot.level]  # someone is quicker to a 4 than we are
-    others = s.players - 1
-    mem.outpaced |= not easy and mem.mine == 0 and mem.lost >= OUTPACED * others
-    if mem.outpaced:
-        return _deny(bot, s, mem, hand, now)
+    mem = _remember(bot, s, now)
+    if mem.denying and bot.level in (Level.MEDIUM, Level.HARD):
+        return _deny(bot, s, hand, now)
     seat = s.seat
     seen = [c for c in hand if bot.sees()]
     sizes = s.pile_sizes()
@@ -81,49 +75,36 @@ def play(bot: Bot, s: CrazySight, now: int) -> Action | None:
         if run is None:
             continue
         worth, card, value = run
-        if wary and value == FOUR and not last:
-            continue
         if top == FOUR and value == FOUR - 1:
             worth += spoil
         worth += 0.01 * size
         if worth > 0 and (best is None or worth > best[0]):
             best = (worth, PlayCrazy(seat, card, pid, value if card.crazy else None, now))
-    mem.looks = 0 if best is not None else mem.looks
     if best is not None:
-        mem.four = best[1].pile if best[1].value == FOUR or best[1].card.value == FOUR else None
+        mem.looks = 0
         return best[1]
     # Nothing worth playing. Each discard brings the round's end nearer for everyone, and the
-    # others' plays may soon make a card fit: wait while the table changes, discard when it
-    # has stood still since the last look.
+    # others' plays may soon make a card fit: wait a few looks (a second each), then discard.
     mem.looks += 1
-    if mem.looks <= (1 if easy else 0 if wary else PATIENCE) and not last:
+    if mem.looks <= (1 if easy else PATIENCE) and not last:
         return None
+    mem.looks = 0
     return DiscardCrazy(seat, min(hand, key=lambda c: _keep(c, hand, tops)), now)
 
 
-def _remember(bot: Bot, s: CrazySight, tops: dict[int, int]) -> Memory:
-    """The bot's memory, brought up to date: a pile it made a 4 on that is gone, and not into
-    its own score pile, went to a quicker hand."""
+def _remember(bot: Bot, s: CrazySight, now: int) -> Memory:
+    """The bot's memory, brought up to date: did another seat lay `QUICK` cards within a
+    second since the last look?"""
     mem = bot.memory.setdefault("crazy", Memory())
-    won, draw, piles = s.won(), s.draw_size(), frozenset(tops)
-    if draw > mem.draw:  # a new round
-        mem.lost, mem.mine, mem.piles, mem.four = 0, 0, frozenset(), None
-    gone = len(mem.piles - piles)
-    if won != mem.won:
-        mem.sniped -= won > mem.won
-        mem.mine += won > mem.won
-        mem.lost += gone - (won > mem.won)
-        mem.four = None
-    else:
-        mem.lost += gone
-        if mem.four is not None and tops.get(mem.four) != FOUR:
-            mem.sniped += mem.four not in tops
-            mem.four = None
-    mem.won, mem.draw, mem.piles = won, draw, piles
+    laid = s.laid()
+    if mem.laid is not None and 0 < now - mem.seen <= SECOND:
+        mem.denying |= any(seat != s.seat and count - then >= QUICK
+                           for seat, (then, count) in enumerate(zip(mem.laid, laid, strict=True)))
+    mem.laid, mem.seen = laid, now
     return mem
 
 
-def _deny(bot: Bot, s: CrazySight, mem: Memory, hand: list[CrazyCard], now: int) -> Action:
+def _deny(bot: Bot, s: CrazySight, hand: list[CrazyCard], now: int) -> Action:
     """Play against a hand far quicker than ours: whatever we lay down it finishes, so make no 4,
     hold a 5 for the 4s it makes, spoil its 4s with 3s, and discard at once rather than wait
     (the round's end leaves it holding the cards it could not play)."""
@@ -143,14 +124,12 @@ def _deny(bot: Bot, s: CrazySight, mem: Memory, hand: list[CrazyCard], now: int)
         for pid, top in tops.items():
             if abs(card.value - top) != 1:
                 continue
-            worth = _worth(bot, mem, card, top, finishers)
+            worth = _worth(bot, card, top, finishers)
             if best is None or worth > best[0]:
                 best = (worth, PlayCrazy(seat, card, pid, None, now))
         if card.value == BOTTOM and s.pile_room() > 0 and (best is None or best[0] < 0.5):
             best = (0.5, PlayCrazy(seat, card, None, None, now))
     if best is not None and best[0] >= 0:
-        if best[1].card.value == TOP - 1:
-            mem.four = best[1].pile
         return best[1]
     # Nothing worth playing: discard the card least likely to fit soon, keeping finishers.
     plain = [c for c in hand if not c.crazy]
@@ -171,11 +150,10 @@ def _deny(bot: Bot, s: CrazySight, mem: Memory, hand: list[CrazyCard], now: int)
     return DiscardCrazy(seat, card, now)
 
 
-def _worth(bot: Bot, mem: Memory, card: CrazyCard, top: int, finishers: list[CrazyCard]) -> float:
-    """How good `card` on a pile showing `top` is; below 0 is worse than discarding."""
-    if card.value == TOP - 1:  # makes a 4: a gift to whoever is quickest
-        if finishers and mem.sniped < _SNIPES[bot.level]:
-            return 3.0
+def _worth(bot: Bot, card: CrazyCard, top: int, finishers: list[CrazyCard]) -> float:
+    """How good `card` on a pile showing `top` is against a quicker hand; below 0 is worse than
+    discarding."""
+    if card.value == TOP - 1:  # makes a 4: only worth it holding the 5 that takes it
         return -1.0
     if top == TOP - 1:  # a 3 onto a 4 we cannot take: spoils it for the others
         return 2.0 if bot.level in (Level.HARD, Level.INSTANT) else 0.2
