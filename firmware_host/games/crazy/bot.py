@@ -65,6 +65,11 @@ def play(bot: Bot, s: CrazySight, now: int) -> Action | None:
     sizes = s.pile_sizes()
     last = s.draw_size() == 0  # a card kept now scores as a discarded one
     spoil = 0.5 if bot.level in (Level.HARD, Level.INSTANT) else 0.0
+    # A pile won now beats a bigger one the others may take first (a plain 5 before a Crazy card).
+    for pid, top in tops.items():
+        for card in sorted((c for c in seen if c.value == TOP or c.crazy), key=lambda c: c.crazy):
+            if top == FOUR:
+                return PlayCrazy(seat, card, pid, TOP if card.crazy else None, now)
     best: tuple[float, PlayCrazy] | None = None
     places: list[tuple[int | None, int | None]] = list(tops.items())
     if s.pile_room() > 0:
