@@ -4,4 +4,5 @@ import sys
 
 from .cli.host import main
 
-sys.exit(main())
+if __name__ == "__main__":  # not when a process of its own (web/replays.py) is spawned from it
+    sys.exit(main())

@@ -3,7 +3,8 @@
 #   sudo systemd/install.sh            user, virtual environment, unit, config, udev, config.txt
 #   systemd/install.sh --root DIR      lay the files out under DIR only (staging, tests)
 # Options: --no-pip (keep the virtual environment as it is), --no-start,
-#          --wheels DIR (pip offline: the project's dependencies as wheels in DIR, no index).
+#          --wheels DIR (pip offline: the project's dependencies as wheels in DIR, no index),
+#          --screen (the big screen: a kiosk on the HDMI port, cage + chromium, docs/web.md).
 # Raspberry Pi OS has the gpio, i2c and spi groups and their udev rules (raspberrypi-sys-mods);
 # on another Debian (a non-Pi board, the test bench) this creates the groups and the rules.
 set -euo pipefail
@@ -12,12 +13,14 @@ root=""
 pip=1
 start=1
 wheels=""
+screen=0
 while [ $# -gt 0 ]; do
     case "$1" in
         --root) root="$2"; shift 2 ;;
         --no-pip) pip=0; shift ;;
         --no-start) start=0; shift ;;
         --wheels) wheels=$(cd "$2" && pwd); shift 2 ;;
+        --screen) screen=1; shift ;;
         *) echo "install.sh: unknown option $1" >&2; exit 2 ;;
     esac
 done
@@ -110,6 +113,38 @@ install -d "$root/usr/local/bin"
 ln -sfn /opt/table-host/venv/bin/tablectl "$root/usr/local/bin/tablectl"
 
 install -D -m 0644 "$src/systemd/table-host.service" "$root/etc/systemd/system/table-host.service"
+# The web view's port 80: systemd listens and passes the socket to the service (docs/web.md).
+install -D -m 0644 "$src/systemd/table-web.socket" "$root/etc/systemd/system/table-web.socket"
+
+# --screen: the big screen on the HDMI port, the kiosk table-screen.service (cage running the
+# browser as the unprivileged user table-screen on tty1). The browser's package is asked of apt:
+# Debian (bookworm, trixie) names it chromium, Raspberry Pi OS bookworm's own build is
+# chromium-browser (its trixie names it chromium); whichever apt offers, chromium first.
+if [ "$screen" -eq 1 ]; then
+    browser=""
+    for candidate in chromium chromium-browser; do
+        if dpkg-query -W -f='${Status}' "$candidate" 2>/dev/null | grep -q 'install ok installed' \
+            || apt-cache policy "$candidate" 2>/dev/null | grep -q 'Candidate: [0-9]'; then
+            browser=$candidate
+            break
+        fi
+    done
+    [ -n "$browser" ] || { echo "install.sh: --screen: apt offers neither chromium nor chromium-browser" \
+        "(apt-get update first?)" >&2; exit 2; }
+    if [ -z "$staging" ]; then
+        need_packages cage "$browser"
+        # The screen's user: no login, a home for the browser's profile, the display and input groups.
+        groups=$(for g in video render input; do getent group "$g" >/dev/null && printf '%s,' "$g"; done)
+        if ! id table-screen >/dev/null 2>&1; then
+            useradd --system --create-home --home-dir /var/lib/table-screen --shell /usr/sbin/nologin \
+                table-screen
+            echo table-screen >> /opt/table-host/created-users  # uninstall.sh removes it
+        fi
+        [ -n "$groups" ] && usermod --append --groups "${groups%,}" table-screen
+    fi
+    sed "s|@BROWSER@|/usr/bin/$browser|" "$src/systemd/table-screen.service" \
+        | install -D -m 0644 /dev/stdin "$root/etc/systemd/system/table-screen.service"
+fi
 # The configuration is the table-admin group's to change (`tablectl config set`, docs/daemon.md
 # "Access"): the file 0660; the directory 2770, since config set writes a new file beside it and
 # renames it over the old one (never half a file), and the setgid bit keeps that file the group's.
@@ -167,7 +202,7 @@ printf '# table-host\n%s\n# table-host end\n' "$lines" >> "$config"
 # completion for both commands, generated from their own parsers by the installed Python.
 doc="$root/opt/table-host/doc"
 rm -rf "$doc"
-install -D -m 0644 -t "$doc" "$src/README.md" "$src/LICENSE"
+install -D -m 0644 -t "$doc" "$src/README.md" "$src/CHANGELOG.md" "$src/LICENSE"
 install -D -m 0644 -t "$doc/docs" "$src"/docs/*.md
 install -D -m 0644 -t "$doc/hardware" "$src/hardware/README.md"
 completions="$root/usr/local/share/bash-completion/completions"
@@ -184,11 +219,16 @@ if [ -z "$staging" ]; then
     udevadm settle --timeout=30 || true
     systemctl daemon-reload
     if [ "$start" -eq 1 ]; then
+        systemctl enable --now table-web.socket
         systemctl enable --now table-host.service
+        if [ "$screen" -eq 1 ]; then
+            systemctl enable --now table-screen.service
+        fi
     fi
     echo "table-host installed. Reboot once for the I2C and SPI settings; then: tablectl status"
     echo "tablectl works for root and the table-admin group. Add a user (who then logs in again):"
     echo "    sudo usermod --append --groups table-admin USER"
+    echo "The web view: http://$(hostname).local/ (or this machine's address), docs/web.md"
     echo "Documentation: /opt/table-host/doc/README.md"
 else
     echo "table-host laid out under $root"

@@ -12,7 +12,7 @@ while [ $# -gt 0 ]; do
     esac
 done
 if [ -z "$root" ]; then
-    systemctl disable --now table-host.service 2>/dev/null || true
+    systemctl disable --now table-screen.service table-host.service table-web.socket 2>/dev/null || true
 fi
 # The groups install.sh made (on a Pi, gpio, i2c and spi are the system's and stay), and the Debian
 # packages it installed (python3-venv, lgpio's build tools where pip built lgpio).
@@ -21,7 +21,10 @@ created_groups=""
 installed_packages=""
 [ -f "$root/opt/table-host/installed-packages" ] \
     && installed_packages=$(sort -u "$root/opt/table-host/installed-packages")
-rm -f "$root/etc/systemd/system/table-host.service" "$root/etc/udev/rules.d/90-table-host.rules" \
+created_users=""
+[ -f "$root/opt/table-host/created-users" ] && created_users=$(sort -u "$root/opt/table-host/created-users")
+rm -f "$root/etc/systemd/system/table-host.service" "$root/etc/systemd/system/table-web.socket" \
+    "$root/etc/systemd/system/table-screen.service" "$root/etc/udev/rules.d/90-table-host.rules" \
     "$root/etc/modules-load.d/table-host.conf"
 [ -L "$root/usr/local/bin/tablectl" ] && rm -f "$root/usr/local/bin/tablectl"
 completions="$root/usr/local/share/bash-completion/completions"
@@ -61,6 +64,9 @@ fi
 if [ -z "$root" ]; then
     systemctl daemon-reload
     id table-host >/dev/null 2>&1 && userdel table-host || true
+    for u in $created_users; do  # the big screen's user (install.sh --screen)
+        id "$u" >/dev/null 2>&1 && userdel --remove "$u" || true
+    done
     for g in $created_groups; do
         if getent group "$g" >/dev/null; then
             groupdel "$g" && echo "removed group $g (install.sh created it)" \

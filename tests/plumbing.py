@@ -19,12 +19,24 @@ from firmware_host.config import emulated_config
 from firmware_host.control.server import ControlServer, serve_request
 from firmware_host.devices.emulated.pins import EmulatedButtons, emulated_factory
 from firmware_host.devices.inputs.pins import TableInputs
-from firmware_host.game.table import Table, Timing
+from firmware_host.game.catalog import new_match
+from firmware_host.game.edges import Event, InputEvent
+from firmware_host.game.table import Phase, Table, Timing
+from firmware_host.play.scenario import load as load_scenario
+from firmware_host.play.scenario import run as run_scenario
+from firmware_host.service.binding import StoreBinding
 from firmware_host.service.commands import handle
+from firmware_host.service.game import Game
+from firmware_host.service.loop import Loop
 from firmware_host.service.store import Store
 
 MS = 1_000_000
+S = 1_000_000_000
 ROOT = Path(__file__).resolve().parents[1]
+# Where the browser tests leave their screenshots: out of the tree, so a test run changes no
+# file of the repository; `TABLE_WEB_SHOTS=docs` makes docs/web/'s pictures anew (docs/web.md).
+SHOTS = ROOT / "docs" / "web" if os.environ.get("TABLE_WEB_SHOTS") == "docs" \
+    else ROOT / ".cache" / "web-shots"
 
 
 def wait_for(condition: Callable[[], Any], timeout: float = 5.0) -> None:
@@ -58,11 +70,9 @@ def table_box(timing: Timing) -> tuple[Table, Callable[[int, str, int], None]]:
 
 
 @contextlib.contextmanager
-def served_table(sock: Path, table: Table, store: Store | None = None,
-                 **server: Any) -> Iterator[ControlServer]:
-    """A control server on `sock` and a thread that owns the table, as the daemon's main loop does."""
-    requests: queue.SimpleQueue = queue.SimpleQueue()
-    control = ControlServer(sock, requests, **server)
+def request_owner(requests: queue.SimpleQueue, serve: Callable[[Any], None]) -> Iterator[None]:
+    """A thread that takes each control request and hands it to `serve`, as the daemon's main
+    loop does."""
     stop = threading.Event()
 
     def owner() -> None:
@@ -71,15 +81,28 @@ def served_table(sock: Path, table: Table, store: Store | None = None,
                 request = requests.get(timeout=0.05)
             except queue.Empty:
                 continue
-            serve_request(request, lambda body: handle(table, store, 0, body))
+            serve(request)
 
     thread = threading.Thread(target=owner, daemon=True)
     thread.start()
     try:
-        yield control
+        yield
     finally:
         stop.set()
         thread.join()
+
+
+@contextlib.contextmanager
+def served_table(sock: Path, table: Table, store: Store | None = None,
+                 **server: Any) -> Iterator[ControlServer]:
+    """A control server on `sock` and a thread that owns the table, as the daemon's main loop does."""
+    requests: queue.SimpleQueue = queue.SimpleQueue()
+    control = ControlServer(sock, requests, **server)
+    try:
+        with request_owner(requests, lambda request: serve_request(
+                request, lambda body: handle(table, store, 0, body))):
+            yield control
+    finally:
         control.close()
 
 
@@ -99,11 +122,16 @@ class DaemonProcess:
         self.messages: list[str] = []
 
     def start(self, prefix: tuple[str, ...] = ()) -> None:
+        self.launch(prefix)
+        self.wait_for("READY=1")
+
+    def launch(self, prefix: tuple[str, ...] = ()) -> subprocess.Popen:
+        """Started, not waited for."""
         self.log = open(self.tmp / "daemon.log", "a")  # noqa: SIM115 - kept open while it runs
         self.proc = subprocess.Popen([*prefix, sys.executable, "-m", "firmware_host", "run", "--emulate",
                                       "--ui", "none"], cwd=ROOT, env=self.env,
                                      stdout=subprocess.DEVNULL, stderr=self.log, text=True)
-        self.wait_for("READY=1")
+        return self.proc
 
     def wait_for(self, text: str, timeout: float = 20.0) -> str:
         end = time.monotonic() + timeout
@@ -129,3 +157,97 @@ class DaemonProcess:
         self.notify.close()
         if self.proc is not None:
             self.log.close()
+
+
+# ---------------------------------------------------------------- a scenario's deal at the table
+
+
+def played_table(store: Store, players: int, seed: int, game: str = "classic",
+                 options: dict[str, Any] | None = None, window_ms: float = 5.0,
+                 epsilon_ms: float = 0.2) -> tuple[Game, Table]:
+    """The table, its loop's game component and the store binding, as the daemon wires them,
+    with a match of `players` seats started: "go" is at 0 on the inputs' clock. Press with
+    `press`, let time run with `settle`."""
+    table = Table(players, Timing(), seed=seed, window_ns=round(window_ms * MS),
+                  epsilon_ns=round(epsilon_ms * MS))
+    game_part = Game(Loop(), table)
+    binding = StoreBinding(table, store)
+    game_part.follow(binding.began)
+    game_part.follow(binding.journal)
+    table.joined = list(range(players))
+    table.phase, table.game, table.options = Phase.LOBBY, game, dict(options or {})
+    table.start(-3 * S)
+    game_part.advance(-3 * S)
+    return game_part, table
+
+
+def scenario_table(name: str, store: Store, monkeypatch: Any, players: int, seed: int,
+                   window_ms: float = 5.0, epsilon_ms: float = 0.2) -> tuple[Game, Table]:
+    """`played_table` dealt as `scenarios/<name>` is (the match the table starts is that file's)."""
+    played = run_scenario(load_scenario(ROOT / "scenarios" / name), name)
+    deal = played.match
+    fresh = new_match(deal.game, deal.players, deal.seed, deal.options, setup=deal.setups.get(0))
+    monkeypatch.setattr("firmware_host.game.table.new_match", lambda *a, **k: fresh)
+    return played_table(store, players, seed, deal.game, None, window_ms, epsilon_ms)
+
+
+def press(game: Game, table: Table, seat: int, control: str, at_ms: float,
+          arrive_ms: float | None = None) -> None:
+    """A press stamped `at_ms`, reaching the loop at `arrive_ms`: the loop first does what fell
+    due before it arrived, as the daemon's timers do. Before go (at_ms < 0) it is a false start."""
+    arrive = round((at_ms if arrive_ms is None else arrive_ms) * MS)
+    settle(game, table, arrive)
+    kind = Event.PRESS if at_ms >= 0 else Event.FALSE_START  # the start gate's word on it
+    game.on_input(InputEvent(kind, seat, control, round(at_ms * MS)), arrive)
+    game.advance(arrive)
+
+
+def settle(game: Game, table: Table, until: int) -> None:
+    """Time runs on to `until`: whatever falls due is done, in order."""
+    while (due := table.deadline()) is not None and due <= until:
+        game.advance(due)
+
+
+ZBARIMG = "/usr/bin/zbarimg"
+
+
+def qr_read(image: Path) -> list[str]:
+    """What a real QR decoder (zbarimg, from zbar-tools) reads off an image file."""
+    if not os.path.exists(ZBARIMG):
+        raise AssertionError(f"{ZBARIMG} is missing: `./dev test` installs it as root "
+                             "(apt-get install zbar-tools)")
+    out = subprocess.run([ZBARIMG, "-q", "--raw", str(image)], capture_output=True, text=True, timeout=30)
+    return out.stdout.split("\n")[:-1] if out.returncode == 0 else []
+
+
+def on_a_terminal(command: list[str], timeout: float = 300) -> tuple[bytes, str, int]:
+    """Run `command` with its stderr on a pseudo-terminal (progress is drawn only there): what
+    the terminal was shown, the stdout, the exit status."""
+    import pty
+
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=follower, text=True)
+    os.close(follower)
+    shown = b""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        try:
+            chunk = os.read(leader, 4096)
+        except OSError:  # the terminal closed with the process
+            break
+        if not chunk:
+            break
+        shown += chunk
+    out, _ = proc.communicate(timeout=timeout)
+    os.close(leader)
+    return shown, out, proc.returncode
+
+
+def configured_daemon(tmp: Path, data: bytes) -> DaemonProcess:
+    """A DaemonProcess (not started) whose configuration directory is `tmp/etc`, holding a
+    table.toml of `data`."""
+    proc = DaemonProcess(tmp)
+    proc.env["CONFIGURATION_DIRECTORY"] = str(tmp / "etc")
+    (tmp / "etc").mkdir()
+    (tmp / "etc" / "table.toml").write_bytes(data)
+    return proc

@@ -20,6 +20,12 @@ Two figures (docs/persistence.md, docs/daemon.md):
   against the same daemon: failures, target 0 of 40.
 - The state database: a disk that fills during a match, and five kinds of damaged file
   (storage_faults.py): rounds lost, tracebacks and restart loops, target 0.
+- Misbehaving clients (slowloris, requests pipelined and never read) with an admin's `status`
+  probed throughout, and SIGTERM at random moments of start-up (client_faults.py): probes
+  missed and SIGTERMs lost, target 0.
+- The configuration file: huge integers, deep nesting, garbage, wrong encodings, a directory
+  that may not be searched, a link to nothing, a missing --config, SIGKILL while the last good
+  copy is written (config_faults.py): tracebacks and copies not whole, target 0.
 """
 
 from __future__ import annotations
@@ -37,6 +43,8 @@ from pathlib import Path
 from typing import Any
 
 from ..config import ConfigError, load_config
+from .client_faults import client_faults, client_text
+from .config_faults import config_faults, config_faults_text
 from .storage_faults import storage_faults, storage_text
 
 TEMPLATE = Path(__file__).parents[1] / "data" / "wiring" / "4-seat.toml"
@@ -329,16 +337,20 @@ def bench_faults(kills: int = 100, configs: int = 400, garbage: int = 350, clien
     figures: dict[str, Any] = {"sigkill": random_kills(kills), "configs": broken_configs(configs)}
     figures["socket"] = socket_faults(garbage, clients)
     figures["storage"] = storage_faults()  # a full disk, damaged databases: storage_faults.py
+    figures["clients"] = client_faults()  # slowloris, unread pipelines, SIGTERM at start: client_faults.py
+    figures["config_files"] = config_faults()  # hostile configuration files: config_faults.py
     k, c, sk = figures["sigkill"], figures["configs"], figures["socket"]
     met = k["rounds_lost"] == 0 and not k["failures"] and c["traceback"] == 0
     met = met and sk["garbage"]["unanswered"] == 0 and sk["daemon_deaths"] == 0 and sk["answering_after"]
     met = met and sk["concurrent"]["failures"] == 0 and figures["storage"]["meets_target"]
+    met = met and figures["clients"]["meets_target"]
+    met = met and figures["config_files"]["meets_target"]
     if soak_minutes > 0:  # the daemon's memory while bot matches go on (soak.py)
         from .soak import bench_soak
 
         figures["soak"] = soak = bench_soak(soak_minutes)
         # A soak too short for its warm-up is a smoke run: the daemon must live through it.
-        met = met and (soak["meets_target"] if soak["warm_up_done"] else soak["daemon_alive"])
+        met = met and (soak["meets_target"] if soak["judged"] else soak["daemon_alive"])
     figures["meets_target"] = met
     figures["seconds"] = round(time.monotonic() - start, 1)
     return figures
@@ -369,6 +381,10 @@ def faults_text(f: dict[str, Any]) -> str:
         lines += [f"  tablectl failed: {m}" for m in cc["examples"]]
     if "storage" in f:
         lines += storage_text(f["storage"])
+    if "clients" in f:
+        lines += client_text(f["clients"])
+    if "config_files" in f:
+        lines += config_faults_text(f["config_files"])
     if "soak" in f:
         from .soak import soak_text
 

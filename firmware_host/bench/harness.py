@@ -10,7 +10,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -71,12 +71,16 @@ class EmulatedDaemon:
 
 
 @contextlib.contextmanager
-def emulated_daemon(log: Path | None = None, start_s: float = 30.0) -> Iterator[EmulatedDaemon]:
+def emulated_daemon(log: Path | None = None, start_s: float = 30.0,
+                    prepare: Callable[[Path], None] | None = None) -> Iterator[EmulatedDaemon]:
     """The real daemon (emulated, headless, its own state and socket, no configuration file), up
-    and answering; stopped at the end. `log`: where its output goes (its tail names a failed start)."""
+    and answering; stopped at the end. `log`: where its output goes (its tail names a failed start);
+    `prepare(state directory)`: what to put there before it starts (a stored history)."""
     with tempfile.TemporaryDirectory(prefix="table-daemon-") as tmp:
         env = daemon_env(tmp)
         socket = Path(env["TABLE_HOST_SOCKET"])
+        if prepare is not None:
+            prepare(Path(env["STATE_DIRECTORY"]))
         with open(log or os.devnull, "ab") as out:
             proc = subprocess.Popen(DAEMON, cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
                                     stdout=out, stderr=subprocess.STDOUT)

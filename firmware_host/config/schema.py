@@ -222,6 +222,31 @@ class ControlConfig(_Strict):
                              description="the group whose members may control the table")
 
 
+class WebConfig(_Strict):
+    """The web view (docs/web.md): the live table in a browser, read-only. On the Pi systemd's
+    table-web.socket (port 80) wins over bind and port; on a laptop 127.0.0.1 and a free port."""
+
+    enabled: bool = True
+    bind: str = Field("127.0.0.1", description="the address to listen on: 127.0.0.1 this machine only, "
+                                                "0.0.0.0 every network")
+    port: int = Field(0, ge=0, le=65535, description="0: a free port, said in the log")
+    max_clients: int = Field(32, ge=1, le=500, description="browsers watching at once; more are refused")
+    seat_qr: bool = Field(True, description="the attract screen's seats show the address as a QR code")
+    url: str = Field("", max_length=60, pattern=r"^(https?://[^\s/]+/?[^\s]*)?$",
+                     description="the address shown and coded, if not the one found (e.g. http://table.local/)")
+
+    @model_validator(mode="after")
+    def _address(self) -> WebConfig:
+        import ipaddress
+
+        try:
+            ipaddress.ip_address(self.bind)
+        except ValueError:
+            raise ValueError(f"bind must be an IP address such as 127.0.0.1, 0.0.0.0 or ::, "
+                             f"not {self.bind!r}") from None
+        return self
+
+
 class TableConfig(_Strict):
     hardware: HardwareConfig = HardwareConfig()
     inputs: InputsConfig
@@ -231,6 +256,7 @@ class TableConfig(_Strict):
     centre: CentreConfig = CentreConfig()
     buzzer: BuzzerConfig | None = None
     control: ControlConfig = ControlConfig()
+    web: WebConfig = WebConfig()
 
     def uses_i2c(self) -> bool:
         return bool(self.inputs.expanders or self.i2c_muxes

@@ -4,6 +4,7 @@ virtual Pi's checks share. It imports only the socket paths and the errors (syst
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import time
@@ -25,7 +26,9 @@ def ask(body: dict[str, Any], path: Path | None = None, timeout: float = 10.0) -
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
             sock.settimeout(timeout)
             connect(sock, path, time.monotonic() + CONNECT_WAIT_S)
-            sock.sendall(json.dumps(body).encode() + b"\n")
+            # Refused at once (a user's share of connections used up): its reason is still to be read.
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                sock.sendall(json.dumps(body).encode() + b"\n")
             data = b""
             while not data.endswith(b"\n"):
                 chunk = sock.recv(65536)

@@ -58,6 +58,22 @@ def seat_list(text: str) -> list[int]:
     return seats
 
 
+SELFTEST_MAX_TIMEOUT_S = 600.0
+"""The longest a self-test waits for one control (service/selftest.py refuses more too)."""
+
+
+def seconds(text: str) -> float:
+    """`selftest --timeout`: above 0 and at most SELFTEST_MAX_TIMEOUT_S."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value <= SELFTEST_MAX_TIMEOUT_S:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds above 0 and at most "
+                                         f"{SELFTEST_MAX_TIMEOUT_S:g}, not {text!r}")
+    return value
+
+
 NONE: Mapping[str, Any] = MappingProxyType({})
 
 
@@ -112,24 +128,33 @@ COMMANDS: list[Command] = [
         arg("options", nargs="*", metavar="KEY=VALUE", help="the game's options, e.g. rounds=3"))),
     Command("bots", "how many bots join the next match", CHANGES, arguments=(
         arg("count", type=bot_count, help=f"0 to {MAX_SEATS - 1}, at most the free seats"),
-        arg("--level", default="medium", choices=BOT_LEVELS))),
+        arg("--level", default="medium", choices=BOT_LEVELS,
+            help="how well they play: easy, medium (the default) or hard"))),
     Command("debug-bundle", "everything useful for a bug report, in one file", LOCAL, arguments=(
-        arg("path", nargs="?", default="table-host-debug.tar.gz"),)),
+        arg("path", nargs="?", default="table-host-debug.tar.gz", metavar="PATH",
+            help="the tar.gz to write (default: table-host-debug.tar.gz here); never through a "
+                 "symbolic link"),)),
     Command("debug", "what a debug bundle holds from inside the daemon", cli=False),
     Command("history", "the matches played, newest first, with their rounds", arguments=(
-        arg("--limit", type=positive, default=20),)),
-    Command("config", "check, get or reload the configuration", CHANGES,
+        arg("--limit", type=positive, default=20, metavar="N",
+            help="the newest N matches (default 20)"),)),
+    Command("config", "check, get, set or reload the configuration", CHANGES,
             actions={"check": LOCAL, "get": READS, "set": LOCAL, "reload": CHANGES}, arguments=(
-                arg("action", choices=("check", "get", "set", "reload")),
-                arg("arg", nargs="?", help="check: a file to check; get/set: a dotted key"),
-                arg("value", nargs="?", help="set: the new value, as TOML (4.5, true, \"text\")"),
-                arg("--file", help="check, set: the configuration file (default: the daemon's)"))),
+                arg("action", choices=("check", "get", "set", "reload"),
+                    help="check a file, get a setting, set one (then reload), reload the file"),
+                arg("arg", nargs="?", metavar="KEY|PATH",
+                    help="check: a file to check; get, set: a dotted key (inputs.seats.1.slap)"),
+                arg("value", nargs="?", metavar="VALUE",
+                    help="set: the new value, as TOML (4.5, true, \"text\")"),
+                arg("--file", help="check, set: the configuration file (default: the daemon's)"),
+                arg("--create", action="store_true",
+                    help="set: no file yet: start one from the built-in 4-seat wiring, emulated"))),
     Command("selftest", "is the box wired right? probe every part, then walk the seats", CHANGES,
             actions={"start": CHANGES, "abort": CHANGES, "status": READS}, default_action="status",
             arguments=(
                 arg("--probe", action="store_true", help="the parts only, no walk (scripts, CI)"),
                 arg("--seats", type=seat_list, help="walk only these seats, e.g. 1,3"),
-                arg("--timeout", type=float, default=10.0, metavar="S",
+                arg("--timeout", type=seconds, default=10.0, metavar="S",
                     help="seconds to press each control (default 10)"),
                 arg("--abort", action="store_true", help="stop the running self-test"),
                 arg("--report", action="store_true", help="the running or last self-test's report"))),

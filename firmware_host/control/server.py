@@ -15,6 +15,15 @@ touches the game: it hands each request to the owner of the game state through
 `requests` and waits for its answer. Anything malformed — not JSON, not an
 object, no command, too long, a command that fails — gets an error reply and
 the connection goes on; the server never falls over.
+
+No client can keep the others, or an admin, waiting (issue 22): one thread reads and
+writes every connection without blocking on any, so a client trickling bytes or not
+reading its answers holds no handler; a request has REQUEST_S from its first byte to
+its newline; a user that is not an admin has PER_PEER connections; one handler takes
+only admin peers' requests, which go first; a peer that has gone (POLLHUP, EPIPE,
+ECONNRESET) is dropped with what it asked; an answer unread for SEND_S closes its
+connection; one request per connection is at the table at a time, and PIPELINE more
+(MAX_LINE bytes) waiting is the limit. The journal names a misbehaving user once a minute at most.
 """
 
 from __future__ import annotations
@@ -24,12 +33,16 @@ import errno
 import grp
 import json
 import logging
+import math
 import os
 import pwd
 import queue
+import select
 import socket
 import struct
 import threading
+import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,9 +57,16 @@ __all__ = ["ADMIN_GROUP", "Access", "ControlServer", "Request", "reads_only", "s
 log = logger("control")
 MAX_LINE = 64 * 1024
 REPLY_TIMEOUT_S = 5.0
-BACKLOG = 128  # connections the kernel queues while every handler is busy (a burst of tablectl)
-HANDLERS = 8  # connections served at once; the rest wait in the backlog
-IDLE_S = 10.0  # a connection that sends nothing for this long is closed: it would hold a handler
+BACKLOG = 128  # connections the kernel queues until the server's thread takes them
+HANDLERS = 8  # requests worked on at once (each waits for the table's answer)
+ADMIN_HANDLERS = 1  # of those, kept for root, the daemon's user and the admin group
+REQUEST_S = 5.0  # a request must arrive whole within this of its first byte (slowloris: closed)
+IDLE_S = 10.0  # a connection that asks nothing for this long is closed
+SEND_S = 5.0  # an answer its peer has not read whole within this: the connection is closed
+PER_PEER = 4  # connections at once from one user that is not an admin; more are refused
+PIPELINE = 8  # requests waiting on one connection; one more closes it with an error answer
+MAX_CONNECTIONS = 256  # at once, in all
+WARN_EVERY_S = 60.0  # a misbehaving user is named in the journal once a minute at most
 
 
 class Request:
@@ -120,7 +140,75 @@ class Access:
         return f"{what} needs root or group '{self.admin_group}' ({who} is not in it{missing})"
 
 
+class _Work:
+    """Complete requests waiting for a handler: an admin peer's are taken first, and the reserved
+    handler takes only theirs, so read-only peers can never hold every handler."""
+
+    def __init__(self) -> None:
+        self._ready = threading.Condition()
+        self._admin: deque[tuple[_Connection, bytes]] = deque()
+        self._anyone: deque[tuple[_Connection, bytes]] = deque()
+        self._closed = False
+
+    def put(self, item: tuple[_Connection, bytes], admin: bool) -> None:
+        with self._ready:
+            (self._admin if admin else self._anyone).append(item)
+            self._ready.notify_all()  # the reserved handler may not take it: wake them all
+
+    def take(self, reserved: bool) -> tuple[_Connection, bytes] | None:
+        with self._ready:
+            while not self._closed:
+                if self._admin:
+                    return self._admin.popleft()
+                if self._anyone and not reserved:
+                    return self._anyone.popleft()
+                self._ready.wait()
+            return None
+
+    def close(self) -> None:
+        with self._ready:
+            self._closed = True
+            self._ready.notify_all()
+
+
+class _Connection:
+    """One client, as the server's thread sees it: bytes of the request being read, complete
+    requests waiting, the one being answered (at most one: answers go back in order), and the
+    bytes of an answer its peer has not read yet."""
+
+    def __init__(self, sock: socket.socket, peer: Peer | None, admin: bool, now: float) -> None:
+        self.sock = sock
+        self.peer = peer
+        self.admin = admin
+        self.key = None if peer is None else peer.uid  # whose share of PER_PEER it is
+        self.partial = b""
+        self.started = 0.0  # when the first byte of `partial` came
+        self.waiting: deque[bytes | dict[str, Any]] = deque()  # a dict: a last answer, then close
+        self.busy = False
+        self.out = b""
+        self.sending_since = 0.0
+        self.quiet_since = now
+        self.reading = True
+        self.closing = False  # closed once everything owed is sent
+        self.open = True
+        self.events = 0
+
+    def deadline(self) -> tuple[float, str] | None:
+        """The earliest moment it must have done something by, and what it failed to do then."""
+        due: list[tuple[float, str]] = []
+        if self.out:
+            due.append((self.sending_since + SEND_S, "did not read its answer"))
+        if self.partial:
+            due.append((self.started + REQUEST_S, f"sent no whole request in {REQUEST_S:g} s"))
+        elif not (self.out or self.busy or self.waiting):
+            due.append((self.quiet_since + IDLE_S, ""))
+        return min(due) if due else None
+
+
 class ControlServer:
+    """One thread reads and writes every connection (never blocking on one); HANDLERS threads
+    take complete requests to the table and wait for its answer."""
+
     def __init__(self, path: str | Path, requests: queue.SimpleQueue[Any] | queue.Queue[Any],
                  admin_group: str = ADMIN_GROUP) -> None:
         self.path = Path(path)
@@ -134,14 +222,23 @@ class ControlServer:
         self.access = Access(admin_group)
         self.set_admin_group(admin_group)
         self._sock.listen(BACKLOG)
+        self._sock.setblocking(False)
         self._stopping = False
+        self._connections: dict[int, _Connection] = {}
+        self._per_peer: dict[int | None, int] = {}
+        self._said: dict[tuple[int | None, str], tuple[float, int]] = {}
+        self._done: queue.SimpleQueue[tuple[_Connection, dict[str, Any]]] = queue.SimpleQueue()
+        self._wake_r, self._wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+        self._wake_lock = threading.Lock()  # a handler late from its table must not write to a reused fd
+        self._poller = select.poll()
+        self._work = _Work()
         # Every handler from the start, never more: a pool that grows on demand (ThreadPoolExecutor)
         # adds a thread whenever a client's next call races the last handler back to idle, which
-        # a loaded machine makes likely, and each thread's stack and allocator share stay.
-        self._accepted: queue.Queue[socket.socket | None] = queue.Queue(HANDLERS)
-        self.handlers = [threading.Thread(target=self._handle, name=f"control-conn-{i + 1}", daemon=True)
-                         for i in range(HANDLERS)]
-        self._thread = threading.Thread(target=self._accept, name="control", daemon=True)
+        # a loaded machine makes likely, and each thread's stack and allocator share stay. The
+        # last ADMIN_HANDLERS take only admin peers' requests.
+        self.handlers = [threading.Thread(target=self._handle, args=(i >= HANDLERS - ADMIN_HANDLERS,),
+                                          name=f"control-conn-{i + 1}", daemon=True) for i in range(HANDLERS)]
+        self._thread = threading.Thread(target=self._run, name="control", daemon=True)
         for thread in (*self.handlers, self._thread):
             thread.start()
 
@@ -161,71 +258,245 @@ class ControlServer:
                         exc.strerror or exc)
 
     def close(self) -> None:
+        """Stop: every connection is closed (their clients hear at once), the socket file goes."""
         self._stopping = True
+        self._wake()
+        self._work.close()
+        if threading.current_thread() is not self._thread:
+            self._thread.join(timeout=5)
         with contextlib.suppress(OSError):
-            self._sock.shutdown(socket.SHUT_RDWR)
-        self._sock.close()
-        while True:  # accepted but not yet served: closed, so their clients hear at once
-            try:
-                conn = self._accepted.get_nowait()
-            except queue.Empty:
-                break
-            if conn is not None:
-                conn.close()
-        for _ in self.handlers:
-            with contextlib.suppress(queue.Full):
-                self._accepted.put_nowait(None)
+            self._sock.close()
         with contextlib.suppress(FileNotFoundError):
             self.path.unlink()
 
+    # ------------------------------------------------------------ the server's thread
+
+    def _wake(self) -> None:
+        with self._wake_lock, contextlib.suppress(OSError):  # full: a wake is pending already
+            if self._wake_w >= 0:
+                os.write(self._wake_w, b"x")
+
+    def _run(self) -> None:
+        poller = self._poller
+        poller.register(self._sock, select.POLLIN)
+        poller.register(self._wake_r, select.POLLIN)
+        try:
+            while not self._stopping:
+                listening = False
+                for fd, event in poller.poll(self._poll_ms()):
+                    if fd == self._sock.fileno():
+                        listening = True
+                    elif fd == self._wake_r:
+                        with contextlib.suppress(OSError):
+                            os.read(self._wake_r, 4096)
+                    elif (conn := self._connections.get(fd)) is not None:
+                        self._ready(conn, event)
+                if listening:  # after the closes seen with it: a user's share is free again first
+                    self._accept()
+                self._answers()
+                self._expire()
+                for conn in list(self._connections.values()):
+                    self._watch(conn)
+        except Exception:  # never silently: without this thread nobody is answered
+            log.exception("the control socket's thread failed")
+        finally:
+            for conn in list(self._connections.values()):
+                self._drop(conn)
+            with contextlib.suppress(OSError):
+                self._sock.close()
+            with self._wake_lock:
+                os.close(self._wake_r)
+                os.close(self._wake_w)
+                self._wake_w = -1
+
+    def _poll_ms(self) -> int:
+        due = [d[0] for c in self._connections.values() if (d := c.deadline()) is not None]
+        if not due:
+            return -1
+        return max(0, math.ceil((min(due) - time.monotonic()) * 1000))
+
     def _accept(self) -> None:
-        """Hand each connection to a free handler. While all are busy and HANDLERS more wait, this
-        waits too, and the kernel's backlog holds the rest (the client retries when that is full)."""
-        while not self._stopping:
-            try:
-                conn, _ = self._sock.accept()
-            except OSError:
-                return
-            if self._stopping:
-                conn.close()
-                return
-            self._accepted.put(conn)
-
-    def _handle(self) -> None:
-        while (conn := self._accepted.get()) is not None:
-            if self._stopping:  # taken after close(): in place of the None it had no room for
-                conn.close()
-                return
-            try:
-                self._serve(conn)
-            except Exception:  # a handler that died would leave one fewer for good
-                log.exception("serving a control connection failed")
-
-    def _serve(self, conn: socket.socket) -> None:
-        peer = peer_of(conn)
+        """One connection waiting (the next poll shows the closes that came before the one after
+        it, so a user's share is counted right): a peer past its share, or a server full, is told
+        so and closed; the rest are read as their bytes come."""
+        try:
+            sock, _ = self._sock.accept()
+        except OSError:  # EAGAIN: taken already; anything else: tried again on the next wake
+            return
+        peer = peer_of(sock)
+        admin = peer is not None and self.access.is_admin(peer)
         log.debug("connection from %s", peer or "unknown peer")
-        buffer = b""
-        with conn:
-            conn.settimeout(IDLE_S)
-            while True:
-                try:
-                    chunk = conn.recv(4096)
-                except OSError:
-                    return
-                if not chunk:
-                    return
-                buffer += chunk
-                if len(buffer) > MAX_LINE and b"\n" not in buffer:
-                    self._send(conn, {"ok": False, "error": f"request longer than {MAX_LINE} bytes"})
-                    return
-                while b"\n" in buffer:
-                    line, buffer = buffer.split(b"\n", 1)
-                    if line.strip():
-                        try:
-                            answer = self._answer(line, peer)
-                        except Exception as exc:  # a request must never cost its connection its answer
-                            answer = {"ok": False, "error": f"the request failed: {type(exc).__name__}"}
-                        self._send(conn, answer)
+        key = None if peer is None else peer.uid
+        refusal = None
+        if len(self._connections) >= MAX_CONNECTIONS:
+            refusal = f"the table has {MAX_CONNECTIONS} connections open: try again"
+        elif not admin and self._per_peer.get(key, 0) >= PER_PEER:
+            refusal = f"{PER_PEER} connections from one user at once at most"
+        if refusal is not None:
+            self._say(peer, "refused", f"connection refused: {refusal}")
+            with contextlib.suppress(OSError):
+                sock.send(json.dumps({"ok": False, "error": refusal}).encode() + b"\n",
+                          socket.MSG_DONTWAIT | socket.MSG_NOSIGNAL)
+            sock.close()
+            return
+        sock.setblocking(False)
+        conn = _Connection(sock, peer, admin, time.monotonic())
+        self._connections[sock.fileno()] = conn
+        self._per_peer[key] = self._per_peer.get(key, 0) + 1
+        self._poller.register(sock, select.POLLIN)
+        conn.events = select.POLLIN
+
+    def _watch(self, conn: _Connection) -> None:
+        """Poll for what the connection waits for: bytes to read, room to write."""
+        events = (select.POLLIN if conn.reading else 0) | (select.POLLOUT if conn.out else 0)
+        if conn.open and events != conn.events:
+            self._poller.modify(conn.sock, events)
+            conn.events = events
+
+    def _ready(self, conn: _Connection, event: int) -> None:
+        if event & (select.POLLHUP | select.POLLERR | select.POLLNVAL):
+            # Both ways shut: the peer has gone (or will read nothing more). What it asked and
+            # has not been answered is not worked on: nobody would read the answer.
+            self._drop(conn)
+            return
+        if event & select.POLLIN:
+            try:
+                chunk = conn.sock.recv(65536)
+            except BlockingIOError:
+                chunk = None
+            except OSError:  # ECONNRESET: gone
+                self._drop(conn)
+                return
+            if chunk == b"":  # it has said all it will say; what it asked is still answered
+                conn.reading = False
+                conn.partial = b""
+                conn.closing = True
+            elif chunk:
+                self._received(conn, chunk)
+        if event & select.POLLOUT:
+            self._send(conn)
+        self._next(conn)
+
+    def _received(self, conn: _Connection, chunk: bytes) -> None:
+        now = time.monotonic()
+        if not conn.partial:
+            conn.started = now
+        data = conn.partial + chunk
+        *lines, conn.partial = data.split(b"\n")
+        if lines and conn.partial:
+            conn.started = now  # the next request began in this chunk
+        for line in lines:
+            if not line.strip():
+                continue
+            waiting = sum(len(item) for item in conn.waiting if isinstance(item, bytes))
+            if len(conn.waiting) >= PIPELINE or waiting + len(line) > MAX_LINE:
+                too_much = f"more than {PIPELINE} requests or {MAX_LINE} bytes waiting"
+                self._say(conn.peer, "pipelined", f"{too_much} on one connection: closed (are its answers "
+                          "being read?)")
+                self._last_word(conn, f"{too_much} on this connection")
+                return
+            conn.waiting.append(line)
+        if len(conn.partial) > MAX_LINE:
+            self._last_word(conn, f"request longer than {MAX_LINE} bytes")
+
+    def _last_word(self, conn: _Connection, error: str) -> None:
+        """Nothing more is read from `conn`: the requests waiting are dropped, `error` is its last answer."""
+        conn.waiting.clear()
+        conn.waiting.append({"ok": False, "error": error})
+        conn.partial = b""
+        conn.reading = False
+        conn.closing = True
+
+    def _next(self, conn: _Connection) -> None:
+        """The next request to a handler, once the last one's answer is sent; close when all is said."""
+        if not conn.open or conn.busy or conn.out:
+            return
+        if conn.waiting:
+            item = conn.waiting.popleft()
+            if isinstance(item, dict):
+                conn.waiting.clear()
+                self._queue_answer(conn, item)
+                return
+            conn.busy = True
+            self._work.put((conn, item), conn.admin)
+        elif conn.closing:
+            self._drop(conn)
+        else:
+            conn.quiet_since = time.monotonic()
+
+    def _answers(self) -> None:
+        while True:
+            try:
+                conn, answer = self._done.get_nowait()
+            except queue.Empty:
+                return
+            conn.busy = False
+            if conn.open:
+                self._queue_answer(conn, answer)
+
+    def _queue_answer(self, conn: _Connection, answer: dict[str, Any]) -> None:
+        conn.out = json.dumps(answer).encode() + b"\n"
+        conn.sending_since = time.monotonic()
+        self._send(conn)
+        self._next(conn)
+
+    def _send(self, conn: _Connection) -> None:
+        try:
+            sent = conn.sock.send(conn.out, socket.MSG_DONTWAIT | socket.MSG_NOSIGNAL)
+        except BlockingIOError:
+            return
+        except OSError:  # EPIPE, ECONNRESET: the peer has gone
+            self._drop(conn)
+            return
+        conn.out = conn.out[sent:]
+
+    def _expire(self) -> None:
+        now = time.monotonic()
+        for conn in list(self._connections.values()):
+            due = conn.deadline()
+            if due is not None and due[0] <= now:
+                if due[1]:
+                    self._say(conn.peer, due[1], f"closed: it {due[1]}")
+                else:
+                    log.debug("%s: idle for %g s: closed", conn.peer, IDLE_S)
+                self._drop(conn)
+
+    def _drop(self, conn: _Connection) -> None:
+        if not conn.open:
+            return
+        conn.open = False
+        fd = conn.sock.fileno()
+        del self._connections[fd]
+        self._poller.unregister(fd)  # poll keeps a closed descriptor, and its number comes back
+        self._per_peer[conn.key] -= 1
+        if not self._per_peer[conn.key]:
+            del self._per_peer[conn.key]
+        conn.sock.close()
+
+    def _say(self, peer: Peer | None, what: str, text: str) -> None:
+        """Into the journal, once a minute at most for one user and one kind of misbehaviour (an
+        attacker must not fill the journal either), with how many were not said since."""
+        key = (None if peer is None else peer.uid, what)
+        now = time.monotonic()
+        last, unsaid = self._said.get(key, (-WARN_EVERY_S, 0))
+        if now - last < WARN_EVERY_S:
+            self._said[key] = (last, unsaid + 1)
+            return
+        more = f" ({unsaid} more like it in the last {WARN_EVERY_S:g} s)" if unsaid else ""
+        log.warning("%s: %s%s", peer or "unknown peer", text, more)
+        self._said[key] = (now, 0)
+
+    # ------------------------------------------------------------ the handlers
+
+    def _handle(self, reserved: bool) -> None:
+        while (item := self._work.take(reserved)) is not None:
+            conn, line = item
+            try:
+                answer = self._answer(line, conn.peer)
+            except Exception as exc:  # a request must never cost its connection its answer
+                answer = {"ok": False, "error": f"the request failed: {type(exc).__name__}"}
+            self._done.put((conn, answer))
+            self._wake()
 
     def _answer(self, line: bytes, peer: Peer | None) -> dict[str, Any]:
         try:
@@ -254,11 +525,6 @@ class ControlServer:
         if not answer.get("ok"):
             log.debug("%s refused: %s", peer, escape(answer.get("error", "")))
         return answer
-
-    @staticmethod
-    def _send(conn: socket.socket, answer: dict[str, Any]) -> None:
-        with contextlib.suppress(OSError):
-            conn.sendall(json.dumps(answer).encode() + b"\n")
 
 
 SO_PEERGROUPS = getattr(socket, "SO_PEERGROUPS", 59)

@@ -52,6 +52,7 @@ class Decision:
     presses: tuple[Press, ...]  # in the order released
     draw: tuple[int, ...] = ()  # the permutation drawn, as indices into arrival order
     delta_ns: int = 0  # the spread of the tie, or how late the press was
+    number: int = 0  # a tie: which draw of this arbiter's generator it was, from 1 (replays check it)
 
     def describe(self, seat_of: list[int] | None = None) -> str:
         """`seat_of`: each player's physical seat; the presses name players otherwise."""
@@ -72,6 +73,7 @@ class Arbiter:
     _held: list[Press] = field(default_factory=list)
     _seq: int = 0
     _released_upto: int = -(1 << 62)  # the newest timestamp released: a press stamped up to it is late
+    _draws: int = 0
     _rng: random.Random = field(init=False)
 
     def __post_init__(self) -> None:
@@ -138,7 +140,8 @@ class Arbiter:
         order = list(range(len(arrival)))
         self._rng.shuffle(order)
         drawn = [arrival[i] for i in order]
-        self._log(Decision("tie", tuple(drawn), tuple(order), cluster[-1].ts - cluster[0].ts))
+        self._draws += 1
+        self._log(Decision("tie", tuple(drawn), tuple(order), cluster[-1].ts - cluster[0].ts, self._draws))
         return drawn
 
     def _log(self, decision: Decision) -> None:

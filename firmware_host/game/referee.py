@@ -32,23 +32,34 @@ class Outcome:
     action: Action | None
     refusal: Refusal | None
     decided_ns: int  # the `now` at which the engine decided
+    contest: Contest | None = None  # a lost race: who won, both edge times, how the arbiter decided
 
 
 @dataclass(frozen=True, slots=True)
 class Contest:
     """Two seats wanted the same spot: who won, both edge times, and the gap.
 
-    `tie`: the presses fell within the arbiter's epsilon, so a draw ordered them."""
+    `tie`: the presses fell within the arbiter's epsilon, so a draw ordered them. `decision`: what
+    the arbiter logged for the losing press (the draw of a tie, or how late it came), if anything."""
 
     winner: int
     loser: int
     winner_ts: int
     loser_ts: int
     tie: bool = False
+    decision: Decision | None = None
 
     @property
     def delta_ns(self) -> int:
         return self.loser_ts - self.winner_ts
+
+    @property
+    def reason(self) -> str:
+        """Why the winner had it: "tie" (a draw), "late" (the earlier press reached the table
+        after the later one was decided) or "first" (pressed first)."""
+        if self.tie:
+            return "tie"
+        return "late" if self.delta_ns < 0 else "first"
 
     def describe(self, seats: list[int] | None = None) -> str:
         """`seats`: the physical seat of each player (else players are taken for seats)."""
@@ -75,6 +86,7 @@ class Referee:
         self.contests: deque[Contest] = deque(maxlen=1000)
         self.notices: deque[str] = deque(maxlen=200)
         self._log = log
+        self._logged: dict[int, Decision] = {}  # press (arrival number): the arbiter's note, this release
         arbiter.on_decision = self._arbitrated
 
     def on_input(self, event: InputEvent) -> None:
@@ -109,33 +121,37 @@ class Referee:
     def decide(self, now: int) -> list[Outcome]:
         """Hand every due press, in arbiter order, to its seat and the engine."""
         outcomes = []
+        self._logged.clear()
         for press in self.arbiter.release(now):
             controller = self.seats[press.seat]
             action = controller.action(press.control, press.ts)
-            refusal = None
+            refusal = contest = None
             if action is not None:
                 refusal = self.match.apply(action)
                 if refusal is not None and refusal.reason is Reason.TOO_LATE:
-                    refusal = self._contest(press, action, refusal)
+                    refusal, contest = self._contest(press, action, refusal)
                 controller.result(action, refusal)
-            outcomes.append(Outcome(press, action, refusal, now))
+            outcomes.append(Outcome(press, action, refusal, now, contest))
         return outcomes
 
-    def _contest(self, press: Press, action: Action, refusal: Refusal) -> Refusal:
+    def _contest(self, press: Press, action: Action, refusal: Refusal) -> tuple[Refusal, Contest | None]:
         """A lost race: written down, and called a tie only when the presses fell within
         epsilon (a later press won otherwise because this one reached the table late)."""
         if refusal.by_seat is None or refusal.delta_ns is None:
-            return refusal
+            return refusal, None
         tie = abs(refusal.delta_ns) < self.arbiter.epsilon_ns
-        contest = Contest(refusal.by_seat, press.seat, press.ts - refusal.delta_ns, press.ts, tie)
+        contest = Contest(refusal.by_seat, press.seat, press.ts - refusal.delta_ns, press.ts, tie,
+                          self._logged.get(press.seq))
         self.contests.append(contest)
         arbiter_log.debug("contest over %s: %s", to_dict(action), contest.describe(self.seat_of))
         self._note(f"Seats {self._seat(contest.winner)} and {self._seat(contest.loser)} wanted "
                    f"the same spot: {contest.describe(self.seat_of)}")
-        return replace(refusal, tie=tie)
+        return replace(refusal, tie=tie), contest
 
     def _arbitrated(self, decision: Decision) -> None:
         """The arbiter's internals: kept, and a DEBUG line (the players hear of contests)."""
+        for press in decision.presses:  # released in this same `decide`: its contest finds it
+            self._logged[press.seq] = decision
         text = f"arbiter: {decision.describe(self.seat_of)}"
         self.notices.append(text)
         arbiter_log.debug("%s", text)

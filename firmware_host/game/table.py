@@ -19,7 +19,7 @@ import logging
 from collections import deque
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..rules.common import Ending, Reason, RulesError, Wake
 from ..rules.match import Match
@@ -41,6 +41,15 @@ inputs_log = logger("inputs")
 ENDINGS = {Ending.LIGRETTO: "Ligretto", Ending.LIGRETTO_STOP: "out of cards", Ending.LAST_DIE: "last die",
            Ending.DEADLOCK: "nobody can play any more", Ending.STUCK_VOTE: "every seat agreed it is stuck",
            Ending.NO_PLACEMENT: "nobody can place a card"}
+
+
+class FalseStart(NamedTuple):
+    """A press before "go" (or within a jumper's lockout after it): kept for the race view."""
+
+    player: int
+    control: str
+    ts: int  # the edge's kernel timestamp
+    go_ns: int  # when "go" was (or will be) given, on the same clock
 
 
 class Phase(StrEnum):
@@ -84,6 +93,7 @@ class Table:
     cues: list[Cue] = field(default_factory=list)  # sounds asked for, oldest first, until taken
     next_count: int | None = None  # when the countdown's next second ticks
     woken: list[Wake] = field(default_factory=list)  # rounds woken by time, for the journal, until taken
+    false_starts: list[FalseStart] = field(default_factory=list)  # for the journal, until taken
     trace: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=TRACE_LEN))
     """The last input events and decisions, with their times (`tablectl inputs`, the virtual Pi)."""
 
@@ -118,6 +128,10 @@ class Table:
             if player is not None and self.referee is not None:
                 if event.kind is Event.FALSE_START:
                     self._cue("false_start", event.seat, now)
+                    go = self.gate.go_ts if self.gate.go_ts is not None \
+                        else self.phase_since + self.timing.countdown_ns
+                    self.false_starts.append(FalseStart(player, event.control, event.ts, go))
+                    del self.false_starts[:-50]  # nobody takes them (a bare table in a test)
                 self.referee.on_input(event._replace(seat=player))
             return
         if event.kind is not Event.PRESS:
@@ -390,6 +404,11 @@ class Table:
         actions decided in the same tick)."""
         woken, self.woken = self.woken, []
         return woken
+
+    def take_false_starts(self) -> list[FalseStart]:
+        """The false starts since the last call, oldest first."""
+        taken, self.false_starts = self.false_starts, []
+        return taken
 
     def take_cues(self) -> list[Cue]:
         """The sounds asked for since the last call, oldest first."""

@@ -9,7 +9,8 @@ journal without replaying earlier rounds' dice and shuffles.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Mapping, Sequence
+from collections import deque
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -154,7 +155,13 @@ class Match:
     # ------------------------------------------------------------ replay
 
     @classmethod
-    def replay(
+    def replay(cls, *args: Any, **kwargs: Any) -> Match:
+        """Rebuild a match, round in progress included, from its accepted actions (the
+        arguments of `replaying`)."""
+        return deque(cls.replaying(*args, **kwargs), maxlen=1)[0][1]
+
+    @classmethod
+    def replaying(
         cls,
         game: str,
         players: int,
@@ -164,17 +171,20 @@ class Match:
         resources: Resources = Resources(),
         setups: Mapping[int, Mapping[str, Any]] | None = None,
         boards: Sequence[Sequence[DominoCard]] | None = None,
-    ) -> Match:
-        """Rebuild a match, round in progress included, from its accepted actions."""
+    ) -> Iterator[tuple[int | None, Match]]:
+        """`replay` one step at a time, for a history to show each: the match, live, after each
+        round is dealt (None) and after each journal entry (its index)."""
         setups = setups or {}
         match = cls(game, players, seed, options, resources, boards, setups.get(0))
+        yield None, match
         apply = match.round.apply
-        for round_no, action in journal:
+        for i, (round_no, action) in enumerate(journal):
             if round_no != match.round_no:
                 while match.round_no < round_no:
                     match.next_round(setups.get(match.round_no + 1))
+                    yield None, match
                 apply = match.round.apply
             refusal = apply(action)  # the round tells the match when it ends
             if refusal is not None:
                 raise RulesError(f"journal does not replay: round {round_no}, {action}: {refusal}")
-        return match
+            yield i, match

@@ -8,7 +8,10 @@ import logging
 import time
 from typing import Any
 
-from ..game.table import Phase, Table
+from ..game.arbiter import Arbiter
+from ..game.referee import Outcome
+from ..game.table import FalseStart, Phase, Table
+from ..rules.codec import to_dict
 from ..system.logs import logger
 from .game import Step
 from .store import Store
@@ -70,11 +73,41 @@ class StoreBinding:
         match = self.table.match
         if match is None:
             return
+        arbiter = self.table.referee.arbiter if self.table.referee is not None else None
+        for false_start in step.false_starts:  # before go: before anything this step decided
+            self.store.record_race(self.match_id or 0, match.round_no, race_record(false_start, arbiter))
         for outcome in step.outcomes:
             if outcome.action is not None and outcome.refusal is None:
                 self.store.record(self.match_id or 0, match.round_no, outcome.action)
+            elif outcome.contest is not None:  # a lost race: the race view shows both presses
+                self.store.record_race(self.match_id or 0, match.round_no, race_record(outcome, arbiter))
         for wake in step.wakes:  # time ended a hold or a round: journaled, so a replay does the same
             self.store.record(self.match_id or 0, match.round_no, wake)
         if len(match.results) > self.saved_rounds:
             self.store.round_over(self.match_id or 0, match)
             self.saved_rounds = len(match.results)
+
+
+def race_record(what: Outcome | FalseStart, arbiter: Arbiter | None) -> dict[str, Any]:
+    """A lost race or a false start as the store keeps it (players from 0, times in ns on the
+    inputs' clock): both presses' kernel timestamps, the window, epsilon and seed in force, and
+    what the arbiter logged (a tie's draw, how late a press came)."""
+    rules: dict[str, Any] = {"window_ns": arbiter.window_ns, "epsilon_ns": arbiter.epsilon_ns,
+                             "seed": arbiter.seed} if arbiter is not None else {}
+    if isinstance(what, FalseStart):
+        return {"kind": "false_start", "control": what.control, "loser": what.player, "loser_ts": what.ts,
+                "go_ns": what.go_ns, **rules}
+    contest = what.contest
+    assert contest is not None
+    record: dict[str, Any] = {
+        "kind": contest.reason, "control": what.press.control,
+        "action": to_dict(what.action) if what.action is not None else None,
+        "winner": contest.winner, "winner_ts": contest.winner_ts, "loser": contest.loser,
+        "loser_ts": contest.loser_ts, "decided_ns": what.decided_ns, **rules}
+    decision = contest.decision
+    if decision is not None and decision.kind == "tie":
+        record |= {"draw": list(decision.draw), "draw_no": decision.number,
+                   "tied": [[p.seat, p.ts] for p in decision.presses]}
+    elif decision is not None:
+        record["late_ns"] = decision.delta_ns
+    return record

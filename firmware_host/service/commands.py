@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..game.bots import Level
-from ..game.table import Table
+from ..game.table import Phase, Table
 from ..rules.options import GAMES
 from .registry import Call, Commands
 from .store import Store
@@ -29,10 +29,14 @@ class TableCommands:
             commands.register(name, handler)
 
     def status(self, call: Call) -> dict[str, Any]:
-        status = self.table.status()
+        status = self.table_status()
         if self.extra_status is not None:
             status.update(self.extra_status())
         return status
+
+    def table_status(self) -> dict[str, Any]:
+        """The table's status and, beside the totals, each player's seat (from 1) in their order."""
+        return {**self.table.status(), "seats": [s + 1 for s in self.table.seat_of_player]}
 
     def new(self, call: Call) -> dict[str, Any]:
         game = call.get("game")
@@ -42,19 +46,22 @@ class TableCommands:
         if not isinstance(options, dict):
             raise ValueError("options must be an object of option: value")
         self.table.new(game, options, call.now)
-        return self.table.status()
+        return self.table_status()
 
     def start(self, call: Call) -> dict[str, Any]:
+        if self.table.phase is Phase.ATTRACT:
+            raise ValueError(f"nothing to start: no game is chosen yet; run tablectl new GAME first "
+                             f"({', '.join(GAMES)})")
         self.table.start(call.now)
-        return self.table.status()
+        return self.table_status()
 
     def abort(self, call: Call) -> dict[str, Any]:
         self.table.abort(call.now)
-        return self.table.status()
+        return self.table_status()
 
     def next(self, call: Call) -> dict[str, Any]:
         self.table.next(call.now)
-        return self.table.status()
+        return self.table_status()
 
     def scores(self, call: Call) -> dict[str, Any]:
         if self.table.match is None:
@@ -71,7 +78,8 @@ class TableCommands:
 
     def seats(self, call: Call) -> dict[str, Any]:
         table = self.table
-        return {"joined": [s + 1 for s in table.joined], "bots": len(table.bots), "seats_wired": table.seats}
+        return {"joined": [s + 1 for s in table.joined], "bots": len(table.bots), "seats_wired": table.seats,
+                "bot_seats": [s + 1 for s in table.seat_of_player[len(table.joined):]]}
 
     def bots(self, call: Call) -> dict[str, Any]:
         count, level = call.get("count"), call.get("level", "medium")
@@ -80,7 +88,7 @@ class TableCommands:
         if level not in LEVELS:
             raise ValueError(f"unknown bot level {level!r} (choose {', '.join(LEVELS)})")
         self.table.set_bots(count, str(level))
-        return self.table.status()
+        return self.table_status()
 
     def inputs(self, call: Call) -> dict[str, Any]:
         return self.table.inputs()

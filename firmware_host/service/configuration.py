@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..config import ConfigError, TableConfig, load_config
+from ..config import ConfigError, TableConfig, find_config, one_line, read_config
 from ..game.table import Table
 from ..system.logs import logger
 from .events import ConfigRead, Signal
@@ -23,9 +23,9 @@ log = logger("config")
 
 class Configuration:
     def __init__(self, loop: Loop, config: TableConfig, config_file: Path | None, table: Table,
-                 notify: Any, status: Callable[[], str], remember: Callable[[Path], None]) -> None:
-        """`status()`: the STATUS= text said with READY=1 after a reload; `remember(path)`: keep
-        a copy of a file that loaded (the last good one)."""
+                 notify: Any, status: Callable[[], str], remember: Callable[[bytes], None]) -> None:
+        """`status()`: the STATUS= text said with READY=1 after a reload; `remember(data)`: keep
+        the bytes of a file that loaded (the last good one)."""
         self.loop, self.config, self.file, self.table = loop, config, config_file, table
         self.notify, self.status, self.remember = notify, status, remember
         self.problem = ""  # set while the file on disk is broken and the last good one runs
@@ -61,14 +61,20 @@ class Configuration:
             event.request.reply({"ok": True, **answer})
 
     def read(self) -> TableConfig | ConfigError | None:
-        """The file's configuration, what is wrong with it, or None when there is no file."""
-        if self.file is None or not self.file.exists():
+        """The file's configuration, what is wrong with it, or None when there is no file. Never
+        raises: a reload that died on its thread would leave `config reload` unanswered."""
+        if self.file is None:
             return None
         try:
-            config = load_config(self.file)
+            if not find_config(self.file):  # a dangling link or a closed directory: a ConfigError
+                return None
+            config, raw = read_config(self.file)
         except ConfigError as exc:
             return exc
-        self.remember(self.file)  # off the game thread too: the copy reads the file again
+        except Exception as exc:  # read_config turns every failure into a ConfigError: a bug here
+            log.exception("reading %s", self.file)
+            return ConfigError([f"{self.file}: {one_line(exc)}"])
+        self.remember(raw)  # off the game thread too: the bytes just checked, not the file again
         return config
 
     def reload(self) -> dict[str, Any]:
@@ -107,8 +113,8 @@ class Configuration:
         for part in str(call.get("key") or "").split("."):
             if not part:
                 continue
-            if isinstance(value, list) and part.isdigit() and int(part) < len(value):
-                value = value[int(part)]
+            if isinstance(value, list) and part.isdigit() and 1 <= int(part) <= len(value):
+                value = value[int(part) - 1]  # counted from 1, as config set and every problem count
             elif isinstance(value, dict) and part in value:
                 value = value[part]
             else:

@@ -37,15 +37,16 @@ from ..devices.displays.oled import SeatDisplays, specs_for
 from ..devices.emulated.keyboard import KeyboardSeats
 from ..devices.inputs.pins import TableInputs
 from ..game.table import Table
-from ..system import paths
+from ..system import paths, signals
 from ..system.logs import PaneHandler, logger
 from ..system.realtime import Realtime
 from ..system.systemd import Notifier, has_terminal, under_systemd
+from ..views.live import live_state
 from .binding import StoreBinding
 from .bots import BotHands
 from .commands import TableCommands
 from .configuration import Configuration
-from .events import Signal
+from .events import FrontendReady, FrontendTrouble, Signal, Wake
 from .frontend import Frontend, Frontends, TableView, score_lines
 from .game import Game
 from .keys import Keys
@@ -106,6 +107,7 @@ class Daemon:
         self.game = Game(loop, table)
         self.screens = Screens(loop, table, self.oleds, self.led, config.centre,
                                lambda: self.configuration.problem, lambda: self.selftests.active)
+        self.screens.qr = config.web.seat_qr
         self.selftests = SelfTests(loop, self, self.screens)
         self.binding = StoreBinding(table, self.store)
         self.frontends = Frontends(loop.put, self.view, self._seen)
@@ -122,6 +124,8 @@ class Daemon:
                          lambda step: self.screens.show_phase(step.now), self.status.after_step):
             self.game.follow(follower)
         loop.on(Signal, self._on_signal)
+        loop.on(FrontendTrouble, lambda _event, _now: True)  # woken: the status line follows
+        loop.on(FrontendReady, lambda _event, _now: self.frontends.redraw() or True)
         loop.on(Request, lambda request, now: self.commands.serve(request, now))
         loop.after_each(self.game.advance)
         loop.after_each(lambda _now: loop.update_timer(self._edges, self.inputs.next_deadline()))
@@ -149,6 +153,15 @@ class Daemon:
     @config_problem.setter
     def config_problem(self, problem: str) -> None:
         self.configuration.problem = problem
+
+    @property
+    def address(self) -> str:
+        """Where the web view is watched ("" when it is not served): the composition root sets it."""
+        return self.screens.address
+
+    @address.setter
+    def address(self, url: str) -> None:
+        self.screens.address = url
 
     @property
     def selftest(self) -> Any:
@@ -188,27 +201,37 @@ class Daemon:
 
         table = self.table
         centre, seats = self.screens.frames()
-        hands = {seat: seat_words(table, seat) for seat in table.seat_of_player}
+        terminal = self.pane is not None  # words are for a terminal: headless, only the web watches
+        hands = {seat: seat_words(table, seat) for seat in table.seat_of_player} if terminal else {}
         notices, logged = self.pane.snapshot() if self.pane is not None else (table.notices, 0)
-        return TableView(self.status.text(), centre, seats, score_lines(table), list(notices),
-                         self.config_problem, centre_words(table), hands,
-                         key_help(table, self.keys.direct, self.keys.level),
-                         logged or len(notices), phase=str(table.phase))
+        status = self.status.text()
+        return TableView(status, centre, seats, score_lines(table), list(notices),
+                         self.config_problem, centre_words(table) if terminal else None, hands,
+                         key_help(table, self.keys.direct, self.keys.level) if terminal else "",
+                         logged or len(notices), phase=str(table.phase),
+                         live=live_state(table, time.monotonic_ns(), status, self.address))
 
     def _seen(self) -> tuple[Any, ...]:
+        trace = self.table.trace  # a decision that changes no screen (a press too late) is news
         return (self.status.text(), self.screens.seen(),
-                self.pane.count if self.pane else len(self.table.notices), self.config_problem)
+                self.pane.count if self.pane else len(self.table.notices), self.config_problem,
+                id(trace[-1]) if trace else 0)
 
     # ------------------------------------------------------------ the loop
 
     def catch_signals(self) -> None:
-        """Signals become events: the loop handles them between others, like anything else."""
-        signal.signal(signal.SIGTERM, lambda *_: self.loop.put(Signal("term")))
-        signal.signal(signal.SIGINT, lambda *_: self.loop.put(Signal("term")))
+        """Signals become events: the loop handles them between others, like anything else. One
+        held since start-up (`table-host run` holds them first: system/signals.py) comes now."""
+        def term(*_: Any) -> None:
+            self.loop.put(Signal("term"))
+
         if under_systemd() or not has_terminal():
-            signal.signal(signal.SIGHUP, lambda *_: self.loop.put(Signal("hup")))
+            def hup(*_: Any) -> None:
+                self.loop.put(Signal("hup"))
         else:  # its terminal closed: a table started by hand goes with it, as any program does
-            signal.signal(signal.SIGHUP, self._terminal_gone)
+            hup = self._terminal_gone
+        signals.release({signal.SIGTERM: term, signal.SIGINT: term, signal.SIGHUP: hup},
+                        lambda: self.loop.put(Wake()))
 
     def _terminal_gone(self, *_: Any) -> None:
         """What is still written (the log's last lines, the UI handing the terminal back, Python's

@@ -22,6 +22,12 @@ class Signal:
 
 
 @dataclass(frozen=True)
+class Wake:
+    """Nothing to do but wake: a signal came, and its Python handler runs once the loop's thread
+    runs again (system/signals.py)."""
+
+
+@dataclass(frozen=True)
 class AbortAsked:
     """A frontend's confirmed way back to the lobby."""
 
@@ -38,3 +44,18 @@ class ConfigRead:
 @dataclass(frozen=True)
 class Probed:
     """The self-test's probe thread is done: the walk can begin."""
+
+
+@dataclass(frozen=True)
+class FrontendTrouble:
+    """A frontend (the web view) stopped serving: the status line says so, the table plays on."""
+
+    name: str
+    problem: str
+
+
+@dataclass(frozen=True)
+class FrontendReady:
+    """A frontend began serving (the web view, on its own thread): show it the table now."""
+
+    name: str

@@ -37,6 +37,7 @@ class TableView:
     keys: str = ""  # the keys that do something now, in this game
     logged: int = 0  # lines the log ever gave (more than `notices` keeps): which ones are new
     phase: str = ""  # the table's phase (game/table.py's Phase): whether a match is running
+    live: dict[str, Any] | None = None  # the table as data, for the web (views/live.py): built fresh
 
     @property
     def in_match(self) -> bool:
@@ -91,6 +92,11 @@ class Frontends:
         self._shown = ()  # the newcomer is shown the table at the next turn of the loop
         frontend.start(self.put)
 
+    def redraw(self) -> None:
+        """Show the table again at the next turn of the loop, changed or not (a frontend that
+        just began serving)."""
+        self._shown = ()
+
     def draw(self) -> None:
         if not self.attached:
             return
@@ -101,6 +107,10 @@ class Frontends:
         view = self._view()
         for frontend in list(self.attached):
             frontend.show(view)
+
+    def problems(self) -> list[str]:
+        """Why attached frontends are not serving (a frontend may say so in its `problem`)."""
+        return [p for p in (getattr(f, "problem", "") for f in self.attached) if p]
 
     def ring(self, cue: Cue) -> None:
         for frontend in list(self.attached):

@@ -24,6 +24,7 @@ class Step:
     wakes: list[Any]
     cues: list[Any]
     acting: list[int] = field(default_factory=list)  # the seats whose action was taken
+    false_starts: list[Any] = field(default_factory=list)  # presses before go (game/table.py FalseStart)
 
 
 class Game:
@@ -52,7 +53,7 @@ class Game:
         cues = table.take_cues()  # the one place the table's sounds leave it
         acting = [o.press.seat for o in outcomes
                   if o.action is not None and o.refusal is None and table.match is not None]
-        step = Step(now, outcomes, table.take_wakes(), cues, acting)
+        step = Step(now, outcomes, table.take_wakes(), cues, acting, table.take_false_starts())
         for follower in self.followers:
             follower(step)
         self.loop.update_timer(self._due, table.deadline())

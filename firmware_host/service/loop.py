@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..system.logs import logger
+from .events import Wake
 
 log = logger("daemon")
 
@@ -44,6 +45,7 @@ class Loop:
         self._timers: list[Timer] = []
         self._after: list[Callable[[int], None]] = []
         self._before_sleep: list[Callable[[], None]] = []
+        self.on(Wake, lambda _event, _now: True)  # it has done its part by waking the loop
 
     # ------------------------------------------------------------ registration
 

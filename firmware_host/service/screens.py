@@ -122,6 +122,8 @@ class Screens:
         self.phase_centre: Any = None
         self.phase_key: tuple[Any, ...] = ()
         self.test_frames = 0
+        self.address = ""  # where the web view is watched: on the attract screen
+        self.qr = True  # and as a QR code ([web] seat_qr)
         self._bound: Any = None
         self._count = loop.register_timer(lambda _now: None)
         loop.on(InputEvent, self.on_press)
@@ -172,7 +174,7 @@ class Screens:
         count = countdown_left(table, now) if table.phase is Phase.COUNTDOWN else 0
         problem = bool(self.problem())
         key = (table.phase, table.phase_since, tuple(table.joined), table.menu, table.game, len(table.bots),
-               count, problem, id(match), len(match.results) if match else 0)
+               count, problem, id(match), len(match.results) if match else 0, self.address, self.qr)
         if key == self.phase_key:
             return
         self.phase_key = key
@@ -182,7 +184,7 @@ class Screens:
                 self.game.refresh(range(len(self.game.seats)))
             return
         for seat in range(table.seats):
-            frame = phase_seat(table, seat, now, problem)
+            frame = phase_seat(table, seat, now, problem, self.address, self.qr)
             if frame is not None:
                 self.phase_seats[seat] = frame
                 self.oleds.show(seat, frame)
@@ -207,6 +209,7 @@ class Screens:
     def configured(self, old: Any, new: Any) -> None:
         """A reloaded configuration: the brightness changes live."""
         self.centre = new.centre
+        self.qr = new.web.seat_qr
         if self.game is not None:
             self.game.brightness = new.centre.brightness
 

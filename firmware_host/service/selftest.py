@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from PIL import Image, ImageDraw
 
 from ..config import TableConfig
+from ..control.protocol import SELFTEST_MAX_TIMEOUT_S
 from ..devices.displays.oled import specs_for
 from ..devices.inputs.mcp23017 import (
     INTFA,
@@ -244,8 +245,8 @@ class SelfTest:
         for seat in seats:
             if not 0 <= seat < wired:
                 raise ValueError(f"seat {seat + 1} is not wired (this table has seats 1 to {wired})")
-        if not 0 < timeout_s <= 600:
-            raise ValueError("timeout_s must be above 0 and at most 600 seconds")
+        if not 0 < timeout_s <= SELFTEST_MAX_TIMEOUT_S:
+            raise ValueError(f"timeout_s must be above 0 and at most {SELFTEST_MAX_TIMEOUT_S:g} seconds")
         self.config, self.board, self.oleds, self.led = config, board, oleds, led
         self.wake, self.show_seat, self.note = wake, show_seat, note
         self.buzzer = buzzer

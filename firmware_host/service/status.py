@@ -41,6 +41,8 @@ class Status:
             text = "CONFIGURATION INVALID (last good one runs); " + text
         if self.parts.store.problem:
             text = f"DEGRADED: {self.parts.store.problem}; " + text
+        for problem in self.parts.frontends.problems():  # the web view: the table plays on
+            text = f"DEGRADED: {problem}; " + text
         testing = self.testing()
         if testing is not None:
             text = f"SELF-TEST {testing}; " + text
@@ -68,6 +70,8 @@ class Status:
                                             "allocator": memory.describe()}}
         if self.problem():
             extra["warning"] = self.problem()
+        if getattr(self.parts, "address", ""):
+            extra["web"] = self.parts.address  # where browsers watch (docs/web.md)
         if self.set_aside():
             extra["set_aside"] = self.set_aside()
         if self.parts.store.problem:

@@ -24,9 +24,10 @@ from ..system import paths
 
 log = logging.getLogger("table_host.store")
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 """0 (or absent): the tables as they were before the version was kept, `set_aside` perhaps
-missing; 1: the same tables with `matches.set_aside`, and the version kept."""
+missing; 1: the same tables with `matches.set_aside`, and the version kept; 2: and `races`, the
+contested presses and false starts (the web's race view)."""
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS matches (
@@ -59,6 +60,14 @@ CREATE TABLE IF NOT EXISTS journal (
     action TEXT NOT NULL,
     PRIMARY KEY (match_id, n)
 );
+CREATE TABLE IF NOT EXISTS races (
+    match_id INTEGER NOT NULL REFERENCES matches(id),
+    n INTEGER NOT NULL,
+    round_no INTEGER NOT NULL,
+    after INTEGER NOT NULL,  -- how many of the match's journal rows were recorded before it
+    race TEXT NOT NULL,
+    PRIMARY KEY (match_id, n)
+);
 """
 
 COLUMNS = {
@@ -66,6 +75,7 @@ COLUMNS = {
                 "seats", "bots", "set_aside"),
     "rounds": ("match_id", "round_no", "ending", "finishers", "scores", "ended"),
     "journal": ("match_id", "n", "round_no", "action"),
+    "races": ("match_id", "n", "round_no", "after", "race"),
 }
 CACHE_KIB = 128
 """SQLite's page cache (its default is 2 MiB): the table appends and seldom reads back."""
@@ -170,7 +180,8 @@ def _check_and_migrate(db: sqlite3.Connection) -> None:
 
 
 def _migrate(db: sqlite3.Connection, version: int) -> None:
-    """From `version` to SCHEMA_VERSION in one transaction: a kill leaves the old or the new."""
+    """From `version` to SCHEMA_VERSION in one transaction: a kill leaves the old or the new.
+    Tables added since `version` (1 to 2: races) come from SCHEMA's CREATE TABLE IF NOT EXISTS."""
     db.execute("BEGIN IMMEDIATE")
     try:
         for statement in SCHEMA.split(";"):  # not executescript: it would commit first

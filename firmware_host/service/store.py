@@ -22,6 +22,7 @@ import queue
 import sqlite3
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +35,8 @@ from ..system import paths
 from ..system.errors import StoreError
 from .storage import CACHE_KIB, SCHEMA, StorageError, open_database
 
-__all__ = ["CACHE_KIB", "SCHEMA", "Store", "StoreError", "state_path"]
+__all__ = ["CACHE_KIB", "MATCH_FIELDS", "SCHEMA", "Store", "StoreError", "read_match", "read_only",
+           "record_of", "replay_arguments", "state_path"]
 
 log = logging.getLogger("table_host.store")
 
@@ -75,6 +77,9 @@ class Store:
         self._reason: str | None = None  # why the last commit failed, until one succeeds
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._counts: dict[int, int] = {}
+        self._races: dict[int, int] = {}  # match: its races recorded (the next one's number)
+        self._reader: sqlite3.Connection | None = None  # the history's own, read-only (`match_record`)
+        self._reader_lock = threading.Lock()
         self.set_aside_notes: list[str] = list(moved)  # what was set aside at this start, said by status
         self._writer = threading.Thread(target=self._write_loop, name="store", daemon=True)
         self._writer.start()
@@ -119,9 +124,10 @@ class Store:
         with self._held_lock:  # held at once (history shows it), before any of its actions
             self._held.append(("match", row))
         self._queue.put(("nudge",))
-        self._counts[match_id] = 0
-        while len(self._counts) > KEPT_COUNTS:  # one entry a match: the oldest go
-            del self._counts[next(iter(self._counts))]
+        self._counts[match_id] = self._races[match_id] = 0
+        for kept in (self._counts, self._races):
+            while len(kept) > KEPT_COUNTS:  # one entry a match: the oldest go
+                del kept[next(iter(kept))]
         return match_id
 
     def record(self, match_id: int, round_no: int, action: Any) -> None:
@@ -129,6 +135,13 @@ class Store:
         n = self._counts.get(match_id, 0)
         self._counts[match_id] = n + 1
         self._queue.put(("action", (match_id, n, round_no, json.dumps(to_dict(action)))))
+
+    def record_race(self, match_id: int, round_no: int, race: dict[str, Any]) -> None:
+        """A contested press or a false start, for the race view: queued like an action, after
+        the journal rows recorded so far (its `after`)."""
+        n = self._races.get(match_id, 0)
+        self._races[match_id] = n + 1
+        self._queue.put(("race", (match_id, n, round_no, self._counts.get(match_id, 0), json.dumps(race))))
 
     def round_over(self, match_id: int, match: Match) -> None:
         """A round ended: its result, every action before it and, after the last round, the
@@ -163,6 +176,9 @@ class Store:
     def close(self) -> None:
         self._queue.put(("stop",))
         self._writer.join(timeout=5)
+        with self._reader_lock, contextlib.suppress(sqlite3.Error):
+            if self._reader is not None:
+                self._reader.close()
         left = self.held()
         if left:
             log.error("state not saved at exit (%s): %d rows held in memory are lost", self._reason, left)
@@ -193,6 +209,9 @@ class Store:
                 waiting.append(item[3])
             elif kind in ("set_aside", "end"):
                 self._hold(item)
+            elif kind == "race":
+                self._hold(item)
+                continue  # written with the next batch, as actions are
             elif kind == "sync":
                 waiting.append(item[1])
             elif kind == "nudge":
@@ -285,6 +304,8 @@ class Store:
                            [op[1] for op in ops if op[0] == "match"])
             db.executemany("INSERT OR REPLACE INTO journal VALUES (?,?,?,?)",
                            [op[1] for op in ops if op[0] == "action"])
+            db.executemany("INSERT OR REPLACE INTO races VALUES (?,?,?,?,?)",
+                           [op[1] for op in ops if op[0] == "race"])
             for op in ops:
                 if op[0] == "round":
                     db.execute("INSERT OR REPLACE INTO rounds VALUES (?,?,?,?,?,?)", op[1])
@@ -360,16 +381,13 @@ class Store:
             if players > seats_wired or any(not 0 <= s < seats_wired for s in placed):
                 raise StoreError(f"{players} players at seats {[s + 1 for s in placed]}, "
                                  f"but {seats_wired} seats are wired")
-        options = json.loads(options)
-        digits = seed.removeprefix("-")
-        seed_value: int | str = int(seed) if digits.isascii() and digits.isdigit() else seed
-        resources = resources_for(game, players, options)
-        context = find_rules(game).journal_context(players, resources)
-        journal = [(r, from_dict(game, json.loads(a), context)) for r, a in rows]
-        board_cards = [[DominoCard.parse(c) for c in b] for b in json.loads(boards)]
-        match = Match.replay(game, players, seed_value, options, journal, resources,
-                             boards=board_cards or None)
-        self._counts[match_id] = len(journal)
+        arguments = replay_arguments(game, players, seed, options, boards, rows)
+        match = Match.replay(**arguments)
+        self._counts[match_id] = len(arguments["journal"])
+        with self._mutex:
+            races = self._db.execute("SELECT COALESCE(MAX(n) + 1, 0) FROM races WHERE match_id=?",
+                                     (match_id,)).fetchone()[0]
+        self._races[match_id] = int(races)
         stored = self.rounds(match_id)
         if len(stored) > len(match.results):
             raise StoreError(f"{len(stored)} rounds stored, the journal replays {len(match.results)}")
@@ -420,6 +438,22 @@ class Store:
                 view["set_aside"].setdefault(op[1][1], op[1][0])
         return view
 
+    def match_record(self, match_id: int) -> dict[str, Any] | None:
+        """One match as stored, with what is held in memory: its row (`MATCH_FIELDS`), rounds,
+        journal and races as rows of text, for the history pages and the JSON download; None
+        when there is none. Read on a read-only connection of its own, so that a reader never
+        waits for the writer nor the writer for it, and nothing read this way can write."""
+        with self._held_lock:
+            held = list(self._held)
+        try:
+            with self._reader_lock:
+                if self._reader is None:
+                    self._reader = read_only(self.path)
+                read = read_match(self._reader, match_id)
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot read match {match_id}: {exc}") from None
+        return record_of(match_id, read, held)
+
     def history(self, limit: int = 20) -> list[dict[str, Any]]:
         """The newest matches first, with what is held in memory (a full disk). Seats are
         numbered from 1, as on the table: `seats` is each player's seat (the order of `scores`),
@@ -434,6 +468,76 @@ class Store:
             chosen = sorted(rows, reverse=True)[:limit]
             rounds = {m: self._stored_rounds(m) + view["rounds"].get(m, []) for m in chosen}
         return [_history_entry(rows[m], rounds[m], view) for m in chosen]
+
+
+def read_only(path: Path) -> sqlite3.Connection:
+    """A connection to the state database that cannot write: the history's (web/)."""
+    return sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False)
+
+
+def read_match(db: sqlite3.Connection, match_id: int) -> tuple[Any, list[Any], list[Any], list[Any]]:
+    """A match's row (`MATCH_FIELDS`, None when there is none), rounds, journal and races as
+    stored: the rows `Store.match_record` starts from."""
+    found = db.execute(f"SELECT {', '.join(MATCH_FIELDS)} FROM matches WHERE id=?", (match_id,)).fetchone()
+    rounds = db.execute("SELECT round_no, ending, finishers, scores FROM rounds WHERE match_id=? "
+                        "ORDER BY round_no", (match_id,)).fetchall()
+    journal = db.execute("SELECT n, round_no, action FROM journal WHERE match_id=? ORDER BY n",
+                         (match_id,)).fetchall()
+    races = db.execute("SELECT n, round_no, after, race FROM races WHERE match_id=? ORDER BY n",
+                       (match_id,)).fetchall()
+    return found, rounds, journal, races
+
+
+def record_of(match_id: int, read: tuple[Any, list[Any], list[Any], list[Any]],
+              held: Sequence[tuple[Any, ...]] = ()) -> dict[str, Any] | None:
+    """`Store.match_record` from what `read_match` read and the writer's `held` operations (what
+    is not on disk yet, as the writer will commit it)."""
+    found, rounds, journal, races = read
+    row = dict(zip(MATCH_FIELDS, found, strict=True)) if found is not None else None
+    journal_by_n = {n: (n, r, a) for n, r, a in journal}
+    races_by_n = {n: (n, r, after, race) for n, r, after, race in races}
+    rounds_by_n = {r[0]: r for r in rounds}
+    for op in held:  # not on disk yet: as the writer will commit it
+        kind, data = op[0], op[1]
+        if kind == "match" and data[0] == match_id and row is None:
+            row = {"ended": None, "winners": None, "set_aside": None} | dict(zip(
+                ("id", "game", "players", "seed", "options", "boards", "started", "seats", "bots"), data,
+                strict=True))
+        elif kind == "action" and data[0] == match_id:
+            journal_by_n[data[1]] = data[1:]
+        elif kind == "race" and data[0] == match_id:
+            races_by_n[data[1]] = data[1:]
+        elif kind == "round" and data[0] == match_id:
+            rounds_by_n[data[1]] = data[1:5]
+            if op[2] is not None and row is not None:
+                row["ended"], row["winners"] = op[2][:2]
+        elif kind == "end" and data[2] == match_id and row is not None:
+            row["ended"], row["winners"] = data[:2]
+    if row is None:
+        return None
+    return {"row": row, "rounds": [rounds_by_n[n] for n in sorted(rounds_by_n)],
+            "journal": [journal_by_n[n] for n in sorted(journal_by_n)],
+            "races": [races_by_n[n] for n in sorted(races_by_n)]}
+
+
+MATCH_FIELDS = ("id", "game", "players", "seed", "options", "boards", "started", "ended", "winners", "seats",
+                "bots", "set_aside")
+
+
+def replay_arguments(game: str, players: int, seed: str, options: str, boards: str,
+                     journal: list[tuple[int, str]]) -> dict[str, Any]:
+    """What `Match.replay` (and `Match.replaying`, for the history) takes, from a stored match:
+    its row's text and its journal's (round, action) rows. Raises what a bad row raises
+    (RulesError, ValueError)."""
+    digits = seed.removeprefix("-")
+    choices = json.loads(options)
+    resources = resources_for(game, players, choices)
+    context = find_rules(game).journal_context(players, resources)
+    return {"game": game, "players": players,
+            "seed": int(seed) if digits.isascii() and digits.isdigit() else seed,
+            "options": choices, "resources": resources,
+            "journal": [(r, from_dict(game, json.loads(a), context)) for r, a in journal],
+            "boards": [[DominoCard.parse(c) for c in b] for b in json.loads(boards)] or None}
 
 
 def _history_entry(row: tuple[Any, ...], rounds: list[tuple[Any, ...]],

@@ -24,7 +24,14 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
+import time
+import tracemalloc
 from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from .errors import PathError
+from .logs import logger
 
 ALLOCATOR = {"PYTHONMALLOC": "malloc", "MALLOC_ARENA_MAX": "2"}
 
@@ -55,17 +62,43 @@ def describe(environ: Mapping[str, str] | None = None) -> str:
     return f"{chosen}, {arenas} C arenas" if arenas else f"{chosen}, C arenas by default"
 
 
+RSS_PARTS = ("VmRSS", "RssAnon", "RssFile", "RssShmem")
+"""Resident memory and its three parts (proc(5); VmRSS is their sum): anonymous pages (the heap,
+the stacks: what a leak grows), file-backed pages (the interpreter's and libraries' code, fonts:
+shared, and the kernel's to drop and read again) and shared memory."""
+
+
+def parse_status(text: str) -> dict[str, int]:
+    """The numeric fields of /proc/PID/status ("VmRSS:\t  51720 kB", "Threads:\t22"): each
+    field's first number, in the file's own unit (kB for memory)."""
+    fields: dict[str, int] = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        first = value.split(maxsplit=1)[:1]
+        if sep and first and first[0].isdigit():
+            fields[key] = int(first[0])
+    return fields
+
+
+def status(pid: int | str = "self") -> dict[str, int]:
+    """/proc/PID/status, parsed; empty once the process is gone."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            return parse_status(f.read())
+    except OSError:
+        return {}
+
+
 def proc_status(pid: int | str, key: str) -> int:
     """One figure of /proc/PID/status (VmRSS, VmHWM, RssAnon in kB; Threads); 0 once the process
     is gone."""
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith(key + ":"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
+    return status(pid).get(key, 0)
+
+
+def rss_parts_mb(pid: int | str = "self") -> dict[str, float]:
+    """VmRSS and its parts (RSS_PARTS), MB, read at one moment; empty once the process is gone."""
+    fields = status(pid)
+    return {key: fields.get(key, 0) / 1024 for key in RSS_PARTS} if fields else {}
 
 
 def rss_mb(pid: int | str = "self") -> float:
@@ -77,3 +110,64 @@ def threads(pid: int | str = "self") -> int:
     """The process's threads, as the kernel counts them: each holds a stack and a share of the
     allocator, so a count that creeps up is memory that creeps up."""
     return proc_status(pid, "Threads")
+
+
+TRACE = "TABLE_HOST_TRACEMALLOC"
+"""A diagnosis, not for the Pi: a directory, and the daemon traces its allocations (tracemalloc,
+TRACE_FRAMES frames each: far slower and larger) and dumps a snapshot there every TRACE_EVERY_S,
+named by its seconds since the start. `table-host bench soak` run with it set passes it to the
+daemon and prints what grew between the snapshots after the warm-up (snapshot_growth)."""
+TRACE_FRAMES = 6
+TRACE_EVERY_S = 60.0
+
+
+def trace_if_asked(environ: Mapping[str, str] | None = None) -> Path | None:
+    """Start tracing allocations when TRACE names a directory; that directory. One it cannot
+    make is a PathError (one line, exit 2), never a run untraced without a word."""
+    directory = (os.environ if environ is None else environ).get(TRACE)
+    if not directory:
+        return None
+    path = Path(directory)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise PathError(f"{TRACE}={directory}: cannot make the directory: {exc.strerror}") from None
+    tracemalloc.start(TRACE_FRAMES)
+    start = time.monotonic()
+
+    def dump_every_minute() -> None:
+        while True:
+            time.sleep(TRACE_EVERY_S)
+            partial = path / ".partial"
+            try:
+                tracemalloc.take_snapshot().dump(str(partial))  # whole, or not there: never half
+                partial.replace(path / f"{time.monotonic() - start:08.0f}.tracemalloc")
+            except OSError as exc:
+                logger("memory").error("tracemalloc: cannot write a snapshot into %s (%s): "
+                                       "tracing stopped", path, exc.strerror)
+                tracemalloc.stop()
+                return
+
+    threading.Thread(target=dump_every_minute, name="tracemalloc", daemon=True).start()
+    return path
+
+
+def snapshots(directory: Path) -> list[tuple[float, Path]]:
+    """The snapshots dumped there, oldest first, with their seconds since the daemon started."""
+    return sorted((float(p.stem), p) for p in directory.glob("*.tracemalloc"))
+
+
+def snapshot_growth(first: Path, last: Path, top: int = 12) -> list[str]:
+    """What grew from one snapshot to another, the most first: bytes, blocks and the innermost
+    frames of the code that allocated them (ours first: a list appended to, a cache filled)."""
+    old, new = tracemalloc.Snapshot.load(str(first)), tracemalloc.Snapshot.load(str(last))
+    ignore = (tracemalloc.Filter(False, tracemalloc.__file__),)
+    lines = []
+    diff = sorted(new.filter_traces(ignore).compare_to(old.filter_traces(ignore), "traceback"),
+                  key=lambda stat: -stat.size_diff)
+    total = sum(stat.size_diff for stat in diff)
+    lines.append(f"Python objects: {total / 1024:+.1f} KiB in all")
+    for stat in diff[:top]:
+        frames = " < ".join(f"{Path(f.filename).name}:{f.lineno}" for f in list(stat.traceback)[::-1][:4])
+        lines.append(f"{stat.size_diff / 1024:+9.1f} KiB {stat.count_diff:+7d} blocks  {frames}")
+    return lines

@@ -81,7 +81,19 @@ def config_file() -> Path:
         return directory("CONFIGURATION_DIRECTORY") / "table.toml"
     user = directory("CONFIGURATION_DIRECTORY") / "table.toml"
     system = SYSTEM["CONFIGURATION_DIRECTORY"] / "table.toml"
-    return system if not user.exists() and system.exists() else user
+    return system if not _anything_at(user) and _anything_at(system) else user
+
+
+def _anything_at(path: Path) -> bool:
+    """Something is there, or might be: a link to nothing, or a directory that may not be searched,
+    is still the operator's file, and what is wrong with it is said when it is read."""
+    try:
+        os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    except OSError:
+        return True
+    return True
 
 
 def state_database() -> Path:

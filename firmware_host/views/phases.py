@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from PIL import Image
 
 from ..rules.options import GAMES
+from .address import render_attract
 from .centre import render_winner, render_word, seat_colour
 from .seat import (
     bottom_bar,
@@ -37,8 +38,10 @@ def countdown_left(table: Table, now: int) -> int:
     return max(0, -(-left // S))
 
 
-def phase_seat(table: Table, seat: int, now: int, warning: bool = False) -> Image.Image | None:
-    """A physical seat's screen outside play; None while its game is on screen."""
+def phase_seat(table: Table, seat: int, now: int, warning: bool = False, address: str = "",
+               qr: bool = True) -> Image.Image | None:
+    """A physical seat's screen outside play; None while its game is on screen. `address`: where
+    the web view is watched, shown on the attract screen (as a QR code too, if `qr`)."""
     phase = str(table.phase)
     match = table.match
     player = table.player_of(seat)
@@ -64,6 +67,8 @@ def phase_seat(table: Table, seat: int, now: int, warning: bool = False) -> Imag
         else:
             img = render_banner(f"game: {table.game}", f"players: {table.players}", "slap to join",
                                 big="JOIN?")
+    elif address:
+        img = render_attract(address, qr)
     else:
         img = render_banner("slap to play", big="LIGRETTO")
     if warning:

@@ -23,6 +23,8 @@ SMALLEST = {
     "soak": ["--minutes", "0.05"],
     "startup": ["--runs", "1"],
     "bots": ["--matches", "1"],
+    "web": ["--play", "1", "--clients", "1"],
+    "history": ["--seconds", "0.1"],
 }
 
 
@@ -55,7 +57,7 @@ def test_each_bench_runs_at_its_smallest_values_and_its_exit_status_says_if_a_ta
 def test_bench_faults_prints_the_soaks_memory_figures() -> None:
     result = bench("faults", "--kills", "1", "--configs", "1", "--soak-minutes", "0.05")
     assert result.returncode in (0, 1) and "Traceback" not in result.stderr, result.stderr
-    assert "soak: the real daemon" in result.stdout and "RSS: start" in result.stdout
+    assert "soak: the real daemon" in result.stdout and "RssAnon" in result.stdout
     assert "growth after warm-up" in result.stdout and "matches played" in result.stdout
 
 
@@ -63,11 +65,13 @@ def test_bench_soak_prints_rss_growth_matches_and_a_verdict() -> None:
     result = bench("soak", "--minutes", "0.05")
     assert result.returncode in (0, 1), result.stderr
     out = result.stdout
-    assert "RSS: start" in out and "after warm-up" in out and "MB/h" in out
+    assert "after warm-up" in out and "MB/h" in out
+    for part in ("VmRSS", "RssAnon", "RssFile", "RssShmem"):  # each with its own slope
+        assert re.search(rf"^  {part} +(\d+\.\d +){{4}} *[+-]\d+\.\d\d MB/h", out, re.MULTILINE), out
     assert "matches played: classic" in out and "allocator malloc, 2 C arenas" in out
     threads = re.search(r"the daemon's threads: start (\d+), after warm-up (\d+), end (\d+)", out)
     assert threads and len(set(threads.groups())) == 1  # every handler from the start
-    # three seconds are no warm-up (a whole match of each game): no verdict, and not a pass
+    # three seconds are no warm-up and no measure: no verdict, and not a pass
     assert "NOT JUDGED" in out and "PASS" not in out and "FAIL" not in out
     assert result.returncode == 1
 
@@ -77,6 +81,7 @@ def test_bench_soak_prints_rss_growth_matches_and_a_verdict() -> None:
     ("--load", "65", "0 to 64"), ("--decisions", "0", "at least 1"), ("--idle", "0", "at least 0.1"),
     ("--play", "-1", "at least 0.1"), ("--kills", "0", "at least 1"), ("--configs", "0", "at least 1"),
     ("--soak-minutes", "-1", "at least 0"), ("--minutes", "0", "at least 0.05"), ("--minutes", "nan", "0.05"),
+    ("--warm-up", "16", "0 to 15"), ("--warm-up", "-1", "0 to 15"),
     ("--rounds", "1.5", "a whole number"), ("--matches", "0", "at least 1"), ("--runs", "0", "at least 1"),
 ])
 def test_a_bench_option_below_its_range_is_one_line_naming_the_range(option: str, value: str,

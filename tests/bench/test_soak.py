@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from PIL import Image
 
 from firmware_host.bench import soak
@@ -18,6 +19,7 @@ from firmware_host.devices.emulated.pins import HISTORY, emulated_factory
 from firmware_host.game.cues import Note
 from firmware_host.service.store import KEPT_COUNTS, Store
 from firmware_host.system import memory
+from firmware_host.system.errors import PathError
 from firmware_host.system.recent import Recent
 
 EVENTS = 5000
@@ -99,6 +101,32 @@ def test_the_store_forgets_the_action_counts_of_old_matches(tmp_path) -> None:
 def test_growth_is_the_least_squares_slope_in_mb_an_hour() -> None:
     assert slope_per_hour([(0.0, 50.0), (1800.0, 50.5), (3600.0, 51.0)]) == 1.0
     assert slope_per_hour([(0.0, 50.0)]) is None
+    # 0.4 MB/h under a saw-tooth of +-0.3 MB (pages and arenas come and go): the fit finds the trend
+    noisy = [(t, 50.0 + 0.4 * t / 3600 + (0.3 if n % 2 else -0.3)) for n, t in enumerate(range(0, 7200, 2))]
+    assert abs((slope_per_hour(noisy) or 0) - 0.4) < 0.001
+
+
+def _samples(rise_mb_per_hour: dict[str, float], warm_s: float, seconds: float) -> list[soak.Sample]:
+    """Every 2 s: each part rises 6 MB in the warm-up, then at its own rate."""
+    out = []
+    for t in range(0, int(seconds) + 1, 2):
+        after = max(0.0, t - warm_s) / 3600
+        out.append((float(t), {part: 10.0 + 6.0 * min(t, warm_s) / warm_s + rate * after
+                               for part, rate in rise_mb_per_hour.items()}))
+    return out
+
+
+def test_each_part_of_rss_gets_its_own_slope_measured_after_the_warm_up_only() -> None:
+    rates = {"VmRSS": 0.75, "RssAnon": 0.5, "RssFile": 0.25, "RssShmem": 0.0}
+    samples = _samples(rates, 900.0, 2700.0)
+    assert [s[0] for s in soak.measured(samples, 900.0)][:2] == [900.0, 902.0]
+    for part, rate in rates.items():
+        f = soak.part_figures(samples, 900.0, part)
+        assert f["growth_mb_per_hour"] == rate, part  # 24 MB/h in the warm-up, none of it counted
+        assert f["start_mb"] == 10.0 and f["warm_mb"] == 16.0
+        assert f["end_minus_warm_mb_per_hour"] == rate
+    # measured from the start instead, the warm-up's rise is what the slope would show
+    assert (soak.part_figures(samples, 0.0, "RssShmem")["growth_mb_per_hour"] or 0) > 5
 
 
 def test_the_driver_plays_each_game_once_short_then_in_turn_and_skips_round_results() -> None:
@@ -208,16 +236,89 @@ def _table_where_whole_matches_last(seconds: float, clock: _FakeClock):
     return ask
 
 
-def test_a_soak_is_judged_only_when_its_warm_up_ended_before_measuring_began(monkeypatch) -> None:
+def _rising(clock: _FakeClock, **rate: float):
+    """RSS's parts as a daemon's: 50 MB each, rising `rate` MB an hour from 15 minutes in."""
+    def sample() -> dict[str, float]:
+        after = max(0.0, clock.now - 900) / 3600
+        return {part: 50.0 + rate.get(part, 0.0) * after for part in memory.RSS_PARTS}
+    return sample
+
+
+def test_a_soak_judges_anonymous_memory_after_its_warm_up_and_reports_file_pages_apart(monkeypatch) -> None:
     clock = _FakeClock()
     monkeypatch.setattr(soak, "time", clock)
-    flat = soak.soak(300, _table_where_whole_matches_last(30, clock), lambda: 50.0)
-    assert flat["warm_up_done"] and 120 <= flat["warm_up_s"] <= 125  # four whole matches of 30 s
-    assert flat["growth_mb_per_hour"] == 0 and flat["meets_target"]
-    assert "PASS" in soak.soak_text({**flat, "allocator": "malloc, 2 C arenas"})
+    table = _table_where_whole_matches_last(30, clock)
+    flat = soak.soak(2700, table, _rising(clock, RssFile=5.0, VmRSS=5.0))
+    assert flat["judged"] and flat["warm_up_done"] and flat["games_whole_by_warm_up"]
+    assert 900 <= flat["warm_up_s"] < 900.3 and 1799 < flat["measured_s"] <= 1800.3
+    assert flat["rss"]["RssAnon"]["growth_mb_per_hour"] == 0 and flat["meets_target"]
+    assert abs(flat["rss"]["RssFile"]["growth_mb_per_hour"] - 5.0) < 0.01  # shown, not judged
+    text = soak.soak_text({**flat, "allocator": "malloc, 2 C arenas"})
+    assert "PASS" in text and "RssFile" in text and "+5.00 MB/h" in text
 
-    clock.now = 0.0  # whole matches of 40 s: the warm-up ends at 160 s, after half of 300 s
-    short = soak.soak(300, _table_where_whole_matches_last(40, clock), lambda: 50.0)
-    assert 150 <= short["warm_up_s"] < 151 and not short["warm_up_done"]
+    clock.now = 0.0
+    growing = soak.soak(2700, table, _rising(clock, RssAnon=1.5))
+    assert abs(growing["rss"]["RssAnon"]["growth_mb_per_hour"] - 1.5) < 0.01
+    assert growing["judged"] and not growing["meets_target"]
+    assert "FAIL" in soak.soak_text({**growing, "allocator": "malloc, 2 C arenas"})
+
+    clock.now = 0.0  # a shared-memory leak is judged too
+    assert not soak.soak(2700, table, _rising(clock, RssShmem=1.5))["meets_target"]
+
+
+def test_a_soak_too_short_for_its_warm_up_and_fifteen_minutes_more_gives_no_verdict(monkeypatch) -> None:
+    clock = _FakeClock()
+    monkeypatch.setattr(soak, "time", clock)
+    table = _table_where_whole_matches_last(30, clock)
+    short = soak.soak(1200, table, _rising(clock))  # 20 minutes: the warm-up cut at 10
+    assert 600 <= short["warm_up_s"] < 600.3 and not short["warm_up_done"] and not short["judged"]
     assert not short["meets_target"]  # flat, but measured from inside the warm-up
     assert "NOT JUDGED" in soak.soak_text({**short, "allocator": "malloc, 2 C arenas"})
+
+    clock.now = 0.0  # a 5-minute warm-up, then 15 minutes: judged
+    five = soak.soak(1200, table, _rising(clock), warm_up_s=300)
+    assert five["warm_up_done"] and five["judged"] and five["meets_target"]
+    assert 300 <= five["warm_up_s"] < 300.3
+
+    clock.now = 0.0  # the whole warm-up, but only 10 minutes after it
+    assert not soak.soak(1200, table, _rising(clock), warm_up_s=600)["judged"]
+
+
+def test_the_daemons_memory_is_read_in_its_parts_from_proc_status() -> None:
+    text = ("Name:\tpython3\nUmask:\t0022\nState:\tS (sleeping)\nVmRSS:\t   51720 kB\n"
+            "RssAnon:\t   31900 kB\nRssFile:\t   19820 kB\nRssShmem:\t       0 kB\n"
+            "Threads:\t22\nUid:\t0\t0\t0\t0\nCpus_allowed_list:\t0-1\n")
+    fields = memory.parse_status(text)
+    assert {k: fields[k] for k in memory.RSS_PARTS} == {"VmRSS": 51720, "RssAnon": 31900, "RssFile": 19820,
+                                                        "RssShmem": 0}
+    assert fields["Threads"] == 22 and fields["Uid"] == 0 and "Name" not in fields and "State" not in fields
+    parts = memory.rss_parts_mb()  # this process, as the kernel counts it: the parts add up
+    assert parts["VmRSS"] > 1
+    assert abs(parts["VmRSS"] - parts["RssAnon"] - parts["RssFile"] - parts["RssShmem"]) < 0.01
+    gone = 2**22 + 1  # above the kernel's largest process ID
+    assert memory.rss_parts_mb(gone) == {} and memory.proc_status(gone, "VmRSS") == 0
+
+
+def test_a_diagnosis_names_the_line_whose_objects_grew_between_two_snapshots(tmp_path) -> None:
+    import tracemalloc
+
+    assert memory.trace_if_asked({}) is None  # no directory named: nothing traced
+    (tmp_path / "a-file").write_text("")
+    unmakeable = r"^TABLE_HOST_TRACEMALLOC=.*a-file/x: cannot make the directory: Not a directory$"
+    with pytest.raises(PathError, match=unmakeable):
+        memory.trace_if_asked({memory.TRACE: str(tmp_path / "a-file" / "x")})
+    assert not tracemalloc.is_tracing()
+    tracemalloc.start(memory.TRACE_FRAMES)
+    try:
+        tracemalloc.take_snapshot().dump(str(tmp_path / "00000060.tracemalloc"))
+        kept = [bytes(1000) + bytes([n % 256]) for n in range(2000)]  # about 2 MB, held
+        tracemalloc.take_snapshot().dump(str(tmp_path / "00000120.tracemalloc"))
+    finally:
+        tracemalloc.stop()
+    taken = memory.snapshots(tmp_path)
+    assert [at for at, _ in taken] == [60.0, 120.0]
+    lines = memory.snapshot_growth(taken[0][1], taken[1][1])
+    assert lines[0].startswith("Python objects: +") and len(kept) == 2000
+    grown = lines[1].split()
+    assert 1900 < float(grown[0]) < 2300 and grown[1] == "KiB" and int(grown[2]) >= 2000
+    assert "test_soak.py" in grown[4]  # the line above, the innermost frame

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from plumbing import on_a_terminal
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = sorted((ROOT / "scenarios").glob("*.toml"))
@@ -186,26 +187,10 @@ def test_tablectl_says_when_no_daemon_is_running(tmp_path: Path) -> None:
 
 
 def test_simulate_shows_a_progress_bar_on_a_terminal() -> None:
-    import os
-    import pty
-
-    leader, follower = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "firmware_host", "simulate", "--game", "dice",
-                             "--players", "2", "--rounds", "30", "--seed", "1", "--bots", "medium"],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=follower, text=True)
-    os.close(follower)
-    shown = b""
-    while True:
-        try:
-            chunk = os.read(leader, 4096)
-        except OSError:  # the terminal closed with the process
-            break
-        if not chunk:
-            break
-        shown += chunk
-    out, _ = proc.communicate(timeout=300)
-    os.close(leader)
-    assert proc.returncode == 0
+    shown, out, status = on_a_terminal([sys.executable, "-m", "firmware_host", "simulate", "--game",
+                                        "dice", "--players", "2", "--rounds", "30", "--seed", "1",
+                                        "--bots", "medium"])
+    assert status == 0
     assert b"playing" in shown and b"\x1b[" in shown  # drawn, then cleared
     assert "total" in out and b"Traceback" not in shown
 

@@ -73,7 +73,8 @@ def test_the_table_commands_answer_and_unknown_ones_are_named() -> None:
 
     commands = Commands()
     TableCommands(Table(2), None).register(commands)
-    assert commands.answer(Call({"cmd": "seats"}, 0)) == {"joined": [], "bots": 0, "seats_wired": 2}
+    assert commands.answer(Call({"cmd": "seats"}, 0)) == {"joined": [], "bots": 0, "seats_wired": 2,
+                                                                "bot_seats": []}
     with pytest.raises(ValueError, match="unknown command 'fly'"):
         commands.answer(Call({"cmd": "fly"}, 0))
     commands.refuse_while(("start",), lambda: "busy")

@@ -111,6 +111,42 @@ def test_bash_completion_offers_an_arguments_choices() -> None:
     assert "arbitration" in _complete("table-host", ["table-host", "bench", "a"])
 
 
+def test_bash_completion_offers_games_their_options_and_bot_levels() -> None:
+    games = ["classic", "dice", "domino", "crazy"]
+    assert _complete("tablectl", ["tablectl", "new", ""]) == games
+    assert _complete("tablectl", ["tablectl", "new", "d"]) == ["dice", "domino"]
+    assert _complete("tablectl", ["tablectl", "new", "dice", ""]) == [f"{k}=" for k in SPECS["dice"]]
+    assert _complete("tablectl", ["tablectl", "new", "classic", "rounds=3", "p"]) == ["pro_row="]
+    assert _complete("tablectl", ["tablectl", "bots", "2", "--level", ""]) == ["easy", "medium", "hard"]
+    assert _complete("table-host", ["table-host", "simulate", "--game", ""]) == games
+    assert _complete("table-host", ["table-host", "simulate", "--game", "domino", "--option", ""]) == [
+        f"{k}=" for k in SPECS["domino"]]
+    assert _complete("table-host", ["table-host", "simulate", "--bots", ""]) == [
+        "instant", "easy", "medium", "hard"]
+    assert _complete("table-host", ["table-host", "watch", "--bots", ""]) == ["easy", "medium", "hard"]
+    assert _complete("table-host", ["table-host", "watch", "--game", "c"]) == ["classic", "crazy"]
+
+
+@pytest.mark.parametrize("prog", list(PARSERS))
+def test_every_argument_says_what_it_is_for(prog: str) -> None:
+    subs, _ = _subparsers(PARSERS[prog]())
+    for name, sub in subs.items():
+        for action in sub._actions:
+            if isinstance(action, argparse._HelpAction):
+                continue
+            what = action.option_strings[0] if action.option_strings else action.dest
+            assert (action.help or "").strip(), f"{prog} {name} {what}: no help= (--help says nothing of it)"
+
+
+def test_the_help_names_what_a_command_does() -> None:
+    subs, helps = _subparsers(ctl.build_parser())
+    assert "set" in helps["config"] and "set" in subs["config"].format_help().split("positional")[0]
+    assert "--create" in subs["config"].format_help()
+    assert "newest N matches" in " ".join(subs["history"].format_help().split())
+    bundle = subs["debug-bundle"].format_help()
+    assert "PATH" in bundle and "symbolic link" in bundle
+
+
 def test_completion_module_writes_the_script_for_a_program() -> None:
     out = subprocess.run([sys.executable, "-m", "firmware_host.cli.completion", "tablectl"],
                          capture_output=True,

@@ -1,0 +1,153 @@
+"""The web view as a frontend (service/frontend.py): its server in a thread of its own.
+
+`show` runs on the table's thread and only hands the snapshot over: one slot holds the newest,
+and one callback at most waits on the server's loop to take it, so however slow the server is,
+the table never waits and nothing piles up. If the server cannot start or dies, the table plays
+on: `problem` says why (status: `DEGRADED: web view ...`) and the loop is told (FrontendTrouble).
+
+The socket is taken at once, on the caller's thread (the address goes on the attract screen);
+aiohttp is imported and the server built on the web thread, so the table is ready to play
+without waiting for them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..service.events import FrontendReady, FrontendTrouble
+from ..service.frontend import TableView
+from ..system.logs import logger
+from ..system.systemd import under_systemd
+from .listen import open_socket, passed_socket, url_of
+
+if TYPE_CHECKING:
+    from aiohttp import web
+
+    from .server import Hub
+
+log = logger("web")
+
+NAME = "web view"
+
+
+class WebView:
+    """Serves the live table to browsers; attach with `daemon.attach(WebView(...))`."""
+
+    def __init__(self, bind: str = "127.0.0.1", port: int = 0, max_clients: int = 32,
+                 database: Path | None = None,
+                 routes: Sequence[Callable[[web.Application], None]] = ()) -> None:
+        self.bind, self.port, self.max_clients = bind, port, max_clients
+        self.hub: Hub | None = None  # made on the web thread, with the server
+        self.database, self.routes = database, routes
+        self.url = ""
+        self.problem = ""  # why the web view is not serving, for the status line
+        self._put: Callable[[Any], None] = lambda _event: None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._runner: web.AppRunner | None = None
+        self._thread: threading.Thread | None = None
+        self._pending: dict[str, Any] | None = None
+        self._scheduled = False
+        self._sock: socket.socket | None = None
+        self._stopping = False
+
+    # ------------------------------------------------------------ Frontend
+
+    def listen(self) -> str:
+        """Take the socket (systemd's, else our own) on the caller's thread, so the address is known
+        before the table greets anyone; "" and `problem` set when it cannot be had."""
+        if self._sock is not None:
+            return self.url
+        try:
+            sock = passed_socket()
+            where = "the socket systemd passed (table-web.socket)"
+            if sock is None:
+                where = f"{self.bind}:{self.port}"
+                sock = open_socket(self.bind, self.port)
+        except OSError as exc:
+            hint = " (no socket from systemd: is table-web.socket enabled?)" if under_systemd() else ""
+            self._fail(f"cannot listen on {where}: {exc.strerror or exc}{hint}")
+            return ""
+        self._sock = sock
+        self.url = url_of(sock)
+        return self.url
+
+    def start(self, put: Callable[[Any], None]) -> None:
+        self._put = put
+        if not self.listen():
+            return
+        self._thread = threading.Thread(target=self._serve, name="web", daemon=True)
+        self._thread.start()
+
+    def show(self, view: TableView) -> None:
+        """On the table's thread: keep the newest snapshot, wake the server's loop once."""
+        loop = self._loop  # None until the server serves: the first frame it gets is a whole table
+        if view.live is None or loop is None or self.problem:
+            return
+        self._pending = view.live
+        if not self._scheduled:
+            self._scheduled = True
+            try:
+                loop.call_soon_threadsafe(self._deliver)
+            except RuntimeError:  # its loop is closed: the server died
+                self._scheduled = False
+
+    def ring(self, cue: Any) -> None:
+        """Browsers make no sound."""
+
+    def stop(self) -> None:
+        self._stopping = True
+        loop, thread = self._loop, self._thread
+        if loop is not None and thread is not None and thread.is_alive():
+            asyncio.run_coroutine_threadsafe(self._shutdown(), loop)
+            thread.join(5)
+
+    # ------------------------------------------------------------ its thread
+
+    def _deliver(self) -> None:
+        self._scheduled = False
+        state, self._pending = self._pending, None
+        if state is not None and self.hub is not None:
+            self.hub.publish(state)
+
+    def _serve(self) -> None:
+        loop = asyncio.new_event_loop()
+        try:
+            loop.run_until_complete(self._begin())
+            self._loop = loop
+            log.info("web view: %s", self.url)
+            self._put(FrontendReady(NAME))  # the table's loop shows it the table now
+            loop.run_forever()
+            if not self._stopping:
+                raise RuntimeError("its loop ended")
+        except Exception as exc:  # whatever kills the server, the table plays on
+            self._fail(f"stopped: {type(exc).__name__}: {exc}")
+        finally:
+            self._loop = None
+            loop.close()
+
+    async def _begin(self) -> None:
+        from aiohttp import web
+
+        from .server import Hub, build_app
+
+        self.hub = Hub(self.max_clients)
+        app = build_app(self.hub, self.database, self.routes)
+        self._runner = web.AppRunner(app, handle_signals=False, access_log=None, shutdown_timeout=1.0)
+        await self._runner.setup()
+        assert self._sock is not None
+        await web.SockSite(self._runner, self._sock).start()
+
+    async def _shutdown(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+        asyncio.get_running_loop().stop()
+
+    def _fail(self, why: str) -> None:
+        self.problem = f"{NAME}: {why}"
+        log.error("%s (the table plays on without it)", self.problem)
+        self._put(FrontendTrouble(NAME, self.problem))

@@ -1,0 +1,75 @@
+"""Where the web view listens: the socket systemd passed (LISTEN_FDS, socket activation, so the
+service takes port 80 with no capability), or one it opens itself (a laptop: 127.0.0.1 and a
+free port); and the address people type, shown on the attract screen and as a QR code."""
+
+from __future__ import annotations
+
+import contextlib
+import ipaddress
+import os
+import socket
+
+SD_LISTEN_FDS_START = 3  # sd_listen_fds(3): the first passed descriptor
+NAME = "web"  # FileDescriptorName= in systemd/table-web.socket
+
+
+def passed_socket(name: str = NAME) -> socket.socket | None:
+    """The listening socket systemd handed this process under `name`, if any (sd_listen_fds(3):
+    LISTEN_PID must be ours; LISTEN_FDNAMES names the descriptors in order)."""
+    if os.environ.get("LISTEN_PID", "") != str(os.getpid()):
+        return None
+    count = os.environ.get("LISTEN_FDS", "")
+    if not count.isdigit():
+        return None
+    names = os.environ.get("LISTEN_FDNAMES", "")
+    named = names.split(":") if names else []
+    for i in range(int(count)):
+        if named and (i >= len(named) or named[i] != name):
+            continue  # another socket of the unit's: not ours
+        fd = SD_LISTEN_FDS_START + i
+        with contextlib.suppress(OSError):
+            sock = socket.socket(fileno=fd)
+            if sock.type == socket.SOCK_STREAM and sock.family in (socket.AF_INET, socket.AF_INET6):
+                os.set_inheritable(fd, False)
+                sock.setblocking(False)
+                return sock
+            sock.detach()
+    return None
+
+
+def open_socket(bind: str, port: int, backlog: int = 64) -> socket.socket:
+    """A listening TCP socket of our own (port 0: the kernel picks a free one)."""
+    family = socket.AF_INET6 if ipaddress.ip_address(bind).version == 6 else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((bind, port))
+        sock.listen(backlog)
+        sock.setblocking(False)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+def url_of(sock: socket.socket) -> str:
+    """What a person types: the bound address, or this machine's own when bound to every one."""
+    host, port = sock.getsockname()[:2]
+    if ipaddress.ip_address(host).is_unspecified:
+        host = own_address()
+    if ":" in host:
+        host = f"[{host}]"
+    return f"http://{host}/" if port == 80 else f"http://{host}:{port}/"
+
+
+def own_address() -> str:
+    """The address other machines on the network reach us at: the source address the kernel
+    would use for a route outside (a UDP connect sends nothing). The service has no network of
+    its own (PrivateNetwork=yes, AF_UNIX only: it serves on the socket systemd passed), so there
+    it finds none and names itself as mDNS does (avahi, on Raspberry Pi OS): HOSTNAME.local."""
+    with contextlib.suppress(OSError), socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.connect(("192.0.2.1", 9))  # TEST-NET-1 (RFC 5737): only the routing table is asked
+        found = str(s.getsockname()[0])
+        if not ipaddress.ip_address(found).is_loopback:
+            return found
+    return f"{socket.gethostname()}.local"

@@ -1,0 +1,143 @@
+"""The History and replays pages' routes (docs/web.md, "History and replays"): the matches list,
+one match's timeline and races, its journal as a JSON download. Read-only (GET only); the pages
+themselves are static files (static/history.html, static/match.html).
+
+Rebuilding a match is the rules replayed step by step: a long match takes a few hundred
+milliseconds of CPU. Done in the table's own process, that work would hold the interpreter's
+lock (the GIL) against the game thread, and a browser asking again and again would delay the
+table's decisions (measured: decisions up to 120 ms late). So a process of its own rebuilds
+(`Rebuilder`): one match at a time however many browsers ask, at the lowest priority there is
+(SCHED_IDLE: only when nothing of the table wants a CPU), on a read-only connection to the state
+database, keeping each timeline gzipped until its match changes (web/history.py's
+`timeline_gzipped`, which imports no web server); it is started at the first request and ends
+after `IDLE_S` unasked, giving its memory back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import gzip
+import json
+import multiprocessing
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+
+from ..service.store import Store, StoreError
+from ..system.logs import logger
+from . import history
+from .server import SECURITY_HEADERS, static_files
+
+log = logger("web")
+
+MATCHES_MAX = 200  # the newest matches the list shows
+IDLE_S = 120.0  # the rebuilding process ends after this long without a request
+
+
+# ---------------------------------------------------------------- in the table's process
+
+
+class Rebuilder:
+    """The process that rebuilds timelines: started when first needed, ended when idle."""
+
+    def __init__(self, database: Path) -> None:
+        self.database = str(database)
+        self.pool: ProcessPoolExecutor | None = None
+        self.idle: asyncio.TimerHandle | None = None
+        self.rebuilt = 0  # timelines rebuilt (the tests count them)
+        self.started = 0  # processes started
+
+    async def run(self, work: Callable[..., Any], *args: Any) -> Any:
+        loop = asyncio.get_running_loop()
+        if self.idle is not None:
+            self.idle.cancel()
+        if self.pool is None:
+            self.pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"),
+                                            initializer=history.idle_priority)
+            self.started += 1
+        try:
+            return await loop.run_in_executor(self.pool, functools.partial(work, self.database, *args))
+        except BrokenProcessPool:
+            self.pool = None
+            log.warning("web view: the history's process stopped; the next request starts another")
+            raise web.HTTPServiceUnavailable(text="the history's process stopped: try again\n",
+                                             headers=SECURITY_HEADERS) from None
+        except StoreError as exc:
+            raise web.HTTPServiceUnavailable(text=f"{exc}\n", headers=SECURITY_HEADERS) from None
+        finally:
+            self.idle = loop.call_later(IDLE_S, self.stop)
+
+    def stop(self) -> None:
+        if self.idle is not None:
+            self.idle.cancel()
+        pool, self.pool = self.pool, None
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
+
+
+def routes(store: Store) -> Callable[[web.Application], None]:
+    """What `build_app(routes=[...])` calls: adds the history's pages and their data to `app`."""
+
+    def add(app: web.Application) -> None:
+        files = static_files()
+        rebuilder = Rebuilder(store.path)
+        lister = ThreadPoolExecutor(max_workers=1, thread_name_prefix="history")
+
+        def page(name: str) -> Callable[[web.Request], Any]:
+            body, kind = files[name]
+
+            async def serve(_request: web.Request) -> web.Response:
+                return web.Response(body=body, content_type=kind, charset="utf-8", headers=SECURITY_HEADERS)
+            return serve
+
+        async def listed(_request: web.Request) -> web.Response:
+            work = functools.partial(history.matches, store, MATCHES_MAX)  # a few rows: SQLite's own time
+            found = await asyncio.get_running_loop().run_in_executor(lister, work)
+            return web.Response(text=json.dumps(found, separators=(",", ":"), ensure_ascii=False),
+                                content_type="application/json", headers=SECURITY_HEADERS)
+
+        async def one(request: web.Request) -> web.Response:
+            match_id = int(request.match_info["id"])
+            body, rebuilt = _or_404(await rebuilder.run(history.timeline_gzipped, match_id), request)
+            rebuilder.rebuilt += rebuilt
+            headers = {**SECURITY_HEADERS, "Vary": "Accept-Encoding"}
+            if "gzip" in request.headers.get("Accept-Encoding", ""):
+                headers["Content-Encoding"] = "gzip"
+            else:
+                body = gzip.decompress(body)
+            return web.Response(body=body, content_type="application/json", charset="utf-8", headers=headers)
+
+        async def download(request: web.Request) -> web.Response:
+            match_id = int(request.match_info["id"])
+            text = _or_404(await rebuilder.run(history.journal_text, match_id), request)
+            return web.Response(text=text, content_type="application/json", headers={
+                **SECURITY_HEADERS, "Content-Disposition": f'attachment; filename="match-{match_id}.json"'})
+
+        async def shutdown(_app: web.Application) -> None:
+            rebuilder.stop()
+            lister.shutdown(wait=False, cancel_futures=True)
+
+        app.router.add_get("/history", page("history.html"))
+        app.router.add_get(r"/history/{id:\d{1,12}}", page("match.html"))
+        app.router.add_get("/api/matches", listed)
+        app.router.add_get(r"/api/matches/{id:\d{1,12}}", one)
+        app.router.add_get(r"/api/matches/{id:\d{1,12}}/journal.json", download)
+        app.on_cleanup.append(shutdown)
+        app[REBUILDER] = rebuilder
+
+    return add
+
+
+REBUILDER: web.AppKey[Rebuilder] = web.AppKey("rebuilder")
+
+
+def _or_404(found: Any, request: web.Request) -> Any:
+    if found is None:
+        raise web.HTTPNotFound(text=f"no match {request.match_info['id']} is stored\n",
+                               headers=SECURITY_HEADERS)
+    return found

@@ -1,0 +1,190 @@
+// History and replays: the matches played (/history) and one match step by step with its race
+// view (/history/N). Read-only: it only GETs /api/matches. The board and the seats are drawn by
+// table.js's own functions (BOARDS, seatHolding, card), so a replay looks like the live table.
+// Every text goes in with textContent (el()), never as markup.
+"use strict";
+
+const US = "\u00b5s";
+
+function when(seconds) {
+  return seconds ? new Date(seconds * 1000).toLocaleString() : "";
+}
+
+function ms(ns) {
+  return ns === null || ns === undefined ? "" : (ns / 1e6).toFixed(3) + " ms";
+}
+
+async function fetchJson(path) {
+  const r = await fetch(path, { headers: { Accept: "application/json" } });
+  if (!r.ok) throw new Error((await r.text()).trim() || r.status + " " + r.statusText);
+  return r.json();
+}
+
+// ------------------------------------------------------------------ the matches list
+
+function row(cells, tag) {
+  const tr = el("tr");
+  for (const c of cells) {
+    const cell = el(tag || "td");
+    if (c instanceof Node) cell.appendChild(c);
+    else cell.textContent = String(c);
+    tr.appendChild(cell);
+  }
+  return tr;
+}
+
+async function showMatches() {
+  let list;
+  try {
+    list = await fetchJson("/api/matches");
+  } catch (err) {
+    text("note", "cannot read the matches: " + err.message);
+    return;
+  }
+  const table = document.getElementById("matches");
+  table.replaceChildren(row(["match", "game", "seats", "started", "rounds", "result"], "th"));
+  for (const m of list) {
+    const link = el("a", "", "#" + m.match);
+    link.href = "/history/" + encodeURIComponent(m.match);
+    const result = m.set_aside ? "set aside: " + m.set_aside
+      : m.winners ? "won by seat " + m.winners.join(" and ") : m.ended ? "over" : "not finished";
+    table.appendChild(row([link, GAME_NAMES[m.game] || m.game, m.seats.join(", "), when(m.started),
+      String(m.rounds.length), result]));
+  }
+  text("note", list.length ? "" : "no match has been played yet");
+  window.historyReady = true;
+}
+
+// ------------------------------------------------------------------ one match
+
+const replay = { match: null, at: 0, timer: null };
+
+function seatsAt(match, step) {
+  return match.seats.map((seat, player) => ({
+    seat, who: match.bots[String(seat)] ? "bot (" + match.bots[String(seat)] + ")" : "player",
+    total: step.totals[player], message: "",
+  }));
+}
+
+function drawStep() {
+  const match = replay.match;
+  const step = match.steps[replay.at];
+  if (!step) return;
+  const s = { board: step.board, winners: [] };
+  const build = step.board && BOARDS[step.board.kind];
+  fill("board", ...(build ? build(step.board) : []));
+  fill("seats", ...seatsAt(match, step).map((seat) => seatBox(s, seat)));
+  text("step-text", "round " + step.round + ": " + step.text +
+    (step.ts_ns !== null ? " @ " + ms(step.ts_ns) : "") +
+    (step.result ? " · round over (" + step.result.ending + ")" : ""));
+  text("where", "step " + (replay.at + 1) + " of " + match.steps.length);
+  document.getElementById("scrub").value = String(replay.at);
+  for (const tr of document.querySelectorAll("#race-table tr[data-step]")) {
+    tr.classList.toggle("here", Number(tr.dataset.step) === replay.at);
+  }
+  document.body.dataset.step = String(replay.at);
+}
+
+function go(at) {
+  const last = replay.match.steps.length - 1;
+  replay.at = Math.max(0, Math.min(last, at));
+  drawStep();
+}
+
+// Table speed: the time between two presses as the kernel stamped them; a new deal waits a second.
+function pause(from, to) {
+  const speed = Number(document.getElementById("speed").value) || 1;
+  const gap = from.ts_ns !== null && to.ts_ns !== null && to.round === from.round ? (to.ts_ns - from.ts_ns) / 1e6 : 1000;
+  return Math.max(0, Math.min(gap, 3000)) / speed;
+}
+
+function stop() {
+  clearTimeout(replay.timer);
+  replay.timer = null;
+  text("play", "▶ play");
+}
+
+function play() {
+  if (replay.timer !== null) { stop(); return; }
+  if (replay.at >= replay.match.steps.length - 1) go(0);
+  text("play", "⏸ pause");
+  const next = () => {
+    const steps = replay.match.steps;
+    if (replay.at >= steps.length - 1) { stop(); return; }
+    replay.timer = setTimeout(() => { go(replay.at + 1); next(); }, pause(steps[replay.at], steps[replay.at + 1]));
+  };
+  next();
+}
+
+const RACE_COLUMNS = ["#", "round", "seat", "its press", "won by", "winner's press", "Δ (" + US + ")",
+  "window / ε (" + US + ")", "decision", "why", "step"];
+
+function races(match) {
+  const table = document.getElementById("race-table");
+  table.replaceChildren(row(RACE_COLUMNS, "th"));
+  for (const r of match.races) {
+    const jump = el("button", "jump", r.step === null ? "–" : String(r.step + 1));
+    jump.type = "button";
+    if (r.step !== null) jump.addEventListener("click", () => { stop(); go(r.step); });
+    const tr = row([String(r.n), String(r.round), "seat " + r.seat, ms(r.loser_ts_ns),
+      r.by_seat ? "seat " + r.by_seat : (r.kind === "false_start" ? "go" : ""),
+      r.kind === "false_start" ? ms(r.go_ns) : ms(r.winner_ts_ns),
+      r.delta_us === undefined ? "" : String(r.delta_us),
+      (r.window_us === null ? "?" : r.window_us) + " / " + (r.epsilon_us === null ? "?" : r.epsilon_us),
+      r.kind.replace("_", " "), r.reason, jump]);
+    RACE_COLUMNS.forEach((name, i) => { tr.children[i].dataset.label = name; });  // a phone's stacked rows
+    tr.children[6].className = "delta";
+    tr.children[9].className = "reason";
+    tr.dataset.kind = r.kind;
+    if (r.step !== null) tr.dataset.step = String(r.step);
+    table.appendChild(tr);
+  }
+  if (!match.races.length) {
+    const none = row(["no contested press and no false start in this match"]);
+    none.firstChild.colSpan = 11;
+    table.appendChild(none);
+  }
+}
+
+function scores(match) {
+  if (!match.rounds.length) return [];
+  const table = el("table", "scores");
+  table.appendChild(row(["round", ...match.seats.map((s) => "seat " + s)], "th"));
+  for (const r of match.rounds) table.appendChild(row([String(r.round), ...r.scores.map(signed)]));
+  return [el("h2", "", "Scores by seat"), table];
+}
+
+async function showMatch() {
+  const id = location.pathname.split("/").pop();
+  let match;
+  try {
+    match = await fetchJson("/api/matches/" + encodeURIComponent(id));
+  } catch (err) {
+    text("problem", "cannot show match " + id + ": " + err.message);
+    return;
+  }
+  replay.match = match;
+  document.body.dataset.game = match.game;
+  text("game", (GAME_NAMES[match.game] || match.game) + " · match " + match.match);
+  text("facts", match.players + " players at seats " + match.seats.join(", ") + " · started " + when(match.started) +
+    (match.winners ? " · won by seat " + match.winners.join(" and ") : "") +
+    (match.set_aside ? " · set aside: " + match.set_aside : ""));
+  document.getElementById("download").href = "/api/matches/" + encodeURIComponent(id) + "/journal.json";
+  document.getElementById("download").setAttribute("download", "match-" + match.match + ".json");
+  text("problem", match.problem || "");
+  const scrub = document.getElementById("scrub");
+  scrub.max = String(Math.max(0, match.steps.length - 1));
+  scrub.addEventListener("input", () => { stop(); go(Number(scrub.value)); });
+  document.getElementById("first").addEventListener("click", () => { stop(); go(0); });
+  document.getElementById("back").addEventListener("click", () => { stop(); go(replay.at - 1); });
+  document.getElementById("forward").addEventListener("click", () => { stop(); go(replay.at + 1); });
+  document.getElementById("last").addEventListener("click", () => { stop(); go(match.steps.length - 1); });
+  document.getElementById("play").addEventListener("click", play);
+  fill("results", ...scores(match));
+  races(match);
+  go(0);
+  window.historyReady = true;
+}
+
+if (document.body.dataset.page === "history") showMatches();
+if (document.body.dataset.page === "match") showMatch();

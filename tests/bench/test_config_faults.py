@@ -1,0 +1,33 @@
+"""`table-host bench faults`' configuration part (bench/config_faults.py) counts what it claims."""
+
+from __future__ import annotations
+
+from firmware_host.bench.config_faults import config_faults, config_faults_text, mutants
+
+ROOT_KINDS = ["binary garbage", "dangling link", "deep nesting", "huge integers", "missing --config",
+              "unsearchable directory", "wrong encodings"]
+
+
+def test_every_kind_is_tried_every_way_and_nothing_is_a_traceback() -> None:
+    f = config_faults(kills=4)
+    assert f["kinds"] == ROOT_KINDS and f["unsearchable_not_run"] == ""
+    files = sum(len(v) for v in mutants(b"a = 1\n").values())
+    assert f["tried"] == 3 * files + 4 + 4 + 1  # three ways each, the link four, the directory four, --config
+    assert (f["traceback"], f["wrong"], f["tracebacks"]) == (0, 0, [])
+    assert f["remember_kills"]["kills"] == 4 and f["remember_kills"]["broken"] == 0
+    assert f["remember_kills"]["stale_left"] == 0 and f["meets_target"]
+    text = "\n".join(config_faults_text(f))
+    assert f"{f['tried']} reads" in text and "tracebacks 0 (target 0)" in text
+
+
+def test_a_traceback_is_counted_and_said_in_one_line(monkeypatch) -> None:
+    from firmware_host.bench import config_faults as bench
+
+    def crashes(_path: object) -> None:
+        raise KeyError("inputs")
+
+    monkeypatch.setattr(bench, "load_config", crashes)
+    tally = bench.Tally()
+    tally.attempt("huge integers", lambda: (bench.load_config("x"), "loaded")[1])
+    assert tally.kinds["huge integers"]["traceback"] == 1
+    assert tally.tracebacks == ["huge integers: KeyError: 'inputs'"]

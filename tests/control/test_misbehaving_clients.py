@@ -1,0 +1,268 @@
+"""Clients that misbehave on the control socket: issue 22, items 8 and 9 (a request's whole
+deadline, connections per user, a handler kept for admins; a peer gone or not reading, requests
+waiting on one connection bounded)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import queue
+import shutil
+import socket
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from plumbing import request_owner, served_table
+
+from firmware_host.control import server as control
+from firmware_host.control.client import ask
+from firmware_host.control.server import ControlServer, Request
+from firmware_host.game.table import Table
+
+NOBODY = 65534
+as_root = pytest.mark.skipif(os.geteuid() != 0, reason="a read-only peer needs root to become nobody")
+
+
+@pytest.fixture
+def open_dir() -> Iterator[Path]:
+    """A directory anyone may reach: the daemon's own checks are what is tested."""
+    where = Path(tempfile.mkdtemp(prefix="table-clients-"))
+    where.chmod(0o755)
+    yield where
+    shutil.rmtree(where)
+
+
+def as_nobody(work: Callable[[], Any]) -> Any:
+    """`work()` in a forked child that is nobody with no groups (a read-only peer); its result
+    (JSON) comes back through a pipe."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(read)
+            os.setgroups([])
+            os.setresgid(NOBODY, NOBODY, NOBODY)
+            os.setresuid(NOBODY, NOBODY, NOBODY)
+            os.write(write, json.dumps(work()).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as f:
+        said = f.read()
+    os.waitpid(pid, 0)
+    return json.loads(said)
+
+
+def lines_until_closed(conn: socket.socket, timeout: float = 10.0) -> list[dict]:
+    conn.settimeout(timeout)
+    data = b""
+    try:
+        while chunk := conn.recv(65536):
+            data += chunk
+    except ConnectionResetError:  # closed with requests of ours unread: after what it sent
+        pass
+    return [json.loads(line) for line in data.splitlines() if line]
+
+
+def test_a_request_has_a_whole_deadline_however_its_bytes_trickle(open_dir: Path, monkeypatch) -> None:
+    """Slowloris: the idle limit was per receive, so a byte every 2 s held a handler for good."""
+    monkeypatch.setattr(control, "REQUEST_S", 0.6)
+    with served_table(open_dir / "control.sock", Table(4)):
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+            conn.connect(str(open_dir / "control.sock"))
+            start = time.monotonic()
+            conn.settimeout(0.1)
+            closed = False
+            for byte in b'{"cmd": "status", "pad": "' + b"x" * 100:  # a byte every 0.1 s, never a newline
+                try:
+                    conn.sendall(bytes([byte]))
+                    conn.recv(4096)  # an error line or the end: either way, closed
+                except TimeoutError:
+                    continue
+                except OSError:
+                    pass
+                closed = True
+                break
+            took = time.monotonic() - start
+        assert closed and 0.5 < took < 2.0, took
+        assert ask({"cmd": "status"}, open_dir / "control.sock")["ok"]
+
+
+def test_a_request_that_arrives_whole_in_time_is_answered_however_it_was_cut(open_dir: Path) -> None:
+    with served_table(open_dir / "control.sock", Table(4)), \
+            socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        conn.connect(str(open_dir / "control.sock"))
+        for part in (b'{"cmd": ', b'"status"}\n{"cmd": "st', b'atus"}\n'):
+            conn.sendall(part)
+            time.sleep(0.05)
+        conn.shutdown(socket.SHUT_WR)  # said all it will say: still answered
+        first, second = lines_until_closed(conn)
+    assert first["ok"] and first["phase"] == "attract" and second == first
+
+
+@as_root
+def test_a_read_only_user_has_a_few_connections_and_root_is_not_counted(open_dir: Path) -> None:
+    sock = open_dir / "control.sock"
+    with served_table(sock, Table(4)):
+        sock.chmod(0o666)
+
+        def crowd() -> list[Any]:
+            conns = [socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) for _ in range(control.PER_PEER + 2)]
+            said = []
+            for conn in conns:
+                conn.connect(str(sock))
+                conn.settimeout(0.5)
+                try:
+                    said.append(json.loads(conn.recv(4096) or b"null"))
+                except TimeoutError:
+                    said.append("open")
+            statuses = [ask({"cmd": "status"}, sock)["ok"] for _ in range(2)]  # a fifth: refused
+            for conn in conns:
+                conn.close()
+            return [said, statuses, ask({"cmd": "status"}, sock)["ok"]]
+
+        said, refused_meanwhile, after = as_nobody(crowd)
+        roots = [socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) for _ in range(control.PER_PEER + 2)]
+        for conn in roots:
+            conn.connect(str(sock))
+        assert all(ask({"cmd": "status"}, sock)["ok"] for _ in range(3))  # root: no share to exceed
+        for conn in roots:
+            conn.close()
+    refusal = {"ok": False, "error": f"{control.PER_PEER} connections from one user at once at most"}
+    assert said == ["open"] * control.PER_PEER + [refusal, refusal]
+    assert refused_meanwhile == [False, False] and after is True
+
+
+@as_root
+def test_an_admin_is_answered_while_read_only_peers_hold_every_other_handler(
+        open_dir: Path, monkeypatch) -> None:
+    """A table that takes its time over the read-only peers' requests (each waits its full
+    answer time): the handler kept for admins still serves root at once."""
+    monkeypatch.setattr(control, "PER_PEER", 3 * control.HANDLERS)
+    monkeypatch.setattr(control, "REPLY_TIMEOUT_S", 3.0)
+    requests: queue.SimpleQueue[Request] = queue.SimpleQueue()
+    sock = open_dir / "control.sock"
+    server = ControlServer(sock, requests)
+    sock.chmod(0o666)
+    held: list[Request] = []
+
+    def table(request: Request) -> None:
+        if "uid 0 " in request.peer:
+            request.reply({"ok": True, "phase": "attract"})
+        else:
+            held.append(request)  # never answered: its handler waits REPLY_TIMEOUT_S
+
+    def attack() -> int:
+        conns = [socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) for _ in range(2 * control.HANDLERS)]
+        for conn in conns:
+            conn.connect(str(sock))
+            conn.sendall(b'{"cmd": "status"}\n')
+        time.sleep(2.0)  # root asks meanwhile
+        for conn in conns:
+            conn.close()
+        return len(conns)
+
+    with request_owner(requests, table):
+        try:
+            attacker = threading.Thread(target=as_nobody, args=(attack,))
+            attacker.start()
+            deadline = time.monotonic() + 5
+            while len(held) < control.HANDLERS - control.ADMIN_HANDLERS and time.monotonic() < deadline:
+                time.sleep(0.01)
+            assert len(held) == control.HANDLERS - control.ADMIN_HANDLERS  # every other handler is waiting
+            start = time.monotonic()
+            assert ask({"cmd": "status"}, sock, timeout=5.0)["ok"]
+            assert time.monotonic() - start < 1.0
+            attacker.join()
+        finally:
+            server.close()
+
+
+def test_requests_of_a_peer_that_has_gone_are_not_worked_on(open_dir: Path) -> None:
+    """Eight clients pipelined requests and left: the table served them for minutes after."""
+    served: list[float] = []
+    requests: queue.SimpleQueue[Request] = queue.SimpleQueue()
+    sock = open_dir / "control.sock"
+    server = ControlServer(sock, requests)
+
+    def slow_table(request: Request) -> None:
+        time.sleep(0.2)
+        served.append(time.monotonic())
+        request.reply({"ok": True})
+
+    with request_owner(requests, slow_table):
+        try:
+            for _ in range(4):
+                with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+                    conn.connect(str(sock))
+                    conn.sendall(b'{"cmd": "status"}\n' * control.PIPELINE)
+            time.sleep(1.5)  # all 32 served would take 6.4 s
+            # What was being answered when each left may finish; nothing more of theirs.
+            assert len(served) <= 4, len(served)
+            start = time.monotonic()
+            assert ask({"cmd": "status"}, sock, timeout=5.0)["ok"]
+            assert time.monotonic() - start < 1.0
+        finally:
+            server.close()
+
+
+def test_requests_piled_on_one_connection_close_it_with_an_error_said_once(open_dir: Path, caplog) -> None:
+    caplog.set_level(logging.WARNING, logger="table_host.control")
+    sock = open_dir / "control.sock"
+    too_many = control.PIPELINE + 20
+    with served_table(sock, Table(4)):
+        for _ in range(3):
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+                conn.connect(str(sock))
+                conn.sendall(b'{"cmd": "status"}\n' * too_many)
+                answers = lines_until_closed(conn)
+            assert len(answers) < too_many
+            error = (f"more than {control.PIPELINE} requests or {control.MAX_LINE} bytes waiting on this "
+                     "connection")
+            assert answers[-1] == {"ok": False, "error": error}
+            assert all(a["ok"] for a in answers[:-1])
+        assert ask({"cmd": "status"}, sock)["ok"]
+    said = [r.getMessage() for r in caplog.records if "bytes waiting on one connection" in r.getMessage()]
+    assert len(said) == 1 and said[0].startswith("pid ") and "uid 0" in said[0]
+
+
+def test_an_answer_not_read_in_time_ends_the_connection() -> None:
+    """The send deadline: what a connection owes is due from the moment its answer is ready."""
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    with a, b:
+        conn = control._Connection(a, None, False, 100.0)
+        assert conn.deadline() == (100.0 + control.IDLE_S, "")  # nothing asked: the idle limit
+        conn.out, conn.sending_since = b'{"ok": true}\n', 200.0
+        assert conn.deadline() == (200.0 + control.SEND_S, "did not read its answer")
+        conn.partial, conn.started = b'{"cmd"', 201.0
+        assert conn.deadline() == (200.0 + control.SEND_S, "did not read its answer")
+        conn.out = b""
+        slow = f"sent no whole request in {control.REQUEST_S:g} s"
+        assert conn.deadline() == (201.0 + control.REQUEST_S, slow)
+
+
+@as_root
+def test_bench_faults_probes_an_admin_through_both_attacks_and_stops_the_table_while_it_starts() -> None:
+    from firmware_host.bench.client_faults import ATTACKS, client_attacks, client_text, sigterm_at_start
+
+    attacks = client_attacks(2.0)
+    for kind in ATTACKS:
+        k = attacks[kind]
+        assert k["probes"] >= 20 and k["missed"] == 0 and k["answered"] == k["probes"], (kind, k)
+        assert k["attacker"]["connections"] > 0 and k["alive_after"]
+    assert attacks["meets_target"]
+    starting = sigterm_at_start(3, seed="test")
+    assert starting["runs"] == 3 and starting["lost"] == 0 and starting["failed"] == 0, starting["examples"]
+    assert starting["stopped"] + starting["killed_by_signal"] == 3 and starting["meets_target"]
+    text = "\n".join(client_text({"attacks": attacks, "sigterm": starting}))
+    made = attacks["slowloris"]["attacker"]["connections"]
+    assert f"slowloris (16 read-only peers, 2 s, {made} connections made)" in text
+    assert "missed 0 (target 0)" in text and "answering afterwards yes" in text
+    assert "SIGTERM at random moments of start-up" in text
+    assert "lost 0 (target 0), failed 0 (target 0)" in text

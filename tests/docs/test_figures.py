@@ -1,0 +1,298 @@
+"""Every figure the documents quote that has a source in code agrees with it.
+
+Each row of FIGURES names a document, a phrase (a regular expression over the document with its
+whitespace run together, so a line break never hides a figure) whose groups are the figures, and
+where the figures come from: a constant, a default, a bound read off a live object, the unit
+file, or a measurement (`systemd-analyze security`). A phrase that is no longer in its document
+fails too: the figure was reworded, so its row must follow. `test_a_wrong_figure_is_caught`
+shows the check fails when a document and its source disagree.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+UNIT = ROOT / "systemd" / "table-host.service"
+WORDS = {"five": 5, "forty": 40}
+
+
+class Figure(NamedTuple):
+    doc: str
+    phrase: str
+    source: Callable[[], Sequence[float]]
+    what: str
+
+
+def unit_setting(name: str) -> float:
+    """`Name=VALUE` from the unit, its number (256M is 256)."""
+    value = re.search(rf"^{name}=(\S+)$", UNIT.read_text(), flags=re.M)
+    assert value, f"{UNIT.name} has no {name}="
+    return float(re.match(r"[\d.]+", value[1])[0])  # type: ignore[index]
+
+
+def exposure() -> float:
+    """The unit's exposure as systemd-analyze rates it, measured now."""
+    analyze = shutil.which("systemd-analyze")
+    assert analyze, "systemd-analyze (Debian's systemd package) is needed to measure the unit's exposure"
+    out = subprocess.run([analyze, "security", "--offline=true", "--no-pager", str(UNIT)],
+                         capture_output=True, text=True, timeout=120).stdout
+    found = re.search(r"Overall exposure level for table-host\.service: ([\d.]+)", out)
+    assert found, out[-2000:]
+    return float(found[1])
+
+
+def default_of(prog: str, sub: str, dest: str) -> Any:
+    from firmware_host.cli import ctl, host
+    from firmware_host.cli.completion import action_of
+
+    parser = {"table-host": host.build_parser, "tablectl": ctl.build_parser}[prog]()
+    action = action_of(parser, sub, dest)
+    assert action is not None, f"{prog} {sub} has no {dest}"
+    return action.default
+
+
+def kept(append: Callable[[int], None], items: Callable[[], Sequence[Any]], times: int = 5000) -> int:
+    """How many a record keeps: append more than it may, count what is left."""
+    for i in range(times):
+        append(i)
+    return len(items())
+
+
+def table_notices() -> int:
+    import logging
+
+    from firmware_host.game.table import Table
+
+    quiet = logging.getLogger("tests.figures.quiet")
+    quiet.propagate = False
+    table = Table(2)
+    return kept(lambda i: table._note(f"notice {i}", to=quiet), lambda: table.notices)
+
+
+def buzzer_heard() -> int:
+    from firmware_host.devices.buzzer import BuzzerPlayer
+
+    buzzer = BuzzerPlayer(None, None)
+    return kept(lambda _: buzzer.play("go"), lambda: buzzer.heard)
+
+
+def referee_bounds() -> tuple[int, int, int]:
+    from firmware_host.game.arbiter import Arbiter
+    from firmware_host.game.catalog import new_match
+    from firmware_host.game.referee import Referee
+
+    arbiter = Arbiter()
+    referee = Referee(new_match("classic", 2, 1), arbiter)
+    return arbiter.decisions.maxlen, referee.contests.maxlen, referee.notices.maxlen  # type: ignore[return-value]
+
+
+def constants(module: str, *names: str, scale: float = 1) -> Callable[[], list[float]]:
+    def read() -> list[float]:
+        import importlib
+
+        found = importlib.import_module(module)
+        return [getattr(found, name) / scale if scale != 1 else getattr(found, name) for name in names]
+
+    return read
+
+
+def config_defaults(*fields: str) -> Callable[[], list[float]]:
+    def read() -> list[float]:
+        from firmware_host.config.schema import TableConfig
+
+        values = []
+        for field in fields:
+            section, name = field.split(".")
+            model = TableConfig.model_fields[section].annotation
+            values.append(model.model_fields[name].default)  # type: ignore[union-attr]
+        return values
+
+    return read
+
+
+def fault_default(name: str) -> Any:
+    """A default of `bench_faults` that the command line does not set."""
+    import inspect
+
+    from firmware_host.bench.faults import bench_faults
+
+    return inspect.signature(bench_faults).parameters[name].default
+
+
+def startup_targets() -> list[float]:
+    from firmware_host.bench.startup import TARGETS
+
+    return [TARGETS[k] for k in ("tablectl_status_cpu_ms", "tablectl_status_human_cpu_ms", "version_cpu_ms",
+                                 "daemon_ready_cpu_s")]
+
+
+def result_hold_s() -> list[float]:
+    from firmware_host.game.table import Timing
+
+    return [Timing().result_hold_ns / 1e9]
+
+
+DAEMON = "docs/daemon.md"
+PINS, OLED = "firmware_host.devices.emulated.pins", "firmware_host.devices.emulated.oled"
+TABLE, STORE = "firmware_host.game.table", "firmware_host.service.store"
+SERVER = "firmware_host.control.server"
+SOAK = "firmware_host.bench.soak"
+FIGURES = [
+    # docs/daemon.md: what the daemon keeps (Memory over weeks)
+    Figure(DAEMON, r"the PWM settings lgpio is handed \| the first state and the newest (\d+) \|",
+           constants(PINS, "HISTORY"), "emulated pin history"),
+    Figure(DAEMON, r"`RecordingInterface`\) \| the driver's start-up and the newest (\d+) transfers",
+           constants(OLED, "RECORDED"), "emulated OLED transfers"),
+    Figure(DAEMON, r"the buzzer's cues asked for and tunes played \| the newest (\d+) \|",
+           lambda: [buzzer_heard()], "buzzer cues kept"),
+    Figure(DAEMON, r"the table's notices / input trace \(`tablectl inputs`\) \| (\d+) / (\d+) \|",
+           lambda: [table_notices(), *constants(TABLE, "TRACE_LEN")()], "table notices and input trace"),
+    Figure(DAEMON, r"the referee's contests and notices \| (\d+) / (\d+) / (\d+), per match",
+           referee_bounds, "arbiter and referee records"),
+    Figure(DAEMON, r"the store's journal position per match \| the newest (\d+) matches",
+           constants(STORE, "KEPT_COUNTS"), "journal positions kept"),
+    Figure(DAEMON, r"SQLite's page cache \| (\d+) KiB",
+           constants("firmware_host.service.storage", "CACHE_KIB"), "SQLite page cache"),
+    Figure(DAEMON, r"`views/font.py`\) \| (\d+) strings",
+           constants("firmware_host.views.font", "TEXTS_KEPT"), "text masks kept"),
+    Figure(DAEMON, r"the control socket's handler threads \| (\d+), all started with the daemon",
+           constants(SERVER, "HANDLERS"), "handler threads"),
+    # the soak
+    Figure(DAEMON, r"`table-host bench soak \[--minutes N\] \[--warm-up M\] \[--json\]` \((\d+) minutes "
+                   r"and a (\d+)-minute warm-up by default",
+           lambda: [default_of("table-host", "bench", "minutes"),
+                    default_of("table-host", "bench", "warm_up")], "soak minutes"),
+    Figure(DAEMON, r"Every (\d+) s it reads the daemon's `/proc/PID/status`",
+           constants(SOAK, "SAMPLE_S"), "soak sampling"),
+    Figure(DAEMON, r"`RssShmem` each grow less than (\d+) MB an hour after the warm-up",
+           constants(SOAK, "TARGET_MB_PER_HOUR"), "soak target"),
+    # systemd
+    Figure(DAEMON, r"`SCHED_FIFO` at priority (\d+), below",
+           constants("firmware_host.system.realtime", "PRIORITY"), "real-time priority"),
+    Figure(DAEMON, r"The unit grants it with `LimitRTPRIO=(\d+)`",
+           lambda: [unit_setting("LimitRTPRIO")], "the unit's LimitRTPRIO"),
+    Figure(DAEMON, r"Limits: `MemoryMax=(\d+)M` and `TasksMax=(\d+)`",
+           lambda: [unit_setting("MemoryMax"), unit_setting("TasksMax")], "the unit's limits"),
+    Figure(DAEMON, r"The sandbox: its exposure, as `systemd-analyze security` rates it, is \*\*([\d.]+)\*\*",
+           lambda: [exposure()], "the unit's exposure (measured)"),
+    # configuration
+    Figure(DAEMON, r"a file over (\d+) MiB \(not read whole\)",
+           constants("firmware_host.config.load", "MAX_CONFIG_BYTES", scale=1 << 20), "configuration size"),
+    Figure(DAEMON, r"mutates the 4-seat wiring file (\d+) times \(`--configs N`",
+           lambda: [default_of("table-host", "bench", "configs")], "bench faults configs"),
+    Figure(DAEMON, r"A round's or match's result stays at least (\d+) s however hard anyone slaps",
+           result_hold_s, "result hold"),
+    # tablectl and the socket
+    Figure(DAEMON, r"what reached the engine: the last (\d+) clean input events",
+           constants(TABLE, "TRACE_LEN"), "tablectl inputs"),
+    Figure(DAEMON, r"`--timeout` (\d+) s a control by default, above 0 and at most (\d+)",
+           lambda: [default_of("tablectl", "selftest", "timeout"),
+                    *constants("firmware_host.control.protocol", "SELFTEST_MAX_TIMEOUT_S")()],
+           "selftest timeout"),
+    Figure(DAEMON, r"and (\d+) handler threads take complete requests to the table; the socket's backlog "
+                   r"holds (\d+) connections",
+           constants(SERVER, "HANDLERS", "BACKLOG"), "socket under load"),
+    Figure(DAEMON, r"A request must arrive whole within (\d+) s of its first byte \(a byte now and then does "
+                   r"not keep it open\); a connection that asks nothing for (\d+) s is closed",
+           constants(SERVER, "REQUEST_S", "IDLE_S"), "socket deadlines"),
+    Figure(DAEMON, r"the control socket's connections \| (\d+) at once, (\d+) of them per user that is "
+                   r"not an admin; (\d+) requests \((\d+) KiB\) waiting on one connection",
+           lambda: [*constants(SERVER, "MAX_CONNECTIONS", "PER_PEER", "PIPELINE")(),
+                    *constants(SERVER, "MAX_LINE", scale=1024)()], "socket limits"),
+    Figure(DAEMON, r"for up to (\d+) s before it says it cannot reach the daemon",
+           constants("firmware_host.control.client", "CONNECT_WAIT_S"), "tablectl connect wait"),
+    Figure(DAEMON, r"gets (\d+) garbage messages, each on a connection of its own: random bytes, "
+                   r"JSON cut short, lines past the (\d+) KiB limit",
+           lambda: [fault_default("garbage"), *constants(SERVER, "MAX_LINE", scale=1024)()],
+           "garbage messages and the line limit"),
+    Figure(DAEMON, r"Then (\d+) `tablectl status` \(the real client, (\d+) processes\) start at once",
+           lambda: [fault_default("clients")] * 2, "concurrent tablectl status"),
+    Figure(DAEMON, r"`tablectl` polls `status` (\w+) times a second",
+           lambda: [1 / constants("firmware_host.cli.ctl", "POLL_S")()[0]], "selftest polling"),
+    # other documents
+    Figure("docs/led-protocol.md", r"counts the whole block, (\d+) to (\d+) bytes",
+           lambda: [8, *constants("firmware_host.devices.displays.ledproto", "MAX_BLOCK")()],
+           "LED block length"),
+    Figure("docs/displays.md", r"retried after ([\d.]+) s, [\d.]+ s, … up to (\d+) s",
+           constants("firmware_host.devices.displays.oled", "BACKOFF_FIRST_S", "BACKOFF_MAX_S"),
+           "display retries"),
+    Figure("docs/persistence.md", r"tries again after ([\d.]+) s, doubling the pause up to (\d+) s",
+           lambda: list(constants(STORE, "RETRY_S")()[0]), "store retries"),
+    Figure("docs/persistence.md", r"at most ([\d,]+) journal rows are held \(`HELD_ACTIONS_MAX`",
+           constants(STORE, "HELD_ACTIONS_MAX"), "rows held on a full disk"),
+    Figure("docs/rules-engine.md", r"Ligretto ≥ ([\d,]+) rounds/s, and Domino within (\d+) times Ligretto's",
+           constants("firmware_host.bench.engine", "ENGINE_TARGET_ROUNDS_PER_S", "DOMINO_TARGET_RATIO"),
+           "engine targets"),
+    Figure("docs/fairness.md", r"every change in the next (\d+) ms \(`inputs.debounce_ms`\)",
+           config_defaults("inputs.debounce_ms"), "debounce"),
+    Figure("docs/rules.md", r"The referee waits (\d+) ms after a press \(`arbiter.window_ms`, (\d+)\)",
+           config_defaults("arbiter.window_ms", "arbiter.window_ms"), "arbiter window"),
+    Figure("README.md", r"of `tablectl --json status` against a running emulated daemon "
+                        r"\(target ≤ (\d+) ms\), of `tablectl status`, its rich tables \(≤ (\d+) ms\), "
+                        r"of `table-host --version` \(≤ (\d+) ms\), and of the daemon `run --ui none` until "
+                        r"it says READY=1 on a notify socket the bench listens on \(≤ ([\d.]+) s\)",
+           startup_targets, "startup targets"),
+    Figure("README.md", r"for N minutes \((\d+) by default\): RssAnon, RssFile and RssShmem at the start, "
+                        r"after an M-minute warm-up \((\d+) at most and by default\) and at the end, "
+                        r"each one's growth after the warm-up in MB an hour "
+                        r"\(target: RssAnon and RssShmem < (\d+)\)",
+           lambda: [default_of("table-host", "bench", "minutes"),
+                    default_of("table-host", "bench", "warm_up"), *constants(SOAK, "TARGET_MB_PER_HOUR")()],
+           "soak in the README"),
+    Figure("README.md", r"N two-seat matches each \((\d+) by default\)",
+           lambda: [default_of("table-host", "bench", "matches")], "bench bots matches"),
+    Figure("README.md", r"for N seeds \((\d+) by default",
+           lambda: [default_of("table-host", "simulate", "seeds")], "sweep seeds"),
+]
+
+
+def number(text: str) -> float:
+    return float(WORDS[text]) if text in WORDS else float(text.replace(",", ""))
+
+
+def disagreements(text: str, figure: Figure) -> list[str]:
+    """What is wrong with one figure in `text` (the document's words, whitespace run together)."""
+    found = re.search(figure.phrase, re.sub(r"\s+", " ", text))
+    if found is None:
+        return [f"{figure.doc}: no longer says /{figure.phrase}/ ({figure.what}): "
+                "reword the row with the document"]
+    quoted = [number(group) for group in found.groups()]
+    source = [float(v) for v in figure.source()]
+    if quoted != source:
+        return [f"{figure.doc}: {figure.what}: the document says {quoted}, the code has {source}"]
+    return []
+
+
+@pytest.mark.parametrize("figure", FIGURES, ids=lambda f: f"{f.doc}: {f.what}")
+def test_the_figure_agrees_with_its_source(figure: Figure) -> None:
+    assert disagreements((ROOT / figure.doc).read_text(encoding="utf-8"), figure) == []
+
+
+def test_a_wrong_figure_is_caught() -> None:
+    """The check can fail: a document that says 2000 where the code keeps 500, or whose phrase has gone."""
+    figure = next(f for f in FIGURES if f.what == "tablectl inputs")
+    text = (ROOT / figure.doc).read_text(encoding="utf-8")
+    wrong = text.replace("the last 500 clean input events", "the last 2000 clean\n  input events")
+    assert disagreements(wrong, figure) == [
+        "docs/daemon.md: tablectl inputs: the document says [2000.0], the code has [500.0]"]
+    assert "no longer says" in disagreements(text.replace("clean input events", "input events"), figure)[0]
+
+
+def test_the_exposure_is_written_once_and_referred_to() -> None:
+    """One figure in one place: the README and the other documents point at docs/daemon.md."""
+    quoted = []
+    for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        text = re.sub(r"\s+", " ", path.read_text(encoding="utf-8"))
+        rated = r"(rates (it|the unit)|exposure[^.]{0,60}is) \**\d\.\d"
+        quoted += [path.name for _ in re.finditer(rated, text)]
+    assert quoted == ["daemon.md"]
+    assert re.search(r"`systemd-analyze security` exposure, measured: `docs/daemon.md`",
+                     re.sub(r"\s+", " ", (ROOT / "README.md").read_text()))

@@ -1,0 +1,176 @@
+"""Reloads and starts on configuration files as a hostile operator or file system leaves them
+(issue 22, items 4-7): the daemon answers, keeps what runs, falls back to the last good copy, and
+that copy is always a whole valid file, even while someone rewrites table.toml under it."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from plumbing import DaemonProcess, configured_daemon
+
+from firmware_host.config import ConfigError, last_good_path, load_config, remember_good
+from firmware_host.game.table import Table
+from firmware_host.service.configuration import Configuration
+from firmware_host.service.loop import Loop
+
+ROOT = Path(__file__).resolve().parents[2]
+TEMPLATE = (ROOT / "systemd" / "table.toml.example").read_bytes()
+HUGE = TEMPLATE.replace(b"window_ms = ", b"window_ms = " + b"9" * 5000 + b"#", 1)
+NOBODY = 65534
+
+
+class Quiet:
+    def send(self, *_lines: str) -> None:
+        pass
+
+
+# ---------------------------------------------------------------- 6. the last good copy in a race
+
+
+def test_the_last_good_copy_is_always_valid_while_table_toml_is_rewritten_during_reloads(dirs: Path) -> None:
+    """A writer rewrites table.toml in place (truncate, then two writes: what an editor without
+    atomic saves does) while reload threads read it and a sampler reads last-good.toml."""
+    path = dirs / "table.toml"
+    path.write_bytes(TEMPLATE)
+    other = TEMPLATE.replace(b"window_ms = ", b"window_ms = 1", 1)
+    configuration = Configuration(Loop(), load_config(path), path, Table(4), Quiet(), lambda: "",
+                                  remember_good)
+    remember_good(TEMPLATE)
+    stop = threading.Event()
+    counts = {"samples": 0, "invalid": 0, "loaded": 0, "refused": 0}
+    invalid: list[str] = []
+
+    def writer() -> None:
+        n = 0
+        while not stop.is_set():
+            data = (TEMPLATE, other)[n % 2]
+            with open(path, "wb") as f:
+                f.write(data[: len(data) // 2])
+                f.flush()
+                f.write(data[len(data) // 2:])
+            n += 1
+
+    def reloader() -> None:
+        while not stop.is_set():
+            read = configuration.read()
+            counts["refused" if isinstance(read, ConfigError) else "loaded"] += 1
+
+    def sampler() -> None:
+        while not stop.is_set():
+            counts["samples"] += 1
+            try:
+                load_config(last_good_path())
+            except ConfigError as exc:
+                counts["invalid"] += 1
+                invalid.append(str(exc)[:120])
+
+    threads = [threading.Thread(target=t, daemon=True) for t in (writer, reloader, reloader, sampler)]
+    for t in threads:
+        t.start()
+    time.sleep(3.0)
+    stop.set()
+    for t in threads:
+        t.join(10)
+    assert counts["loaded"] > 0 and counts["refused"] > 0, counts  # the race was run: both were seen
+    assert counts["samples"] > 50 and counts["invalid"] == 0, (counts, invalid[:3])
+    assert last_good_path().read_bytes() in (TEMPLATE, other)
+    assert [p.name for p in last_good_path().parent.iterdir() if p.name.startswith(".")] == []
+
+
+# ---------------------------------------------------------------- 5. a directory nobody may search, for real
+
+
+def test_a_directory_that_may_not_be_searched_at_start_and_at_reload() -> None:
+    """For real: as root, the bench's child runs as nobody with no capability (CAP_DAC_OVERRIDE
+    would search anything); as anyone else, as themselves."""
+    from firmware_host.bench.config_faults import NOBODY_CHILD, TEMPLATE, as_nobody, closed_directory
+    from firmware_host.bench.harness import DAEMON, daemon_env
+
+    with closed_directory() as top:
+        path = top / "etc" / "table.toml"
+        said = f"{path}: cannot look for it: {top / 'etc'} may not be searched (permission denied)"
+        run = as_nobody(DAEMON[1:], daemon_env(top))
+        assert run.returncode == 2, run.stderr
+        assert said in run.stderr and "Traceback" not in run.stderr
+        assert len(run.stderr.strip().splitlines()) == 1
+        child = as_nobody(["-c", NOBODY_CHILD, str(path), str(TEMPLATE)], daemon_env(top))
+        assert child.returncode == 0, child.stderr
+        assert json.loads(child.stdout) == {
+            "start": {"error": said},  # no last good copy: refused, in one line
+            "reload": {"reloaded": False, "problems": [said], "kept": True},
+            "start with a copy": {"problem": f"configuration invalid, running the last good one: {said}",
+                                  "seats": len(load_config(TEMPLATE).inputs.seats)}}
+
+
+# ---------------------------------------------------------------- 4, 7. through the real daemon and tablectl
+
+
+def test_a_named_config_that_does_not_exist_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    env = {**os.environ, "STATE_DIRECTORY": str(tmp_path / "state"), "RUNTIME_DIRECTORY": str(run),
+           "TABLE_HOST_SOCKET": str(run / "control.sock")}
+    missing = tmp_path / "no" / "such.toml"
+    result = subprocess.run([sys.executable, "-m", "firmware_host", "run", "--config", str(missing),
+                             "--ui", "none"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].endswith(f"{missing}: no such file (named by --config)"), lines
+
+
+@pytest.fixture
+def daemon(tmp_path: Path) -> Iterator[DaemonProcess]:
+    proc = configured_daemon(tmp_path, TEMPLATE)
+    yield proc
+    proc.close()
+
+
+def test_a_huge_integer_is_refused_by_reload_and_check_and_a_start_runs_the_last_good_copy(
+        daemon: DaemonProcess, tmp_path: Path) -> None:
+    config = tmp_path / "etc" / "table.toml"
+    daemon.start()
+    config.write_bytes(HUGE)
+    line = HUGE[: HUGE.index(b"9" * 5000)].count(b"\n") + 1
+    problem = f"{config}:{line}: an integer of more than 4300 digits"
+    answer = daemon.ctl("config", "reload")
+    assert answer == {"ok": True, "reloaded": False, "problems": [problem]}
+    daemon.wait_for("READY=1")  # said after the reload: not to be taken for the next start's
+    assert daemon.ctl("config", "get", "arbiter.window_ms")["value"] == load_config(
+        tmp_path / "state" / "last-good.toml").arbiter.window_ms
+    check = subprocess.run([sys.executable, "-m", "firmware_host.cli.ctl", "config", "check", str(config)],
+                           cwd=ROOT, env=daemon.env, capture_output=True, text=True, timeout=60)
+    assert (check.returncode, check.stdout, check.stderr) == (1, f"{config}: invalid\n",
+                                                              f"tablectl: {problem}\n")
+    daemon.proc.send_signal(signal.SIGTERM)
+    daemon.proc.wait(timeout=10)
+    daemon.start()
+    assert daemon.ctl("status")["warning"] == f"configuration invalid, running the last good one: {problem}"
+    assert (tmp_path / "state" / "last-good.toml").read_bytes() == TEMPLATE
+
+
+def test_a_dangling_link_is_said_at_reload_and_in_status_after_a_start(daemon: DaemonProcess,
+                                                                       tmp_path: Path) -> None:
+    config = tmp_path / "etc" / "table.toml"
+    daemon.start()
+    config.unlink()
+    config.symlink_to(tmp_path / "card" / "table.toml")
+    said = f"{config} is a symbolic link to {tmp_path / 'card' / 'table.toml'}, which does not exist"
+    assert daemon.ctl("config", "reload") == {"ok": True, "reloaded": False, "problems": [said]}
+    daemon.wait_for("READY=1")  # said after the reload: not to be taken for the next start's
+    daemon.proc.send_signal(signal.SIGTERM)
+    daemon.proc.wait(timeout=10)
+    daemon.start()
+    assert daemon.ctl("status")["warning"] == f"configuration invalid, running the last good one: {said}"
+    (tmp_path / "state" / "last-good.toml").unlink()
+    daemon.proc.send_signal(signal.SIGTERM)
+    daemon.proc.wait(timeout=10)
+    daemon.start()  # off systemd, with nothing to fall back on: the built-in build, and why, in status
+    assert daemon.ctl("status")["warning"] == f"{said}, and there is no last good copy"

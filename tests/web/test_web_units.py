@@ -1,0 +1,93 @@
+"""The web view's units: table-web.socket hands port 80 to the service by the name the daemon
+looks for, the kiosk unit runs the browser apt offers, systemd verifies both in a root laid out
+by install.sh (staged, --screen), and uninstall.sh takes them away."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from plumbing import ROOT
+
+from firmware_host.web.listen import NAME
+
+ANALYZE = shutil.which("systemd-analyze")
+UNITS = ROOT / "systemd"
+
+
+def unit_lines(path: Path) -> set[str]:
+    return {line.strip() for line in path.read_text().splitlines() if line and not line.startswith("#")}
+
+
+def test_the_socket_is_port_80_passed_by_the_name_the_daemon_takes() -> None:
+    socket_unit = unit_lines(UNITS / "table-web.socket")
+    assert {"ListenStream=80", f"FileDescriptorName={NAME}", "Service=table-host.service",
+            "IPAddressDeny=any"} <= socket_unit
+    service = unit_lines(UNITS / "table-host.service")
+    assert "Sockets=table-web.socket" in service
+    # The service itself stays off the network: only the passed socket serves.
+    assert {"PrivateNetwork=yes", "IPAddressDeny=any", "RestrictAddressFamilies=AF_UNIX",
+            "CapabilityBoundingSet=", "AmbientCapabilities="} <= service
+
+
+def _install(staged: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "TABLE_HOST": str(Path(sys.executable).parent / "table-host")}
+    return subprocess.run(["bash", str(UNITS / "install.sh"), "--root", str(staged), "--no-pip", *extra],
+                          capture_output=True, text=True, timeout=120, env=env)
+
+
+def test_install_screen_lays_out_the_socket_and_the_kiosk_and_systemd_verifies_them(tmp_path: Path) -> None:
+    assert ANALYZE, "systemd-analyze (Debian's systemd package) is needed to check the units"
+    staged = tmp_path / "root"
+    run = _install(staged, "--screen")
+    assert run.returncode == 0, run.stderr
+    units = staged / "etc/systemd/system"
+    assert (units / "table-web.socket").read_text() == (UNITS / "table-web.socket").read_text()
+    kiosk = (units / "table-screen.service").read_text()
+    assert "@BROWSER@" not in kiosk
+    # apt here offers Debian's chromium (the tests' browser): the unit runs it, in cage, on tty1.
+    assert "ExecStart=/usr/bin/cage -d -s -- /usr/bin/chromium --kiosk" in kiosk
+    assert "http://localhost/big" in kiosk and "User=table-screen" in kiosk and "TTYPath=/dev/tty1" in kiosk
+    # systemd verifies all three in the staged root (with the programs they start in it).
+    for program in ("opt/table-host/venv/bin/table-host", "usr/bin/cage", "usr/bin/chromium"):
+        path = staged / program
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("#!/bin/sh\n")
+        path.chmod(0o755)
+    (staged / "bin").mkdir(exist_ok=True)
+    shutil.copy("/bin/kill", staged / "bin/kill")
+    shutil.copytree("/lib/systemd/system", staged / "usr/lib/systemd/system", symlinks=True)
+    for unit in ("table-host.service", "table-web.socket", "table-screen.service"):
+        result = subprocess.run([ANALYZE, "verify", f"--root={staged}", "--man=no",
+                                 f"/etc/systemd/system/{unit}"], capture_output=True, text=True, timeout=60)
+        assert result.returncode == 0 and result.stdout + result.stderr == "", result.stderr
+    out = subprocess.run(["bash", str(UNITS / "uninstall.sh"), "--root", str(staged)],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    for unit in ("table-host.service", "table-web.socket", "table-screen.service"):
+        assert not (units / unit).exists()
+
+
+def test_without_screen_no_kiosk(tmp_path: Path) -> None:
+    staged = tmp_path / "root"
+    assert _install(staged).returncode == 0
+    assert (staged / "etc/systemd/system/table-web.socket").exists()
+    assert not (staged / "etc/systemd/system/table-screen.service").exists()
+
+
+def test_the_web_section_is_checked_with_one_line_a_problem() -> None:
+    from firmware_host.config import ConfigError, default_config, parse_config
+
+    data = default_config(2).model_dump(mode="json", exclude_none=True)
+    web = parse_config({**data, "web": {"bind": "0.0.0.0", "port": 80, "url": "http://table.local/"}}).web
+    assert (web.bind, web.port, web.url) == ("0.0.0.0", 80, "http://table.local/")
+    for web, says in (({"bind": "localhost"}, "bind must be an IP address"), ({"port": 70000}, "web.port"),
+                      ({"max_clients": 0}, "web.max_clients"), ({"url": "ftp://x"}, "web.url"),
+                      ({"enabled": "yes"}, "web.enabled"), ({"colour": 1}, "web.colour")):
+        with pytest.raises(ConfigError) as refused:
+            parse_config({**data, "web": web})
+        assert says in str(refused.value), str(refused.value)
