@@ -288,8 +288,9 @@ class CrazyRound(RoundBase):
 
 # ---------------------------------------------------------------- the game's entry
 
-CRAZY_ROUNDS = 10
-"""Crazy totals can fall below zero and never reach the target: a match ends after this many rounds."""
+CRAZY_ROUNDS = None
+"""The rulebook has no round cap: by default a match ends only when a total reaches the target.
+`rounds` is a house rule a table may opt into (docs/rules.md, "Ligretto Crazy")."""
 
 
 def crazy_card_name(card: CrazyCard) -> str:
@@ -313,7 +314,8 @@ class CrazyRules(GameRules):
     players = (MIN_PLAYERS, MAX_PLAYERS)
     options: ClassVar[dict[str, OptionSpec]] = {
         "target": OptionSpec(whole(1, 10_000), 100, "the match ends after a round that brings a total here"),
-        "rounds": OptionSpec(whole(1, 1000), CRAZY_ROUNDS, "the match also ends after this many rounds"),
+        "rounds": OptionSpec(whole(1, 1000), CRAZY_ROUNDS,
+                             "house rule, off by default: the match also ends after this many rounds"),
     }
     actions: ClassVar[dict[str, type]] = {"play": PlayCrazy, "discard": DiscardCrazy}
     fields: ClassVar[dict[type, frozenset[str]]] = {
@@ -328,7 +330,9 @@ class CrazyRules(GameRules):
                           **setup)
 
     def is_over(self, match: Any) -> bool:
-        return max(match.totals) >= match.options["target"] or match.rounds_played >= match.options["rounds"]
+        cap = match.options["rounds"]  # a house rule: None unless the table opted in
+        reached = max(match.totals) >= match.options["target"]
+        return reached or (cap is not None and match.rounds_played >= cap)
 
     def sight(self, rnd: Any, seat: Seat) -> Any:
         from .sight import CrazySight

@@ -178,6 +178,14 @@ class CrazySight:
     def pile_tops(self) -> dict[int, int]:
         return {pid: p.top for pid, p in self._r.piles.items()}
 
+    @property
+    def players(self) -> int:
+        return self._r.players
+
+    def pile_sizes(self) -> dict[int, int]:
+        """How many cards each pile holds (a pile's height is plain to see at the table)."""
+        return {pid: len(p.cards) for pid, p in self._r.piles.items()}
+
     def pile_room(self) -> int:
         return self._r.pile_limit - len(self._r.piles)
 
@@ -187,6 +195,12 @@ class CrazySight:
     def won(self) -> int:
         """Cards in this seat's own score pile (it lies in front of the player)."""
         return len(self._r.seats[self.seat].score)
+
+    def laid(self) -> list[int]:
+        """Cards each seat has laid onto the centre piles this round: each seat plays its own
+        colour, so every player sees whose card went down."""
+        size = self._r.spec.size()
+        return [size - len(st.draw) - len(st.hand) - len(st.discard) for st in self._r.seats]
 
 
 Sight = ClassicSight | DiceSight | DominoSight | CrazySight

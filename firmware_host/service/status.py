@@ -49,7 +49,7 @@ class Status:
         table, match = self.table, self.table.match
         if match is not None and table.phase not in (Phase.LOBBY, Phase.ATTRACT):
             o = match.options
-            text += f", round {s['round']}/{o['rounds']}"
+            text += f", round {s['round']}" + (f"/{o['rounds']}" if o.get("rounds") else "")
             text += f", first to {o['target']}" if "target" in o else ""
             seats = table.seat_of_player
             text += " · " + " · ".join(f"seat {seats[p] + 1} {who(table, p, seats[p]).split()[0]} {t:+d}"

@@ -61,3 +61,27 @@ def test_crazy_bots_win_piles_and_take_a_four_with_a_five() -> None:
     action = bot.choose(sight_of(rnd, 0), 0)
     assert isinstance(action, PlayCrazy) and action.card == five and action.pile == 7
     assert not isinstance(action, DiscardCrazy)
+
+
+def test_crazy_bot_makes_a_four_when_a_crazy_card_is_its_five() -> None:
+    """The 4 then the Crazy card as a 5 wins the pile: the bot lays the 4 rather than wait."""
+    from firmware_host.rules.crazy import Pile
+
+    rnd = new_match("crazy", 2, 5).round
+    seat = rnd.seats[0]
+    cards = seat.draw + seat.hand
+    four = next(c for c in cards if c.value == TOP - 1)
+    crazy = next(c for c in cards if c.crazy)
+    one = next(c for c in cards if c.value == 1)
+    three = next(c for c in rnd.seats[1].draw + rnd.seats[1].hand if c.value == 3)
+    low = next(c for c in rnd.seats[1].draw + rnd.seats[1].hand if c.value == 1)
+    rnd.piles.clear()
+    rnd.piles[7] = Pile(7, [(1, three, 3)])
+    rnd.piles[8] = Pile(8, [(1, low, 1)])
+    seat.hand = [four, crazy, one]
+    for level in (Level.INSTANT, Level.HARD):
+        action = Bot(level, random.Random(3)).choose(sight_of(rnd, 0), 0)
+        assert action == PlayCrazy(0, four, 7, None, 0), level
+    assert rnd.apply(PlayCrazy(0, four, 7, None, 1)) is None
+    again = Bot(Level.INSTANT, random.Random(3)).choose(sight_of(rnd, 0), 2)
+    assert isinstance(again, PlayCrazy) and again.card == crazy and again.pile == 7 and again.value == TOP

@@ -25,13 +25,32 @@ K = DominoCard.parse
 S = 1_000_000_000
 
 
-def test_crazy_match_ends_after_its_rounds_even_below_target() -> None:
-    """Totals may drift below zero; the match still ends (rulebook end kept, a round cap added)."""
-    assert parse_options("crazy", 2)["rounds"] == CRAZY_ROUNDS
-    report = simulate("crazy", 2, None, 1, {}, "easy")
-    assert len(report["rounds"]) <= CRAZY_ROUNDS
-    match = new_match("crazy", 2, 1, {"target": 10_000, "rounds": 3})
+def test_crazy_has_no_round_cap_by_default() -> None:
+    """The rulebook ends a match only when a total reaches 100 at the end of a round."""
+    assert CRAZY_ROUNDS is None and parse_options("crazy", 2)["rounds"] is None
+    match = new_match("crazy", 2, 1, {"target": 10_000})
+    bots = make_bots(2, "medium", 1)
+    for _ in range(11):
+        play_round(match, bots, random.Random(1))
+        assert not match.is_over and max(match.totals) < 10_000
+        match.next_round()
+    assert match.rounds_played == 11
+
+
+def test_crazy_round_cap_is_an_opt_in_house_rule() -> None:
+    match = new_match("crazy", 2, 1, {"target": 10_000, "rounds": 2})
+    bots = make_bots(2, "medium", 1)
+    play_round(match, bots, random.Random(1))
     assert not match.is_over
+    match.next_round()
+    play_round(match, bots, random.Random(1))
+    assert match.is_over and match.rounds_played == 2 and max(match.totals) < 10_000
+
+
+def test_medium_crazy_bots_reach_100() -> None:
+    """Bots play well enough that a match between them ends as the rulebook says."""
+    report = simulate("crazy", 3, None, "m0", {}, "medium")
+    assert max(report["totals"]) >= 100 and report["rounds_played"] <= 20
 
 
 def test_crazy_rounds_cannot_be_unlimited() -> None:

@@ -1,4 +1,5 @@
-"""The Crazy bot: win piles with a 5 on a 4, keep finishers, discard what cannot be played."""
+"""The Crazy bot: play every card it can rather than discard it, win piles with a 5 on a 4,
+and set a pile up for its own finisher rather than for the quickest hand."""
 
 from __future__ import annotations
 
@@ -11,43 +12,109 @@ from ...rules.codec import Action
 from ...rules.crazy import BOTTOM, TOP, CrazyCard, DiscardCrazy, PlayCrazy
 from ...rules.sight import CrazySight
 
-_SNIPES = {Level.INSTANT: 1, Level.EASY: 99, Level.MEDIUM: 3, Level.HARD: 1}
-"""How many more of its 4s a bot lets others take than piles it wins before it stops making 4s."""
+FOUR = TOP - 1
+PATIENCE = 2
+"""Looks at a table that stood still before a seat with nothing worth playing discards."""
+WIN = 10.0
+"""A run of hand cards that ends in a 5 on a 4 wins the pile: worth this plus the pile's cards."""
+GIFT = 0.5
+"""A run that leaves a 4 this seat cannot take: the quickest hand with a 5 takes the pile."""
+SPENT = 0.6
+"""A Crazy card laid down other than as a finisher: it could have finished a pile later."""
 
-NOFIN = -1.0
+QUICK = 4
+"""Cards one other seat lays within a second, seen between two of this seat's looks, that no
+person manages (four reactions in a second; a hard bot lays 3 now and then): a masher hammering
+its button. From then on this seat plays the eager way (`_deny`): that hand takes every 4 first."""
+SECOND = 1_000_000_000
 
 
 @dataclass(slots=True)
 class Memory:
-    """What a Crazy bot keeps between decisions."""
+    """What a Crazy bot keeps between looks, over the whole match."""
 
-    four: int | None = None  # the pile this bot last made a 4 on
-    sniped: int = 0  # its 4s someone else took, less the piles it won
-    won: int = 0  # its score pile when it last looked
+    looks: int = 0  # looks in a row that found nothing worth playing
+    laid: list[int] | None = None  # cards each seat had laid at its last look
+    seen: int = 0  # when it last looked (ns)
+    denying: bool = False  # a far quicker hand is at the table: eager play for the whole match
 
 
 def play(bot: Bot, s: CrazySight, now: int) -> Action | None:
-    """Play to win piles: a 5 on a 4 first; never leave a 4 for others unless holding the 5
-    that takes it; keep Crazy cards and 5s as finishers; discard only what cannot be played.
+    """A competent player's judgement: a discarded card is a point lost for certain, a card on a
+    pile is lost only to whoever finishes it.
 
-    Judgement by level: easy climbs greedily (it gifts 4s and plays Crazy cards anywhere);
-    medium and hard keep their finishers and make no 4 (whoever is quickest takes it, and a 4
-    then a 5 are two moves) but wait for others' 4s; hard also spoils a pile others are about
-    to win (a 3 onto a 4 it cannot take)."""
+    Each pile (and a new one, if there is room) is judged by the best run of hand cards that can
+    go onto it one after another: a run ending in a 5 on a 4 wins the pile; otherwise it is
+    worth the cards it gets out of the hand, less a gift when it leaves a 4 for the others and
+    less a little for each Crazy card spent as a bridge. The first card of the best run is
+    played. With no run worth anything the seat waits a few looks for the others' plays to
+    make a card fit, then discards the card least likely to be of use (a Crazy card last).
+    Hard also lays a 3 on a 4 it cannot take, to spoil it. Easy gifts 4s, spends Crazy cards
+    anywhere and waits only one look; every level but instant overlooks cards. Against a far
+    quicker hand every level but easy plays the eager way instead (`_deny`)."""
     hand = s.hand()
     if not hand:
         return None
+    tops = s.pile_tops()
+    easy = bot.level == Level.EASY
+    mem = _remember(bot, s, now)
+    if mem.denying and bot.level in (Level.MEDIUM, Level.HARD):
+        return _deny(bot, s, hand, now)
+    seat = s.seat
+    seen = [c for c in hand if bot.sees()]
+    sizes = s.pile_sizes()
+    last = s.draw_size() == 0  # a card kept now scores as a discarded one
+    spoil = 0.5 if bot.level in (Level.HARD, Level.INSTANT) else 0.0
+    # A pile won now beats a bigger one the others may take first (a plain 5 before a Crazy card).
+    for pid, top in tops.items():
+        for card in sorted((c for c in seen if c.value == TOP or c.crazy), key=lambda c: c.crazy):
+            if top == FOUR:
+                return PlayCrazy(seat, card, pid, TOP if card.crazy else None, now)
+    best: tuple[float, PlayCrazy] | None = None
+    places: list[tuple[int | None, int | None]] = list(tops.items())
+    if s.pile_room() > 0:
+        places.append((None, None))
+    for pid, top in places:
+        size = sizes.get(pid, 0) if pid is not None else 0
+        run = _run(seen, top, size, last or easy)
+        if run is None:
+            continue
+        worth, card, value = run
+        if top == FOUR and value == FOUR - 1:
+            worth += spoil
+        worth += 0.01 * size
+        if worth > 0 and (best is None or worth > best[0]):
+            best = (worth, PlayCrazy(seat, card, pid, value if card.crazy else None, now))
+    if best is not None:
+        mem.looks = 0
+        return best[1]
+    # Nothing worth playing. Each discard brings the round's end nearer for everyone, and the
+    # others' plays may soon make a card fit: wait a few looks (a second each), then discard.
+    mem.looks += 1
+    if mem.looks <= (1 if easy else PATIENCE) and not last:
+        return None
+    mem.looks = 0
+    return DiscardCrazy(seat, min(hand, key=lambda c: _keep(c, hand, tops)), now)
+
+
+def _remember(bot: Bot, s: CrazySight, now: int) -> Memory:
+    """The bot's memory, brought up to date: did another seat lay `QUICK` cards within a
+    second since the last look?"""
     mem = bot.memory.setdefault("crazy", Memory())
+    laid = s.laid()
+    if mem.laid is not None and 0 < now - mem.seen <= SECOND:
+        mem.denying |= any(seat != s.seat and count - then >= QUICK
+                           for seat, (then, count) in enumerate(zip(mem.laid, laid, strict=True)))
+    mem.laid, mem.seen = laid, now
+    return mem
+
+
+def _deny(bot: Bot, s: CrazySight, hand: list[CrazyCard], now: int) -> Action:
+    """Play against a hand far quicker than ours: whatever we lay down it finishes, so make no 4,
+    hold a 5 for the 4s it makes, spoil its 4s with 3s, and discard at once rather than wait
+    (the round's end leaves it holding the cards it could not play)."""
     seat = s.seat
     tops = s.pile_tops()
-    won = s.won()
-    if won != mem.won:
-        mem.sniped -= won > mem.won
-        mem.won = won
-        mem.four = None
-    elif mem.four is not None and tops.get(mem.four) != TOP - 1:
-        mem.sniped += mem.four not in tops  # gone, and not to us: someone was quicker
-        mem.four = None
     finishers = sorted((c for c in hand if c.value == TOP or c.crazy), key=lambda c: c.crazy)
     # A 5 on a 4 wins the pile: always the best play (a plain 5 before a Crazy card).
     for pid, top in tops.items():
@@ -55,8 +122,6 @@ def play(bot: Bot, s: CrazySight, now: int) -> Action | None:
             for card in finishers:
                 if bot.sees():
                     return PlayCrazy(seat, card, pid, TOP if card.crazy else None, now)
-    if bot.level == Level.EASY:
-        return _greedy(bot, s, hand, tops, now)
     best: tuple[float, PlayCrazy] | None = None
     for card in hand:
         if card.crazy or not bot.sees():
@@ -64,14 +129,12 @@ def play(bot: Bot, s: CrazySight, now: int) -> Action | None:
         for pid, top in tops.items():
             if abs(card.value - top) != 1:
                 continue
-            worth = _worth(bot, mem, card, top, finishers)
+            worth = _worth(bot, card, top, finishers)
             if best is None or worth > best[0]:
                 best = (worth, PlayCrazy(seat, card, pid, None, now))
         if card.value == BOTTOM and s.pile_room() > 0 and (best is None or best[0] < 0.5):
             best = (0.5, PlayCrazy(seat, card, None, None, now))
     if best is not None and best[0] >= 0:
-        if best[1].card.value == TOP - 1:
-            mem.four = best[1].pile
         return best[1]
     # Nothing worth playing: discard the card least likely to fit soon, keeping finishers.
     plain = [c for c in hand if not c.crazy]
@@ -91,39 +154,55 @@ def play(bot: Bot, s: CrazySight, now: int) -> Action | None:
                 return PlayCrazy(seat, card, pid, value, now)
     return DiscardCrazy(seat, card, now)
 
-def _worth(bot: Bot, mem: Memory, card: CrazyCard, top: int, finishers: list[CrazyCard]) -> float:
-    """How good `card` on a pile showing `top` is; below 0 is worse than discarding."""
-    if card.value == TOP - 1:  # makes a 4: a gift to whoever is quickest
-        if finishers and mem.sniped < _SNIPES[bot.level]:
-            return 3.0
-        return NOFIN
+
+def _worth(bot: Bot, card: CrazyCard, top: int, finishers: list[CrazyCard]) -> float:
+    """How good `card` on a pile showing `top` is against a quicker hand; below 0 is worse than
+    discarding."""
+    if card.value == TOP - 1:  # makes a 4: only worth it holding the 5 that takes it
+        return -1.0
     if top == TOP - 1:  # a 3 onto a 4 we cannot take: spoils it for the others
         return 2.0 if bot.level in (Level.HARD, Level.INSTANT) else 0.2
     return 1.0 + 0.1 * card.value if card.value > top else 0.5
 
-def _greedy(bot: Bot, s: CrazySight, hand: list[CrazyCard], tops: dict[int, int],
-                  now: int) -> Action:
-    """The easy bot: climb wherever it can, else start a pile, else discard."""
-    plain = [c for c in hand if not c.crazy]
-    moves = [(c, pid) for c in plain for pid, top in tops.items() if abs(c.value - top) == 1]
-    moves.sort(key=lambda m: (-(m[0].value > tops[m[1]]), -m[0].value))
-    for card, pid in moves:
-        if bot.sees():
-            return PlayCrazy(s.seat, card, pid, None, now)
-    if s.pile_room() > 0:
-        for card in plain:
-            if card.value == BOTTOM and bot.sees():
-                return PlayCrazy(s.seat, card, None, None, now)
-    if plain:
-        worst = max(plain, key=lambda c: min((abs(c.value - t) for t in tops.values()), default=9))
-        return DiscardCrazy(s.seat, worst, now)
-    card = hand[0]
-    if tops:
-        pid, top = next(iter(tops.items()))
-        return PlayCrazy(s.seat, card, pid, top + 1 if top < TOP else top - 1, now)
-    if s.pile_room() > 0:
-        return PlayCrazy(s.seat, card, None, BOTTOM, now)
-    return DiscardCrazy(s.seat, card, now)
+
+def _values(card: CrazyCard, top: int | None) -> list[int]:
+    """The values `card` may take on a pile showing `top` (None: starting a pile)."""
+    if top is None:
+        return [BOTTOM] if card.crazy or card.value == BOTTOM else []
+    return [v for v in (top + 1, top - 1) if BOTTOM <= v <= TOP and (card.crazy or card.value == v)]
+
+
+def _run(hand: list[CrazyCard], top: int | None, size: int, last: bool
+         ) -> tuple[float, CrazyCard, int] | None:
+    """The best run of `hand` cards onto a pile showing `top` of `size` cards: (its worth, its
+    first card, the value that card takes), or None when no card goes there."""
+    best: tuple[float, CrazyCard, int] | None = None
+    for i, card in enumerate(hand):
+        for value in _values(card, top):
+            spent = SPENT if card.crazy and value != TOP and not last else 0.0
+            if value == TOP:
+                worth = WIN + size + 1  # wins the pile (a 5 on a 4: the only way a 5 goes down)
+            else:
+                rest = hand[:i] + hand[i + 1:]
+                after = _run(rest, value, size + 1, last) if rest else None
+                holds = any(c.crazy or c.value == TOP for c in rest)
+                stop = 1.0 - (GIFT if value == FOUR and not holds and not last else 0.0)
+                worth = 1.0 + max(stop - 1.0, after[0] if after is not None else stop - 1.0)
+            worth -= spent
+            if best is None or worth > best[0]:
+                best = (worth, card, value)
+    return best
+
+
+def _keep(card: CrazyCard, hand: list[CrazyCard], tops: dict[int, int]) -> float:
+    """How much a hand card is worth keeping when one must go: Crazy cards most, then a card by
+    how few steps a pile is from taking it, a 5 or a 4 held with its partner a step nearer."""
+    if card.crazy:
+        return 10.0
+    near = min((abs(abs(card.value - t) - 1) for t in tops.values()), default=card.value - BOTTOM)
+    pair = (card.value == TOP and any(c.value == FOUR for c in hand)) or (
+        card.value == FOUR and any(c.value == TOP or c.crazy for c in hand))
+    return pair - near
 
 
 def policy(bot: Bot, sight: Any) -> Any:
