@@ -63,7 +63,7 @@ function pileCards(piles, mark, hint) {
 
 function classicBoard(board) {
   const piles = pileCards(board.piles, (p) => (p.complete ? "complete" : ""), "no pile yet: a 1 starts one");
-  const head = el("div", "board-head", board.piles.length + " piles" + (board.descending ? ", counting down" : ""));
+  const head = el("div", "board-head", board.piles.length + (board.piles.length === 1 ? " pile" : " piles") + (board.descending ? ", counting down" : ""));
   return [head, piles];
 }
 
