@@ -292,9 +292,13 @@ def test_the_log_wraps_every_line_whole_at_80x24_and_never_scrolls_sideways(dirs
         shown = " ".join(rows)
         assert f"29: {said}" in shown  # the newest line, whole, its signs and digits all there
         await pilot.resize_terminal(100, 30)  # wrapped again to the new width
-        await pilot.pause(0.3)
-        rows = [row.rstrip("▁▂▃▄▅▆▇█▉▊▋▌▍▎▏ ").strip() for row in _pane_rows(app, "#log")]
-        assert f"29: {said}" in " ".join(rows) and log.max_scroll_x == 0
+
+        def rewrapped() -> bool:
+            rows = [row.rstrip("▁▂▃▄▅▆▇█▉▊▋▌▍▎▏ ").strip() for row in _pane_rows(app, "#log")]
+            return len(_screen(app)) == 30 and f"29: {said}" in " ".join(rows)
+
+        await until(pilot, rewrapped)
+        assert log.max_scroll_x == 0
         await pilot.press("q", "y")
         await until(pilot, lambda: not app._thread.is_alive())
 
@@ -384,16 +388,15 @@ def test_sharp_seat_only_where_it_fits(dirs: Path) -> None:
         assert seat.right <= 100 and seat.bottom <= 30
         assert all(len(row) <= 100 for row in _screen(app))
         await pilot.resize_terminal(200, 60)
-        await pilot.pause(0.2)
+        await until(pilot, lambda: tuple(app.size) == (200, 60))
         await pilot.press("z")
-        await pilot.pause(0.2)
-        assert app.sharp and app.query_one("#seat").region.right <= 200
+        await until(pilot, lambda: app.sharp)  # a pause is not enough on a loaded machine
+        await until(pilot, lambda: app.query_one("#seat").region.right <= 200)
         for panel in ("#left", "#seat", "#scores"):  # it was: the seats' panel drawn at 195-225
             widget = app.query_one(panel)
             assert not widget.display or widget.region.right <= 200, panel
         await pilot.resize_terminal(100, 30)  # smaller again: back to the compact seat
-        await pilot.pause(0.2)
-        assert not app.sharp and app.query_one("#seat").region.right <= 100
+        await until(pilot, lambda: not app.sharp and app.query_one("#seat").region.right <= 100)
         await pilot.press("q", "y")
         await until(pilot, lambda: not app._thread.is_alive())
 
