@@ -31,7 +31,7 @@ from aiohttp import web
 from ..service.store import Store, StoreError
 from ..system.logs import logger
 from . import history
-from .server import SECURITY_HEADERS, static_files
+from .server import static_files
 
 log = logger("web")
 
@@ -65,10 +65,9 @@ class Rebuilder:
         except BrokenProcessPool:
             self.pool = None
             log.warning("web view: the history's process stopped; the next request starts another")
-            raise web.HTTPServiceUnavailable(text="the history's process stopped: try again\n",
-                                             headers=SECURITY_HEADERS) from None
+            raise web.HTTPServiceUnavailable(text="the history's process stopped: try again\n") from None
         except StoreError as exc:
-            raise web.HTTPServiceUnavailable(text=f"{exc}\n", headers=SECURITY_HEADERS) from None
+            raise web.HTTPServiceUnavailable(text=f"{exc}\n") from None
         finally:
             self.idle = loop.call_later(IDLE_S, self.stop)
 
@@ -92,20 +91,20 @@ def routes(store: Store) -> Callable[[web.Application], None]:
             body, kind = files[name]
 
             async def serve(_request: web.Request) -> web.Response:
-                return web.Response(body=body, content_type=kind, charset="utf-8", headers=SECURITY_HEADERS)
+                return web.Response(body=body, content_type=kind, charset="utf-8")
             return serve
 
         async def listed(_request: web.Request) -> web.Response:
             work = functools.partial(history.matches, store, MATCHES_MAX)  # a few rows: SQLite's own time
             found = await asyncio.get_running_loop().run_in_executor(lister, work)
             return web.Response(text=json.dumps(found, separators=(",", ":"), ensure_ascii=False),
-                                content_type="application/json", headers=SECURITY_HEADERS)
+                                content_type="application/json")
 
         async def one(request: web.Request) -> web.Response:
             match_id = int(request.match_info["id"])
             body, rebuilt = _or_404(await rebuilder.run(history.timeline_gzipped, match_id), request)
             rebuilder.rebuilt += rebuilt
-            headers = {**SECURITY_HEADERS, "Vary": "Accept-Encoding"}
+            headers = {"Vary": "Accept-Encoding"}
             if "gzip" in request.headers.get("Accept-Encoding", ""):
                 headers["Content-Encoding"] = "gzip"
             else:
@@ -116,7 +115,7 @@ def routes(store: Store) -> Callable[[web.Application], None]:
             match_id = int(request.match_info["id"])
             text = _or_404(await rebuilder.run(history.journal_text, match_id), request)
             return web.Response(text=text, content_type="application/json", headers={
-                **SECURITY_HEADERS, "Content-Disposition": f'attachment; filename="match-{match_id}.json"'})
+                "Content-Disposition": f'attachment; filename="match-{match_id}.json"'})
 
         async def shutdown(_app: web.Application) -> None:
             rebuilder.stop()
@@ -138,6 +137,5 @@ REBUILDER: web.AppKey[Rebuilder] = web.AppKey("rebuilder")
 
 def _or_404(found: Any, request: web.Request) -> Any:
     if found is None:
-        raise web.HTTPNotFound(text=f"no match {request.match_info['id']} is stored\n",
-                               headers=SECURITY_HEADERS)
+        raise web.HTTPNotFound(text=f"no match {request.match_info['id']} is stored\n")
     return found

@@ -122,7 +122,7 @@ async def live(request: web.Request) -> web.StreamResponse:
     if len(hub.clients) >= hub.max_clients:
         hub.refused += 1
         return web.Response(status=503, text=f"the table serves {hub.max_clients} browsers at most; "
-                                               "try again later\n", headers=SECURITY_HEADERS)
+                                               "try again later\n")
     ws = web.WebSocketResponse(heartbeat=HEARTBEAT_S, max_msg_size=MAX_INCOMING, compress=False)
     await ws.prepare(request)
     client = Client(ws, request.transport)
@@ -144,6 +144,13 @@ async def live(request: web.Request) -> web.StreamResponse:
     return ws
 
 
+async def secure(_request: web.Request, response: web.StreamResponse) -> None:
+    """Every answer carries the headers, the router's own 404 and 405 too; a handler's own
+    value for one of them stands."""
+    for name, value in SECURITY_HEADERS.items():
+        response.headers.setdefault(name, value)
+
+
 def build_app(hub: Hub, database: Path | None = None,
               routes: Sequence[Callable[[web.Application], None]] = ()) -> web.Application:
     """The web view's application. `routes`: each adds its pages (History and replays)."""
@@ -151,17 +158,18 @@ def build_app(hub: Hub, database: Path | None = None,
     app = web.Application(client_max_size=MAX_INCOMING)
     app[HUB] = hub
     app[DATABASE] = database
+    app.on_response_prepare.append(secure)
 
     async def page(_request: web.Request) -> web.Response:
         body, kind = files["index.html"]
-        return web.Response(body=body, content_type=kind, charset="utf-8", headers=SECURITY_HEADERS)
+        return web.Response(body=body, content_type=kind, charset="utf-8")
 
     async def static(request: web.Request) -> web.Response:
         found = files.get(request.match_info["name"])
         if found is None:
-            raise web.HTTPNotFound(headers=SECURITY_HEADERS)
+            raise web.HTTPNotFound()
         body, kind = found
-        return web.Response(body=body, content_type=kind, headers=SECURITY_HEADERS)
+        return web.Response(body=body, content_type=kind)
 
     for path in PAGES:
         app.router.add_get(path, page)

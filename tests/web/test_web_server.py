@@ -67,8 +67,12 @@ def test_the_page_its_files_and_nothing_else() -> None:
             async with session.get(url + path) as r:
                 assert r.status == 404, path
                 assert "Hub" not in await r.text() and "[project]" not in await r.text()
+                # it was: the router's own 404 went out without them
+                assert r.headers["X-Content-Type-Options"] == "nosniff", path
+                assert r.headers["Content-Security-Policy"].startswith("default-src 'none'"), path
         async with session.post(url + "/", data=b"x") as r:
             assert r.status == 405  # read-only: no method but GET
+            assert r.headers["Referrer-Policy"] == "no-referrer"
 
     run(_serve_and(check))
 
