@@ -12,6 +12,7 @@ from .game import Step
 from .loop import Loop
 
 BOT_TAP_NS = 80_000_000  # bots press like a brisk person: a button every 80 ms
+BOT_HOLD_NS = 35_000_000  # each held this long (let go by the daemon: EmulatedButtons.let_go)
 
 
 class BotHands:
@@ -42,7 +43,7 @@ class BotHands:
             presses = self.pending.setdefault(player, deque())
             while presses and presses[0][0] <= now:
                 at, seat, control = presses.popleft()
-                self.buttons.tap(seat, control, at, 35_000_000)
+                self.buttons.press(seat, control, at, BOT_HOLD_NS)
             if presses:
                 continue  # the rest of this turn is still to be pressed
             due = self.due.get(player)
@@ -61,5 +62,5 @@ class BotHands:
                 at += BOT_TAP_NS
             if presses:  # the first press is now
                 at0, seat0, control0 = presses.popleft()
-                self.buttons.tap(seat0, control0, at0, 35_000_000)
+                self.buttons.press(seat0, control0, at0, BOT_HOLD_NS)
             self.due[player] = at + max(bot.delay_ns(action), BOT_TAP_NS) if action else now + 10**9

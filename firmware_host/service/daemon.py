@@ -129,6 +129,9 @@ class Daemon:
         loop.on(Request, lambda request, now: self.commands.serve(request, now))
         loop.after_each(self.game.advance)
         loop.after_each(lambda _now: loop.update_timer(self._edges, self.inputs.next_deadline()))
+        if self.buttons is not None:  # the bots' and the keys' buttons, let go when their hold is over
+            buttons, let_go = self.buttons, loop.register_timer(self.buttons.let_go)
+            loop.after_each(lambda _now: loop.update_timer(let_go, buttons.letting_go))
         loop.before_sleep(self.frontends.draw)
 
         self.commands = Commands()

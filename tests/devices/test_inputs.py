@@ -301,7 +301,7 @@ def test_keys_1_to_5_are_seat_1s_direct_buttons_on_gpios_the_build_leaves_free(t
     """Neither wiring file has select buttons; in emulation keys 1-5 get lines of their own on
     spare GPIOs, and take the pins' path like any button."""
     from firmware_host.config import gpios_used
-    from firmware_host.devices.emulated.keyboard import KeyboardSeats
+    from firmware_host.devices.emulated.keyboard import HOLD_NS, KeyboardSeats
     from firmware_host.devices.emulated.pins import EmulatedButtons, emulated_factory
     from firmware_host.devices.inputs.pins import TableInputs
 
@@ -320,7 +320,10 @@ def test_keys_1_to_5_are_seat_1s_direct_buttons_on_gpios_the_build_leaves_free(t
         inputs.gate.go(0)
         assert keyboard.key("4", 1_000 * MS) and keyboard.has(0, "select4")
         assert presses(events) == [(0, "select4", 1_000 * MS)]
-        assert factory.pin(spare[3]).state == 1  # let go again (pulled up), after the 60 ms tap
+        assert factory.pin(spare[3]).state == 0  # held: let go only when the 60 ms are over
+        assert buttons.let_go(1_000 * MS + HOLD_NS - 1) == 1_000 * MS + HOLD_NS
+        assert buttons.let_go(1_000 * MS + HOLD_NS) is None
+        assert factory.pin(spare[3]).state == 1  # let go again (pulled up)
 
 
 def test_a_tap_shorter_than_the_debounce_is_a_press_and_a_release_not_a_stuck_button(table) -> None:

@@ -100,3 +100,35 @@ def test_a_resumed_match_keeps_its_bots_bots_after_an_abort(dirs: Path) -> None:
         assert table.seat_of_player == [0, 1, 2]
     finally:
         again.close()
+
+
+def test_no_edge_reaches_the_table_before_the_moment_it_carries(dirs: Path) -> None:
+    """It was: a bot's release was put on its pins with its press, stamped 35 ms ahead, so the
+    loop took it before it happened and `tablectl inputs` showed a negative "after". Now the
+    buttons are let go by the loop's timer once the hold is over: each release comes."""
+    daemon = Daemon(emulated_config(4))
+    try:
+        table = daemon.table
+        t = time.monotonic_ns()
+        daemon.buttons.tap(0, "slap", t, 40 * MS)
+        _turn(daemon, _taken(daemon), t)
+        table.set_bots(3)
+        table.start(t + 1 * S)
+        t += 5 * S
+        _turn(daemon, [], t)
+        assert table.phase is Phase.PLAYING
+        for _ in range(600):  # six seconds of the loop, a turn each 10 ms
+            t += 10 * MS
+            _turn(daemon, _taken(daemon), t)
+        inputs = [e for e in table.trace if "input" in e and e["seat"] != 1]
+        pressed = [e for e in inputs if e["input"] == str(Event.PRESS)]
+        released = [e for e in inputs if e["input"] == str(Event.RELEASE)]
+        assert len(pressed) >= 10 and len(released) >= len(pressed) - 3  # the last ones still held
+        early = [e for e in inputs if e["received_ns"] < e["ts_ns"]]
+        assert early == []
+        for seat in (2, 3, 4):  # each press let go 35 ms after it, in the order pressed
+            down = sorted(e["ts_ns"] for e in pressed if e["seat"] == seat)
+            up = sorted(e["ts_ns"] for e in released if e["seat"] == seat)
+            assert [u - d for d, u in zip(down, up, strict=False)] == [35 * MS] * len(up), seat
+    finally:
+        daemon.close()

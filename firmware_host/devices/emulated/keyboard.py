@@ -76,7 +76,7 @@ class KeyboardSeats:
         self._free[mapped] = when + HOLD_NS + self.quiet_ns + 1
         self._last = when
         if when <= at_ns and not self.waiting:
-            self.buttons.tap(*mapped, when, HOLD_NS)
+            self.buttons.press(*mapped, when, HOLD_NS)
         else:
             self.waiting.append((when, *mapped))
         return True
@@ -89,4 +89,4 @@ class KeyboardSeats:
         """Press the waiting taps whose time has come, stamped with that time."""
         while self.waiting and self.waiting[0][0] <= now:
             when, seat, control = self.waiting.popleft()
-            self.buttons.tap(seat, control, when, HOLD_NS)
+            self.buttons.press(seat, control, when, HOLD_NS)

@@ -8,6 +8,7 @@ everything after the pin (devices/inputs/pins.py) runs exactly as on the Pi.
 
 from __future__ import annotations
 
+import heapq
 from functools import partial
 from time import monotonic_ns
 from typing import Any
@@ -114,6 +115,7 @@ class EmulatedButtons:
         self.factory = factory
         self.buses: dict[int, EmulatedBus] = {}
         self.chips: dict[str, EmulatedMCP23017] = {}
+        self.held: list[tuple[int, int, str]] = []  # (let go at, seat, control): a heap (`press`)
         for spec in config.expanders:
             int_pin = factory.pin(spec.interrupt_gpio)
             chip = EmulatedMCP23017(interrupt=partial(self._interrupt_line, int_pin))
@@ -138,5 +140,27 @@ class EmulatedButtons:
             self.chips[str(line.expander)].set_input(pin_index(str(line.pin)), pressed, at_ns)
 
     def tap(self, seat: int, control: str, at_ns: int, hold_ns: int = 80_000_000) -> None:
+        """Press and let go at once, the release stamped `hold_ns` later (tests, benchmarks)."""
         self.set(seat, control, True, at_ns)
         self.set(seat, control, False, at_ns + hold_ns)
+
+    def press(self, seat: int, control: str, at_ns: int, hold_ns: int) -> None:
+        """Press at `at_ns` (now, on the loop's clock) and let go once `hold_ns` has passed
+        (`let_go`). Unlike `tap`, no edge reaches the table before the moment it carries: the
+        bots' and the keyboard's releases were taken tens of ms before their own stamps, and
+        `tablectl inputs` showed them with a negative "after"."""
+        self.let_go(at_ns)  # a line let go earlier, whoever's timer comes first
+        self.set(seat, control, True, at_ns)
+        heapq.heappush(self.held, (at_ns + hold_ns, seat, control))
+
+    def let_go(self, now: int) -> int | None:
+        """Let go of the buttons whose hold is over, each at its own time; when the next is due."""
+        while self.held and self.held[0][0] <= now:
+            at, seat, control = heapq.heappop(self.held)
+            self.set(seat, control, False, at)
+        return self.letting_go
+
+    @property
+    def letting_go(self) -> int | None:
+        """When the next button pressed by `press` is let go (None: none is held)."""
+        return self.held[0][0] if self.held else None
