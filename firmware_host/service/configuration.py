@@ -88,8 +88,8 @@ class Configuration:
             answer = {"reloaded": False, "problems": ["no configuration file: the built-in one runs"]}
             log.warning("Configuration not reloaded: no file at %s, the built-in one runs", self.file)
         elif isinstance(read, ConfigError):
-            self.problem = f"configuration invalid, running the last good one: {read}"
-            self.table._note(f"Configuration refused, the last good one runs: {read}", logging.WARNING, log)
+            self.problem = f"configuration refused, the running one stays: {read}"
+            self.table._note(f"Configuration refused, the running one stays: {read}", logging.WARNING, log)
             answer = {"reloaded": False, "problems": read.problems}
         else:
             new, old = read, self.config

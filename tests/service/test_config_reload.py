@@ -143,6 +143,8 @@ def test_a_huge_integer_is_refused_by_reload_and_check_and_a_start_runs_the_last
     answer = daemon.ctl("config", "reload")
     assert answer == {"ok": True, "reloaded": False, "problems": [problem]}
     daemon.wait_for("READY=1")  # said after the reload: not to be taken for the next start's
+    # it was: "running the last good one", though what runs is what ran before the reload
+    assert daemon.ctl("status")["warning"] == f"configuration refused, the running one stays: {problem}"
     assert daemon.ctl("config", "get", "arbiter.window_ms")["value"] == load_config(
         tmp_path / "state" / "last-good.toml").arbiter.window_ms
     check = subprocess.run([sys.executable, "-m", "firmware_host.cli.ctl", "config", "check", str(config)],

@@ -192,7 +192,7 @@ def test_reloaded_and_refused_configurations_are_said(dirs: Path, caplog: pytest
         daemon.close()
     assert [r for r in records(caplog) if r[0] == "table_host.config"] == [
         ("table_host.config", logging.WARNING,
-         "Configuration refused, the last good one runs: arbiter.window_ms: must be above 0"),
+         "Configuration refused, the running one stays: arbiter.window_ms: must be above 0"),
         ("table_host.config", logging.INFO, "Configuration reloaded")]
 
 
