@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import queue
@@ -37,6 +38,18 @@ ROOT = Path(__file__).resolve().parents[1]
 # file of the repository; `TABLE_WEB_SHOTS=docs` makes docs/web/'s pictures anew (docs/web.md).
 SHOTS = ROOT / "docs" / "web" if os.environ.get("TABLE_WEB_SHOTS") == "docs" \
     else ROOT / ".cache" / "web-shots"
+
+
+FAULTS_ARGS = ("--kills", "6", "--configs", "60", "--soak-minutes", "0.05")
+
+
+@functools.cache
+def bench_faults_run() -> subprocess.CompletedProcess[str]:
+    """`table-host bench faults --json`, run once for every test that reads its figures: its
+    fixed parts (the attacks on the socket, the start-ups signalled, the damaged databases)
+    take about 100 s whatever figures are asked for, and three tests ran it each."""
+    return subprocess.run([sys.executable, "-m", "firmware_host", "bench", "faults", *FAULTS_ARGS, "--json"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
 
 
 def wait_for(condition: Callable[[], Any], timeout: float = 5.0) -> None:

@@ -19,7 +19,6 @@ SMALLEST = {
     "arbitration": ["--pairs", "1", "--seconds", "0.1", "--load", "0"],
     "display": ["--decisions", "1"],
     "daemon": ["--idle", "0.1", "--play", "0.1"],
-    "faults": ["--kills", "1", "--configs", "1", "--soak-minutes", "0"],
     "soak": ["--minutes", "0.05"],
     "startup": ["--runs", "1"],
     "bots": ["--matches", "1"],
@@ -54,11 +53,25 @@ def test_each_bench_runs_at_its_smallest_values_and_its_exit_status_says_if_a_ta
     assert result.returncode == (0 if all(met) else 1), result.stderr
 
 
-def test_bench_faults_prints_the_soaks_memory_figures() -> None:
-    result = bench("faults", "--kills", "1", "--configs", "1", "--soak-minutes", "0.05")
-    assert result.returncode in (0, 1) and "Traceback" not in result.stderr, result.stderr
-    assert "soak: the real daemon" in result.stdout and "RssAnon" in result.stdout
-    assert "growth after warm-up" in result.stdout and "matches played" in result.stdout
+def test_bench_faults_says_if_a_target_was_missed_and_prints_the_soaks_memory_figures() -> None:
+    """`bench faults` is not run at its smallest values here: whatever they are, its fixed parts
+    take about 100 s, so one run (plumbing.FAULTS_ARGS) serves tests/service/test_survive.py too."""
+    from plumbing import bench_faults_run
+
+    from firmware_host.bench.faults import faults_text
+
+    result = bench_faults_run()
+    assert "Traceback" not in result.stderr, result.stderr
+    figures = json.loads(result.stdout)["faults"]
+    soak = figures["soak"]
+    assert not soak["judged"]  # 3 s are no warm-up: no verdict, but the daemon must live through it
+    met = [*targets({k: v for k, v in figures.items() if k not in ("soak", "meets_target")}),
+           soak["daemon_alive"]]
+    assert len(met) > 4 and all(met) == figures["meets_target"]
+    assert result.returncode == (0 if all(met) else 1), result.stderr
+    text = faults_text(figures)  # what the command prints without --json
+    assert "soak: the real daemon" in text and "RssAnon" in text
+    assert "growth after warm-up" in text and "matches played" in text
 
 
 def test_bench_soak_prints_rss_growth_matches_and_a_verdict() -> None:

@@ -348,12 +348,10 @@ def test_a_new_game_between_rounds_is_refused_so_the_match_is_not_left_unfinishe
 
 def test_bench_faults_prints_kills_rounds_lost_configs_and_tracebacks() -> None:
     import json
-    import subprocess
-    import sys
 
-    result = subprocess.run([sys.executable, "-m", "firmware_host", "bench", "faults", "--kills", "6",
-                             "--configs", "60", "--soak-minutes", "0", "--json"], cwd=ROOT,
-                            capture_output=True, text=True, timeout=300)
+    from plumbing import bench_faults_run
+
+    result = bench_faults_run()  # --kills 6 --configs 60: one run shared with tests/bench
     f = json.loads(result.stdout)["faults"]
     assert result.returncode == (0 if f["meets_target"] else 1), result.stderr
     assert f["sigkill"]["kills"] == 6 and f["sigkill"]["rounds_lost"] == 0 and not f["sigkill"]["failures"]
