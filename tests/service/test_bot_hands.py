@@ -34,6 +34,23 @@ def _turn(daemon: Daemon, events: list[Any], now: int) -> None:
     daemon.loop.settle(now)
 
 
+def _seat_1_and_bots_playing(daemon: Daemon, *levels: str) -> int:
+    """Seat 1 slaps to join, bots at the given levels fill seats 2..; the match is played from
+    the returned moment."""
+    table = daemon.table
+    t = time.monotonic_ns()
+    daemon.buttons.tap(0, "slap", t, 40 * MS)  # seat 1 wakes the table and joins
+    _turn(daemon, _taken(daemon), t)
+    assert table.joined == [0]
+    for level in levels:
+        table.add_bot(level)
+    table.start(t + 1 * S)
+    t += 5 * S
+    _turn(daemon, [], t)  # the match is written as it begins, with its bots
+    assert table.phase is Phase.PLAYING
+    return t
+
+
 def test_a_bots_presses_after_an_abort_make_no_one_a_person(dirs: Path) -> None:
     """Seen once at the laptop: q, a restart, then x y, and the lobby showed a bot's seat as a
     joined person. The cause: a bot's turn (cursor moves, then a slap) was tapped on its pins all
@@ -42,15 +59,7 @@ def test_a_bots_presses_after_an_abort_make_no_one_a_person(dirs: Path) -> None:
     daemon = Daemon(emulated_config(4))
     try:
         table = daemon.table
-        t = time.monotonic_ns()
-        daemon.buttons.tap(0, "slap", t, 40 * MS)  # seat 1 wakes the table and joins
-        _turn(daemon, _taken(daemon), t)
-        assert table.joined == [0]
-        table.set_bots(3)
-        table.start(t + 1 * S)
-        t += 5 * S
-        _turn(daemon, [], t)
-        assert table.phase is Phase.PLAYING
+        t = _seat_1_and_bots_playing(daemon, "medium", "medium", "medium")
         end = t + 60 * S
         while True:  # until a bot is in the middle of a turn: presses of it still to come
             t += 10 * MS
@@ -77,15 +86,7 @@ def test_a_resumed_match_keeps_its_bots_bots_after_an_abort(dirs: Path) -> None:
     its abort seat the same person and bots as the match that was left."""
     daemon = Daemon(emulated_config(4))
     try:
-        table = daemon.table
-        t = time.monotonic_ns()
-        daemon.buttons.tap(0, "slap", t, 40 * MS)
-        _turn(daemon, _taken(daemon), t)
-        table.add_bot("hard")
-        table.add_bot("easy")
-        table.start(t + 1 * S)
-        _turn(daemon, [], t + 5 * S)  # the match is written as it begins, with its bots
-        assert table.phase is Phase.PLAYING
+        _seat_1_and_bots_playing(daemon, "hard", "easy")
     finally:
         daemon.close()  # q: the loop stops, the match stays unfinished in the store
     again = Daemon(emulated_config(4))
@@ -109,14 +110,7 @@ def test_no_edge_reaches_the_table_before_the_moment_it_carries(dirs: Path) -> N
     daemon = Daemon(emulated_config(4))
     try:
         table = daemon.table
-        t = time.monotonic_ns()
-        daemon.buttons.tap(0, "slap", t, 40 * MS)
-        _turn(daemon, _taken(daemon), t)
-        table.set_bots(3)
-        table.start(t + 1 * S)
-        t += 5 * S
-        _turn(daemon, [], t)
-        assert table.phase is Phase.PLAYING
+        t = _seat_1_and_bots_playing(daemon, "medium", "medium", "medium")
         for _ in range(600):  # six seconds of the loop, a turn each 10 ms
             t += 10 * MS
             _turn(daemon, _taken(daemon), t)
