@@ -28,7 +28,7 @@ class Configuration:
         the bytes of a file that loaded (the last good one)."""
         self.loop, self.config, self.file, self.table = loop, config, config_file, table
         self.notify, self.status, self.remember = notify, status, remember
-        self.problem = ""  # set while the file on disk is broken and the last good one runs
+        self.problem = ""  # set while the file on disk is broken and an earlier one runs
         self.applied: list[Callable[[TableConfig, TableConfig], None]] = []  # (old, new), live
         loop.on(ConfigRead, self.on_read)
         loop.on(Signal, self.on_signal)

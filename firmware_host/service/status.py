@@ -38,7 +38,7 @@ class Status:
         if missing:
             text = f"DEGRADED, not answering: {', '.join(missing)}; " + text
         if self.problem():
-            text = "CONFIGURATION INVALID (last good one runs); " + text
+            text = "CONFIGURATION INVALID (the earlier one runs); " + text
         if self.parts.store.problem:
             text = f"DEGRADED: {self.parts.store.problem}; " + text
         for problem in self.parts.frontends.problems():  # the web view: the table plays on

@@ -385,7 +385,7 @@ def test_sighup_with_undecodable_and_deeply_nested_files_leaves_the_daemon_runni
             daemon.proc.send_signal(signal.SIGHUP)
             daemon.wait_for("READY=1")
             status = daemon.ctl("status")
-            assert status["ok"] and "last good one" in status["warning"], status
+            assert status["ok"] and "the running one stays" in status["warning"], status
         assert daemon.proc.poll() is None
         daemon.proc.send_signal(signal.SIGTERM)
         daemon.proc.wait(timeout=10)
