@@ -190,6 +190,10 @@ FIGURES = [
            lambda: [default_of("table-host", "bench", "configs")], "bench faults configs"),
     Figure(DAEMON, r"A round's or match's result stays at least (\d+) s however hard anyone slaps",
            result_hold_s, "result hold"),
+    Figure(DAEMON, r"each key is a tap of its own \((\d+) ms held",
+           constants("firmware_host.devices.emulated.keyboard", "HOLD_NS", scale=1_000_000), "key hold"),
+    Figure(DAEMON, r"its\s+buttons are held (\d+) ms",
+           constants("firmware_host.service.bots", "BOT_HOLD_NS", scale=1_000_000), "bot hold"),
     # tablectl and the socket
     Figure(DAEMON, r"what reached the engine: the last (\d+) clean input events",
            constants(TABLE, "TRACE_LEN"), "tablectl inputs"),
