@@ -182,6 +182,13 @@ class SeatState:
         self.discard: list[Card] = list(deal.discard)
         self.centre = 0
 
+    def copy(self) -> SeatState:
+        new = SeatState.__new__(SeatState)
+        new.row = [p[:] for p in self.row]
+        new.stack, new.hand, new.discard = self.stack[:], self.hand[:], self.discard[:]
+        new.centre = self.centre
+        return new
+
 
 _tuple_new = tuple.__new__
 
@@ -216,6 +223,19 @@ def _tables(opts: ClassicOptions) -> tuple[list[tuple[int, ...]], list[tuple[int
     return accepts, [tuple(p) for p in preds], starters
 
 
+@cache
+def _competing(opts: ClassicOptions) -> list[frozenset[int]]:
+    """For each card: the cards that can take a pile it could go on (another seat's copy of it;
+    with alternate colours, its value in the other colours too). Only their plays can have
+    stopped it: a play turns a pile topped by one of its own preds into one topped by itself."""
+    _, preds, _ = _tables(opts)
+    competing: list[frozenset[int]] = [frozenset() for _ in range(_KEYS)]
+    for c in DECK:
+        wanted = set(preds[c])
+        competing[c] = frozenset(k for k in DECK if not wanted.isdisjoint(preds[k]))
+    return competing
+
+
 class ClassicRound(RoundBase):
     """One round of Ligretto. `apply` is the one way to change it."""
 
@@ -245,14 +265,10 @@ class ClassicRound(RoundBase):
         self.seats = [SeatState(d) for d in deals]
         self.piles: list[list[tuple[Seat, Card]]] = []
         self.result: RoundResult | None = None
-        self.journal: list[ClassicAction] = []
         self.stuck_votes: set[Seat] = set()
         self._order_kept = options.recycle == "turn_over"
-        self._handlers: dict[type, Callable[[Any], Refusal | None]] = {
-            PlayCard: self._play, TurnHand: self._turn, MoveToRow: self._move_to_row,
-            VoteStuck: self._vote,
-        }
         self._accepts, self._preds, self._starters = _tables(options)
+        self._competing = _competing(options)
         self._need = [0] * _KEYS
         self._avail = [0] * _KEYS
         self._open: dict[int, list[int]] = {}
@@ -389,7 +405,9 @@ class ClassicRound(RoundBase):
 
         # Take it from where it lies; the row refills from the stack. Every card that
         # becomes reachable or unreachable updates _avail (and _fits) on the spot.
+        fits_before = self._fits
         made_reachable: Card | None = None
+        refilled = False
         if source >= 0:
             place = st.row[source]
             place.pop()
@@ -398,6 +416,7 @@ class ClassicRound(RoundBase):
             elif st.stack:
                 moved = st.stack.pop()
                 place.append(moved)
+                refilled = True
                 if self.options.stack_face_down:
                     made_reachable = moved
                 elif st.stack:
@@ -420,6 +439,7 @@ class ClassicRound(RoundBase):
 
         # Onto a pile: the oldest of the equivalent piles, or a new one.
         accepts = self._accepts
+        top: int | None = None
         if card in self._starters:
             idx = len(self.piles)
             self.piles.append([(seat, card)])
@@ -438,6 +458,7 @@ class ClassicRound(RoundBase):
                 if n == 1 and avail[k] > 0:
                     self._fits -= 1
             self.piles[idx].append((seat, card))
+        bucket = None
         if accepts[card]:
             bucket = self._open.get(card)
             if bucket is None:
@@ -450,8 +471,12 @@ class ClassicRound(RoundBase):
                 if n == 0 and avail[k] > 0:
                     self._fits += 1
         st.centre += 1
+        votes = None
         if self.stuck_votes:
+            votes = frozenset(self.stuck_votes)
             self.stuck_votes.clear()
+        self._undo.append((ClassicRound._unplay, seat, card, source, refilled, made_reachable, idx, top,
+                           bool(accepts[card]) and bucket is None, votes, fits_before))
 
         if not st.stack:
             self._finish(Ending.LIGRETTO, (seat,))
@@ -461,9 +486,11 @@ class ClassicRound(RoundBase):
 
     def _turn(self, action: TurnHand) -> Refusal | None:
         st = self.seats[action.seat]
+        recycled = None
         if not st.hand:
             if not st.discard:
                 return Refusal(Reason.NO_CARDS)
+            recycled = tuple(st.discard)
             st.hand = st.discard
             st.discard = []
             if self._order_kept:
@@ -475,6 +502,7 @@ class ClassicRound(RoundBase):
         del hand[-TURN_COUNT:]
         turned.reverse()  # the block is turned over: its bottom card ends on top
         st.discard += turned
+        self._undo.append((ClassicRound._unturn, action.seat, len(turned), recycled))
         if self._order_kept and not hand:
             self._check_deadlock()  # a pass through the hand ended: is everyone frozen?
         return None
@@ -492,6 +520,8 @@ class ClassicRound(RoundBase):
             return Refusal(Reason.NOT_PLAYABLE, "only the stack or discard top moves")
         if not place or not self.row_takes(place[-1], card):
             return Refusal(Reason.ROW_FULL)
+        self._undo.append((ClassicRound._unmove, seat, card, place_no, from_stack,
+                           frozenset(self.stuck_votes), self._fits))
         self._avail_add(place[-1], -1)
         if from_stack:
             st.stack.pop()
@@ -514,9 +544,110 @@ class ClassicRound(RoundBase):
         if seat in self.stuck_votes:
             return Refusal(Reason.ALREADY_VOTED)
         self.stuck_votes.add(seat)
+        self._undo.append((ClassicRound._unvote, seat))
         if len(self.stuck_votes) == self.players:
             self._finish(Ending.STUCK_VOTE, ())
         return None
+
+    _handlers: ClassVar[dict[type, Callable[[Any, Any], Refusal | None]]] = {
+        PlayCard: _play, TurnHand: _turn, MoveToRow: _move_to_row, VoteStuck: _vote}
+
+    # ------------------------------------------------------------ taking back (RoundBase._lost_race)
+
+    _timeless = True
+
+    def _affects(self, entry: ClassicAction, action: ClassicAction) -> bool:
+        """A card refused for want of a pile can only have lost it to a card competing for the
+        same piles (`_competing`); only a card played anywhere clears the votes. What else
+        another seat does stays in its own cards."""
+        kind = type(action)
+        if kind is PlayCard:
+            return type(entry) is PlayCard and entry.card in self._competing[action.card]
+        if kind is VoteStuck:
+            return type(entry) is PlayCard or type(entry) is MoveToRow
+        return False
+
+    def _unshare(self, action: ClassicAction) -> None:
+        self.seats = self.seats[:]  # a seat is copied when first changed (`_own`): most are not
+        self._owned = {action.seat}
+        self.seats[action.seat] = self.seats[action.seat].copy()
+        self.piles = [p[:] for p in self.piles]
+        self._need, self._avail = self._need[:], self._avail[:]
+        self._open = {top: bucket[:] for top, bucket in self._open.items()}
+        self.stuck_votes = set(self.stuck_votes)
+
+    def _own(self, seat: Seat) -> SeatState:
+        """On a scratch copy: this seat's own cards, copied the first time an undo changes them."""
+        if seat not in self._owned:
+            self._owned.add(seat)
+            self.seats[seat] = self.seats[seat].copy()
+        return self.seats[seat]
+
+    def _unplay(self, seat: Seat, card: Card, source: int, refilled: bool, made_reachable: Card | None,
+                idx: int, top: int | None, new_bucket: bool, votes: frozenset[Seat] | None,
+                fits: int) -> None:
+        """`_play` backwards, step by step; `_fits` as it was (it follows from the counts)."""
+        st, need, avail, accepts = self._own(seat), self._need, self._avail, self._accepts
+        self.result = None
+        if votes:
+            self.stuck_votes.update(votes)
+        st.centre -= 1
+        if accepts[card]:
+            self._open[card].pop()
+            if new_bucket:
+                del self._open[card]
+            for k in accepts[card]:
+                need[k] -= 1
+        self.piles[idx].pop()
+        if top is None:
+            self.piles.pop()
+        else:
+            self._open[top].insert(0, idx)
+            for k in accepts[top]:
+                need[k] += 1
+        avail[card] += 1
+        if made_reachable is not None:
+            avail[made_reachable] -= 1
+        self._fits = fits
+        if source >= 0:
+            place = st.row[source]
+            if refilled:
+                st.stack.append(place.pop())
+            place.append(card)
+        elif source == -2:
+            st.stack.append(card)
+        else:
+            st.discard.append(card)
+
+    def _unturn(self, seat: Seat, turned: int, recycled: tuple[Card, ...] | None) -> None:
+        st = self._own(seat)
+        self.result = None
+        back = st.discard[-turned:]
+        del st.discard[-turned:]
+        back.reverse()
+        st.hand += back
+        if recycled is not None:
+            st.hand, st.discard = [], list(recycled)
+
+    def _unmove(self, seat: Seat, card: Card, place_no: int, from_stack: bool, votes: frozenset[Seat],
+                fits: int) -> None:
+        st = self._own(seat)
+        self.result = None
+        self.stuck_votes.update(votes)
+        place = st.row[place_no]
+        place.pop()
+        if from_stack:
+            if st.stack:
+                self._avail[st.stack[-1]] -= 1
+            st.stack.append(card)
+        else:
+            st.discard.append(card)
+        self._avail[place[-1]] += 1
+        self._fits = fits
+
+    def _unvote(self, seat: Seat) -> None:
+        self.result = None
+        self.stuck_votes.discard(seat)
 
     # ------------------------------------------------------------ bookkeeping
 

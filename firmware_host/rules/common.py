@@ -11,7 +11,7 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import IntEnum, StrEnum
-from typing import Any, NamedTuple, Self
+from typing import Any, ClassVar, NamedTuple, Self
 
 Seat = int
 """A seat index, 0-based inside the engine (seat 1 on the table is 0 here)."""
@@ -169,38 +169,67 @@ def winners(totals: tuple[int, ...] | list[int]) -> tuple[Seat, ...]:
     return tuple(seat for seat, total in enumerate(totals) if total == best)
 
 
-def _fresh(value: Any) -> Any:
-    """A generator's copy at the same point, so a round built again draws the same; else as is."""
-    if isinstance(value, random.Random):
-        copy = random.Random()
-        copy.setstate(value.getstate())
-        return copy
-    return value
+_NEVER_LOST = frozenset({Reason.ROUND_OVER, Reason.NO_SUCH_SEAT})
+"""Refusals no other seat's play can have caused: "round is over" is the news the seat needs,
+and a seat that is not playing raced nobody."""
+
+_SCRATCH_RNG = random.Random(0)
+"""What a scratch round draws from: a trial's draws are thrown away with it, and the round's own
+generator must not move (a replay of the journal would deal differently)."""
+
+_STAMP_AT: dict[type, int] = {}
+
+
+def _unstamped(action: Any) -> tuple[Any, ...]:
+    """An action with its stamp left out: the same press again, whenever it came."""
+    kind = type(action)
+    at = _STAMP_AT.get(kind)
+    if at is None:
+        at = _STAMP_AT[kind] = kind._fields.index("ts")
+    return kind, action[:at], action[at + 1:]
+
+
+Undo = tuple[Any, ...]
+"""How to take one journal entry back: `(function, *arguments)`, called as `function(round,
+*arguments)` on the round (or a scratch copy of it) as it was just after the entry."""
 
 
 class RoundBase:
     """What every game's round shares: one way in (`apply`), its journal, its end.
 
-    A game fills `_handlers` (action type -> method) and calls `_end` when the
-    round is over. `apply` checks what is common to every action, so handlers
-    see only well-formed actions from seated players of a running round.
+    A game's round has `_handlers` (action type -> function taking the round and the action)
+    and calls `_end` when the round is over. `apply` checks what is common to every action,
+    so handlers see only well-formed actions from seated players of a running round.
 
-    A round keeps what it was built from (its set-up, its generator as it was
-    before dealing), so that it can be built again and replayed from its
-    journal: that is how a refusal is told apart from a lost race (`_lost_race`).
+    A handler that takes an action pushes onto `_undo` how to take it back (python-chess's
+    `push`/`pop`): a lost race is told apart from a plain refusal by taking back the other
+    seats' latest plays on a scratch copy of the round (`_lost_race`), never by playing the
+    round again from its start.
     """
 
     game: str
     players: int
     result: RoundResult | None
     journal: list[Any]
-    _handlers: dict[type, Callable[[Any], Refusal | None]]
-    _built: tuple[tuple[Any, ...], dict[str, Any]]
+    _undo: list[Undo]
+    _latest: list[int]
+    _handlers: ClassVar[dict[type, Callable[[Any, Any], Refusal | None]]]
+    _timeless: ClassVar[bool] = False
+    """True for a game whose answers never depend on time: no handler's yes or no reads the
+    action's stamp and the round never wakes (Domino's joker holds do both). A seat pressing
+    the same refused action again is then tried only against what was played since (`_asked`)."""
+    _asked: dict[int, tuple[Any, int, int | None]]
+    """Per seat, its last refused action (stamp left out), the journal's length then, and the
+    play it lost to (None: a plain refusal)."""
     on_end: Callable[[RoundBase], None] | None = None
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Self:
+        """The journal and its two companions exist before a game's `__init__` runs, so no game
+        can forget them: `_undo[i]` takes `journal[i]` back, and `_latest[i]` is the latest
+        stamp in `journal[:i + 1]` (how far back a race can reach, found without a scan)."""
         rnd = super().__new__(cls)
-        rnd._built = (tuple(map(_fresh, args)), {k: _fresh(v) for k, v in kwargs.items()})
+        rnd.journal, rnd._undo, rnd._latest = [], [], []
+        rnd._asked = {}
         return rnd
 
     @property
@@ -210,9 +239,9 @@ class RoundBase:
     def apply(self, action: Any) -> Refusal | None:
         """Take the action if the rules allow it; otherwise say why and change nothing."""
         refusal = self._take(action)
-        if refusal is not None and refusal.reason is not Reason.ROUND_OVER and type(action) is not Wake:
-            return self._lost_race(action, refusal)
-        return refusal
+        if refusal is None or type(action) is Wake or refusal.reason in _NEVER_LOST:
+            return refusal
+        return self._lost_race(action, refusal)
 
     def _take(self, action: Any) -> Refusal | None:
         if self.result is not None:
@@ -224,50 +253,150 @@ class RoundBase:
         handler = self._handlers.get(type(action))
         if handler is None:
             raise TypeError(f"not a {self.game} action: {action!r}")
-        refusal = handler(action)
+        refusal = handler(self, action)
         if refusal is None:
-            self.journal.append(action)
-            if self.result is not None and self.on_end is not None:
-                self.on_end(self)
+            self._journaled(action, action.ts)
         return refusal
+
+    def _journaled(self, entry: Any, ts: int) -> None:
+        """An entry was taken: into the journal, beside the undo its handler pushed."""
+        journal = self.journal
+        journal.append(entry)
+        if len(self._undo) != len(journal):
+            raise AssertionError(f"{type(self).__name__} took {entry!r} without pushing its undo")
+        latest = self._latest
+        latest.append(ts if not latest or ts > latest[-1] else latest[-1])
+        if self.result is not None and self.on_end is not None:
+            self.on_end(self)
 
     def _lost_race(self, action: Any, refusal: Refusal) -> Refusal:
         """The refusal, or "too late" when another seat's play took what this action wanted.
 
-        The rule (docs/fairness.md): a refusal that would not have happened without
-        plays by other seats accepted after this seat's own last play and stamped
-        at most `RACE_HORIZON_NS` before this action is a lost race, against the
-        latest of those plays whose removal (with the ones after it) lets the
-        action through. Only refusals pay for this (a replay per such play, latest
-        first, until one lets it through), and only when such plays exist.
+        The rule (docs/fairness.md): a refusal that would not have happened without plays by
+        other seats accepted after this seat's own last play and stamped at most
+        `RACE_HORIZON_NS` before this action is a lost race, against the latest of those plays
+        whose removal (with the ones after it) lets the action through. The wakes among the
+        removed entries stay (time runs on regardless of who played).
+
+        What it costs: a scan of the entries within the horizon, and only where a rival's play
+        could have let the action through (`_affects`), a copy of the round with entries taken
+        back on it and a trial. A seat pressing the same refused action again is answered from
+        what it was told last time, tried only against what was played since (`_asked`). The
+        cost follows the plays within the horizon, not the round's length.
         """
         seat, ts = action.seat, action.ts
-        journal = self.journal
+        journal, latest = self.journal, self._latest
+        horizon = ts - RACE_HORIZON_NS
+        key = _unstamped(action) if self._timeless else None
+        asked = self._asked.get(seat)
+        if asked is not None and asked[0] == key is not None:
+            _, done, winner = asked  # every trial before journal[done] answered as then
+            if winner is not None and journal[winner].ts < horizon:
+                done, winner = 0, None  # the play it lost to is past the horizon now
+        else:
+            done, winner = 0, None
         rivals: list[int] = []
         for i in range(len(journal) - 1, -1, -1):
+            if i < done:
+                break
+            if latest[i] < horizon:
+                break  # nothing at or before i is within the horizon
             play = journal[i]
             if type(play) is Wake:
                 continue
             if play.seat == seat:
+                done, winner = 0, None  # this seat played since: it was asked another table
                 break
-            if play.ts >= ts - RACE_HORIZON_NS:
+            if play.ts >= horizon:
                 rivals.append(i)
-        for i in rivals:  # latest first
-            if self._takes_without(action, i):
-                return Refusal(Reason.TOO_LATE, by_seat=journal[i].seat, delta_ns=ts - journal[i].ts)
-        return refusal
+        found = self._race_winner(action, rivals) if rivals else None
+        if found is not None:
+            winner = found
+        if key is not None:
+            self._asked[seat] = (key, len(journal), winner)
+        if winner is None:
+            return refusal
+        return Refusal(Reason.TOO_LATE, by_seat=journal[winner].seat, delta_ns=ts - journal[winner].ts)
 
-    def _takes_without(self, action: Any, since: int) -> bool:
-        """Would this round take `action` had it seen no seat's play from journal[since] on?
+    def _race_winner(self, action: Any, rivals: list[int]) -> int | None:
+        """The latest of `rivals` (journal indices, latest first) whose removal, with the entries
+        after it, lets `action` through; None when none does."""
+        journal = self.journal
+        # Which rivals need a trial: those before which something that could let the action
+        # through was taken back (a play that bears on it, or a wake). It is refused as things are.
+        trials: list[int] = []
+        affects = self._affects
+        changed = False
+        j = len(journal)
+        for i in rivals:
+            while j > i:
+                j -= 1
+                entry = journal[j]
+                if not changed and (type(entry) is Wake or affects(entry, action)):
+                    changed = True
+            if changed:
+                trials.append(i)
+                changed = False
+        if not trials:
+            return None
+        scratch = self._scratch(action)
+        undo = self._undo
+        wakes: list[Wake] = []  # the wakes in journal[i:], latest first
+        j = len(journal)
+        for i in trials:  # latest first
+            while j > i:
+                j -= 1
+                entry = undo[j]
+                entry[0](scratch, *entry[1:])
+                if type(journal[j]) is Wake:
+                    wakes.append(journal[j])
+            if scratch._takes(action, wakes):
+                return i
+        return None
 
-        Built again from its set-up and replayed: the journal up to there, then
-        the wakes after it (time runs on regardless of who played)."""
-        args, kwargs = self._built
-        again = type(self)(*map(_fresh, args), **{k: _fresh(v) for k, v in kwargs.items()})
-        for i, done in enumerate(self.journal):
-            if i < since or type(done) is Wake:
-                again._take(done)
-        return again._take(action) is None
+    def _affects(self, entry: Any, action: Any) -> bool:
+        """Could taking `entry` (another seat's play) back let a refused `action` through?
+
+        True unless the game knows better: a game may say no for plays that change nothing the
+        action's handler reads (another seat's own cards, say), so that `_lost_race` skips the
+        trials they would need. Saying no wrongly hides a lost race; the races property test
+        (tests/rules/test_properties.py) holds every game's answer to the full trial."""
+        return True
+
+    def _scratch(self, action: Any) -> Self:
+        """A copy to take entries back on and try `action` on: the same state, its own
+        containers (`_unshare`), a generator of no consequence, no journal and no one told
+        when it ends."""
+        scratch = object.__new__(type(self))
+        scratch.__dict__.update(self.__dict__)
+        scratch.journal, scratch._undo, scratch._latest = [], [], []
+        scratch.on_end = None
+        for name, value in scratch.__dict__.items():
+            if isinstance(value, random.Random):
+                setattr(scratch, name, _SCRATCH_RNG)
+        scratch._unshare(action)
+        return scratch
+
+    def _unshare(self, action: Any) -> None:
+        """Called on a shallow copy: give it its own copy of everything `action` or an undo
+        changes, so that nothing done to the copy reaches the round it was made from. (A game
+        may copy some parts only when an undo first changes them, as Ligretto does its seats.)"""
+        raise NotImplementedError(f"{type(self).__name__} must define _unshare (docs/games.md)")
+
+    def _takes(self, action: Any, wakes: list[Wake]) -> bool:
+        """Would this (scratch) round take `action` once time has run on through `wakes`
+        (latest first)? It is left as it was when the answer is no."""
+        done = len(self._undo)
+        for wake in reversed(wakes):
+            self._take(wake)
+        taken = self._take(action) is None
+        if not taken:
+            while len(self._undo) > done:  # the wakes done above
+                entry = self._undo.pop()
+                self.journal.pop()
+                self._latest.pop()
+                entry[0](self, *entry[1:])
+        return taken
 
     def to_centre(self) -> tuple[int, int]:
         """(cards or dice that reached the centre, the round's cards or dice): how much of
@@ -286,14 +415,15 @@ class RoundBase:
         due = self.deadline()
         if self.result is not None or due is None or now < due:
             return False
+        if self._timeless:
+            raise AssertionError(f"{type(self).__name__} says it is timeless, yet it woke at {now}")
         self._due(now)
-        self.journal.append(Wake(now))
-        if self.result is not None and self.on_end is not None:
-            self.on_end(self)
+        self._journaled(Wake(now), now)
         return True
 
     def _due(self, now: int) -> None:
-        """What a game does when its deadline has passed (games with a deadline override it)."""
+        """What a game does when its deadline has passed, pushing its undo as a handler does
+        (games with a deadline override it)."""
 
     def _end(self, result: RoundResult) -> None:
         self.result = result

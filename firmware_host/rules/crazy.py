@@ -7,7 +7,7 @@ loaded from `data/crazy_deck.toml` by the catalogue), not code.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, NamedTuple
 
@@ -128,9 +128,13 @@ class CrazySeat:
         self.discard = list(setup.discard)
         self.score: list[CrazyCard] = []
 
-    def refill(self) -> None:
+    def refill(self) -> int:
+        """Draw back up to a full hand; how many cards that took."""
+        drawn = 0
         while len(self.hand) < HAND_SIZE and self.draw:
             self.hand.append(self.draw.pop())
+            drawn += 1
+        return drawn
 
 
 class Pile(NamedTuple):
@@ -172,8 +176,6 @@ class CrazyRound(RoundBase):
         self.piles: dict[int, Pile] = {}
         self._next_pile = 0
         self.result: RoundResult | None = None
-        self.journal: list[CrazyAction] = []
-        self._handlers = {PlayCrazy: self._play, DiscardCrazy: self._discard}
         for seat in range(players):
             self._check_out(seat)
 
@@ -207,15 +209,17 @@ class CrazyRound(RoundBase):
         st = self.seats[action.seat]
         if action.card not in st.hand:
             return Refusal(Reason.NOT_HELD, f"{action.card} is not in your hand")
-        st.hand.remove(action.card)
+        i = st.hand.index(action.card)
+        del st.hand[i]
         st.discard.append(action.card)
-        self._after_play(action.seat)
+        self._undo.append((CrazyRound._undiscard, action.seat, i, self._after_play(action.seat)))
         return None
 
-    def _after_play(self, seat: Seat) -> None:
-        """Draw back up to 3; an empty hand and draw pile ends the round."""
-        self.seats[seat].refill()
+    def _after_play(self, seat: Seat) -> int:
+        """Draw back up to 3 (how many were drawn); an empty hand and draw pile ends the round."""
+        drawn = self.seats[seat].refill()
         self._check_out(seat)
+        return drawn
 
     def _play(self, action: PlayCrazy) -> Refusal | None:
         seat, card, pid, value, _ = action
@@ -244,15 +248,65 @@ class CrazyRound(RoundBase):
                 if abs(card.value - top) != 1:
                     return Refusal(Reason.NO_FIT)
                 counts_as = card.value
-        st.hand.remove(card)
+        i = st.hand.index(card)
+        del st.hand[i]
         pile = self.piles[pid]
         finishes = counts_as == TOP and pile.cards and pile.top == TOP - 1
         pile.cards.append((seat, card, counts_as))
+        won = None
         if finishes:  # "Crazy!": a 5 on a 4 wins the whole pile
+            won = (tuple(self.piles), tuple(pile.cards))
             del self.piles[pid]
             st.score.extend(c for _, c, _ in pile.cards)
-        self._after_play(seat)
+        self._undo.append((CrazyRound._unplay, seat, i, card, pid, action.pile is None, won,
+                           self._after_play(seat)))
         return None
+
+    _handlers: ClassVar[dict[type, Callable[[Any, Any], Refusal | None]]] = {
+        PlayCrazy: _play, DiscardCrazy: _discard}
+
+    # ------------------------------------------------------------ taking back (RoundBase._lost_race)
+
+    _timeless = True
+
+    def _affects(self, entry: CrazyAction, action: CrazyAction) -> bool:
+        """Only a card played to a pile changes the piles; a discard stays in its seat's cards."""
+        return type(action) is PlayCrazy and type(entry) is PlayCrazy
+
+    def _unshare(self, action: Any) -> None:
+        seats = []
+        for st in self.seats:
+            new = CrazySeat.__new__(CrazySeat)
+            new.draw, new.hand, new.discard, new.score = st.draw[:], st.hand[:], st.discard[:], st.score[:]
+            seats.append(new)
+        self.seats = seats
+        self.piles = {pid: Pile(pid, pile.cards[:]) for pid, pile in self.piles.items()}
+
+    def _redraw(self, seat: Seat, drawn: int) -> None:
+        st = self.seats[seat]
+        self.result = None
+        for _ in range(drawn):
+            st.draw.append(st.hand.pop())
+
+    def _unplay(self, seat: Seat, i: int, card: CrazyCard, pid: int, new_pile: bool,
+                won: tuple[tuple[int, ...], tuple[tuple[Seat, CrazyCard, int], ...]] | None,
+                drawn: int) -> None:
+        self._redraw(seat, drawn)
+        st = self.seats[seat]
+        if won is not None:  # the pile comes back where it stood among the others
+            order, cards = won
+            del st.score[len(st.score) - len(cards):]
+            self.piles = {p: Pile(p, list(cards)) if p == pid else self.piles[p] for p in order}
+        self.piles[pid].cards.pop()
+        if new_pile:
+            del self.piles[pid]
+            self._next_pile -= 1
+        st.hand.insert(i, card)
+
+    def _undiscard(self, seat: Seat, i: int, drawn: int) -> None:
+        self._redraw(seat, drawn)
+        st = self.seats[seat]
+        st.hand.insert(i, st.discard.pop())
 
     def _check_out(self, seat: Seat) -> None:
         st = self.seats[seat]

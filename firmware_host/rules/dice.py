@@ -7,7 +7,7 @@ accepted actions replays every roll.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, NamedTuple
 
@@ -135,8 +135,6 @@ class DiceRound(RoundBase):
         self.dice: list[list[Die]] = [list(hand) for hand in dice]
         self.placed_by: list[list[Seat]] = [[] for _ in DieColour]
         self.result: RoundResult | None = None
-        self.journal: list[DiceAction] = []
-        self._handlers = {PlaceDie: self._place, Reroll: self._reroll}
         for seat, hand in enumerate(self.dice):
             if not hand:
                 self._finish(seat)
@@ -170,9 +168,11 @@ class DiceRound(RoundBase):
             if placed >= face:
                 return Refusal(Reason.NO_FIT)
             return Refusal(Reason.NO_FIT, f"{colour.name.lower()} {placed + 1} comes first")
-        hand.remove(die)
+        i = hand.index(die)
+        del hand[i]
         self.board[colour] = face
         self.placed_by[colour].append(seat)
+        self._undo.append((DiceRound._unplace, seat, i, die))
         if not hand:
             self._finish(seat)
         return None
@@ -187,7 +187,33 @@ class DiceRound(RoundBase):
         else:
             faces = [self._rng.randint(1, FACES) for _ in hand]
         self.dice[action.seat] = [Die(d.colour, f) for d, f in zip(hand, faces, strict=True)]
+        self._undo.append((DiceRound._unroll, action.seat, tuple(hand)))
         return None
+
+    _handlers: ClassVar[dict[type, Callable[[Any, Any], Refusal | None]]] = {
+        PlaceDie: _place, Reroll: _reroll}
+
+    # ------------------------------------------------------------ taking back (RoundBase._lost_race)
+
+    _timeless = True
+
+    def _affects(self, entry: DiceAction, action: DiceAction) -> bool:
+        """A die placed changes only its colour's row; a reroll only that seat's own dice."""
+        return type(action) is PlaceDie and type(entry) is PlaceDie and entry.colour == action.colour
+
+    def _unshare(self, action: Any) -> None:
+        self.dice = [hand[:] for hand in self.dice]
+        self.board = self.board[:]
+        self.placed_by = [seats[:] for seats in self.placed_by]
+
+    def _unplace(self, seat: Seat, i: int, die: Die) -> None:
+        self.result = None
+        self.dice[seat].insert(i, die)
+        self.board[die.colour] = die.face - 1
+        self.placed_by[die.colour].pop()
+
+    def _unroll(self, seat: Seat, hand: tuple[Die, ...]) -> None:
+        self.dice[seat] = list(hand)
 
     def scores(self, finisher: Seat | None = None) -> tuple[int, ...]:
         held = [len(h) for h in self.dice]

@@ -8,7 +8,7 @@ and colours are data (`Board`, built from `data/domino/` by the catalogue).
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations_with_replacement
 from typing import Any, ClassVar, NamedTuple
@@ -262,9 +262,6 @@ class DominoRound(RoundBase):
         self.waiting_since: int | None = None
         """Set while no card can be placed but a joker could open a place: when that began."""
         self.result: RoundResult | None = None
-        self.journal: list[DominoAction] = []
-        self._handlers = {PlaceDomino: self._place, PlayJoker: self._joker,
-                          DiscardDomino: self._discard}
         for seat, st in enumerate(self.seats):
             if not st.hand:
                 self._finish(Ending.LIGRETTO_STOP, (seat,))
@@ -416,7 +413,7 @@ class DominoRound(RoundBase):
         if token is not None:  # the rulebook: a card that matches is put down
             return Refusal(Reason.FITS, f"token {token + 1}")
         st.discard.append(st.hand.pop())
-        self._turn_over_if_empty(st)
+        self._undo.append((DominoRound._undiscard, action.seat, self._turn_over_if_empty(st)))
         return None
 
     def _fitting_token(self, seat: Seat, card: DominoCard, ts: int) -> int | None:
@@ -475,11 +472,13 @@ class DominoRound(RoundBase):
         if not self.matches(card, near, far):
             return Refusal(Reason.NO_FIT, "colours differ")
         freed = tok.square  # the card covers both squares and the token moves to far (_cover, _move)
+        before = self._before()
         covered = self.covered
         covered[near] = covered[far] = (seat, card)
         free.discard(near)
         free.discard(far)
-        if freed not in covered:
+        freed_now = freed not in covered
+        if freed_now:
             free.add(freed)
         tok.square = far
         tok.blocked_for = None
@@ -490,7 +489,8 @@ class DominoRound(RoundBase):
         self._changed(near, far, freed)
         st.hand.pop()
         st.placed += 1
-        self._turn_over_if_empty(st)
+        self._undo.append((DominoRound._unplace, seat, card, near, far, freed if freed_now else None,
+                           self._turn_over_if_empty(st), before))
         if not st.hand:
             self._finish(Ending.LIGRETTO_STOP, (seat,))
             return None
@@ -534,8 +534,11 @@ class DominoRound(RoundBase):
             return Refusal(Reason.OFF_BOARD, f"square {list(square)}")
         if not self.free(square):
             return Refusal(Reason.SQUARE_TAKEN)
+        before = self._before()
         st.jokers -= 1
         freed = tok.square
+        self._undo.append((DominoRound._unjoker, seat, square, freed if freed not in self.covered else None,
+                           before))
         self._cover(square, (seat, JOKER))
         self._move(tok, square)
         self._changed(square, freed)
@@ -545,10 +548,14 @@ class DominoRound(RoundBase):
         self._check_no_placement(ts)
         return None
 
-    def _turn_over_if_empty(self, st: DominoSeat) -> None:
+    def _turn_over_if_empty(self, st: DominoSeat) -> tuple[DominoCard, ...] | None:
+        """The discard pile, as it lay, when it became the hand (for the undo), else None."""
         if not st.hand and st.discard:
+            turned = tuple(st.discard)
             st.hand = st.discard[::-1]
             st.discard = []
+            return turned
+        return None
 
     def _check_blocked(self, seat: Seat | None) -> None:
         """A token with no place left is blocked; the seat that blocked it must free it."""
@@ -651,11 +658,70 @@ class DominoRound(RoundBase):
         return min(due, default=None) if self.result is None else None
 
     def _due(self, now: int) -> None:
+        self._undo.append((DominoRound._unwake, self._before()))
         for tok in self.tokens:
             if tok.reserved_by is not None and tok.reserved_until <= now:
                 tok.reserved_by = None
         if self.waiting_since is not None and now >= self.waiting_since + self._wait_ns:
             self._no_placement()
+
+    _handlers: ClassVar[dict[type, Callable[[Any, Any], Refusal | None]]] = {
+        PlaceDomino: _place, PlayJoker: _joker, DiscardDomino: _discard}
+
+    # ------------------------------------------------------------ taking back (RoundBase._lost_race)
+
+    def _unshare(self, action: Any) -> None:
+        self.seats = [DominoSeat(st.hand[:], st.discard[:], st.jokers, st.placed) for st in self.seats]
+        self.tokens = [Token(t.square, t.reserved_by, t.reserved_until, t.blocked_for) for t in self.tokens]
+        self.covered = dict(self.covered)
+        self._free = set(self._free)
+        self._colours_at, self._placements_seen = {}, {}
+
+    def _before(self) -> tuple[Any, ...]:
+        """What an action may change besides the squares it covers: every token, and the wait."""
+        return (tuple((t.square, t.reserved_by, t.reserved_until, t.blocked_for) for t in self.tokens),
+                self.waiting_since)
+
+    def _restore(self, before: tuple[Any, ...]) -> None:
+        tokens, self.waiting_since = before
+        for tok, (square, reserved_by, reserved_until, blocked_for) in zip(self.tokens, tokens, strict=True):
+            tok.square, tok.reserved_by, tok.reserved_until, tok.blocked_for = (
+                square, reserved_by, reserved_until, blocked_for)
+        self.result = None
+        self._colours_at.clear()
+        self._placements_seen.clear()
+
+    def _unplace(self, seat: Seat, card: DominoCard, near: Square, far: Square, freed: Square | None,
+                 turned: tuple[DominoCard, ...] | None, before: tuple[Any, ...]) -> None:
+        st = self.seats[seat]
+        if turned is not None:
+            st.hand, st.discard = [], list(turned)
+        st.hand.append(card)
+        st.placed -= 1
+        del self.covered[near], self.covered[far]
+        self._free |= {near, far}
+        if freed is not None:
+            self._free.discard(freed)
+        self._restore(before)
+
+    def _unjoker(self, seat: Seat, square: Square, freed: Square | None, before: tuple[Any, ...]) -> None:
+        self.seats[seat].jokers += 1
+        del self.covered[square]
+        self._free.add(square)
+        if freed is not None:
+            self._free.discard(freed)
+        self._restore(before)
+
+    def _undiscard(self, seat: Seat, turned: tuple[DominoCard, ...] | None) -> None:
+        st = self.seats[seat]
+        if turned is not None:
+            st.hand, st.discard = [], list(turned)
+        st.hand.append(st.discard.pop())
+
+    def _unwake(self, before: tuple[Any, ...]) -> None:
+        self._restore(before)
+
+    # ------------------------------------------------------------ the end
 
     def _no_placement(self) -> None:
         most = max(st.placed for st in self.seats)

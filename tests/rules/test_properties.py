@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from collections.abc import Mapping
+from dataclasses import fields, is_dataclass
 from itertools import pairwise
+from types import SimpleNamespace
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -26,7 +29,7 @@ from firmware_host.rules.classic import (
     PlayCard,
     VoteStuck,
 )
-from firmware_host.rules.common import RACE_HORIZON_NS, Reason
+from firmware_host.rules.common import RACE_HORIZON_NS, Reason, RoundBase, Wake
 from firmware_host.rules.crazy import CrazyColour, CrazyOptions, CrazyRound, DiscardCrazy, PlayCrazy
 from firmware_host.rules.dice import DICE_PER_COLOUR, DiceOptions, DiceRound, DieColour, PlaceDie
 from firmware_host.rules.domino import SET, DominoOptions, DominoRound, PlaceDomino, PlayJoker
@@ -242,11 +245,31 @@ def builder(game: str, players: int, seed: int) -> Any:
     return lambda: CrazyRound(players, CrazyOptions(), random.Random(seed), spec)
 
 
+def varied(game: str, players: int, seed: int) -> Any:
+    """Like `builder`, with the options that bring every kind of action and undo: Ligretto's
+    variants (turned-over hands, the pro row and its votes), Domino's jokers and their holds
+    lapsing (wakes)."""
+    r = random.Random(seed)
+    if game == "classic":
+        opts = ClassicOptions(r.choice(["shuffle", "turn_over"]), r.random() < 0.5, r.random() < 0.3,
+                              r.random() < 0.3, r.random() < 0.3)
+        return lambda: ClassicRound(players, opts, random.Random(seed))
+    if game == "domino":
+        board = board_for(players)
+        opts_d = DominoOptions(joker_hold_s=0.05, joker_wait_s=0.1)
+        return lambda: DominoRound(players, opts_d, random.Random(seed), board)
+    return builder(game, players, seed)
+
+
 def takes_without(build: Any, journal: list[Any], since: int, action: Any) -> bool:
-    """Dealt again and played without journal[since:]: is `action` taken?"""
+    """Dealt again and played without the seats' plays from journal[since:] (time running on
+    as it did: the wakes among them stay): is `action` taken?"""
     again = build()
     for done in journal[:since]:
         assert again.apply(done) is None
+    for done in journal[since:]:
+        if type(done) is Wake:
+            again.apply(done)
     return again.apply(action) is None
 
 
@@ -266,11 +289,23 @@ def races(build: Any, rng: random.Random, steps: int = 80) -> Counter[str]:
     whose removal (with the ones after it) does, and the gap is the two stamps'."""
     rnd = build()
     now, seen_reasons = 0, Counter[str]()
+    refused: dict[int, Any] = {}  # each seat's last refused action: pressed again now and then
+    saw: dict[int, list[Any]] = {}  # what each seat saw last time: a slow seat still reaches for it
     for _ in range(steps):
         if rnd.result is not None:
             break
+        due = rnd.deadline()
+        if due is not None and due <= now:
+            assert rnd.apply(Wake(now)) is None
+            continue
         seat = rng.randrange(rnd.players)
-        seen = list(rnd.legal_actions(seat))
+        dice = rng.random()
+        if seat in refused and dice < 0.3:
+            seen = [refused[seat]]
+        elif seat in saw and dice < 0.5:
+            seen = saw[seat]
+        else:
+            seen = saw[seat] = list(rnd.legal_actions(seat))
         for _ in range(rng.randrange(3)):
             other = (seat + rng.randrange(1, rnd.players)) % rnd.players
             moves = list(rnd.legal_actions(other))
@@ -283,12 +318,18 @@ def races(build: Any, rng: random.Random, steps: int = 80) -> Counter[str]:
         now = max(now, stamp)
         action = reach(seen, rng)._replace(ts=stamp)
         journal = list(rnd.journal)
+        before = state_of(rnd)
         refusal = rnd.apply(action)
         if refusal is None:
+            refused.pop(seat, None)
             continue
+        refused[seat] = action
+        assert state_of(rnd) == before  # telling a lost race apart touched nothing of the round
         seen_reasons[refusal.reason.name] += 1
         rivals = []
         for i in range(len(journal) - 1, -1, -1):
+            if type(journal[i]) is Wake:
+                continue
             if journal[i].seat == seat:
                 break
             if journal[i].ts >= stamp - RACE_HORIZON_NS:
@@ -303,10 +344,11 @@ def races(build: Any, rng: random.Random, steps: int = 80) -> Counter[str]:
 
 @SETTINGS
 @given(game=st.sampled_from(["classic", "dice", "domino", "crazy"]), players=st.integers(2, 4),
-       seed=st.integers(0, 10**6))
+       seed=st.integers(0, 10**6), options=st.booleans())
 def test_a_refusal_is_too_late_iff_the_round_without_the_other_seats_plays_takes_it(
-        game: str, players: int, seed: int) -> None:
-    races(builder(game, players, seed), random.Random(seed))
+        game: str, players: int, seed: int, options: bool) -> None:
+    """`options`: the variants (Ligretto's, Domino's short joker holds) instead of the defaults."""
+    races((varied if options else builder)(game, players, seed), random.Random(seed))
 
 
 def test_the_races_above_do_lose_races_and_refuse_otherwise_in_every_game() -> None:
@@ -316,3 +358,76 @@ def test_the_races_above_do_lose_races_and_refuse_otherwise_in_every_game() -> N
         assert reasons.pop("TOO_LATE", 0) > 0, (game, reasons)
         others += reasons
     assert others.total() > 0
+
+
+# ---------------------------------------------------------------- taking plays back
+
+_NOT_STATE = {"journal", "_undo", "_latest", "_asked", "_owned", "on_end", "_colours_at",
+              "_placements_seen"}
+"""The journal and its companions, the memo of refused actions, a scratch copy's note of what it
+owns, who is told of the end, and caches worked out on demand."""
+
+
+def plain(value: Any) -> Any:
+    """Any part of a round as plain data, order kept where the round keeps one (lists, dicts)."""
+    if isinstance(value, random.Random):
+        return "generator"
+    if value is None or isinstance(value, str | int | float):
+        return value
+    if isinstance(value, Mapping):
+        return [(plain(k), plain(v)) for k, v in value.items()]
+    if isinstance(value, set | frozenset):
+        return sorted(map(repr, value))
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    if is_dataclass(value):
+        return {f.name: plain(getattr(value, f.name)) for f in fields(value)}
+    if slots := getattr(type(value), "__slots__", None):
+        return {name: plain(getattr(value, name)) for name in slots}
+    return {k: plain(v) for k, v in vars(value).items()}
+
+
+def state_of(rnd: RoundBase) -> Any:
+    """Everything a round is, its generator's state included."""
+    rngs = [v.getstate() for v in vars(rnd).values() if isinstance(v, random.Random)]
+    return {k: plain(v) for k, v in vars(rnd).items() if k not in _NOT_STATE}, rngs
+
+
+def play_on(rnd: Any, rng: random.Random, steps: int) -> None:
+    """Legal actions of random seats 20 ms apart; time runs on (wakes) where something is due."""
+    now = 0
+    for _ in range(steps):
+        if rnd.result is not None:
+            return
+        now += 20_000_000
+        due = rnd.deadline()
+        if due is not None and due <= now:
+            assert rnd.apply(Wake(now)) is None
+            continue
+        seat = rng.randrange(rnd.players)
+        moves = list(rnd.legal_actions(seat))
+        if moves:
+            assert rnd.apply(rng.choice(moves)._replace(ts=now)) is None
+
+
+@SETTINGS
+@given(game=st.sampled_from(["classic", "dice", "domino", "crazy"]), players=st.integers(2, 5),
+       seed=st.integers(0, 10**6))
+def test_taking_back_the_latest_entries_leaves_the_round_as_it_was_before_them(
+        game: str, players: int, seed: int) -> None:
+    if game in ("dice", "domino"):
+        players = min(players, 4)
+    build = varied(game, players, seed)
+    rnd, rng = build(), random.Random(seed)
+    play_on(rnd, rng, 150)
+    journal, live = list(rnd.journal), state_of(rnd)
+    for since in sorted(rng.sample(range(len(journal) + 1), min(6, len(journal) + 1)), reverse=True):
+        scratch = rnd._scratch(SimpleNamespace(seat=0, ts=0))  # as if seat 1 were refused
+        for j in range(len(journal) - 1, since - 1, -1):
+            undo = rnd._undo[j]
+            undo[0](scratch, *undo[1:])
+        again = build()
+        for entry in journal[:since]:
+            assert again.apply(entry) is None
+        assert state_of(scratch)[0] == state_of(again)[0], since
+    assert state_of(rnd) == live  # nothing done to a scratch copy reaches the round

@@ -50,8 +50,6 @@ class TinyRound(RoundBase):
         self.centre = centre if centre is not None else rng.randint(LOW, HIGH)
         self.laid = [0] * players
         self.result: RoundResult | None = None
-        self.journal: list[Any] = []
-        self._handlers = {Lay: self._lay, Redraw: self._redraw}
 
     def _draw(self) -> list[int]:
         return [self._rng.randint(LOW, HIGH) for _ in range(HAND)]
@@ -65,6 +63,7 @@ class TinyRound(RoundBase):
             return Refusal(Reason.NOT_HELD)
         if not self.fits(a.card):
             return Refusal(Reason.NO_FIT)  # too late, when another seat's lay took the number (RoundBase)
+        self._undo.append((TinyRound._unlay, a.seat, hand.index(a.card), a.card, self.centre))
         hand.remove(a.card)
         hand.append(self._rng.randint(LOW, HIGH))
         self.centre = a.card
@@ -74,8 +73,29 @@ class TinyRound(RoundBase):
         return None
 
     def _redraw(self, a: Redraw) -> Refusal | None:
+        self._undo.append((TinyRound._undraw, a.seat, tuple(self.hands[a.seat])))
         self.hands[a.seat] = self._draw()
         return None
+
+    _handlers: ClassVar[dict[type, Any]] = {Lay: _lay, Redraw: _redraw}
+
+    # Taking an action back, for the engine's lost races (docs/games.md): own copies of what
+    # changes, and each handler's undo.
+
+    def _unshare(self, action: Any) -> None:
+        self.hands = [h[:] for h in self.hands]
+        self.laid = self.laid[:]
+
+    def _unlay(self, seat: Seat, i: int, card: int, centre: int) -> None:
+        self.result = None
+        hand = self.hands[seat]
+        hand.pop()
+        hand.insert(i, card)
+        self.centre = centre
+        self.laid[seat] -= 1
+
+    def _undraw(self, seat: Seat, hand: tuple[int, ...]) -> None:
+        self.hands[seat] = list(hand)
 
     def scores(self) -> tuple[int, ...]:
         return tuple(self.laid)
