@@ -257,9 +257,9 @@ def on_a_terminal(command: list[str], timeout: float = 300) -> tuple[bytes, str,
 
 
 @contextlib.asynccontextmanager
-async def gated_web(hub: Any, limits: Any = None, names: Any = None) -> Any:
+async def gated_web(hub: Any, limits: Any = None, names: Any = None, bind: str = "127.0.0.1") -> Any:
     """The web view's app served as the daemon serves it: accepted by its gate (web/gate.py) on a
-    socket of its own on 127.0.0.1; yields (its URL, the gate)."""
+    socket of its own on `bind`; yields (its URL on 127.0.0.1, the gate)."""
     from aiohttp import web
 
     from firmware_host.web.gate import Gate, Limits
@@ -268,7 +268,7 @@ async def gated_web(hub: Any, limits: Any = None, names: Any = None) -> Any:
 
     runner = web.AppRunner(build_app(hub, names=names), handle_signals=False)
     await runner.setup()
-    sock = open_socket("127.0.0.1", 0)
+    sock = open_socket(bind, 0)
     gate = Gate(sock, runner.server, limits or Limits.of(hub.max_clients))
     gate.start()
     try:

@@ -26,7 +26,7 @@ from plumbing import ROOT, DaemonProcess, gated_web, wait_for
 from firmware_host.web import gate as gates
 from firmware_host.web.gate import OWN_RESERVE, PER_ADDRESS, TABLE_FDS, Gate, Limits, TooFewDescriptors
 from firmware_host.web.names import OwnNames, machine_addresses
-from firmware_host.web.server import Hub
+from firmware_host.web.server import OWN, Hub
 
 HALF = b"GET / HTTP/1.1\r\nHost: x\r\nX: "  # a request's head that never ends (the issue's)
 
@@ -154,6 +154,20 @@ def test_when_the_network_has_filled_its_share_the_table_itself_still_comes_in()
             assert (await served(url, "127.0.0.1", "/big"))[0] == 200
             for sock in [*held, refused]:
                 sock.close()
+
+    run(check())
+
+
+def test_addresses_are_counted_as_ipv4_on_a_socket_that_takes_both() -> None:
+    """systemd's socket (ListenStream=80) takes IPv6 and IPv4, the latter as ::ffff:a.b.c.d: the
+    kiosk is still the table itself, and another address still has its own share."""
+    async def check() -> None:
+        hub = Hub(4)
+        async with gated_web(hub, bind="::") as (url, gate), aiohttp.ClientSession() as kiosk, \
+                aiohttp.ClientSession(connector=aiohttp.TCPConnector(local_addr=("127.0.0.2", 0))) as phone, \
+                kiosk.ws_connect(url + "/live"), phone.ws_connect(url + "/live"):
+            assert hub.per_address == {OWN: 1, "127.0.0.2": 1}
+            assert gate.per_address == {"127.0.0.1": 1, "127.0.0.2": 1}
 
     run(check())
 
