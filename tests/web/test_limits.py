@@ -96,6 +96,27 @@ def test_a_head_that_never_ends_and_a_connection_that_says_nothing_are_closed(mo
     run(check())
 
 
+def test_a_client_that_leaves_its_answers_unread_is_closed(monkeypatch) -> None:
+    """300 requests for the page's script sent at once, nothing read: the answers wait in the
+    server's buffer, not taken, until the connection is closed."""
+    monkeypatch.setattr(gates, "IDLE_S", 0.5)
+    monkeypatch.setattr(gates, "SWEEP_S", 0.05)
+
+    async def check() -> None:
+        async with gated_web(Hub(4)) as (url, gate):
+            sock = socket.socket()
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            sock.connect(("127.0.0.1", int(url.rsplit(":", 1)[1])))
+            sock.send(b"GET /static/table.js HTTP/1.1\r\nHost: localhost\r\n\r\n" * 300)
+            wait = time.monotonic()
+            while gate.closed["unread"] == 0 and time.monotonic() < wait + 10:
+                await asyncio.sleep(0.05)
+            assert gate.closed == {"head": 0, "idle": 0, "unread": 1} and gate.open == 0
+            sock.close()
+
+    run(check())
+
+
 def test_a_watching_browser_outlives_the_timeouts(monkeypatch) -> None:
     monkeypatch.setattr(gates, "HEAD_S", 0.2)
     monkeypatch.setattr(gates, "IDLE_S", 0.2)
