@@ -256,6 +256,29 @@ def on_a_terminal(command: list[str], timeout: float = 300) -> tuple[bytes, str,
     return shown, out, proc.returncode
 
 
+@contextlib.asynccontextmanager
+async def gated_web(hub: Any, limits: Any = None, names: Any = None, bind: str = "127.0.0.1") -> Any:
+    """The web view's app served as the daemon serves it: accepted by its gate (web/gate.py) on a
+    socket of its own on `bind`; yields (its URL on 127.0.0.1, the gate)."""
+    from aiohttp import web
+
+    from firmware_host.web.gate import Gate, Limits
+    from firmware_host.web.listen import open_socket
+    from firmware_host.web.server import build_app
+
+    runner = web.AppRunner(build_app(hub, names=names), handle_signals=False)
+    await runner.setup()
+    sock = open_socket(bind, 0)
+    gate = Gate(sock, runner.server, limits or Limits.of(hub.max_clients))
+    gate.start()
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}", gate
+    finally:
+        gate.stop()
+        await runner.cleanup()
+        sock.close()
+
+
 def configured_daemon(tmp: Path, data: bytes) -> DaemonProcess:
     """A DaemonProcess (not started) whose configuration directory is `tmp/etc`, holding a
     table.toml of `data`."""

@@ -126,7 +126,7 @@ def attach_web(daemon: Daemon, terminal: bool) -> None:
     from ..web.replays import routes as history_routes
 
     view = WebView(web.bind, web.port, web.max_clients, database=paths.state_database(),
-                   routes=[history_routes(daemon.store)])
+                   routes=[history_routes(daemon.store)], names=web.names, url=web.url)
     found = view.listen()
     daemon.address = (web.url or found) if found else ""  # what people type: [web] url wins
     daemon.attach(view)

@@ -130,10 +130,34 @@ def status_rows(answer: Mapping[str, Any]) -> list[tuple[str, Any]]:
         elif key == "memory" and isinstance(value, Mapping):
             value = f"{value.get('rss_mb')} MB resident, {value.get('threads')} threads, " \
                     f"allocator {value.get('allocator')}"
+        elif key == "web_view" and isinstance(value, Mapping):
+            value = web_view_line(value)
         elif key == "priority" and isinstance(value, Mapping):
             value = "; ".join(f"{k} thread {v}" for k, v in value.items())
         rows.append((words(key), value))
     return rows
+
+
+WEB_REFUSED = {"full": "connections full", "per_address": "connections past an address's share"}
+WEB_REFUSED_BROWSERS = {"full": "browsers full", "per_address": "browsers past an address's share",
+                        "host": "not the table's name (Host)", "origin": "another site's page (Origin)"}
+WEB_CLOSED = {"head": "request head too slow", "idle": "idle", "unread": "answer unread"}
+
+
+def web_view_line(report: Mapping[str, Any]) -> str:
+    """The web view's limits and what met them (docs/web.md, "Limits"), on one line."""
+    conn, seen = report.get("connections", {}), report.get("browsers", {})
+    line = f"{conn.get('open')} connections of {conn.get('limit')} " \
+           f"({conn.get('per_address')} from one address), {seen.get('clients')} browsers of " \
+           f"{seen.get('limit')} ({seen.get('per_address')} from one address)"
+    said = [f"{n} {WEB_REFUSED.get(k, words(k))}" for k, n in conn.get("refused", {}).items() if n]
+    said += [f"{n} {WEB_REFUSED_BROWSERS.get(k, words(k))}" for k, n in seen.get("refused", {}).items() if n]
+    line += "; refused: " + (", ".join(said) if said else "none")
+    closed = [f"{n} {WEB_CLOSED.get(k, words(k))}" for k, n in conn.get("closed", {}).items() if n]
+    line += "; closed: " + (", ".join(closed) if closed else "none")
+    if conn.get("out_of_descriptors"):
+        line += f"; out of descriptors {conn['out_of_descriptors']} times"
+    return line
 
 
 def seats_table(answer: Mapping[str, Any]) -> list[Any]:

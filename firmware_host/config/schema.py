@@ -234,6 +234,9 @@ class WebConfig(_Strict):
     seat_qr: bool = Field(True, description="the attract screen's seats show the address as a QR code")
     url: str = Field("", max_length=60, pattern=r"^(https?://[^\s/]+/?[^\s]*)?$",
                      description="the address shown and coded, if not the one found (e.g. http://table.local/)")
+    names: list[str] = Field([], max_length=16, description="more names browsers may call the table by "
+                                                          "(its hostname, HOSTNAME.local and its addresses "
+                                                          "need none): a host name or an IP address")
 
     @model_validator(mode="after")
     def _address(self) -> WebConfig:
@@ -244,7 +247,25 @@ class WebConfig(_Strict):
         except ValueError:
             raise ValueError(f"bind must be an IP address such as 127.0.0.1, 0.0.0.0 or ::, "
                              f"not {self.bind!r}") from None
+        for name in self.names:
+            if not _host_name(name):
+                raise ValueError(f"names: {name!r} is neither a host name (letters, digits, '-' and dots, "
+                                 "such as table.example.org) nor an IP address")
         return self
+
+
+def _host_name(name: str) -> bool:
+    """A host name (RFC 1123 labels) or an IP address."""
+    import ipaddress
+    import re
+
+    try:
+        ipaddress.ip_address(name)
+        return True
+    except ValueError:
+        pass
+    label = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+    return len(name) <= 253 and re.fullmatch(rf"{label}(?:\.{label})*\.?", name) is not None
 
 
 class TableConfig(_Strict):

@@ -67,6 +67,8 @@ PER_PEER = 4  # connections at once from one user that is not an admin; more are
 PIPELINE = 8  # requests waiting on one connection; one more closes it with an error answer
 MAX_CONNECTIONS = 256  # at once, in all
 WARN_EVERY_S = 60.0  # a misbehaving user is named in the journal once a minute at most
+ACCEPT_BACKOFF_S = 1.0  # out of descriptors (EMFILE, ENFILE): nothing accepted for this long
+OUT_OF_DESCRIPTORS = (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM)
 
 
 class Request:
@@ -227,6 +229,8 @@ class ControlServer:
         self._connections: dict[int, _Connection] = {}
         self._per_peer: dict[int | None, int] = {}
         self._said: dict[tuple[int | None, str], tuple[float, int]] = {}
+        self._accept_again = 0.0  # out of descriptors: the socket is not polled until then
+        self.out_of_descriptors = 0  # accepts that failed for want of a descriptor
         self._done: queue.SimpleQueue[tuple[_Connection, dict[str, Any]]] = queue.SimpleQueue()
         self._wake_r, self._wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
         self._wake_lock = threading.Lock()  # a handler late from its table must not write to a reused fd
@@ -293,6 +297,9 @@ class ControlServer:
                         self._ready(conn, event)
                 if listening:  # after the closes seen with it: a user's share is free again first
                     self._accept()
+                if self._accept_again and time.monotonic() >= self._accept_again:
+                    self._accept_again = 0.0
+                    poller.modify(self._sock, select.POLLIN)
                 self._answers()
                 self._expire()
                 for conn in list(self._connections.values()):
@@ -311,6 +318,8 @@ class ControlServer:
 
     def _poll_ms(self) -> int:
         due = [d[0] for c in self._connections.values() if (d := c.deadline()) is not None]
+        if self._accept_again:
+            due.append(self._accept_again)
         if not due:
             return -1
         return max(0, math.ceil((min(due) - time.monotonic()) * 1000))
@@ -321,7 +330,9 @@ class ControlServer:
         so and closed; the rest are read as their bytes come."""
         try:
             sock, _ = self._sock.accept()
-        except OSError:  # EAGAIN: taken already; anything else: tried again on the next wake
+        except OSError as exc:  # EAGAIN: taken already; anything else: tried again on the next wake
+            if exc.errno in OUT_OF_DESCRIPTORS:
+                self._pause_accepting(exc)
             return
         peer = peer_of(sock)
         admin = peer is not None and self.access.is_admin(peer)
@@ -345,6 +356,15 @@ class ControlServer:
         self._per_peer[key] = self._per_peer.get(key, 0) + 1
         self._poller.register(sock, select.POLLIN)
         conn.events = select.POLLIN
+
+    def _pause_accepting(self, exc: OSError) -> None:
+        """The socket stays readable while nothing can be accepted: polling it would spin this
+        thread (it did: a busy core, and admins unanswered). It rests ACCEPT_BACKOFF_S instead."""
+        self.out_of_descriptors += 1
+        self._accept_again = time.monotonic() + ACCEPT_BACKOFF_S
+        self._poller.modify(self._sock, 0)
+        self._say(None, "descriptors", f"cannot accept a connection: out of descriptors ({exc.strerror}); "
+                  f"accepting nothing for {ACCEPT_BACKOFF_S:g} s")
 
     def _watch(self, conn: _Connection) -> None:
         """Poll for what the connection waits for: bytes to read, room to write."""
@@ -483,7 +503,7 @@ class ControlServer:
             self._said[key] = (last, unsaid + 1)
             return
         more = f" ({unsaid} more like it in the last {WARN_EVERY_S:g} s)" if unsaid else ""
-        log.warning("%s: %s%s", peer or "unknown peer", text, more)
+        log.warning("%s%s%s", "" if what == "descriptors" else f"{peer or 'unknown peer'}: ", text, more)
         self._said[key] = (now, 0)
 
     # ------------------------------------------------------------ the handlers

@@ -112,6 +112,17 @@ class Frontends:
         """Why attached frontends are not serving (a frontend may say so in its `problem`)."""
         return [p for p in (getattr(f, "problem", "") for f in self.attached) if p]
 
+    def reports(self) -> dict[str, Any]:
+        """What attached frontends say of their load and limits (a frontend may, in `report()`:
+        the web view's connections and browsers), by the frontend's NAME."""
+        out = {}
+        for frontend in self.attached:
+            report = getattr(frontend, "report", None)
+            said = report() if report is not None else None
+            if said is not None:
+                out[str(getattr(frontend, "NAME", type(frontend).__name__))] = said
+        return out
+
     def ring(self, cue: Cue) -> None:
         for frontend in list(self.attached):
             frontend.ring(cue)

@@ -72,6 +72,8 @@ class Status:
             extra["warning"] = self.problem()
         if getattr(self.parts, "address", ""):
             extra["web"] = self.parts.address  # where browsers watch (docs/web.md)
+        for name, report in self.parts.frontends.reports().items():  # the web view's limits, met
+            extra[name.replace(" ", "_")] = report
         if self.set_aside():
             extra["set_aside"] = self.set_aside()
         if self.parts.store.problem:

@@ -5,9 +5,10 @@ and one callback at most waits on the server's loop to take it, so however slow 
 the table never waits and nothing piles up. If the server cannot start or dies, the table plays
 on: `problem` says why (status: `DEGRADED: web view ...`) and the loop is told (FrontendTrouble).
 
-The socket is taken at once, on the caller's thread (the address goes on the attract screen);
-aiohttp is imported and the server built on the web thread, so the table is ready to play
-without waiting for them.
+The socket is taken at once, on the caller's thread (the address goes on the attract screen),
+and the web's share of descriptors reckoned (web/gate.py); aiohttp is imported and the server
+built on the web thread, so the table is ready to play without waiting for them. Connections are
+accepted by the gate (web/gate.py), not by aiohttp: it caps and times them.
 """
 
 from __future__ import annotations
@@ -23,11 +24,13 @@ from ..service.events import FrontendReady, FrontendTrouble
 from ..service.frontend import TableView
 from ..system.logs import logger
 from ..system.systemd import under_systemd
+from .gate import Limits, TooFewDescriptors
 from .listen import open_socket, passed_socket, url_of
 
 if TYPE_CHECKING:
     from aiohttp import web
 
+    from .gate import Gate
     from .server import Hub
 
 log = logger("web")
@@ -38,11 +41,18 @@ NAME = "web view"
 class WebView:
     """Serves the live table to browsers; attach with `daemon.attach(WebView(...))`."""
 
+    NAME = NAME  # its report's key in `tablectl status`: web_view
+
     def __init__(self, bind: str = "127.0.0.1", port: int = 0, max_clients: int = 32,
                  database: Path | None = None,
-                 routes: Sequence[Callable[[web.Application], None]] = ()) -> None:
+                 routes: Sequence[Callable[[web.Application], None]] = (),
+                 names: Sequence[str] = (), url: str = "") -> None:
+        """`names`: what else browsers may call the table ([web] names); `url`: [web] url."""
         self.bind, self.port, self.max_clients = bind, port, max_clients
+        self.names, self.url_set = names, url
         self.hub: Hub | None = None  # made on the web thread, with the server
+        self.gate: Gate | None = None
+        self.limits: Limits | None = None
         self.database, self.routes = database, routes
         self.url = ""
         self.problem = ""  # why the web view is not serving, for the status line
@@ -72,6 +82,12 @@ class WebView:
             hint = " (no socket from systemd: is table-web.socket enabled?)" if under_systemd() else ""
             self._fail(f"cannot listen on {where}: {exc.strerror or exc}{hint}")
             return ""
+        try:
+            self.limits = Limits.of(self.max_clients)
+        except TooFewDescriptors as exc:
+            sock.close()
+            self._fail(str(exc))
+            return ""
         self._sock = sock
         self.url = url_of(sock)
         return self.url
@@ -98,6 +114,13 @@ class WebView:
 
     def ring(self, cue: Any) -> None:
         """Browsers make no sound."""
+
+    def report(self) -> dict[str, Any] | None:
+        """Its limits and what meets them, for `tablectl status` (from any thread: copies only)."""
+        gate, hub = self.gate, self.hub
+        if gate is None or hub is None:
+            return None
+        return {"connections": gate.stats(), "browsers": hub.stats()}
 
     def stop(self) -> None:
         self._stopping = True
@@ -133,18 +156,27 @@ class WebView:
     async def _begin(self) -> None:
         from aiohttp import web
 
+        from .gate import Gate
+        from .names import OwnNames
         from .server import Hub, build_app
 
         self.hub = Hub(self.max_clients)
-        app = build_app(self.hub, self.database, self.routes)
+        app = build_app(self.hub, self.database, self.routes, OwnNames(self.names, self.url_set))
         self._runner = web.AppRunner(app, handle_signals=False, access_log=None, shutdown_timeout=1.0)
         await self._runner.setup()
-        assert self._sock is not None
-        await web.SockSite(self._runner, self._sock).start()
+        assert self._sock is not None and self.limits is not None
+        server = self._runner.server
+        assert server is not None
+        self.gate = Gate(self._sock, server, self.limits)  # no aiohttp site: the gate accepts
+        self.gate.start()
 
     async def _shutdown(self) -> None:
+        if self.gate is not None:
+            self.gate.stop()
         if self._runner is not None:
             await self._runner.cleanup()
+        if self._sock is not None:
+            self._sock.close()
         asyncio.get_running_loop().stop()
 
     def _fail(self, why: str) -> None:

@@ -19,7 +19,8 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
-from ..rules.codec import to_dict
+from ..rules.codec import from_dict, to_dict
+from ..rules.kinds import find as find_rules
 from ..rules.match import Match
 from ..service.store import Store, StoreError, read_match, read_only, record_of, replay_arguments
 from ..system.logs import logger
@@ -135,17 +136,38 @@ def _round(row: tuple[Any, ...], seats: list[int]) -> dict[str, Any]:
 def _steps(row: dict[str, Any], journal: list[tuple[Any, ...]], seats: list[int],
            boards: Any) -> tuple[list[dict[str, Any]], str | None]:
     """Each round's deal and each journal entry, with the state after it; and what stopped the
-    rebuild, if something did (a row that does not read, a journal that does not replay)."""
+    rebuild, if something did. The journal is read one row at a time as the replay reaches it,
+    so a row that does not read, or does not replay, stops the steps there: the ones before it
+    are shown (it was: every row was read first, and one bad row left no step at all)."""
     steps: list[dict[str, Any]] = []
+    decoded: list[tuple[int, Any]] = []
+    at = 0  # the journal row being read or applied, from 1 as the page says it
     try:
         arguments = replay_arguments(row["game"], row["players"], row["seed"], row["options"],
-                                     row["boards"], [(r, a) for _, r, a in journal])
+                                     row["boards"], [])
+        context = find_rules(row["game"]).journal_context(row["players"], arguments["resources"])
+    except Exception as exc:  # the match's own row: not even its deal can be shown
+        return steps, f"the match's deal does not replay: {type(exc).__name__}: {exc}"
+
+    def read() -> Any:
+        nonlocal at
+        for _, round_no, text in journal:
+            at += 1
+            decoded.append((round_no, from_dict(row["game"], json.loads(text), context)))
+            yield decoded[-1]
+
+    arguments["journal"] = read()
+    try:
         for index, match in Match.replaying(**arguments):
             if len(steps) >= STEPS_MAX:
                 return steps, f"only the first {STEPS_MAX} steps are shown"
-            steps.append(_step(len(steps), index, match, arguments["journal"], seats, boards))
+            steps.append(_step(len(steps), index, match, decoded, seats, boards))
     except Exception as exc:  # a damaged row is named on the page, never a failed request
-        return steps, f"the journal does not replay after step {len(steps)}: {type(exc).__name__}: {exc}"
+        why = f"{type(exc).__name__}: {exc}"
+        if not steps:
+            return steps, f"the match's deal does not replay: {why}"
+        return steps, (f"the journal does not replay after step {len(steps) - 1}: "
+                       f"row {at} of {len(journal)}: {why}")
     return steps, None
 
 

@@ -244,3 +244,17 @@ def test_remember_good_never_writes_through_a_planted_temporary_link(dirs: Path)
     assert last_good_path().read_bytes() == TEMPLATE and victim.read_bytes() == b"precious"
     planted.symlink_to(victim)
     assert config_files.clean_stale_copies() == [planted] and victim.exists()
+
+
+def test_web_names_are_host_names_or_addresses_and_a_bad_one_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "table.toml"
+    assert b"\nnames = []  #" in TEMPLATE
+    named = b'\nnames = ["table.example.org", "fd00::7", "TABLE.local."]'
+    path.write_bytes(TEMPLATE.replace(b"\nnames = []", named))
+    assert load_config(path).web.names == ["table.example.org", "fd00::7", "TABLE.local."]
+    path.write_bytes(TEMPLATE.replace(b"\nnames = []", b'\nnames = ["table.example.org", "evil.example/x"]'))
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    assert len(caught.value.problems) == 1
+    assert "names: 'evil.example/x' is neither a host name (letters, digits, '-' and dots, such as " \
+           "table.example.org) nor an IP address" in caught.value.problems[0]

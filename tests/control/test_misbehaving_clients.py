@@ -4,6 +4,7 @@ waiting on one connection bounded)."""
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
@@ -266,3 +267,40 @@ def test_bench_faults_probes_an_admin_through_both_attacks_and_stops_the_table_w
     assert "missed 0 (target 0)" in text and "answering afterwards yes" in text
     assert "SIGTERM at random moments of start-up" in text
     assert "lost 0 (target 0), failed 0 (target 0)" in text
+
+
+class _Exhausting(socket.socket):
+    """The control socket, whose accept fails as the process's do when no descriptor is left, while
+    `exhausted` is set."""
+
+    exhausted = False
+    tries = 0
+
+    def accept(self) -> tuple[socket.socket, Any]:
+        if _Exhausting.exhausted:
+            _Exhausting.tries += 1
+            raise OSError(errno.EMFILE, "Too many open files")
+        return super().accept()
+
+
+def test_out_of_descriptors_the_server_rests_says_so_once_and_answers_after(
+        open_dir: Path, monkeypatch, caplog: pytest.LogCaptureFixture) -> None:
+    """It was: accept failed with EMFILE and returned at once, the socket still readable, so the
+    server's thread spun on a core and nobody was answered."""
+    caplog.set_level(logging.WARNING, "table_host.control")
+    monkeypatch.setattr(control.socket, "socket", _Exhausting)
+    _Exhausting.exhausted, _Exhausting.tries = True, 0
+    with served_table(open_dir / "control.sock", Table(4)) as server:
+        monkeypatch.undo()  # only the server's own socket is one
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as waiting:
+            waiting.connect(str(open_dir / "control.sock"))  # in the backlog: the socket is readable
+            waiting.sendall(b'{"cmd": "status"}\n')
+            time.sleep(2.5)
+            assert 1 <= _Exhausting.tries <= 4  # once a second (ACCEPT_BACKOFF_S), never a spin
+            assert server.out_of_descriptors == _Exhausting.tries
+            _Exhausting.exhausted = False  # descriptors free again: it is taken, and answered
+            waiting.settimeout(5)
+            assert json.loads(waiting.recv(65536))["ok"] is True
+    said = [r.getMessage() for r in caplog.records if "descriptors" in r.getMessage()]
+    assert said == ["cannot accept a connection: out of descriptors (Too many open files); accepting "
+                    "nothing for 1 s"]

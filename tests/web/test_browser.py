@@ -6,6 +6,7 @@ docs/web/ (looked at, docs/web.md)."""
 
 from __future__ import annotations
 
+import http.server
 import os
 import threading
 import time
@@ -81,8 +82,11 @@ def browser() -> Iterator[Any]:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
+        # rebound.example: another site's name pointed at the table (DNS rebinding), as an
+        # attacker's DNS would
         chromium = p.chromium.launch(executable_path=CHROMIUM,
-                                     args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"])
+                                     args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                                           "--host-resolver-rules=MAP rebound.example 127.0.0.1"])
         yield chromium
         chromium.close()
 
@@ -245,3 +249,52 @@ def test_every_game_fits_a_tv_and_a_phone(browser: Any, live: Any, game: str, se
                 page.close()
         finally:
             held.set()
+
+
+# ---------------------------------------------------------------- other sites
+
+
+class AnotherSite(http.server.BaseHTTPRequestHandler):
+    """A page of another site, served on this machine (so the browser lets it reach the
+    loopback, as a rebinding attacker's page on the table's network would be)."""
+
+    def do_GET(self) -> None:
+        body = b"<!doctype html><title>another site</title>"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *_args: Any) -> None:
+        pass
+
+
+def test_another_sites_page_cannot_watch_the_table(browser: Any, live: Any) -> None:
+    """A page of another site opens a WebSocket to the table: refused (403, its Origin is not the
+    table's). The other site's name pointed at the table (DNS rebinding): refused (421, not one of
+    the table's names). The table's own page still watches."""
+    table = live(2)
+    wait_for(lambda: table.web.hub is not None)
+    port = int(table.url.rstrip("/").rsplit(":", 1)[1])
+    site = http.server.ThreadingHTTPServer(("127.0.0.1", 0), AnotherSite)
+    threading.Thread(target=site.serve_forever, daemon=True).start()
+    page = browser.new_page()
+    try:
+        page.goto(f"http://rebound.example:{site.server_address[1]}/")
+        got = page.evaluate("""url => new Promise(done => { const ws = new WebSocket(url);
+            ws.onmessage = () => done("it read the table"); ws.onclose = e => done("closed " + e.code); })""",
+                            f"ws://127.0.0.1:{port}/live")
+        assert got == "closed 1006"  # the handshake was refused: the page learns nothing more
+        assert table.web.hub.refused["origin"] == 1 and table.web.hub.clients == set()
+        rebound = page.goto(f"http://rebound.example:{port}/")  # the table, asked by the other name
+        assert rebound is not None and rebound.status == 421
+        assert table.web.hub.refused["host"] >= 1  # and /favicon.ico, if the browser asks for it
+        assert table.web.hub.clients == set()
+        own = open_page(browser, table.url, TV)
+        assert own.evaluate("() => window.tableFrames") > 0
+        own.close()
+    finally:
+        page.close()
+        site.shutdown()
+        site.server_close()

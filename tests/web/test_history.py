@@ -88,22 +88,48 @@ def test_the_journal_download_is_the_stored_rows(tmp_path: Path) -> None:
     assert len(rows) == 30
 
 
-def test_a_journal_that_does_not_replay_is_named_not_fatal(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("bad", "why"), [
+    ('{"do": "fly", "seat": 0}', "RulesError: unknown action do='fly' for dice"),
+    ("{not json", "JSONDecodeError: Expecting property name enclosed in double quotes"),
+])
+def test_a_bad_journal_row_keeps_the_steps_before_it_and_names_itself(tmp_path: Path, bad: str,
+                                                                      why: str) -> None:
+    """It was: every row was read before the first step, so one bad row (row 3 of 1,047) left
+    the replay with no step at all."""
     store = Store(tmp_path / "table.db")
     match = new_match("dice", 2, "1/0", {"rounds": 1})
     mid = store.begin_match(match, [0, 1])
-    play_recorded(store, mid, match, actions=5, seed=2)
+    play_recorded(store, mid, match, actions=6, seed=2)
+    store.close()
+    with sqlite3.connect(tmp_path / "table.db") as raw:  # row 4 of 6 (n counts from 0)
+        raw.execute("UPDATE journal SET action=? WHERE match_id=? AND n=3", (bad, mid))
+    store = Store(tmp_path / "table.db")
+    try:
+        timeline = history.match_timeline(store, mid)
+    finally:
+        store.close()
+    assert timeline is not None
+    expected = rules_states("dice", 2, "1/0", {"rounds": 1}, [tuple(e) for e in match.journal[:3]])
+    assert [step["state"] for step in timeline["steps"]] == expected  # the deal and rows 1 to 3
+    assert [s["journal"] for s in timeline["steps"]] == [None, 0, 1, 2]
+    assert timeline["problem"].startswith(f"the journal does not replay after step 3: row 4 of 6: {why}")
+
+
+def test_a_match_whose_deal_does_not_replay_says_so(tmp_path: Path) -> None:
+    store = Store(tmp_path / "table.db")
+    match = new_match("dice", 2, "1/0", {"rounds": 1})
+    mid = store.begin_match(match, [0, 1])
+    play_recorded(store, mid, match, actions=2, seed=2)
     store.close()
     with sqlite3.connect(tmp_path / "table.db") as raw:
-        raw.execute("UPDATE journal SET action=? WHERE match_id=? AND n=3", ('{"do": "fly", "seat": 0}', mid))
+        raw.execute("UPDATE matches SET options=? WHERE id=?", ("{broken", mid))
     store = Store(tmp_path / "table.db")
     try:
         timeline = history.match_timeline(store, mid)
     finally:
         store.close()
     assert timeline is not None and timeline["steps"] == []
-    assert timeline["problem"].startswith("the journal does not replay after step 0: RulesError: "
-                                          "unknown action")
+    assert timeline["problem"].startswith("the match's deal does not replay: JSONDecodeError: ")
 
 
 # ---------------------------------------------------------------- races, through the table

@@ -19,13 +19,12 @@ from typing import Any
 
 import aiohttp
 import pytest
-from aiohttp import web
-from plumbing import ROOT, wait_for
+from plumbing import ROOT, gated_web, wait_for
 
 from firmware_host.bench.harness import daemon_env
 from firmware_host.service.events import FrontendTrouble
 from firmware_host.service.frontend import TableView
-from firmware_host.web.server import QUEUE, Client, Hub, build_app
+from firmware_host.web.server import PER_ADDRESS, QUEUE, Client, Hub
 
 
 def frame(n: int) -> dict[str, Any]:
@@ -38,15 +37,8 @@ def run(coro: Any) -> Any:
 
 async def _serve_and(check: Any) -> None:
     hub = Hub(max_clients=2)
-    runner = web.AppRunner(build_app(hub), handle_signals=False)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    try:
-        async with aiohttp.ClientSession() as session:
-            await check(f"http://127.0.0.1:{runner.addresses[0][1]}", hub, session)
-    finally:
-        await runner.cleanup()
+    async with gated_web(hub) as (url, _gate), aiohttp.ClientSession() as session:
+        await check(url, hub, session)
 
 
 def test_the_page_its_files_and_nothing_else() -> None:
@@ -107,25 +99,69 @@ def test_read_only_anything_a_browser_sends_closes_its_connection() -> None:
     run(_serve_and(check))
 
 
-def test_connections_are_bounded_the_one_too_many_is_refused_and_a_place_frees_up() -> None:
-    async def check(url: str, hub: Hub, session: aiohttp.ClientSession) -> None:
-        one = await session.ws_connect(url + "/live")
-        two = await session.ws_connect(url + "/live")
-        with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
-            await session.ws_connect(url + "/live")
-        assert refused.value.status == 503 and hub.refused == 1
-        await one.close()
-        for _ in range(100):
-            if len(hub.clients) < 2:
-                break
-            await asyncio.sleep(0.01)
-        three = await session.ws_connect(url + "/live")
-        hub.publish(frame(7))
-        assert json.loads((await three.receive(timeout=5)).data)["n"] == 7
-        await two.close()
-        await three.close()
+def from_address(host: str) -> aiohttp.ClientSession:
+    """A client on the network at `host` (127.0.0.2 ...: another address of the loopback, so not
+    the table itself, whose connections come from the address they reach)."""
+    return aiohttp.ClientSession(connector=aiohttp.TCPConnector(local_addr=(host, 0), limit=0))
+
+
+def test_browsers_are_bounded_the_table_itself_keeps_its_place_and_a_place_frees_up() -> None:
+    async def check(url: str, hub: Hub, kiosk: aiohttp.ClientSession) -> None:
+        async with from_address("127.0.0.2") as a, from_address("127.0.0.3") as b, \
+                from_address("127.0.0.4") as c:
+            one = await a.ws_connect(url + "/live")
+            two = await b.ws_connect(url + "/live")
+            with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+                await c.ws_connect(url + "/live")
+            assert refused.value.status == 503 and hub.refused["full"] == 1
+            screen = await kiosk.ws_connect(url + "/live")  # the Pi's own screen: a place of its own
+            with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+                await kiosk.ws_connect(url + "/live")
+            assert refused.value.status == 503 and hub.refused["full"] == 2
+            await one.close()
+            for _ in range(100):
+                if len(hub.clients) < 3:
+                    break
+                await asyncio.sleep(0.01)
+            three = await c.ws_connect(url + "/live")
+            hub.publish(frame(7))
+            for ws in (two, three, screen):
+                assert json.loads((await ws.receive(timeout=5)).data)["n"] == 7
+            for ws in (two, three, screen):
+                await ws.close()
 
     run(_serve_and(check))
+
+
+def test_one_address_has_its_share_of_browsers_and_the_kiosk_is_never_shut_out() -> None:
+    """It was: 32 WebSockets from one address took every place, and the TV got 503 on 18 of 18
+    tries."""
+    async def check() -> None:
+        hub = Hub(max_clients=32)
+        async with gated_web(hub) as (url, _gate), from_address("127.0.0.2") as hog, \
+                aiohttp.ClientSession() as kiosk, from_address("127.0.0.3") as phone:
+            held, statuses = [], []
+            for _ in range(32):
+                try:
+                    held.append(await hog.ws_connect(url + "/live"))
+                except aiohttp.WSServerHandshakeError as exc:
+                    statuses.append(exc.status)
+            assert len(held) == PER_ADDRESS and statuses == [429] * (32 - PER_ADDRESS)
+            assert hub.refused["per_address"] == 32 - PER_ADDRESS
+            for _ in range(18):
+                ws = await kiosk.ws_connect(url + "/live")
+                await ws.close()
+            async with phone.ws_connect(url + "/live") as ws:  # another phone: its own share
+                hub.publish(frame(3))
+                assert json.loads((await ws.receive(timeout=5)).data)["n"] == 3
+            async with hog.get(url + "/live") as refused:  # says why, in words
+                assert refused.status == 429
+                assert await refused.text() == f"{PER_ADDRESS} browsers from one address at most; " \
+                                               "close one, reload\n"
+            for ws in held:
+                await ws.close()
+
+    run(check())
 
 
 def test_a_stalled_browsers_queue_keeps_the_newest_frames_and_drops_the_oldest() -> None:
@@ -146,7 +182,7 @@ def test_a_browser_that_stops_reading_holds_up_neither_the_hub_nor_another_brows
         host, port = url.removeprefix("http://").split(":")
         reader, writer = await asyncio.open_connection(host, int(port))
         writer.transport.set_write_buffer_limits(0)
-        writer.write(b"GET /live HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        writer.write(b"GET /live HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                      b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
         await writer.drain()
         assert b"101" in await reader.readline()
