@@ -7,6 +7,40 @@
 #          --screen (the big screen: a kiosk on the HDMI port, cage + chromium, docs/web.md).
 # Raspberry Pi OS has the gpio, i2c and spi groups and their udev rules (raspberrypi-sys-mods);
 # on another Debian (a non-Pi board, the test bench) this creates the groups and the rules.
+# The package and group checks, as functions: tests/service/test_install_checks.py sources this
+# file (it returns before the install below) and runs them under `set -euo pipefail` as here.
+# None pipes into `grep -q`: under pipefail a `grep -q` that exits at its first match leaves the
+# command before it writing into a closed pipe, and apt 3.0's `apt-cache policy` (trixie) dies
+# of SIGPIPE there, failing the whole pipeline though the match was found. The output is taken
+# whole first, then matched.
+installed() {  # is Debian package $1 installed?
+    local status
+    status=$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null) || return 1
+    [[ $status == *"install ok installed"* ]]
+}
+offered() {  # does apt have a candidate version of package $1 to install?
+    local policy
+    policy=$(apt-cache policy "$1" 2>/dev/null) || return 1
+    [[ $policy =~ Candidate:\ [0-9] ]]
+}
+pick_browser() {  # the browser package for the kiosk: installed or offered, chromium first
+    local candidate
+    for candidate in chromium chromium-browser; do
+        if installed "$candidate" || offered "$candidate"; then
+            echo "$candidate"
+            return 0
+        fi
+    done
+    return 1
+}
+missing_groups() {  # the groups among $@ this system lacks, one a line
+    local g
+    for g in "$@"; do
+        getent group "$g" >/dev/null || echo "$g"
+    done
+}
+(return 0 2>/dev/null) && return 0  # sourced: the functions only
+
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 root=""
@@ -33,8 +67,9 @@ if [ -z "$staging" ]; then
     # The unit's SupplementaryGroups: systemd refuses to start it (216/GROUP) if one is missing.
     # The ones made here are noted in /opt/table-host/created-groups: uninstall.sh removes those only.
     created=()
-    for g in table-admin gpio i2c spi dialout; do
-        getent group "$g" >/dev/null || { groupadd --system "$g"; created+=("$g"); }
+    for g in $(missing_groups table-admin gpio i2c spi dialout); do
+        groupadd --system "$g"
+        created+=("$g")
     done
     id table-host >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin \
         --gid table-admin table-host
@@ -51,7 +86,7 @@ fi
 need_packages() {
     local missing=() p
     for p in "$@"; do
-        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+        installed "$p" || missing+=("$p")
     done
     [ ${#missing[@]} -eq 0 ] && return 0
     if [ -n "$staging" ]; then
@@ -121,26 +156,24 @@ install -D -m 0644 "$src/systemd/table-web.socket" "$root/etc/systemd/system/tab
 # Debian (bookworm, trixie) names it chromium, Raspberry Pi OS bookworm's own build is
 # chromium-browser (its trixie names it chromium); whichever apt offers, chromium first.
 if [ "$screen" -eq 1 ]; then
-    browser=""
-    for candidate in chromium chromium-browser; do
-        if dpkg-query -W -f='${Status}' "$candidate" 2>/dev/null | grep -q 'install ok installed' \
-            || apt-cache policy "$candidate" 2>/dev/null | grep -q 'Candidate: [0-9]'; then
-            browser=$candidate
-            break
-        fi
-    done
-    [ -n "$browser" ] || { echo "install.sh: --screen: apt offers neither chromium nor chromium-browser" \
-        "(apt-get update first?)" >&2; exit 2; }
+    browser=$(pick_browser) || { echo "install.sh: --screen: apt offers neither chromium nor" \
+        "chromium-browser (apt-get update first?)" >&2; exit 2; }
     if [ -z "$staging" ]; then
         need_packages cage "$browser"
-        # The screen's user: no login, a home for the browser's profile, the display and input groups.
-        groups=$(for g in video render input; do getent group "$g" >/dev/null && printf '%s,' "$g"; done)
+        # The screen's user: no login, a home for the browser's profile. The unit's
+        # SupplementaryGroups (video render input: the display and the input devices) must exist,
+        # or systemd refuses to start it (216/GROUP): the missing ones are made, as above.
+        for g in $(missing_groups video render input); do
+            echo "install.sh: no $g group here: making it (the screen's unit needs it)"
+            groupadd --system "$g"
+            echo "$g" >> /opt/table-host/created-groups
+        done
         if ! id table-screen >/dev/null 2>&1; then
             useradd --system --create-home --home-dir /var/lib/table-screen --shell /usr/sbin/nologin \
                 table-screen
             echo table-screen >> /opt/table-host/created-users  # uninstall.sh removes it
         fi
-        [ -n "$groups" ] && usermod --append --groups "${groups%,}" table-screen
+        usermod --append --groups video,render,input table-screen
     fi
     sed "s|@BROWSER@|/usr/bin/$browser|" "$src/systemd/table-screen.service" \
         | install -D -m 0644 /dev/stdin "$root/etc/systemd/system/table-screen.service"
