@@ -23,7 +23,10 @@ echo "  Installed: (none)"
 echo "  Candidate: $candidate"
 sleep 0.2  # the reader has seen the candidate line and gone by now
 echo "  Version table:"
-for i in $(seq 1 2000); do echo "     1:142.0.$i-1 500"; echo "        500 http://deb.debian.org/debian trixie/main arm64 Packages"; done
+for i in $(seq 1 2000); do
+    echo "     1:142.0.$i-1 500"
+    echo "        500 http://deb.debian.org/debian trixie/main arm64 Packages"
+done
 """
 DPKG_QUERY = "#!/bin/bash\nexit 1\n"  # nothing installed
 GETENT = """#!/bin/bash
@@ -79,8 +82,8 @@ def test_a_missing_input_group_is_named_not_a_silent_exit(tmp_path: Path) -> Non
     got = sourced('echo "missing: $(missing_groups video render input)"; echo done',
                   stand_ins(tmp_path, "chromium", groups="video render"))
     assert (got.returncode, got.stdout) == (0, "missing: input\ndone\n"), got.stderr
-    old = sourced('groups=$(for g in video render input; do getent group "$g" >/dev/null && printf "%s," "$g"; '
-                  'done); echo done', stand_ins(tmp_path, "chromium", groups="video render"))
+    old = sourced('groups=$(for g in video render input; do getent group "$g" >/dev/null '
+                  '&& printf "%s," "$g"; done); echo done', stand_ins(tmp_path, "chromium", groups="video render"))
     assert (old.returncode, old.stdout, old.stderr) == (2, "", "")  # getent's status, not a word
 
 
