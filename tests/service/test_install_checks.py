@@ -82,8 +82,9 @@ def test_a_missing_input_group_is_named_not_a_silent_exit(tmp_path: Path) -> Non
     got = sourced('echo "missing: $(missing_groups video render input)"; echo done',
                   stand_ins(tmp_path, "chromium", groups="video render"))
     assert (got.returncode, got.stdout) == (0, "missing: input\ndone\n"), got.stderr
-    old = sourced('groups=$(for g in video render input; do getent group "$g" >/dev/null '
-                  '&& printf "%s," "$g"; done); echo done', stand_ins(tmp_path, "chromium", groups="video render"))
+    old_loop = ('groups=$(for g in video render input; do '
+                'getent group "$g" >/dev/null && printf "%s," "$g"; done)')
+    old = sourced(f"{old_loop}; echo done", stand_ins(tmp_path, "chromium", groups="video render"))
     assert (old.returncode, old.stdout, old.stderr) == (2, "", "")  # getent's status, not a word
 
 
