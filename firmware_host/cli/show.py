@@ -190,6 +190,8 @@ def inputs_tables(answer: Mapping[str, Any]) -> list[Any]:
             control, taken = e["decided"], e.get("decided_ns")
         else:
             what, control, taken = str(e.get("input")), e.get("control"), e.get("received_ns")
+            if e.get("detail"):
+                what += f": {e['detail']}"
         after = NOTHING if taken is None or e.get("ts_ns") is None else f"{(taken - e['ts_ns']) / 1e6:.3f}"
         t.add_row(*cells(_ms(e.get("ts_ns"), start), seat_text, control, what, after))
     out: list[Any] = [head, t]

@@ -118,6 +118,18 @@ def config_defaults(*fields: str) -> Callable[[], list[float]]:
     return read
 
 
+def config_bounds(field: str) -> list[float]:
+    """A setting's lowest and highest value (its Field's ge and le)."""
+    from annotated_types import Ge, Le
+
+    from firmware_host.config.schema import TableConfig
+
+    section, name = field.split(".")
+    model = TableConfig.model_fields[section].annotation
+    meta = model.model_fields[name].metadata  # type: ignore[union-attr]
+    return [next(m.ge for m in meta if isinstance(m, Ge)), next(m.le for m in meta if isinstance(m, Le))]
+
+
 def fault_default(name: str) -> Any:
     """A default of `bench_faults` that the command line does not set."""
     import inspect
@@ -237,6 +249,15 @@ FIGURES = [
            "engine targets"),
     Figure("docs/fairness.md", r"every change in the next (\d+) ms \(`inputs.debounce_ms`\)",
            config_defaults("inputs.debounce_ms"), "debounce"),
+    Figure("docs/fairness.md", r"once the line has been down for (\d+) ms in all \(`inputs.min_press_us`, "
+                               r"(\d+) by default\)",
+           lambda: [(us := config_defaults("inputs.min_press_us")()[0]) / 1000, us],
+           "minimum press"),
+    Figure("docs/inputs.md", r"min_press_us = (\d+) ", config_defaults("inputs.min_press_us"),
+           "minimum press in the example"),
+    Figure("docs/inputs.md", r"\(`docs/fairness.md`\)\. (\d+) µs by default, (\d+) to ([\d,]+) µs",
+           lambda: [*config_defaults("inputs.min_press_us")(), *config_bounds("inputs.min_press_us")],
+           "minimum press range"),
     Figure("docs/rules.md", r"The referee waits (\d+) ms after a press \(`arbiter.window_ms`, (\d+)\)",
            config_defaults("arbiter.window_ms", "arbiter.window_ms"), "arbiter window"),
     Figure("README.md", r"of `tablectl --json status` against a running emulated daemon "
