@@ -138,7 +138,8 @@ def status_rows(answer: Mapping[str, Any]) -> list[tuple[str, Any]]:
     return rows
 
 
-WEB_REFUSED = {"full": "connections full", "per_address": "connections past an address's share"}
+WEB_REFUSED = {"full": "connections full", "per_address": "connections past an address's share",
+               "network": "from outside the table's network (global IPv6)"}
 WEB_REFUSED_BROWSERS = {"full": "browsers full", "per_address": "browsers past an address's share",
                         "host": "not the table's name (Host)", "origin": "another site's page (Origin)"}
 WEB_CLOSED = {"head": "request head too slow", "idle": "idle", "unread": "answer unread"}
