@@ -40,11 +40,15 @@ class TableInputs:
     """
 
     def __init__(self, config: InputsConfig, factory: Any, buses: Mapping[int, Bus],
-                 sink: Callable[[InputEvent], None], clock: Callable[[], int] = monotonic_ns) -> None:
-        """`clock`: CLOCK_MONOTONIC, the kernel stamps' clock (a test passes its own)."""
+                 sink: Callable[[InputEvent], None], clock: Callable[[], int] = monotonic_ns,
+                 wake: Callable[[], None] | None = None) -> None:
+        """`clock`: CLOCK_MONOTONIC, the kernel stamps' clock (a test passes its own). `wake`: tells
+        the caller's loop that `next_deadline()` came earlier though no event was sunk (a press
+        now waits for its minimum time), so it sets its timer anew instead of sleeping on."""
         self.config = config
         self.sink = sink
         self.clock = clock
+        self.wake = wake
         self.gate = StartGate(int(config.false_start_lockout_ms * 1e6))
         self._lock = threading.Lock()
         self._filters: dict[tuple[int, str], LineFilter] = {}
@@ -229,8 +233,11 @@ class TableInputs:
                 found.append(self._gated(seat, control, event, ts))
             if flt.pending is not None:  # delivered late: its minimum time may be over already
                 found += self._confirm(seat, control, flt, self.clock())
+            waits = flt.pending is not None and flt.pending != pending  # a press now waits its minimum
         for item in found:
             self.sink(item)
+        if waits and not found and self.wake is not None:
+            self.wake()
 
     def _confirm(self, seat: int, control: str, flt: LineFilter, now: int) -> list[InputEvent]:
         """The clock's look at a waiting press, once its minimum time may be over: is its line
