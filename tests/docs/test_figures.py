@@ -240,6 +240,10 @@ FIGURES = [
     Figure("docs/displays.md", r"retried after ([\d.]+) s, [\d.]+ s, … up to (\d+) s",
            constants("firmware_host.devices.displays.oled", "BACKOFF_FIRST_S", "BACKOFF_MAX_S"),
            "display retries"),
+    Figure("docs/displays.md", r"Table 13-4: 10 MHz\), so (\d+) MHz; the SH1106's serial interface is slower, "
+                               r"and (\d+) MHz is taken",
+           lambda: [v / 1e6 for v in constants("firmware_host.devices.displays.oled", "SPI_HZ")()[0].values()],
+           "OLED SPI clocks"),
     Figure("docs/persistence.md", r"tries again after ([\d.]+) s, doubling the pause up to (\d+) s",
            lambda: list(constants(STORE, "RETRY_S")()[0]), "store retries"),
     Figure("docs/persistence.md", r"at most ([\d,]+) journal rows are held \(`HELD_ACTIONS_MAX`",
