@@ -222,6 +222,10 @@ def probe_led(led: Any, size: tuple[int, int], brightness: float) -> list[Check]
     controller.detail = (f"{stats.controller}, protocol {stats.protocol}, {size[0]}x{size[1]}, "
                          f"data on GP{stats.data_pin}"
                          + ("" if stats.native else ", CRC and pixel copy as Python loops (slow)"))
+    if not stats.firmware_current:  # it plays, but not the firmware this table-host carries
+        controller.result = UNEXPECTED
+        controller.detail += (f"; its firmware is {stats.firmware}, this table-host carries "
+                              f"{stats.firmware_expected}: sudo tablectl firmware flash")
     generation = led.show(matrix_pattern(size, brightness))
     until = time.monotonic() + LED_ACK_WAIT_S
     while led.stats.acked_generation < generation and time.monotonic() < until:

@@ -154,6 +154,7 @@ def result_hold_s() -> list[float]:
 
 DAEMON = "docs/daemon.md"
 PINS, OLED = "firmware_host.devices.emulated.pins", "firmware_host.devices.emulated.oled"
+OLED_REAL = "firmware_host.devices.displays.oled"
 TABLE, STORE = "firmware_host.game.table", "firmware_host.service.store"
 SERVER = "firmware_host.control.server"
 SOAK = "firmware_host.bench.soak"
@@ -240,9 +241,9 @@ FIGURES = [
     Figure("docs/displays.md", r"retried after ([\d.]+) s, [\d.]+ s, … up to (\d+) s",
            constants("firmware_host.devices.displays.oled", "BACKOFF_FIRST_S", "BACKOFF_MAX_S"),
            "display retries"),
-    Figure("docs/displays.md", r"Table 13-4: 10 MHz\), so (\d+) MHz; the SH1106's serial interface is slower, "
-                               r"and (\d+) MHz is taken",
-           lambda: [v / 1e6 for v in constants("firmware_host.devices.displays.oled", "SPI_HZ")()[0].values()],
+    Figure("docs/displays.md", r"Table 13-4: 10 MHz\), so (\d+) MHz; the SH1106's serial interface is "
+                               r"slower, and (\d+) MHz is taken",
+           lambda: [v / 1e6 for v in constants(OLED_REAL, "SPI_HZ")()[0].values()],
            "OLED SPI clocks"),
     Figure("docs/persistence.md", r"tries again after ([\d.]+) s, doubling the pause up to (\d+) s",
            lambda: list(constants(STORE, "RETRY_S")()[0]), "store retries"),

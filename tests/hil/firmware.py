@@ -82,31 +82,48 @@ class Board:
     bitstream reported line by line."""
 
     def __init__(self, modules: Path, code: str = "import main", firmware: tuple[Path, ...] = (FIRMWARE,),
-                 waiting: bytes = b"") -> None:
+                 waiting: bytes = b"", flash: Path | None = None) -> None:
         """`firmware`: the folders copied to the board, a later one's file over an earlier one's;
-        `waiting`: bytes the host sent before the firmware started."""
+        `waiting`: bytes the host sent before the firmware started; `flash`: a folder that is the
+        board's own filesystem (what mpremote copies there, kept across resets): with it the
+        board goes on as a REPL when its firmware returns, and a reset starts it again."""
         master, slave = os.openpty()
         tty.setraw(slave)
         os.set_blocking(master, False)
         self.path = os.ttyname(slave)
         self.line = slave  # held open all along: the pty lives until close()
+        self.master = master
+        self.modules, self.code, self.firmware, self.flash = modules, code, firmware, flash
         if waiting:
             self.send(waiting)
-        libs = [arg for folder in (*firmware, STANDINS) for arg in ("--lib", str(folder))]
-        report_r, report_w = os.pipe()
-        self.proc = subprocess.Popen(
-            [shutil.which("node") or "node", str(RUNNER), "--modules", str(modules), "--fd", str(master),
-             "--report-fd", str(report_w), *libs, "--exec", code],
-            pass_fds=(master, report_w), stderr=subprocess.PIPE)
-        os.close(master)
-        os.close(report_w)
         self.shown: bytes | None = None  # the last bytes clocked out to the LEDs
         self.shown_all: list[bytes] = []
         self.pins: set[int] = set()
         self.reports: list[str] = []
+        self.boots = 0
         self._changed = threading.Condition()
+        self._start()
+
+    def _start(self) -> None:
+        libs = [arg for folder in (*self.firmware, STANDINS) for arg in ("--lib", str(folder))]
+        flash = ["--flash", str(self.flash), "--repl", "1"] if self.flash is not None else []
+        report_r, report_w = os.pipe()
+        self.proc = subprocess.Popen(
+            [shutil.which("node") or "node", str(RUNNER), "--modules", str(self.modules), "--fd",
+             str(self.master), "--report-fd", str(report_w), *libs, *flash, "--exec", self.code],
+            pass_fds=(self.master, report_w), stderr=subprocess.PIPE)
+        os.close(report_w)
+        self.boots += 1
         self._reader = threading.Thread(target=self._read_reports, args=(report_r,), daemon=True)
         self._reader.start()
+        if self.flash is not None:
+            threading.Thread(target=self._reboot_on_reset, args=(self.proc,), daemon=True).start()
+
+    def _reboot_on_reset(self, proc: subprocess.Popen[bytes]) -> None:
+        """machine.reset() ends the interpreter with exit code 3: boot the board again, from its
+        flash, on the same line (a Pico's USB comes back under the same name)."""
+        if proc.wait() == 3 and self.line >= 0:
+            self._start()
 
     def _read_reports(self, fd: int) -> None:
         with os.fdopen(fd, "r") as lines:
@@ -140,8 +157,11 @@ class Board:
 
     def close(self) -> str:
         """Ends the run (the line closes: the runner sees end of file); returns its stderr."""
+        line, self.line = self.line, -1
         with contextlib.suppress(OSError):
-            os.close(self.line)
+            os.close(line)
+        with contextlib.suppress(OSError):
+            os.close(self.master)
         try:
             _, err = self.proc.communicate(timeout=5)
         except subprocess.TimeoutExpired:

@@ -18,6 +18,7 @@ import pytest
 from firmware_host.cli import ctl
 from firmware_host.config import emulated_config
 from firmware_host.devices.board import EmulatedBoard, open_board
+from firmware_host.devices.displays.firmware import expected
 from firmware_host.devices.displays.ledctl import led_index
 from firmware_host.devices.emulated.oled import RecordingInterface
 from firmware_host.devices.inputs.mcp23017 import IODIRA, IODIRB
@@ -121,7 +122,7 @@ def test_probe_with_everything_present_is_all_ok(table: Callable[..., Daemon],
     assert found["expander nav1"] == ("ok", "IODIRA 0x7f, IODIRB 0x7f, IOCON 0x40")
     assert found["expander nav2"][0] == "ok"
     assert [found[f"seat {n} screen"][0] for n in (1, 2, 3, 4)] == ["ok"] * 4
-    assert found["LED controller"] == ("ok", "table-led 2.0, protocol 2, 32x16, data on GP2")
+    assert found["LED controller"] == ("ok", f"table-led {expected()}, protocol 3, 32x16, data on GP2")
     assert found["matrix"][0] == "ok"
     assert found["buzzer"] == ("ok", "played 'go' (350 ms, duty 50%): did you hear it?")
     assert "expander nav1" in progress and "self-test done: everything answered" in progress
@@ -358,8 +359,21 @@ def test_a_led_controller_missing_or_of_another_size_is_reported(
     _, report, _ = tablectl(capsys, "selftest", "--probe")
     found = results(report)
     assert found["LED controller"] == ("unexpected",
-                                       "controller table-led 2.0 drives 16x16, configured 32x16")
+                                       f"controller table-led {expected()} drives 16x16, configured 32x16")
     assert found["matrix"] == ("not tested", "no LED controller")
+
+
+def test_a_led_controller_with_other_firmware_is_unexpected_and_says_how_to_update_it(
+        table: Callable[..., Daemon], capsys: pytest.CaptureFixture[str]) -> None:
+    def older(board: EmulatedBoard) -> None:
+        board.led.controller.name = b"table-led 0.0.9+deadbeef"
+
+    table(older)
+    _, report, _ = tablectl(capsys, "selftest", "--probe")
+    assert results(report)["LED controller"] == (
+        "unexpected", f"table-led 0.0.9+deadbeef, protocol 3, 32x16, data on GP2; its firmware is "
+                      f"0.0.9+deadbeef, this table-host carries {expected()}: sudo tablectl firmware flash")
+    assert results(report)["matrix"][0] == "ok"  # it plays all the same
 
 
 def test_an_unplugged_led_controller_is_missing_with_the_serial_error(
