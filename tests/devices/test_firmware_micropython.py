@@ -4,8 +4,12 @@ its WebAssembly port under node, on a pseudo-terminal, against the host's real L
 from __future__ import annotations
 
 import ast
+import json
+import os
 import shutil
+import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +19,8 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from hil import firmware  # noqa: E402
+
+from firmware_host.devices.displays import firmware as fw  # noqa: E402
 
 
 def board_pin() -> int:
@@ -113,3 +119,73 @@ def test_main_py_disables_ctrl_c_before_anything_else() -> None:
     first, second = tree.body[:2]
     assert isinstance(first, ast.Import) and [a.name for a in first.names] == ["micropython"]
     assert ast.unparse(second) == "micropython.kbd_intr(-1)"
+
+
+# ---------------------------------------------------------------- tablectl firmware flash
+
+
+def older_board(modules: Path, tmp_path: Path, version: str = "0.0.9+deadbeef") -> firmware.Board:
+    """A board whose flash holds this firmware with an older version written beside it, as a
+    board flashed by an earlier table-host would."""
+    flash = tmp_path / "flash"
+    flash.mkdir()
+    for name, data in fw.files().items():
+        (flash / name).write_bytes(data)
+    (flash / fw.VERSION_FILE).write_bytes(fw.version_module(version))
+    return firmware.Board(modules, flash=flash)
+
+
+def hello_name(board: firmware.Board) -> str:
+    from firmware_host.devices.displays import ledproto
+
+    board.send(ledproto.encode(1, ledproto.HELLO, bytes((ledproto.VERSION, 32, 16))))
+    reply = board.replies(ledproto.Decoder(), 1, 10.0)
+    return bytes(reply[0][2][5:]).decode() if reply else ""
+
+
+def test_tablectl_firmware_flash_puts_this_firmware_on_the_board_and_hears_it(run, tmp_path: Path) -> None:
+    """The real command, the real mpremote from this environment, the real MicroPython (its
+    WebAssembly port) on a pseudo-terminal, no daemon running: the board said 0.0.9+deadbeef,
+    takes STOP, goes to its REPL, gets the files, is reset, and says this table-host's version."""
+    board = older_board(firmware.node_modules(ROOT / ".cache"), tmp_path)
+    try:
+        assert hello_name(board) == "table-led 0.0.9+deadbeef"
+        env = {**os.environ, "TABLE_HOST_SOCKET": str(tmp_path / "no-daemon.sock")}
+        ctl = [sys.executable, "-m", "firmware_host.cli.ctl", "--json", "firmware"]
+        status = subprocess.run([*ctl, "--port", board.path], cwd=ROOT, env=env, capture_output=True,
+                                text=True, timeout=60)
+        assert status.returncode == 1, status.stderr  # not the firmware this table-host carries
+        assert json.loads(status.stdout) | {"port": ""} == {
+            "ok": True, "controller": "0.0.9+deadbeef", "expected": fw.expected(), "current": False,
+            "port": "", "online": True}
+        done = subprocess.run([*ctl, "flash", "--port", board.path], cwd=ROOT, env=env, capture_output=True,
+                              text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        answer = json.loads(done.stdout)
+        assert (answer["before"], answer["after"]) == ("0.0.9+deadbeef", fw.expected()) and answer["current"]
+        assert board.boots == 2  # the reset started it again, from its flash
+        assert (tmp_path / "flash" / fw.VERSION_FILE).read_bytes() == fw.version_module(fw.expected())
+        assert "copied main.py, board.py, ws2812.py, ledproto.py, ledctl.py, ledviper.py, ledversion.py " \
+               "with mpremote and reset the board" in done.stderr  # the steps, as they came
+    finally:
+        board.close()
+
+
+def test_a_running_daemons_link_lets_go_for_the_flash_and_hears_the_new_version(run, tmp_path: Path) -> None:
+    from firmware_host.devices.displays.ledlink import LedLink
+
+    board = older_board(firmware.node_modules(ROOT / ".cache"), tmp_path)
+    link = LedLink(board.path, 32, 16)
+    try:
+        deadline = time.monotonic() + 20
+        while not link.stats.online and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert link.stats.firmware == "0.0.9+deadbeef" and not link.stats.firmware_current
+        done = fw.flash(board.path, (32, 16), pause=lambda: link.pause(300) and None, resume=link.resume,
+                        reported=lambda: link.stats.firmware if link.stats.online else None)
+        assert done.ok and done.before == "0.0.9+deadbeef" and done.after == fw.expected()
+        assert done.steps[0] == "the daemon's LED link let go of the port and waits"
+        assert link.stats.firmware_current and not link.stats.paused
+    finally:
+        link.close()
+        board.close()

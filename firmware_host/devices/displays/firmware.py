@@ -10,7 +10,8 @@ eight hex digits of a SHA-256 over those files, so any change to them is another
 daemon asked to let go of the port, if one runs), the port locked (flock, which the daemon's
 link honours: it opens the port exclusively), the controller asked to STOP (protocol 3: it
 leaves its loop for the REPL, where mpremote works), the files copied by mpremote from the
-table's own environment, the board reset, and the version it then reports checked.
+table's own environment (mpremote holds the port exclusively too), the board reset, and the
+version it then reports checked.
 """
 
 from __future__ import annotations
@@ -141,8 +142,8 @@ def mpremote_command(port: str, folder: Path, names: list[str]) -> list[str]:
     """mpremote from the table's own environment (the `pi` extra installs it into the venv):
     `resume` (no soft reset first: the board is at its REPL already), the files to the root of
     the board's filesystem, then a hard reset, which runs the new main.py."""
-    return [sys.executable, "-m", "mpremote", "connect", port, "resume",
-            "cp", *(str(folder / n) for n in names), ":", "+", "reset"]
+    copies = [arg for n in names for arg in ("cp", str(folder / n), f":{n}", "+")]  # each to its own name
+    return [sys.executable, "-m", "mpremote", "connect", port, "resume", *copies, "reset"]
 
 
 def flash(port: str, size: tuple[int, int], say: Callable[[str], None] = lambda _line: None,
@@ -178,6 +179,10 @@ def flash(port: str, size: tuple[int, int], say: Callable[[str], None] = lambda 
                     raise FlashError(f"the controller ({name}) did not answer STOP: unplug it and plug "
                                      "it in, then run this again")
                 step(f"the controller ({result.before}) stopped: its REPL is free")
+            # mpremote opens the port exclusively itself (flock, as the daemon's link does), so the
+            # lock is handed over: let go here, mpremote takes it within milliseconds. A daemon
+            # that runs is paused (above); only a start from nothing could fall in between.
+            locked.close()
             with tempfile.TemporaryDirectory(prefix="table-led-firmware-") as tmp:
                 folder = Path(tmp)
                 for name, data in files().items():

@@ -117,17 +117,22 @@ class LedLink:
             self._wake.notify()
         self._thread.join(timeout=3)
 
-    def pause(self, seconds: float = PAUSE_MAX_S) -> bool:
+    def pause(self, seconds: float = PAUSE_MAX_S, wait: bool = True) -> bool:
         """Let go of the port and keep off it for `seconds` at most, or until `resume`: the
-        firmware is being replaced (tablectl firmware flash). True once the port is closed."""
+        firmware is being replaced (tablectl firmware flash). True once the port is closed
+        (`wait`: up to 3 s; the daemon's loop does not wait: `port_open` says when)."""
         with self._wake:
             self._paused_until = time.monotonic() + seconds
             self.stats.paused = True
             self._wake.notify()
         deadline = time.monotonic() + 3.0
-        while self._port_open and time.monotonic() < deadline:
+        while wait and self._port_open and time.monotonic() < deadline:
             time.sleep(0.01)
         return not self._port_open
+
+    @property
+    def port_open(self) -> bool:
+        return self._port_open
 
     def resume(self) -> None:
         with self._wake:

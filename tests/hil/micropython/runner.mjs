@@ -177,6 +177,22 @@ if (opts.repl && fd !== null) {
     // The board's REPL after main.py returned: each byte from the host through MicroPython's
     // event-driven REPL, as a board's USB task hands them to pyexec.
     mp.runPython("import micropython\nmicropython.kbd_intr(-1)");  // at the prompt 0x03 is a character
+    // This port's files are Emscripten's, whose errno numbers are not MicroPython's: a missing
+    // file raises OSError(44) where a board's littlefs raises OSError(2, ENOENT), and mpremote
+    // reads only the latter as "not there" (mp_errno.py). os.stat and open (in the REPL's globals,
+    // where mpremote's commands run) give a board's numbers.
+    mp.runPython(`
+import os
+_ERRNO = {44: 2, 20: 17, 54: 20, 31: 21, 28: 22, 55: 39, 2: 13}  # ENOENT EEXIST ENOTDIR EISDIR EINVAL ENOTEMPTY EACCES
+def _board_errno(f):
+    def call(*args):
+        try:
+            return f(*args)
+        except OSError as e:
+            raise OSError(_ERRNO.get(e.errno, e.errno))
+    return call
+os.stat = _board_errno(os.stat)
+open = _board_errno(open)`);
     mp.replInit();
     for (;;) {
         if (!pending.length) {
@@ -186,6 +202,17 @@ if (opts.repl && fd !== null) {
                 continue;
             }
             if (!pending.length) continue;
+        }
+        // mpremote asks for raw-paste mode (Ctrl-E, "A", Ctrl-A) before each command. The board's
+        // blocking raw REPL answers "R\x01"; MicroPython's event-driven one (this port's) knows no
+        // raw-paste and swallows the bytes, and mpremote would wait for an answer for good. Answer
+        // as a device that understands the request but has no raw-paste: "R\x00" (mpremote's
+        // transport then sends the command the plain raw-REPL way).
+        while (pending.length < 3 && pending[0] === 5 && gather()) { /* the rest of the request */ }
+        if (pending[0] === 5 && pending[1] === 65 && pending[2] === 1) {
+            pending.splice(0, 3);
+            outBuf.push(0x52, 0x00);
+            continue;
         }
         mp.replProcessChar(pending.shift());
     }
