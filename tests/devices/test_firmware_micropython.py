@@ -68,6 +68,21 @@ def test_the_hosts_link_keeps_the_strip_on_the_newest_frame(run) -> None:
     assert run["retransmits"] * 10 <= run["firmware_frames_sent"]
 
 
+def test_the_strip_is_fed_to_the_pio_program_and_its_waveform_is_the_ws2812bs(run) -> None:
+    """The firmware's ws2812.py under the real interpreter, its PIO program run by the rp2 stand-in
+    on each frame's first 24 bytes: T0H/T0L/T1H/T1L within the WS2812B datasheet's +-150 ns and
+    1.25 us a bit at 8 MHz, the bits decoded from the waveform those pushed; every frame's bytes
+    reached the chain in G, R, B order (frame_shown, pixels_match above)."""
+    assert run["pio_in_spec"] and run["pio_bits_ok"]
+    assert run["pio"]["freq"] == 8_000_000 and run["pio"]["bit_ns"] == [1250, 1250]
+    assert run["pio"]["t0h_ns"] == [375, 375] and run["pio"]["t1h_ns"] == [750, 750]
+
+
+def test_the_part_flashes_a_board_holding_an_older_version_and_hears_this_one(run) -> None:
+    assert run["flash_reported"] and run["flash_before"] == "0.0.9+deadbeef"
+    assert run["flash_after"] == run["flash_expected"] == fw.expected() and run["flash_boots"] == 2
+
+
 def test_the_wasm_port_runs_the_plain_loops_and_says_so(run) -> None:
     # viper cannot compile under WebAssembly: the fallback runs, and the hello reply says so.
     assert run["bench"]["impl"] == "python" and not run["firmware_native"]
