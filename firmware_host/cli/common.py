@@ -24,7 +24,7 @@ def version_text(prog: str) -> str:
     if prog != "table-host":
         return f"{prog} {__version__}"
     from ..control.client import NotRunning, ask
-    from ..devices.displays.firmware import expected
+    from ..devices.displays.carried import expected
 
     try:
         answer = ask({"cmd": "firmware", "action": "status"}, timeout=2.0)

@@ -17,24 +17,21 @@ version it then reports checked.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cache
 from pathlib import Path
 from typing import Any
 
-from ... import __version__
 from . import ledproto
+from .carried import BOARD_DIR, BOARD_FILES, SHARED_DIR, SHARED_FILES, expected, files
 
-BOARD_DIR = Path(__file__).resolve().parents[2] / "data" / "led_controller"
-SHARED_DIR = Path(__file__).resolve().parent
-BOARD_FILES = ("main.py", "board.py", "ws2812.py")
-SHARED_FILES = ("ledproto.py", "ledctl.py", "ledviper.py")
+__all__ = ["BOARD_DIR", "BOARD_FILES", "SHARED_DIR", "SHARED_FILES", "Flash", "FlashError", "expected",
+           "files", "flash", "hello", "open_locked", "stop", "version_module", "version_of"]
+
 VERSION_FILE = "ledversion.py"
 HELLO_WAIT_S = 1.0
 STOP_WAIT_S = 1.0
@@ -45,22 +42,6 @@ OLD_FIRMWARE = ("the controller runs {name}, protocol {protocol}, which has no S
                 "cannot be stopped from here. Once, by hand: unplug it, hold BOOTSEL, plug it in, copy "
                 "flash_nuke.uf2 and then MicroPython's UF2 for the board to the RPI-RP2 drive "
                 "(hardware/led_controller/README.md), then run this again")
-
-
-def files() -> dict[str, bytes]:
-    """The firmware's files, by the name they get on the board."""
-    out = {name: (BOARD_DIR / name).read_bytes() for name in BOARD_FILES}
-    out |= {name: (SHARED_DIR / name).read_bytes() for name in SHARED_FILES}
-    return out
-
-
-@cache
-def expected() -> str:
-    """The version of the firmware this table-host carries."""
-    digest = hashlib.sha256()
-    for name, data in sorted(files().items()):
-        digest.update(name.encode() + b"\0" + data + b"\0")
-    return f"{__version__}+{digest.hexdigest()[:8]}"
 
 
 def version_module(version: str) -> bytes:
