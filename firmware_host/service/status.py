@@ -67,7 +67,8 @@ class Status:
                                  "priority": self.priority(),
                                  "memory": {"rss_mb": round(memory.rss_mb(), 1),
                                             "threads": memory.threads(),
-                                            "allocator": memory.describe()}}
+                                            "allocator": memory.describe(),
+                                            "collector": self.parts.collector.figures()}}
         if self.problem():
             extra["warning"] = self.problem()
         if getattr(self.parts, "address", ""):
