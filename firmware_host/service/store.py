@@ -127,6 +127,8 @@ class Store:
 
     def _newest(self) -> int | None:
         """The newest stored match's id (0: none); None when what is stored cannot be read."""
+        if self._db is None and not self.path.exists():
+            return 0
         try:
             newest = self._read(lambda db: db.execute("SELECT MAX(id) FROM matches").fetchone())[0]
         except sqlite3.Error as exc:
@@ -240,15 +242,16 @@ class Store:
         with self._held_lock:
             left = list(self._held)
         if left:
+            why = self._reason or "the writer did not finish in time"
             try:
                 kept = save_held(self.path, left)
             except OSError as exc:
                 log.error("state not saved at exit (%s): %d rows held in memory are lost: %s could not be "
-                          "written either (%s)", self._reason, len(left), f"{self.path.name}{HELD_SUFFIX}",
+                          "written either (%s)", why, len(left), f"{self.path.name}{HELD_SUFFIX}",
                           exc.strerror or exc)
             else:
                 log.warning("state not saved at exit (%s): the %d rows held in memory are kept in %s and "
-                            "written at the next start", self._reason, len(left), kept)
+                            "written at the next start", why, len(left), kept)
         if self._db is not None:
             with contextlib.suppress(sqlite3.Error):
                 self._db.close()

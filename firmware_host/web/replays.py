@@ -99,8 +99,8 @@ def routes(store: Store) -> Callable[[web.Application], None]:
             """A page of matches (`?limit=`, at most MATCHES_MAX; `?before=N`: older than match N),
             its next page in the Link header (RFC 8288), read on the history's own thread."""
             try:
-                limit = int(request.query.get("limit", MATCHES_MAX))
-                before = int(request.query["before"]) if "before" in request.query else None
+                query = request.query
+                limit, before = _whole(query.get("limit", MATCHES_MAX)), _whole(query.get("before"))
                 work = functools.partial(history.matches, store, limit, before)
                 page = await asyncio.get_running_loop().run_in_executor(lister, work)
             except ValueError as exc:
@@ -144,6 +144,11 @@ def routes(store: Store) -> Callable[[web.Application], None]:
 
 
 REBUILDER: web.AppKey[Rebuilder] = web.AppKey("rebuilder")
+
+
+def _whole(text: Any) -> Any:
+    """A query's whole number as a number; anything else as it came, for the store to name."""
+    return int(text) if isinstance(text, str) and text.isascii() and text.isdigit() else text
 
 
 def _or_404(found: Any, request: web.Request) -> Any:

@@ -215,4 +215,4 @@ def test_the_web_list_pages_with_a_link_to_the_older_matches(tmp_path: Path) -> 
     assert last[1] == ""  # the oldest page
     assert [m["match"] for m in json.loads(small[2])] == [2, 1] and small[1] == ""
     assert too_many[0] == 400 and f"limit must be a whole number from 1 to {LIMIT_MAX}" in too_many[2]
-    assert garbage[0] == 400
+    assert garbage[0] == 400 and "before must be a match number from 1" in garbage[2]
