@@ -211,7 +211,7 @@ def random_kills(kills: int = 100, seed: int | str = 13, state_db: Path | None =
                 store.resume()
             except Exception as exc:
                 resume_failures.append(f"final resume: {exc}")
-            history = {m["match"]: m for m in store.history(10**6)}
+            history = {m["match"]: m for m in store.every_match()}
             for mid, rounds in sorted(stored.items()):
                 kept = len(history[mid]["rounds"]) if mid in history else 0
                 if kept < rounds:

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from ..control.client import NotRunning, ask
-from ..control.protocol import add_subcommands
+from ..control.protocol import HISTORY_MAX, add_subcommands
 from ..system import paths
 from .common import add_version, one_line_errors, quiet_broken_pipe
 from .completion import describe_subcommands
@@ -150,11 +150,28 @@ def request_for(args: argparse.Namespace) -> dict[str, Any]:
         body |= {"count": args.count, "level": args.level}
     elif args.cmd == "history":
         body["limit"] = args.limit
+        if args.before is not None:
+            body["before"] = args.before
     elif args.cmd == "config":
         body["action"] = args.action
         if args.arg:
             body["key"] = args.arg
     return body
+
+
+def history(body: dict[str, Any]) -> dict[str, Any]:
+    """`--limit` matches, asked HISTORY_MAX at a time (the daemon answers no more at once), each
+    page older than the last (`before`: its `next`); one answer, as if asked at once, whose `next`
+    is the page after it."""
+    limit, matches = body["limit"], []
+    while True:
+        answer = ask({**body, "limit": min(limit - len(matches), HISTORY_MAX)})
+        if not answer.get("ok"):
+            return answer
+        matches += answer["matches"]
+        if answer.get("next") is None or len(matches) >= limit:
+            return {**answer, "matches": matches}
+        body = {**body, "before": answer["next"]}
 
 
 def failed(message: str, as_json: bool, status: int = 1, **more: Any) -> int:
@@ -309,6 +326,8 @@ def _bundle_files() -> dict[str, bytes]:
     notes: list[str] = []
     try:
         answer = ask({"cmd": "debug"})
+        stored = ask({"cmd": "history", "limit": 10})  # answered beside the game, not with `debug`
+        answer["history"] = stored.get("matches", stored.get("error"))
         files["daemon.json"] = json.dumps(answer, indent=2, default=str).encode()
         config_path = answer.get("config_file")
         if config_path and config_path != "None":
@@ -420,7 +439,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as exc:
         return failed(str(exc), args.json, 2)
     try:
-        answer = ask(body)
+        answer = history(body) if args.cmd == "history" else ask(body)
     except NotRunning as exc:
         return failed(str(exc), args.json)
     if refused(answer, args.json):  # a key no configuration has is a bad value, as for config set

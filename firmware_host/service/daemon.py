@@ -140,6 +140,7 @@ class Daemon:
         for component in (self.configuration, self.selftests, self.status):
             component.register(self.commands)
         self.commands.check()
+        self.control.beside = self.commands.beside  # the journal's reads: never on the game thread
 
         if self.binding.resume(len(config.inputs.seats)):
             self.screens.bind()

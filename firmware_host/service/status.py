@@ -116,7 +116,6 @@ class Status:
             "led_link": vars(parts.led.stats),
             "arbiter": [d.describe(referee.seat_of) for d in referee.arbiter.decisions] if referee else [],
             "contests": [c.describe(referee.seat_of) for c in referee.contests] if referee else [],
-            "history": parts.store.history(10),
             "priority": self.priority(),
             "versions": {"python": platform.python_version(), "table-host": version("table-host"),
                          "gpiozero": version("gpiozero"), "luma.oled": version("luma.oled")},

@@ -31,9 +31,11 @@ STEPS_MAX = 20_000
 thousand); the rest is said to be left out, never silently cut."""
 
 
-def matches(store: Store, limit: int = 50) -> list[dict[str, Any]]:
-    """The newest stored matches first, as `tablectl history` lists them."""
-    return store.history(limit)
+def matches(store: Store, limit: int = 50, before: int | None = None) -> dict[str, Any]:
+    """A page of the stored matches, newest first, as `tablectl history` lists them: `matches`,
+    and `next` (the `before` of the page after it, None at the oldest). Read on the store's
+    read-only connection, never the writer's (service/store.py `history_page`)."""
+    return store.history_page(limit, before)
 
 
 def match_timeline(store: Store, match_id: int, boards: Any = None) -> dict[str, Any] | None:

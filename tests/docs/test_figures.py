@@ -145,6 +145,7 @@ PINS, OLED = "firmware_host.devices.emulated.pins", "firmware_host.devices.emula
 TABLE, STORE = "firmware_host.game.table", "firmware_host.service.store"
 SERVER = "firmware_host.control.server"
 SOAK = "firmware_host.bench.soak"
+HISTORY, PERSISTENCE = "firmware_host.bench.history", "docs/persistence.md"
 FIGURES = [
     # docs/daemon.md: what the daemon keeps (Memory over weeks)
     Figure(DAEMON, r"the PWM settings lgpio is handed \| the first state and the newest (\d+) \|",
@@ -232,6 +233,33 @@ FIGURES = [
            lambda: list(constants(STORE, "RETRY_S")()[0]), "store retries"),
     Figure("docs/persistence.md", r"at most ([\d,]+) journal rows are held \(`HELD_ACTIONS_MAX`",
            constants(STORE, "HELD_ACTIONS_MAX"), "rows held on a full disk"),
+    Figure("docs/persistence.md", r"A page is 1 to (\d+) matches \(`limit`, (\d+) by default\)",
+           lambda: [*constants("firmware_host.control.protocol", "HISTORY_MAX")(),
+                    default_of("tablectl", "history", "limit")], "history page bound"),
+    Figure("docs/persistence.md", r"A `limit` outside 1 to (\d+) is refused",
+           constants("firmware_host.control.protocol", "HISTORY_MAX"), "history page refusal"),
+    Figure(DAEMON, r"past matches \(newest first, (\d+) by default; asked (\d+) at a time",
+           lambda: [default_of("tablectl", "history", "limit"),
+                    *constants("firmware_host.control.protocol", "HISTORY_MAX")()], "tablectl history pages"),
+    Figure(DAEMON, r"a page of at most (\d+) matches \(`docs/persistence.md`",
+           constants("firmware_host.control.protocol", "HISTORY_MAX"), "history beside the game"),
+    Figure("docs/web.md", r"`\?limit=M` \(1 to (\d+), (\d+) by default\)",
+           lambda: [*constants("firmware_host.control.protocol", "HISTORY_MAX")(),
+                    *constants("firmware_host.web.replays", "MATCHES_MAX")()], "the web list's pages"),
+    Figure("README.md", r"with (\d+) read-only users asking `tablectl history` without pause while an "
+                        r"admin asks `status` \(target p99 ≤ (\d+) ms, every `status` within (\d+) s\); "
+                        r"and the game thread's CPU for one `tablectl history --limit 100000` with "
+                        r"([\d,]+) matches stored \(target ≤ (\d+) ms\)",
+           constants(HISTORY, "READERS", "TARGET_P99_MS", "PROBE_LIMIT_S", "LARGE", "TARGET_GAME_CPU_MS"),
+           "bench history in the README"),
+    Figure(PERSISTENCE, r"against the real daemon with (\d+) matches stored and four hard bots playing: "
+                        r"(\d+) read-only users \(a uid each\) asking `tablectl history` without pause "
+                        r"while an admin asks `status` every ([\d.]+) s; then, with ([\d,]+) stored",
+           constants(HISTORY, "MATCHES", "READERS", "PROBE_EVERY_S", "LARGE"), "bench history's loads"),
+    Figure(PERSISTENCE, r"Targets: decisions late by at most (\d+) ms at p99, every `status` within "
+                        r"(\d+) s, the game thread's CPU for the large history within (\d+) ms",
+           constants(HISTORY, "TARGET_P99_MS", "PROBE_LIMIT_S", "TARGET_GAME_CPU_MS"),
+           "bench history's targets"),
     Figure("docs/rules-engine.md", r"Ligretto ≥ ([\d,]+) rounds/s, and Domino within (\d+) times Ligretto's",
            constants("firmware_host.bench.engine", "ENGINE_TARGET_ROUNDS_PER_S", "DOMINO_TARGET_RATIO"),
            "engine targets"),
