@@ -21,6 +21,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 UNIT = ROOT / "systemd" / "table-host.service"
+KIOSK = ROOT / "systemd" / "table-screen.service"
 WORDS = {"five": 5, "forty": 40}
 
 
@@ -38,13 +39,13 @@ def unit_setting(name: str) -> float:
     return float(re.match(r"[\d.]+", value[1])[0])  # type: ignore[index]
 
 
-def exposure() -> float:
-    """The unit's exposure as systemd-analyze rates it, measured now."""
+def exposure(unit: Path = UNIT) -> float:
+    """A unit's exposure as systemd-analyze rates it, measured now."""
     analyze = shutil.which("systemd-analyze")
     assert analyze, "systemd-analyze (Debian's systemd package) is needed to measure the unit's exposure"
-    out = subprocess.run([analyze, "security", "--offline=true", "--no-pager", str(UNIT)],
+    out = subprocess.run([analyze, "security", "--offline=true", "--no-pager", str(unit)],
                          capture_output=True, text=True, timeout=120).stdout
-    found = re.search(r"Overall exposure level for table-host\.service: ([\d.]+)", out)
+    found = re.search(rf"Overall exposure level for {re.escape(unit.name)}: ([\d.]+)", out)
     assert found, out[-2000:]
     return float(found[1])
 
@@ -183,6 +184,8 @@ FIGURES = [
            lambda: [unit_setting("MemoryMax"), unit_setting("TasksMax")], "the unit's limits"),
     Figure(DAEMON, r"The sandbox: its exposure, as `systemd-analyze security` rates it, is \*\*([\d.]+)\*\*",
            lambda: [exposure()], "the unit's exposure (measured)"),
+    Figure("docs/web.md", r"`systemd-analyze security --offline=true systemd/table-screen.service` gives the "
+           r"kiosk \*\*([\d.]+)\*\*", lambda: [exposure(KIOSK)], "the kiosk's exposure (measured)"),
     # configuration
     Figure(DAEMON, r"a file over (\d+) MiB \(not read whole\)",
            constants("firmware_host.config.load", "MAX_CONFIG_BYTES", scale=1 << 20), "configuration size"),
@@ -298,5 +301,8 @@ def test_the_exposure_is_written_once_and_referred_to() -> None:
         rated = r"(rates (it|the unit)|exposure[^.]{0,60}is) \**\d\.\d"
         quoted += [path.name for _ in re.finditer(rated, text)]
     assert quoted == ["daemon.md"]
+    kiosk = [path.name for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+             for _ in re.finditer(r"gives the kiosk \**\d\.\d", re.sub(r"\s+", " ", path.read_text()))]
+    assert kiosk == ["web.md"]  # the kiosk's own figure, in its own one place
     assert re.search(r"`systemd-analyze security` exposure, measured: `docs/daemon.md`",
                      re.sub(r"\s+", " ", (ROOT / "README.md").read_text()))
