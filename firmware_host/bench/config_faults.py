@@ -38,6 +38,7 @@ from ..config import ConfigError, choose_config, emulated_config, last_good_path
 from ..game.table import Table
 from ..service.configuration import Configuration
 from ..service.loop import Loop
+from ..system.children import ending_with_me
 from ..system.memory import missing
 from .harness import DAEMON, ROOT, daemon_env
 
@@ -219,9 +220,9 @@ def as_nobody(argv: list[str], env: dict[str, str]) -> subprocess.CompletedProce
         if setpriv is None:
             raise FileNotFoundError("setpriv (util-linux) is needed to try it as someone other than root")
         prefix = [setpriv, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "--inh-caps=-all",
-                  "--bounding-set=-all"]
+                  "--bounding-set=-all", "--pdeathsig=KILL"]  # after the change of user, which clears it
     return subprocess.run([*prefix, sys.executable, *argv], cwd=ROOT, env={**env, **missing(env)},
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=120, preexec_fn=ending_with_me())
 
 
 @contextlib.contextmanager
@@ -289,7 +290,7 @@ def missing_config(tally: Tally, work: Path) -> None:
     env = daemon_env(work)
     named = work / "no" / "such.toml"
     run = subprocess.run([*DAEMON, "--config", str(named)], cwd=ROOT, env=env, capture_output=True, text=True,
-                         timeout=120)
+                         timeout=120, preexec_fn=ending_with_me())
     one_line_exit_2(tally, "missing --config", run, f"{named}: no such file (named by --config)")
 
 
@@ -320,7 +321,7 @@ def kills_in_remember_good(work: Path, kills: int, seed: int | str) -> dict[str,
     stale_seen = stale_left = 0
     for k in range(kills):
         child = subprocess.Popen([sys.executable, "-c", REMEMBER_CHILD, str(TEMPLATE)], cwd=ROOT, env=env,
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=ending_with_me())
         assert child.stdout is not None
         child.stdout.readline()
         time.sleep(rng.uniform(0.0, 0.05))
