@@ -105,6 +105,12 @@ def constants(module: str, *names: str, scale: float = 1) -> Callable[[], list[f
     return read
 
 
+def settle_figures() -> list[float]:
+    from firmware_host.config import load
+
+    return [load.SETTLE_WAIT_S, load.SETTLE_WAIT_S, load.SETTLE_S * 1000]
+
+
 def config_defaults(*fields: str) -> Callable[[], list[float]]:
     def read() -> list[float]:
         from firmware_host.config.schema import TableConfig
@@ -189,6 +195,13 @@ FIGURES = [
     # configuration
     Figure(DAEMON, r"a file over (\d+) MiB \(not read whole\)",
            constants("firmware_host.config.load", "MAX_CONFIG_BYTES", scale=1 << 20), "configuration size"),
+    Figure(DAEMON, r"A file is read only once it has settled: left alone \(the same inode, size, "
+           r"modification and change times\) for (\d+) ms before the read",
+           constants("firmware_host.config.load", "SETTLE_S", scale=1e-3), "a read waits for a settled file"),
+    Figure(DAEMON, r"One that keeps changing is refused after (\d+) s, naming it "
+           r"\(`/etc/table-host/table.toml: still being written: it changed while it was read, again and "
+           r"again for (\d+) s; it is read once left alone for (\d+) ms`\)",
+           lambda: settle_figures(), "an unsettled file refused"),
     Figure(DAEMON, r"mutates the 4-seat wiring file (\d+) times \(`--configs N`",
            lambda: [default_of("table-host", "bench", "configs")], "bench faults configs"),
     Figure(DAEMON, r"A round's or match's result stays at least (\d+) s however hard anyone slaps",
