@@ -92,6 +92,14 @@ def test_install_screen_lays_out_the_socket_and_the_kiosk_and_systemd_verifies_t
         assert not (units / unit).exists()
 
 
+def test_the_kiosk_installs_xwayland_without_which_cage_does_not_start() -> None:
+    """Debian bookworm's cage 0.1.4 exits at once without /usr/bin/Xwayland ("Cannot create
+    XWayland server"), and install.sh installs without recommended packages: it names it."""
+    wanted = [line.split()[1:] for line in (UNITS / "install.sh").read_text().splitlines()
+              if line.strip().startswith("need_packages cage")]
+    assert wanted == [["cage", "xwayland", '"$browser"']]
+
+
 def test_without_screen_no_kiosk(tmp_path: Path) -> None:
     staged = tmp_path / "root"
     assert _install(staged).returncode == 0
