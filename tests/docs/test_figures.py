@@ -105,6 +105,14 @@ def constants(module: str, *names: str, scale: float = 1) -> Callable[[], list[f
     return read
 
 
+def defaults_of(module: str, function: str, *names: str) -> list[float]:
+    import importlib
+    import inspect
+
+    parameters = inspect.signature(getattr(importlib.import_module(module), function)).parameters
+    return [parameters[name].default for name in names]
+
+
 def settle_figures() -> list[float]:
     from firmware_host.config import load
 
@@ -202,6 +210,11 @@ FIGURES = [
            r"\(`/etc/table-host/table.toml: still being written: it changed while it was read, again and "
            r"again for (\d+) s; it is read once left alone for (\d+) ms`\)",
            lambda: settle_figures(), "an unsettled file refused"),
+    Figure(DAEMON, r"(\d+) SIGKILLs of a process writing the last good copy over and over; and an editor "
+           r"saving `table.toml` in place .* a reload at a random moment of each of (\d+) saves",
+           lambda: defaults_of("firmware_host.bench.config_faults", "config_faults", "kills",
+                               "editor_reloads"),
+           "bench faults: the configuration part's kills and reloads"),
     Figure(DAEMON, r"mutates the 4-seat wiring file (\d+) times \(`--configs N`",
            lambda: [default_of("table-host", "bench", "configs")], "bench faults configs"),
     Figure(DAEMON, r"A round's or match's result stays at least (\d+) s however hard anyone slaps",
