@@ -25,7 +25,8 @@ Two figures (docs/persistence.md, docs/daemon.md):
   missed and SIGTERMs lost, target 0.
 - The configuration file: huge integers, deep nesting, garbage, wrong encodings, a directory
   that may not be searched, a link to nothing, a missing --config, SIGKILL while the last good
-  copy is written (config_faults.py): tracebacks and copies not whole, target 0.
+  copy is written, reloads while an editor saves in place (config_faults.py): tracebacks, copies
+  not whole and files cut short loaded, target 0.
 """
 
 from __future__ import annotations
