@@ -132,7 +132,9 @@ if [ "$screen" -eq 1 ]; then
     [ -n "$browser" ] || { echo "install.sh: --screen: apt offers neither chromium nor chromium-browser" \
         "(apt-get update first?)" >&2; exit 2; }
     if [ -z "$staging" ]; then
-        need_packages cage "$browser"
+        # xwayland: Debian bookworm's cage (0.1.4) will not start without the Xwayland binary
+        # ("Cannot create XWayland server"), though the browser draws with Wayland itself.
+        need_packages cage xwayland "$browser"
         # The screen's user: no login, a home for the browser's profile, the display and input groups.
         groups=$(for g in video render input; do getent group "$g" >/dev/null && printf '%s,' "$g"; done)
         if ! id table-screen >/dev/null 2>&1; then

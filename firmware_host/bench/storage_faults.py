@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from ..system.children import ending_with_me
 from .harness import DAEMON, ROOT, EmulatedDaemon, daemon_env
 from .soak import BOTS, LEVEL
 
@@ -48,7 +49,7 @@ def daemon_on(state: Path, log: Path) -> Iterator[EmulatedDaemon]:
     env = {**daemon_env(state.parent), "STATE_DIRECTORY": str(state)}
     with open(log, "ab") as out:
         proc = subprocess.Popen(DAEMON, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=out,
-                                stderr=subprocess.STDOUT)
+                                stderr=subprocess.STDOUT, preexec_fn=ending_with_me(signal.SIGTERM))
     daemon = EmulatedDaemon(proc, Path(env["TABLE_HOST_SOCKET"]), env)
     try:
         deadline = time.monotonic() + START_S

@@ -260,8 +260,9 @@ def check_config(path: Path | None, as_json: bool) -> int:
 def debug_bundle(path: Path, as_json: bool = False) -> int:
     """A tar.gz with the daemon's own view, the configuration file and the service's log. It holds
     the configuration and the journal: mode 0600. Run as root where others may write, nothing it
-    reads or writes goes through a link they planted: the configuration is read only as a regular
-    file that is no link (else a note says why it is missing), and the bundle is written from a
+    reads or writes goes through a link they planted: the configuration is read from where tablectl
+    looks for it, never from a path the socket names, only as a regular file that is no link (else
+    a note says why it is missing), and the bundle is written from a
     descriptor of its directory reached without following anyone else's link, never through a
     link at `path` itself (system/nofollow.py)."""
     import io
@@ -316,31 +317,39 @@ def debug_bundle(path: Path, as_json: bool = False) -> int:
 
 
 def _bundle_files() -> dict[str, bytes]:
-    """What goes in the bundle; `notes.txt` says what was left out and why."""
+    """What goes in the bundle; `notes.txt` says what was left out and why. Files come only from
+    the paths tablectl knows itself (system/paths.py), never from one the socket sends: the
+    daemon's own user can put another socket in its place, and one naming /etc/shadow as its
+    configuration would have had root read it into the bundle. What the daemon says is kept as
+    it said it (daemon.json), and a file it names that is not the one known is said, not read."""
     import subprocess
 
     from ..config import MAX_CONFIG_BYTES
+    from ..system.children import ending_with_me
     from ..system.nofollow import read_regular
 
     files: dict[str, bytes] = {}
     notes: list[str] = []
+    known = paths.config_file()
     try:
         answer = ask({"cmd": "debug"})
         stored = ask({"cmd": "history", "limit": 10})  # answered beside the game, not with `debug`
         answer["history"] = stored.get("matches", stored.get("error"))
         files["daemon.json"] = json.dumps(answer, indent=2, default=str).encode()
-        config_path = answer.get("config_file")
-        if config_path and config_path != "None":
-            data = read_regular(Path(config_path), MAX_CONFIG_BYTES)
-            if isinstance(data, bytes):
-                files["table.toml"] = data
-            else:
-                notes.append(f"table.toml not collected: {data}")
+        named = answer.get("config_file")
+        if named and named != "None" and str(named) != str(known):
+            notes.append(f"the daemon says it runs {str(named)[:200]!r}: not read (the bundle reads only "
+                         f"{known}, never a path the socket sends)")
     except NotRunning as exc:
         files["daemon.txt"] = str(exc).encode()
+    data = read_regular(known, MAX_CONFIG_BYTES)
+    if isinstance(data, bytes):
+        files["table.toml"] = data
+    else:
+        notes.append(f"table.toml not collected: {data}")
     try:
         log = subprocess.run(["journalctl", "-u", "table-host", "-n", "2000", "--no-pager"],
-                             capture_output=True, timeout=20).stdout
+                             capture_output=True, timeout=20, preexec_fn=ending_with_me()).stdout
         files["journal.txt"] = log or b"(no journal entries)"
     except (OSError, subprocess.SubprocessError) as exc:
         files["journal.txt"] = f"journalctl: {exc}".encode()

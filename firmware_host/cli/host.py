@@ -338,9 +338,17 @@ def _scenario(args: argparse.Namespace) -> int:
 
 def _bench(args: argparse.Namespace) -> int:
     """Figures on stdout; exit 0 when every target the benchmarks have was met, 1 when one was missed."""
-    from ..bench.suite import run_benches
+    import signal
 
-    figures, text, met = run_benches(args.which, args, progress=not args.json)
+    from ..bench.suite import run_benches
+    from ..system.children import Stopped, stopped_by
+
+    try:  # `timeout`, `kill`, a closed terminal: the daemons it started are stopped on the way out
+        with stopped_by(signal.SIGTERM, signal.SIGHUP):
+            figures, text, met = run_benches(args.which, args, progress=not args.json)
+    except Stopped as stopped:
+        print(f"table-host bench: stopped by {stopped}", file=sys.stderr)
+        return 128 + stopped.signum
     _emit(figures, args.json, text)
     return 0 if met else 1
 

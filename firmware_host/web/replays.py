@@ -20,6 +20,7 @@ import functools
 import gzip
 import json
 import multiprocessing
+import os
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -58,8 +59,10 @@ class Rebuilder:
         if self.idle is not None:
             self.idle.cancel()
         if self.pool is None:
+            # Started from the web view's thread, which lives as long as the table: the process
+            # ends with the table (history.worker_start), and so does multiprocessing's tracker.
             self.pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"),
-                                            initializer=history.idle_priority)
+                                            initializer=history.worker_start, initargs=(os.getpid(),))
             self.started += 1
         try:
             return await loop.run_in_executor(self.pool, functools.partial(work, self.database, *args))
