@@ -56,3 +56,15 @@ def test_the_power_command_prints_the_figures_with_their_units(tmp_path) -> None
     failed = subprocess.run([sys.executable, "-m", "firmware_host", "power", "--config", str(bad)],
                             capture_output=True, text=True)
     assert failed.returncode != 0 and "table.toml:2: inputs.seats" in failed.stderr
+
+
+def test_hardware_readme_shows_the_pi_5_budget_the_drawings_are_checked_at() -> None:
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "hardware" / "README.md").read_text()
+    budget = power_budget(default_config(4), "pi5")
+    assert "\n".join("    " + line for line in budget.text().splitlines()) in readme
+    text = " ".join(readme.split())
+    pi4 = power_budget(default_config(4), "pi4")
+    assert f"A Pi 4 (`--pi pi4`, 3 A) makes it {pi4.total_a:.2f} A, {pi4.total_a / 20 * 100:.0f} % of 20 A" in text
+    assert f"{budget.total_a:.2f} A would be {budget.total_a / 20 * 100:.0f} % of a 20 A supply" in text
