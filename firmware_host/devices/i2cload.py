@@ -188,14 +188,16 @@ class I2CLoad:
             lines.append(f"seat channel, {self.cable_m:.2f} m cable: {self.seat_pf:.1f} pF = "
                          f"{parts(self.seat_parts)}")
         lines += [f"bus load: main{self._segments()} = {self.bus_pf:.1f} pF "
-                  f"(at most {self.bus_max_pf:.0f} pF)", *self._pullup_lines()]
+                  f"(at most {self.bus_max_pf:.0f} pF)", *self._pullup_lines(limits=not self.remove)]
         if self.remove and self.after is not None:
             lines.append("remove: " + "; ".join(f"{p.label()} ({p.removable})" for p in self.remove))
             lines += ["  then " + line for line in self.after._pullup_lines()]
         lines.append(self._verdict())
         return "\n".join(lines)
 
-    def _pullup_lines(self) -> list[str]:
+    def _pullup_lines(self, limits: bool = True) -> list[str]:
+        """The pull-ups and the rise time; with `limits`, what the seats' pull-ups and cables may be
+        (left out for pull-ups about to be removed: the bus after removal has its own)."""
         others = " || ".join(p.label() for p in self.pullups[1:])
         lines = [
             f"pull-ups: the Pi's {PI_PULLUP_OHM:.0f} ohm{' || ' + others if others else ''} = "
@@ -204,7 +206,7 @@ class I2CLoad:
             f"rise time: 0.8473 x {self.pullup_ohm:.0f} ohm x {self.bus_pf:.1f} pF = "
             f"{self.rise_time_ns:.0f} ns (at most {self.rise_time_max_ns:.0f} ns)",
         ]
-        if self.segments_attached:
+        if self.segments_attached and limits:
             high = ("any" if math.isinf(self.seat_pullup_max_ohm)
                     else f"at most {self.seat_pullup_max_ohm:.0f} ohm")
             low = ("none fits" if math.isinf(self.seat_pullup_min_ohm)

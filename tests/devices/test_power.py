@@ -66,5 +66,6 @@ def test_hardware_readme_shows_the_pi_5_budget_the_drawings_are_checked_at() -> 
     assert "\n".join("    " + line for line in budget.text().splitlines()) in readme
     text = " ".join(readme.split())
     pi4 = power_budget(default_config(4), "pi4")
-    assert f"A Pi 4 (`--pi pi4`, 3 A) makes it {pi4.total_a:.2f} A, {pi4.total_a / 20 * 100:.0f} % of 20 A" in text
+    share = pi4.total_a / 20 * 100
+    assert f"A Pi 4 (`--pi pi4`, 3 A) makes it {pi4.total_a:.2f} A, {share:.0f} % of 20 A" in text
     assert f"{budget.total_a:.2f} A would be {budget.total_a / 20 * 100:.0f} % of a 20 A supply" in text
