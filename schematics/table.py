@@ -4,8 +4,11 @@
 
 For each build in hardware/wiring/ (4 and 12 seats) it builds the circuit,
 runs SKiDL's electrical rules check, writes a KiCad netlist, and from that
-netlist draws the wiring diagram (wiring.py). tests/test_hardware.py reads the
-netlist back, pin by pin, and proves it connects exactly the daemon's pin map.
+netlist draws the wiring diagram (wiring.py) and checks the 5 V path: every
+connector, lead, fuse and the supply against its rating at the power budget's
+worst case (`power_check`, `table-host power --pi pi5`); it exits 1 when the ERC
+or that check finds a problem. tests/config/test_hardware.py reads the netlist
+back, pin by pin, and proves it connects exactly the daemon's pin map.
 """
 
 from __future__ import annotations
