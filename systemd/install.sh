@@ -159,7 +159,9 @@ if [ "$screen" -eq 1 ]; then
     browser=$(pick_browser) || { echo "install.sh: --screen: apt offers neither chromium nor" \
         "chromium-browser (apt-get update first?)" >&2; exit 2; }
     if [ -z "$staging" ]; then
-        need_packages cage "$browser"
+        # xwayland: Debian bookworm's cage (0.1.4) will not start without the Xwayland binary
+        # ("Cannot create XWayland server"), though the browser draws with Wayland itself.
+        need_packages cage xwayland "$browser"
         # The screen's user: no login, a home for the browser's profile. The unit's
         # SupplementaryGroups (video render input: the display and the input devices) must exist,
         # or systemd refuses to start it (216/GROUP): the missing ones are made, as above.

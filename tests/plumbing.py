@@ -30,6 +30,7 @@ from firmware_host.service.commands import handle
 from firmware_host.service.game import Game
 from firmware_host.service.loop import Loop
 from firmware_host.service.store import Store
+from firmware_host.system.children import ending_with_me
 
 MS = 1_000_000
 S = 1_000_000_000
@@ -50,6 +51,63 @@ def bench_faults_run() -> subprocess.CompletedProcess[str]:
     take about 100 s whatever figures are asked for, and three tests ran it each."""
     return subprocess.run([sys.executable, "-m", "firmware_host", "bench", "faults", *FAULTS_ARGS, "--json"],
                           cwd=ROOT, capture_output=True, text=True, timeout=300)
+
+
+def in_session(session: int) -> list[str]:
+    """The live processes of a session, each as `PID command line`: a process started with
+    `start_new_session=True` leads one whose ID is its own, and whatever it starts stays in it
+    however it is reparented (none of the table's processes makes a session of its own).
+    Zombies (ended, not yet reaped) are not counted."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:  # gone meanwhile
+            continue
+        if int(fields[3]) == session and fields[0] != "Z":  # proc(5): state, ppid, pgrp, session
+            found.append(f"{entry.name} {command.strip()}")
+    return sorted(found)
+
+
+def descendants(pid: int) -> list[int]:
+    """Every process below `pid` now (/proc/PID/task/TID/children of each thread, recursively)."""
+    found: list[int] = []
+    todo = [pid]
+    while todo:
+        parent = todo.pop()
+        with contextlib.suppress(OSError):
+            for task in Path(f"/proc/{parent}/task").iterdir():
+                with contextlib.suppress(OSError):
+                    children = [int(c) for c in (task / "children").read_text().split()]
+                    found += children
+                    todo += children
+    return sorted(found)
+
+
+def alive(pids: list[int]) -> list[str]:
+    """Those of `pids` still running (zombies aside), as `PID command line`."""
+    left = []
+    for pid in pids:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if state != "Z":
+            left.append(f"{pid} {command.strip()}")
+    return left
+
+
+def left_after(find: Callable[[], list[str]], timeout: float = 30.0) -> list[str]:
+    """What `find` still finds once it has found nothing, or after `timeout` seconds: a process
+    signalled to end takes a moment (a daemon stops in order)."""
+    end = time.monotonic() + timeout
+    while (left := find()) and time.monotonic() < end:
+        time.sleep(0.2)
+    return left
 
 
 def wait_for(condition: Callable[[], Any], timeout: float = 5.0) -> None:
@@ -143,7 +201,8 @@ class DaemonProcess:
         self.log = open(self.tmp / "daemon.log", "a")  # noqa: SIM115 - kept open while it runs
         self.proc = subprocess.Popen([*prefix, sys.executable, "-m", "firmware_host", "run", "--emulate",
                                       "--ui", "none"], cwd=ROOT, env=self.env,
-                                     stdout=subprocess.DEVNULL, stderr=self.log, text=True)
+                                     stdout=subprocess.DEVNULL, stderr=self.log, text=True,
+                                     preexec_fn=ending_with_me())  # a test run cut short leaves none
         return self.proc
 
     def wait_for(self, text: str, timeout: float = 20.0) -> str:
@@ -239,7 +298,8 @@ def on_a_terminal(command: list[str], timeout: float = 300) -> tuple[bytes, str,
     import pty
 
     leader, follower = pty.openpty()
-    proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=follower, text=True)
+    proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=follower, text=True,
+                            preexec_fn=ending_with_me())
     os.close(follower)
     shown = b""
     end = time.monotonic() + timeout

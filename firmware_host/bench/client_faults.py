@@ -32,6 +32,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..system.children import die_with_parent, ending_with_me
 from ..system.signals import taken
 from .harness import DAEMON, ROOT, daemon_env, emulated_daemon
 
@@ -100,6 +101,7 @@ def _attack_as_nobody(kind: str, path: Path, seconds: float) -> tuple[int, int]:
     """Fork; the child becomes nobody (no groups) and attacks with PEERS threads for `seconds`,
     then writes what it did to a pipe. Returns the child's pid and the pipe's read end."""
     read, write = os.pipe()
+    parent = os.getpid()
     pid = os.fork()
     if pid == 0:  # the child: nothing of the parent's is used but this module's functions
         try:
@@ -107,6 +109,7 @@ def _attack_as_nobody(kind: str, path: Path, seconds: float) -> tuple[int, int]:
             os.setgroups([])
             os.setresgid(NOBODY, NOBODY, NOBODY)
             os.setresuid(NOBODY, NOBODY, NOBODY)
+            die_with_parent(signal.SIGKILL, parent)  # after the change of user, which clears it
             counts = {"connections": 0, "requests": 0, "errors": 0}
             end = time.monotonic() + seconds
             threads = [threading.Thread(target=ATTACKS[kind], args=(str(path), end, counts))
@@ -183,7 +186,7 @@ def sigterm_at_start(runs: int = STARTS, seed: int | str = 13) -> dict[str, Any]
             log = Path(tmp) / "daemon.log"
             with open(log, "wb") as out:
                 proc = subprocess.Popen(DAEMON, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=out,
-                                        stderr=subprocess.STDOUT)
+                                        stderr=subprocess.STDOUT, preexec_fn=ending_with_me(signal.SIGTERM))
             started = time.monotonic()
             if run == 0:  # the first start is timed to its first answer, then stopped like the rest
                 while proc.poll() is None and time.monotonic() - started < 30:

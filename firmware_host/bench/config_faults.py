@@ -13,8 +13,12 @@ system does to table.toml, tried at every place the table reads it (issue 22, it
   `table-host run --config` naming a file that does not exist: exit 2, one line.
 - SIGKILL while `remember_good` writes the last good copy again and again: after each kill the
   copy must be one of the two files, byte for byte, and a start must leave no temporary file.
+- An editor saving table.toml in place (cut to nothing, then written in pieces a few ms apart)
+  and a reload at a random moment of each save: a file cut short that still validates (before
+  `[[screens]]`, `[buzzer]`, `[web]`) must be neither loaded nor kept as the last good copy;
+  then an editor that never stops writing: the reload is refused, naming the file.
 
-Tracebacks, and copies that are not whole: target 0.
+Tracebacks, copies that are not whole, files cut short loaded or kept: target 0.
 """
 
 from __future__ import annotations
@@ -34,10 +38,19 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ..config import ConfigError, choose_config, emulated_config, last_good_path, load_config, remember_good
+from ..config import (
+    ConfigError,
+    TableConfig,
+    choose_config,
+    emulated_config,
+    last_good_path,
+    load_config,
+    remember_good,
+)
 from ..game.table import Table
 from ..service.configuration import Configuration
 from ..service.loop import Loop
+from ..system.children import ending_with_me
 from ..system.memory import missing
 from .harness import DAEMON, ROOT, daemon_env
 
@@ -219,9 +232,9 @@ def as_nobody(argv: list[str], env: dict[str, str]) -> subprocess.CompletedProce
         if setpriv is None:
             raise FileNotFoundError("setpriv (util-linux) is needed to try it as someone other than root")
         prefix = [setpriv, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "--inh-caps=-all",
-                  "--bounding-set=-all"]
+                  "--bounding-set=-all", "--pdeathsig=KILL"]  # after the change of user, which clears it
     return subprocess.run([*prefix, sys.executable, *argv], cwd=ROOT, env={**env, **missing(env)},
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=120, preexec_fn=ending_with_me())
 
 
 @contextlib.contextmanager
@@ -289,7 +302,7 @@ def missing_config(tally: Tally, work: Path) -> None:
     env = daemon_env(work)
     named = work / "no" / "such.toml"
     run = subprocess.run([*DAEMON, "--config", str(named)], cwd=ROOT, env=env, capture_output=True, text=True,
-                         timeout=120)
+                         timeout=120, preexec_fn=ending_with_me())
     one_line_exit_2(tally, "missing --config", run, f"{named}: no such file (named by --config)")
 
 
@@ -320,7 +333,7 @@ def kills_in_remember_good(work: Path, kills: int, seed: int | str) -> dict[str,
     stale_seen = stale_left = 0
     for k in range(kills):
         child = subprocess.Popen([sys.executable, "-c", REMEMBER_CHILD, str(TEMPLATE)], cwd=ROOT, env=env,
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=ending_with_me())
         assert child.stdout is not None
         child.stdout.readline()
         time.sleep(rng.uniform(0.0, 0.05))
@@ -337,7 +350,100 @@ def kills_in_remember_good(work: Path, kills: int, seed: int | str) -> dict[str,
             "stale_left": stale_left}
 
 
-def config_faults(kills: int = 20, seed: int | str = 13) -> dict[str, Any]:
+EDITOR_CHILD = """
+import random, sys, time
+path, rng = sys.argv[1], random.Random(sys.argv[2])
+versions = [open(sys.argv[3], "rb").read()]
+versions.append(versions[0].replace(b"window_ms = ", b"window_ms = 1", 1))
+print("ready", flush=True)
+n = 0
+for line in sys.stdin:  # "save": once; "forever": again and again, never leaving it alone
+    forever, said = line.strip() == "forever", False
+    while True:
+        data = versions[n % 2]
+        n += 1
+        with open(path, "wb") as f:  # in place: cut to nothing, then written in pieces
+            for i in range(0, len(data), 256):
+                f.write(data[i:i + 256])
+                f.flush()
+                if not said:
+                    print("saving", flush=True)  # under way: the file is cut short now
+                    said = True
+                time.sleep(rng.uniform(0.001, 0.004))
+        if not forever:
+            break
+    print("saved", flush=True)
+"""
+EDITOR_PIECES_S = 0.04  # a save takes about this long: 14 pieces of 256 bytes, 1 to 4 ms apart
+
+
+def reloaded(path: Path) -> tuple[Configuration, TableConfig, dict[str, Any]]:
+    """A reload of `path` by a table running the emulated 4-seat build: the configuration after
+    it, the one that ran before, the answer."""
+    running = emulated_config(4)
+    configuration = Configuration(Loop(), running, path, Table(4), Quiet(), lambda: "", remember_good)
+    return configuration, running, configuration.reload()
+
+
+def editor_race(work: Path, reloads: int, seed: int | str) -> dict[str, Any]:
+    """An editor that saves table.toml in place (cut to nothing, then written in pieces), and a
+    reload at a random moment of each save: a reload may keep a whole file or refuse, never load
+    one cut short (one cut before `[[screens]]` still validates) nor keep it as the last good
+    copy. Then an editor that never stops writing: the reload is refused, naming the file."""
+    rng = random.Random(f"{seed}/editor")
+    state, path = work / "editor-state", work / "editor" / "table.toml"
+    path.parent.mkdir()
+    template = TEMPLATE.read_bytes()
+    whole = {template, template.replace(b"window_ms = ", b"window_ms = 1", 1)}
+    path.write_bytes(template)
+    counts = {"reloads": reloads, "loaded_whole": 0, "cut_short_loaded": 0, "cut_short_kept": 0, "refused": 0}
+    examples: list[str] = []
+    refusals: list[str] = []
+    editor = subprocess.Popen([sys.executable, "-c", EDITOR_CHILD, str(path), str(seed), str(TEMPLATE)],
+                              cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                              preexec_fn=ending_with_me())
+    assert editor.stdin is not None and editor.stdout is not None
+    try:
+        editor.stdout.readline()
+        with state_directory(state):
+            remember_good(template)
+            for k in range(reloads):
+                editor.stdin.write("save\n")
+                editor.stdin.flush()
+                editor.stdout.readline()
+                time.sleep(rng.uniform(0.0, EDITOR_PIECES_S))  # somewhere in the rest of the save
+                configuration, running, answer = reloaded(path)
+                kept = last_good_path().read_bytes()
+                if not answer["reloaded"]:
+                    counts["refused"] += 1
+                    refusals.append(f"reload {k}: {answer['problems'][0][:160]}")
+                elif configuration.config.screens != running.screens or kept not in whole:
+                    counts["cut_short_loaded"] += 1
+                    examples.append(f"reload {k}: loaded {len(kept)} of {len(template)} bytes, "
+                                    f"{len(configuration.config.screens)} screens")
+                else:
+                    counts["loaded_whole"] += 1
+                if kept not in whole:
+                    counts["cut_short_kept"] += 1
+                    remember_good(template)  # each reload on its own
+                editor.stdout.readline()  # the save is over before the next one
+            editor.stdin.write("forever\n")
+            editor.stdin.flush()
+            editor.stdout.readline()
+            began = time.monotonic()
+            configuration, running, answer = reloaded(path)
+            never = {"seconds": round(time.monotonic() - began, 1), "reloaded": answer["reloaded"],
+                     "said": answer.get("problems", [""])[0] if not answer["reloaded"] else "",
+                     "kept": configuration.config is running}
+    finally:
+        editor.kill()
+        editor.wait()
+    never["refused"] = (not never["reloaded"] and never["kept"]
+                        and never["said"].startswith(f"{path}: still being written"))
+    return {**counts, "examples": examples[:3], "refusals": refusals[:3], "never_settles": never}
+
+
+def config_faults(kills: int = 20, seed: int | str = 13, editor_reloads: int = 60) -> dict[str, Any]:
     tally = Tally()
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
@@ -346,12 +452,16 @@ def config_faults(kills: int = 20, seed: int | str = 13) -> dict[str, Any]:
             not_run = unsearchable(tally)
             missing_config(tally, work)
             remembering = kills_in_remember_good(work, kills, seed)
+            editor = editor_race(work, editor_reloads, seed)
     totals = {key: sum(k[key] for k in tally.kinds.values()) for key in ("tried", *OUTCOMES)}
     met = totals["traceback"] == 0 and totals["wrong"] == 0 and remembering["broken"] == 0
     met = met and remembering["stale_left"] == 0 and not not_run
+    met = met and editor["cut_short_loaded"] == 0 and editor["cut_short_kept"] == 0
+    met = met and editor["never_settles"]["refused"]
     kinds = sorted({name.split(" (")[0] for name in tally.kinds})
     return {"kinds": kinds, "checks": tally.kinds, **totals, "tracebacks": tally.tracebacks[:8],
-            "unsearchable_not_run": not_run, "remember_kills": remembering, "meets_target": met}
+            "unsearchable_not_run": not_run, "remember_kills": remembering, "editor": editor,
+            "meets_target": met}
 
 
 def config_faults_text(f: dict[str, Any]) -> list[str]:
@@ -367,6 +477,16 @@ def config_faults_text(f: dict[str, Any]) -> list[str]:
     lines.append(f"SIGKILL while the last good copy is written: {r['kills']} kills, copies not whole "
                  f"{r['broken']} (target 0), temporary files left by the kills {r['stale_seen']}, left after "
                  f"a start {r['stale_left']} (target 0)")
+    e = f["editor"]
+    n = e["never_settles"]
+    lines.append(f"an editor saving table.toml in place (cut to nothing, written in pieces) during each of "
+                 f"{e['reloads']} reloads: {e['loaded_whole']} loaded whole, {e['refused']} refused, cut "
+                 f"short and loaded {e['cut_short_loaded']}, kept as the last good copy "
+                 f"{e['cut_short_kept']} (target 0)")
+    lines.append(f"  an editor that never stops writing: "
+                 f"{'refused' if n['refused'] else 'NOT REFUSED'} after {n['seconds']:g} s: {n['said']}")
     lines += [f"  traceback: {line}" for line in f["tracebacks"]]
     lines += [f"  broken copy: {line}" for line in r["examples"]]
+    lines += [f"  cut short: {line}" for line in e["examples"]]
+    lines += [f"  refused: {line}" for line in e["refusals"]]
     return lines

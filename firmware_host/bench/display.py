@@ -12,6 +12,7 @@ from typing import Any
 from ..game.catalog import new_match
 from ..game.kinds import find
 from ..play.simulate import make_bots
+from ..system.children import ending_with_me
 
 DISPLAY_TARGET_P99_MS = 5.0
 I2C_HZ = 400_000
@@ -58,7 +59,8 @@ def bench_display(decisions: int = 1500, seed: int = 1) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         # The controller is a chip of its own on the real table: here a process of its own.
         emulator = subprocess.Popen([sys.executable, "-m", "firmware_host.devices.emulated.led", tmp],
-                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                    preexec_fn=ending_with_me())
         assert emulator.stdout is not None
         path = emulator.stdout.readline().strip()
         link = LedLink(path, 32, 16)

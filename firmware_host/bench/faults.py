@@ -25,7 +25,8 @@ Two figures (docs/persistence.md, docs/daemon.md):
   missed and SIGTERMs lost, target 0.
 - The configuration file: huge integers, deep nesting, garbage, wrong encodings, a directory
   that may not be searched, a link to nothing, a missing --config, SIGKILL while the last good
-  copy is written (config_faults.py): tracebacks and copies not whole, target 0.
+  copy is written, reloads while an editor saves in place (config_faults.py): tracebacks, copies
+  not whole and files cut short loaded, target 0.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import ConfigError, load_config
+from ..system.children import ending_with_me
 from .client_faults import client_faults, client_text
 from .config_faults import config_faults, config_faults_text
 from .storage_faults import storage_faults, storage_text
@@ -193,7 +195,8 @@ def random_kills(kills: int = 100, seed: int | str = 13, state_db: Path | None =
         db = state_db or Path(tmp) / "table.db"
         for k in range(kills):
             child = subprocess.Popen([sys.executable, "-c", _CHILD, str(db), f"{seed}/{k}"], cwd=root,
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                     preexec_fn=ending_with_me())
             time.sleep(rng.uniform(0.2, 2.0))  # start-up, resume and play: a kill can land in any
             child.send_signal(signal.SIGKILL)
             out, err = child.communicate()
@@ -211,7 +214,7 @@ def random_kills(kills: int = 100, seed: int | str = 13, state_db: Path | None =
                 store.resume()
             except Exception as exc:
                 resume_failures.append(f"final resume: {exc}")
-            history = {m["match"]: m for m in store.history(10**6)}
+            history = {m["match"]: m for m in store.every_match()}
             for mid, rounds in sorted(stored.items()):
                 kept = len(history[mid]["rounds"]) if mid in history else 0
                 if kept < rounds:
@@ -317,7 +320,8 @@ def socket_faults(garbage: int = 350, clients: int = 40, seed: int | str = 13) -
         alive_after_garbage = daemon.answers()
         root = str(Path(__file__).resolve().parents[2])
         procs = [subprocess.Popen([sys.executable, "-m", "firmware_host.cli.ctl", "status"], cwd=root,
-                                  env=daemon.env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                                  env=daemon.env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                  preexec_fn=ending_with_me())
                  for _ in range(clients)]
         for proc in procs:
             _out, err = proc.communicate(timeout=120)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -14,6 +15,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from ..system.children import ending_with_me
 
 DAEMON = [sys.executable, "-m", "firmware_host", "run", "--emulate", "--ui", "none"]
 """The command: the table's own, in this interpreter."""
@@ -82,8 +85,8 @@ def emulated_daemon(log: Path | None = None, start_s: float = 30.0,
         if prepare is not None:
             prepare(Path(env["STATE_DIRECTORY"]))
         with open(log or os.devnull, "ab") as out:
-            proc = subprocess.Popen(DAEMON, cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
-                                    stdout=out, stderr=subprocess.STDOUT)
+            proc = subprocess.Popen(DAEMON, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=out,
+                                    stderr=subprocess.STDOUT, preexec_fn=ending_with_me(signal.SIGTERM))
         daemon = EmulatedDaemon(proc, socket, env)
         try:
             deadline = time.monotonic() + start_s

@@ -20,6 +20,7 @@ person runs), else `python -m` the same modules. Targets are for this machine; a
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import statistics
 import subprocess
@@ -29,6 +30,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..system.children import ending_with_me
 from .harness import ROOT, cpu_ticks, daemon_env, emulated_daemon, stop
 
 TARGETS = {"tablectl_status_cpu_ms": 60.0, "tablectl_status_human_cpu_ms": 150.0, "version_cpu_ms": 60.0,
@@ -46,7 +48,7 @@ def entry_point(name: str, module: str) -> list[str]:
 def child_cpu_s(command: list[str], env: dict[str, str]) -> tuple[float, int]:
     """CPU seconds (user + system) a command spends from exec to exit, and its exit status."""
     proc = subprocess.Popen(command, cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=ending_with_me())
     _, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
     return usage.ru_utime + usage.ru_stime, proc.returncode
@@ -63,7 +65,8 @@ def daemon_ready_cpu_s(directory: Path) -> tuple[float, float]:
         listener.bind(address)
         started = time.monotonic()
         proc = subprocess.Popen(command, cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                preexec_fn=ending_with_me(signal.SIGTERM))
         try:
             while True:
                 left = started + READY_TIMEOUT_S - time.monotonic()

@@ -1,5 +1,6 @@
-"""`table-host bench faults`, the state database's part: a disk that fills during a match, and
-files damaged in five ways, each against the real daemon (`table-host run --emulate`).
+"""`table-host bench faults`, the state database's part: a disk that fills during a match, a disk
+full before the table starts, and files damaged in eight ways, each against the real daemon
+(`table-host run --emulate`).
 
 - Full disk: the state directory is a 2 MiB tmpfs (mounting it needs root; without, the run
   says so and is not counted). A bot match of Dice is played over the control socket; once its
@@ -7,10 +8,17 @@ files damaged in five ways, each against the real daemon (`table-host run --emul
   every `status` must be answered and say `DEGRADED: state not saved (disk full)`. The filler
   is removed; the warning must go within 30 s. Then the daemon is killed (SIGKILL) and started
   again: every round the table played must be in `history`. Rounds lost: target 0.
+- Full before the start: the tmpfs filled to the last byte before the daemon starts, with no
+  database yet and with one holding a stored match. It must come up (a restart loop is a start
+  that ends before it answers), say `DEGRADED: state not saved (disk full)`, play a Dice round,
+  and write it once the filler is removed; after a SIGKILL and a restart the round must be in
+  `history`. Restart loops, rounds lost, tracebacks: target 0.
 - Damaged database: a stored match, then one damage (a garbage page, a renamed column, garbage
-  in a round's scores, a file that is not a database, a newer schema version); the daemon must
-  come up and answer `status` and `history` (a restart loop under systemd is a start that ends
-  before it answers), with no traceback in its output. Targets 0 and 0.
+  in a round's scores, a file that is not a database, a newer schema version, a directory where
+  the file should be, a match id that leaves none for the next match, a trigger the table does
+  not know); the daemon must come up and answer `status` and `history` (a restart loop under
+  systemd is a start that ends before it answers), with no traceback in its output. Targets 0
+  and 0.
 """
 
 from __future__ import annotations
@@ -25,6 +33,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from ..system.children import ending_with_me
 from .harness import DAEMON, ROOT, EmulatedDaemon, daemon_env
 from .soak import BOTS, LEVEL
 
@@ -40,7 +49,7 @@ def daemon_on(state: Path, log: Path) -> Iterator[EmulatedDaemon]:
     env = {**daemon_env(state.parent), "STATE_DIRECTORY": str(state)}
     with open(log, "ab") as out:
         proc = subprocess.Popen(DAEMON, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=out,
-                                stderr=subprocess.STDOUT)
+                                stderr=subprocess.STDOUT, preexec_fn=ending_with_me(signal.SIGTERM))
     daemon = EmulatedDaemon(proc, Path(env["TABLE_HOST_SOCKET"]), env)
     try:
         deadline = time.monotonic() + START_S
@@ -91,6 +100,11 @@ def _play_until(ask: Callable[[dict[str, Any]], dict[str, Any]], rounds: int, se
 
 def full_disk() -> dict[str, Any]:
     """The full-disk run (see the module's docstring)."""
+    return _on_a_tmpfs(_full_disk_run)
+
+
+def _on_a_tmpfs(run: Callable[[Path, Path], dict[str, Any]]) -> dict[str, Any]:
+    """`run(state directory, log)` with the state directory a TMPFS tmpfs of its own."""
     figures: dict[str, Any] = {"ran": False}
     with tempfile.TemporaryDirectory(prefix="table-full-") as tmp:
         state = Path(tmp) / "state"
@@ -101,11 +115,55 @@ def full_disk() -> dict[str, Any]:
             figures["why"] = f"cannot mount a {TMPFS} tmpfs (root is needed): {mount.stderr.strip()[:120]}"
             return figures
         try:
-            figures |= _full_disk_run(state, Path(tmp) / "daemon.log")
+            figures |= run(state, Path(tmp) / "daemon.log")
             figures["ran"] = True
         finally:
             subprocess.run(["umount", "-l", str(state)], capture_output=True)
     return figures
+
+
+def full_at_start() -> dict[str, Any]:
+    """The disk full before the start, with no database and with one (see the module's docstring)."""
+    runs = {kind: _on_a_tmpfs(lambda state, log, kind=kind: _full_at_start_run(state, log, kind))
+            for kind in ("no database", "a stored match")}
+    ran = all(r["ran"] for r in runs.values())
+    figures: dict[str, Any] = {"ran": ran, "runs": runs}
+    if not ran:
+        figures["why"] = next(r["why"] for r in runs.values() if not r["ran"])
+    return figures
+
+
+def _full_at_start_run(state: Path, log: Path, kind: str) -> dict[str, Any]:
+    if kind == "a stored match":
+        _stored_match(state / "table.db", rounds=1)  # over: the table starts in attract
+    filled = fill(state)
+    seen = {"asked": 0, "unanswered": 0, "warned": 0, "rounds": 0, "over": False}
+    with daemon_on(state, log) as daemon:
+        if daemon.proc.poll() is not None:
+            return {"filled_bytes": filled, "started": False, "exit": daemon.proc.returncode,
+                    "rounds_played": 0, "rounds_in_history": 0, "rounds_lost": 0, "warned_while_full": 0,
+                    "written_after_space_returns": False, "tracebacks": log.read_text(errors="replace")
+                    .count("Traceback")}
+        for body in ({"cmd": "new", "game": "dice", "options": {"rounds": 3}},
+                     {"cmd": "bots", "count": BOTS, "level": LEVEL}, {"cmd": "start"}):
+            daemon.ask(body)
+        _play_until(daemon.ask, 1, seen)  # a round played on the full disk
+        (state / "filler").unlink()
+        deadline = time.monotonic() + 30
+        recovered = False
+        while time.monotonic() < deadline and not recovered:
+            answer = daemon.ask({"cmd": "status"})
+            recovered = answer.get("ok") is True and "storage" not in answer
+            time.sleep(0.1)
+        daemon.proc.send_signal(signal.SIGKILL)
+        daemon.proc.wait()
+    with daemon_on(state, log) as again:
+        history = again.ask({"cmd": "history", "limit": 1})
+        stored = len(history["matches"][0]["rounds"]) if history.get("ok") and history["matches"] else 0
+    return {"filled_bytes": filled, "started": True, "rounds_played": seen["rounds"],
+            "rounds_in_history": stored, "rounds_lost": max(0, seen["rounds"] - stored),
+            "warned_while_full": seen["warned"], "written_after_space_returns": recovered,
+            "tracebacks": log.read_text(errors="replace").count("Traceback")}
 
 
 def _full_disk_run(state: Path, log: Path) -> dict[str, Any]:
@@ -144,15 +202,15 @@ def _full_disk_run(state: Path, log: Path) -> dict[str, Any]:
             "written_after_space_returns": recovered, "tracebacks": tracebacks}
 
 
-def _stored_match(db: Path) -> None:
-    """A match with one round stored, as the table leaves it."""
+def _stored_match(db: Path, rounds: int = 3) -> None:
+    """A match of `rounds` rounds with one stored, as the table leaves it (over when 1)."""
     from ..game.catalog import new_match
     from ..play.simulate import make_bots
     from ..rules.sight import sight_of
     from ..service.store import Store
 
     store = Store(db)
-    match = new_match("dice", 2, 3, {"rounds": 3})
+    match = new_match("dice", 2, 3, {"rounds": rounds})
     mid = store.begin_match(match, [0, 1])
     bots = make_bots(2, "hard", 1)
     now, turn = 0, 0
@@ -190,12 +248,23 @@ def _not_a_database(db: Path) -> None:
     db.write_bytes(b"not a database\n" * 500)
 
 
+def _a_directory(db: Path) -> None:
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{db}{suffix}").unlink(missing_ok=True)
+    db.mkdir()
+    (db / "notes.txt").write_text("someone's\n")
+
+
 DAMAGE: dict[str, Callable[[Path], None]] = {
     "garbage page": _garbage_page,
     "renamed column": _sql("ALTER TABLE matches RENAME COLUMN seed TO sead"),
     "garbage scores row": _sql("UPDATE rounds SET scores = '{not json'"),
     "not a database": _not_a_database,
     "newer schema": _sql("PRAGMA user_version = 99"),
+    "a directory named table.db": _a_directory,
+    "no match id left": _sql("UPDATE matches SET id = 9223372036854775807"),
+    "a trigger refusing rows": _sql("CREATE TRIGGER no BEFORE INSERT ON journal "
+                                    "BEGIN SELECT RAISE(ABORT, 'refused'); END"),
 }
 
 
@@ -230,13 +299,17 @@ def damaged_databases() -> dict[str, Any]:
 
 
 def storage_faults() -> dict[str, Any]:
-    figures = {"full_disk": full_disk(), "damaged": damaged_databases()}
-    f, d = figures["full_disk"], figures["damaged"]
+    figures = {"full_disk": full_disk(), "full_at_start": full_at_start(), "damaged": damaged_databases()}
+    f, s, d = figures["full_disk"], figures["full_at_start"], figures["damaged"]
     met = d["tracebacks"] == 0 and d["restart_loops"] == 0 and \
         all(not o.startswith(("did not", "history refused")) for o in d["outcomes"].values())
     if f["ran"]:  # not run (no root): said, not counted
         met = met and f["rounds_lost"] == 0 and f["unanswered"] == 0 and f["warned_while_full"] > 0 \
             and f["written_after_space_returns"] and f["tracebacks"] == 0
+    if s["ran"]:
+        met = met and all(r["started"] and r["rounds_played"] > 0 and r["rounds_lost"] == 0
+                          and r["warned_while_full"] > 0 and r["written_after_space_returns"]
+                          and r["tracebacks"] == 0 for r in s["runs"].values())
     figures["meets_target"] = met
     return figures
 
@@ -252,6 +325,16 @@ def storage_text(figures: dict[str, Any]) -> list[str]:
                  f"{f['status_asked']} (unanswered {f['unanswered']}, target 0), 'disk full' said "
                  f"{f['warned_while_full']} times while full; everything written after space returned: "
                  f"{'yes' if f['written_after_space_returns'] else 'NO'}; tracebacks {f['tracebacks']}"]
+    s = figures["full_at_start"]
+    if not s["ran"]:
+        lines.append(f"full before the start: NOT RUN: {s['why']}")
+    for kind, r in s["runs"].items() if s["ran"] else ():
+        start = "started" if r["started"] else f"DID NOT START (exit {r.get('exit')})"
+        lines.append(f"full before the start ({kind}): {start}, {r['rounds_played']} rounds played, "
+                     f"{r['rounds_in_history']} in history after SIGKILL and restart, rounds lost "
+                     f"{r['rounds_lost']} (target 0); 'disk full' said {r['warned_while_full']} times; "
+                     f"written after space returned: {'yes' if r['written_after_space_returns'] else 'NO'}; "
+                     f"tracebacks {r['tracebacks']}")
     lines.append(f"damaged database: {d['kinds']} kinds tried, tracebacks {d['tracebacks']} (target 0), "
                  f"restart loops {d['restart_loops']} (target 0)")
     lines += [f"  {kind}: {outcome}" for kind, outcome in d["outcomes"].items()]

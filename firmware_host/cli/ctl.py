@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from ..control.client import NotRunning, ask
-from ..control.protocol import add_subcommands
+from ..control.protocol import HISTORY_MAX, add_subcommands
 from ..system import paths
 from .common import add_version, one_line_errors, quiet_broken_pipe
 from .completion import describe_subcommands
@@ -231,11 +231,28 @@ def request_for(args: argparse.Namespace) -> dict[str, Any]:
         body |= {"count": args.count, "level": args.level}
     elif args.cmd == "history":
         body["limit"] = args.limit
+        if args.before is not None:
+            body["before"] = args.before
     elif args.cmd == "config":
         body["action"] = args.action
         if args.arg:
             body["key"] = args.arg
     return body
+
+
+def history(body: dict[str, Any]) -> dict[str, Any]:
+    """`--limit` matches, asked HISTORY_MAX at a time (the daemon answers no more at once), each
+    page older than the last (`before`: its `next`); one answer, as if asked at once, whose `next`
+    is the page after it."""
+    limit, matches = body["limit"], []
+    while True:
+        answer = ask({**body, "limit": min(limit - len(matches), HISTORY_MAX)})
+        if not answer.get("ok"):
+            return answer
+        matches += answer["matches"]
+        if answer.get("next") is None or len(matches) >= limit:
+            return {**answer, "matches": matches}
+        body = {**body, "before": answer["next"]}
 
 
 def failed(message: str, as_json: bool, status: int = 1, **more: Any) -> int:
@@ -324,8 +341,9 @@ def check_config(path: Path | None, as_json: bool) -> int:
 def debug_bundle(path: Path, as_json: bool = False) -> int:
     """A tar.gz with the daemon's own view, the configuration file and the service's log. It holds
     the configuration and the journal: mode 0600. Run as root where others may write, nothing it
-    reads or writes goes through a link they planted: the configuration is read only as a regular
-    file that is no link (else a note says why it is missing), and the bundle is written from a
+    reads or writes goes through a link they planted: the configuration is read from where tablectl
+    looks for it, never from a path the socket names, only as a regular file that is no link (else
+    a note says why it is missing), and the bundle is written from a
     descriptor of its directory reached without following anyone else's link, never through a
     link at `path` itself (system/nofollow.py)."""
     import io
@@ -380,29 +398,39 @@ def debug_bundle(path: Path, as_json: bool = False) -> int:
 
 
 def _bundle_files() -> dict[str, bytes]:
-    """What goes in the bundle; `notes.txt` says what was left out and why."""
+    """What goes in the bundle; `notes.txt` says what was left out and why. Files come only from
+    the paths tablectl knows itself (system/paths.py), never from one the socket sends: the
+    daemon's own user can put another socket in its place, and one naming /etc/shadow as its
+    configuration would have had root read it into the bundle. What the daemon says is kept as
+    it said it (daemon.json), and a file it names that is not the one known is said, not read."""
     import subprocess
 
     from ..config import MAX_CONFIG_BYTES
+    from ..system.children import ending_with_me
     from ..system.nofollow import read_regular
 
     files: dict[str, bytes] = {}
     notes: list[str] = []
+    known = paths.config_file()
     try:
         answer = ask({"cmd": "debug"})
+        stored = ask({"cmd": "history", "limit": 10})  # answered beside the game, not with `debug`
+        answer["history"] = stored.get("matches", stored.get("error"))
         files["daemon.json"] = json.dumps(answer, indent=2, default=str).encode()
-        config_path = answer.get("config_file")
-        if config_path and config_path != "None":
-            data = read_regular(Path(config_path), MAX_CONFIG_BYTES)
-            if isinstance(data, bytes):
-                files["table.toml"] = data
-            else:
-                notes.append(f"table.toml not collected: {data}")
+        named = answer.get("config_file")
+        if named and named != "None" and str(named) != str(known):
+            notes.append(f"the daemon says it runs {str(named)[:200]!r}: not read (the bundle reads only "
+                         f"{known}, never a path the socket sends)")
     except NotRunning as exc:
         files["daemon.txt"] = str(exc).encode()
+    data = read_regular(known, MAX_CONFIG_BYTES)
+    if isinstance(data, bytes):
+        files["table.toml"] = data
+    else:
+        notes.append(f"table.toml not collected: {data}")
     try:
         log = subprocess.run(["journalctl", "-u", "table-host", "-n", "2000", "--no-pager"],
-                             capture_output=True, timeout=20).stdout
+                             capture_output=True, timeout=20, preexec_fn=ending_with_me()).stdout
         files["journal.txt"] = log or b"(no journal entries)"
     except (OSError, subprocess.SubprocessError) as exc:
         files["journal.txt"] = f"journalctl: {exc}".encode()
@@ -503,7 +531,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as exc:
         return failed(str(exc), args.json, 2)
     try:
-        answer = ask(body)
+        answer = history(body) if args.cmd == "history" else ask(body)
     except NotRunning as exc:
         return failed(str(exc), args.json)
     if refused(answer, args.json):  # a key no configuration has is a bad value, as for config set

@@ -50,8 +50,11 @@ def hold_table(database: Path) -> int:
         os.close(fd)
         raise StoreError(f"another table-host (pid {other}) is running on {database}: stop it first, "
                          "or give this one its own STATE_DIRECTORY") from None
-    os.ftruncate(fd, 0)
-    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+    try:  # the pid is for the refusal above, said to a second table; the lock is what counts
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+    except OSError as exc:  # a full disk: the table starts DEGRADED (service/store.py), not here
+        log.warning("cannot write the pid into %s: %s", lock, exc.strerror or exc)
     return fd
 
 

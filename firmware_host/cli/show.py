@@ -332,7 +332,9 @@ def setting_lines(key: str, value: Any) -> list[str]:
 def answer_shown(answer: Mapping[str, Any], cmd: str, action: str | None = None) -> list[Any]:
     """What `tablectl CMD` prints for the daemon's answer."""
     if cmd == "history" and isinstance(answer.get("matches"), list):
-        return [history_table(answer["matches"])]
+        older = answer.get("next")
+        return [history_table(answer["matches"]),
+                *([f"older matches: tablectl history --before {older}"] if older else [])]
     if cmd == "config" and "value" in answer:
         return ["\n".join(setting_lines(str(answer.get("key") or ""), answer["value"])) or "(nothing)"]
     own = {"seats": seats_table, "inputs": inputs_tables, "scores": scores_tables}.get(cmd)

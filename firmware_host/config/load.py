@@ -7,6 +7,7 @@ import os
 import re
 import stat
 import sys
+import time
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -125,27 +126,66 @@ def read_config(path: str | Path) -> tuple[TableConfig, bytes]:
     """The configuration and the very bytes it was read from: the last good copy keeps those,
     never the file read again (which may have changed in between)."""
     p = Path(path)
-    try:  # O_NONBLOCK: opening a FIFO must not wait for a writer; then only a regular file is read
-        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError as exc:
-        raise ConfigError([f"{p}: cannot read: {exc.strerror or exc}"]) from None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise ConfigError([f"{p}: not a regular file"])
-        with open(fd, "rb", closefd=False) as f:
-            raw = f.read(MAX_CONFIG_BYTES + 1)
-    except OSError as exc:
-        raise ConfigError([f"{p}: cannot read: {exc.strerror or exc}"]) from None
-    finally:
-        os.close(fd)
-    if len(raw) > MAX_CONFIG_BYTES:
-        raise ConfigError([f"{p}: larger than {MAX_CONFIG_BYTES} bytes: not a configuration file"])
+    raw = read_settled(p)
     try:
         return parse_bytes(raw, p), raw
     except ConfigError:
         raise
     except Exception as exc:  # any other failure of a parser is still this file's fault
         raise ConfigError([f"{p}: cannot be read as a configuration: {one_line(exc)}"]) from None
+
+
+SETTLE_S = 0.2
+"""A file is read once it has been left alone this long: an editor that rewrites table.toml in
+place (truncate, then write in pieces) leaves a shorter file between its writes, and one cut
+before `[[screens]]` is still valid (issue: 889 of 1,806 reloads kept such a file)."""
+SETTLE_WAIT_S = 3.0
+"""How long a read waits for a file that keeps changing before refusing it."""
+
+
+def _identity(st: os.stat_result) -> tuple[int, ...]:
+    """What a write, a truncation, a rename over it or a chmod changes."""
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
+def read_settled(p: Path) -> bytes:
+    """The bytes of `p` once it is settled: unchanged (same inode, size, mtime and ctime) for
+    SETTLE_S before the read, the same before and after it, still the file `p` names, and read to
+    its size. Unchanged for SETTLE_S means by its own time stamps when they are that old, else
+    (just written, or stamped in the future by a clock set back) seen unchanged for SETTLE_S
+    here. A file still changing after SETTLE_WAIT_S is a ConfigError naming it: never a wait
+    without end, never half a file."""
+    deadline = time.monotonic() + SETTLE_WAIT_S
+    while True:
+        try:  # O_NONBLOCK: opening a FIFO must not wait for a writer; then only a regular file is read
+            fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        except OSError as exc:
+            raise ConfigError([f"{p}: cannot read: {exc.strerror or exc}"]) from None
+        try:
+            before = os.fstat(fd)
+            if not stat.S_ISREG(before.st_mode):
+                raise ConfigError([f"{p}: not a regular file"])
+            if before.st_size > MAX_CONFIG_BYTES:
+                raise ConfigError([f"{p}: larger than {MAX_CONFIG_BYTES} bytes: not a configuration file"])
+            age = time.time() - max(before.st_mtime_ns, before.st_ctime_ns) / 1e9
+            quiet = SETTLE_S if age < 0 else SETTLE_S - age  # stamped in the future: watch it whole
+            if quiet <= 0 or time.monotonic() + quiet <= deadline:
+                if quiet > 0:
+                    time.sleep(quiet)
+                with open(fd, "rb", closefd=False) as f:
+                    raw = f.read(MAX_CONFIG_BYTES + 1)
+                after, named = os.fstat(fd), os.stat(p)
+                if _identity(before) == _identity(after) == _identity(named) and len(raw) == after.st_size:
+                    return raw
+        except OSError as exc:
+            raise ConfigError([f"{p}: cannot read: {exc.strerror or exc}"]) from None
+        finally:
+            os.close(fd)
+        if time.monotonic() >= deadline:
+            raise ConfigError([f"{p}: still being written: it changed while it was read, again and again "
+                               f"for {SETTLE_WAIT_S:g} s; it is read once left alone for "
+                               f"{SETTLE_S * 1000:.0f} ms"])
+        time.sleep(SETTLE_S / 4)
 
 
 def one_line(exc: BaseException) -> str:

@@ -58,6 +58,22 @@ def seat_list(text: str) -> list[int]:
     return seats
 
 
+HISTORY_MAX = 100
+"""The most matches the daemon gives for one `history` request; `tablectl history --limit N` asks
+page after page (`before`: the answer's `next`). Every page is read beside the game, on the
+journal's read-only connection (service/store.py), so its size bounds what one request costs."""
+
+
+def match_number(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a match number (from 1)")
+    return n
+
+
 SELFTEST_MAX_TIMEOUT_S = 600.0
 """The longest a self-test waits for one control (service/selftest.py refuses more too)."""
 
@@ -93,7 +109,9 @@ class Command(NamedTuple):
     """One control command. `kind` is READS, CHANGES or LOCAL; a command with `actions` (its
     wire form carries "action") gives each action its own kind, and `default_action` is the one
     an absent "action" means. `cli`: tablectl has a subcommand for it (`debug` is asked by
-    `debug-bundle`, not typed); `wire`: the daemon answers it."""
+    `debug-bundle`, not typed); `wire`: the daemon answers it. `beside`: it reads only what is
+    stored, so it is answered beside the game, on the socket's handler thread, never queued for
+    the game thread (service/registry.py `Commands.beside`)."""
 
     name: str
     help: str
@@ -103,6 +121,7 @@ class Command(NamedTuple):
     default_action: str | None = None
     usage: str | None = None
     cli: bool = True
+    beside: bool = False
 
     @property
     def wire(self) -> bool:
@@ -135,9 +154,11 @@ COMMANDS: list[Command] = [
             help="the tar.gz to write (default: table-host-debug.tar.gz here); never through a "
                  "symbolic link"),)),
     Command("debug", "what a debug bundle holds from inside the daemon", cli=False),
-    Command("history", "the matches played, newest first, with their rounds", arguments=(
+    Command("history", "the matches played, newest first, with their rounds", beside=True, arguments=(
         arg("--limit", type=positive, default=20, metavar="N",
-            help="the newest N matches (default 20)"),)),
+            help=f"the newest N matches (default 20; asked {HISTORY_MAX} at a time)"),
+        arg("--before", type=match_number, metavar="MATCH",
+            help="only matches older than this one (the next page: what the last one says)"))),
     Command("config", "check, get, set or reload the configuration", CHANGES,
             actions={"check": LOCAL, "get": READS, "set": LOCAL, "reload": CHANGES}, arguments=(
                 arg("action", choices=("check", "get", "set", "reload"),

@@ -12,7 +12,8 @@ seats, inputs, debug, config get, the self-test's report) is open to whoever can
 connect; everything else needs root, the daemon's own user, or a member of the
 admin group (`Access`, docs/daemon.md "Access"). The server thread never
 touches the game: it hands each request to the owner of the game state through
-`requests` and waits for its answer. Anything malformed — not JSON, not an
+`requests` and waits for its answer; what needs nothing of the game (the stored
+history) is answered by `beside` on the handler's own thread. Anything malformed — not JSON, not an
 object, no command, too long, a command that fails — gets an error reply and
 the connection goes on; the server never falls over.
 
@@ -215,6 +216,9 @@ class ControlServer:
                  admin_group: str = ADMIN_GROUP) -> None:
         self.path = Path(path)
         self.requests = requests
+        self.beside: Callable[[dict[str, Any]], dict[str, Any] | None] | None = None
+        """Answers what the game thread need not see (the journal's reads), on the handler's thread;
+        None for the rest (service/registry.py `Commands.beside`)."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with contextlib.suppress(FileNotFoundError):
             self.path.unlink()
@@ -539,9 +543,11 @@ class ControlServer:
         if log.isEnabledFor(logging.DEBUG):
             arguments = ", ".join(f"{escape(k)}={escape(v)}" for k, v in body.items() if k != "cmd")
             log.debug("%s asks %s%s", peer, escape(body["cmd"]), f" ({arguments})" if arguments else "")
-        request = Request(body, str(peer))
-        self.requests.put(request)
-        answer = request.wait()
+        answer = self.beside(body) if self.beside is not None else None
+        if answer is None:
+            request = Request(body, str(peer))
+            self.requests.put(request)
+            answer = request.wait()
         if not answer.get("ok"):
             log.debug("%s refused: %s", peer, escape(answer.get("error", "")))
         return answer

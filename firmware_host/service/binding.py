@@ -25,7 +25,6 @@ class StoreBinding:
         self.match_id: int | None = None
         self.bound: Any = None  # the match the store follows
         self.saved_rounds = 0
-        self.set_aside: list[str] = []  # matches that could not come back at this start
 
     def resume(self, seats: int) -> bool:
         """The match a crash interrupted, if it can come back on the seats wired now; else it is
@@ -50,10 +49,15 @@ class StoreBinding:
                 table.bots.clear()
                 table.phase = Phase.ATTRACT
                 self.match_id, self.saved_rounds, self.bound = None, 0, None
-        self.set_aside = list(self.store.set_aside_notes)
         for note in self.set_aside:
             self.table._note(note, logging.WARNING, log)
         return back
+
+    @property
+    def set_aside(self) -> list[str]:
+        """What was set aside since the table started: matches that could not come back, a
+        database moved aside, rows no database takes (said by `tablectl status`)."""
+        return self.store.set_aside_notes
 
     def began(self, step: Step) -> None:
         """A match begun or aborted since the last step (before its actions are journaled)."""

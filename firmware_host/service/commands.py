@@ -69,12 +69,11 @@ class TableCommands:
         return scores(self.table)
 
     def history(self, call: Call) -> dict[str, Any]:
+        """Answered beside the game (control/protocol.py `beside`): on the socket's handler thread,
+        from the store's read-only connection, a page of at most HISTORY_MAX matches."""
         if self.store is None:
             raise ValueError("no state database")
-        limit = call.get("limit", 20)
-        if not isinstance(limit, int) or limit < 1:
-            raise ValueError("limit must be a positive whole number")
-        return {"matches": self.store.history(limit)}
+        return self.store.history_page(call.get("limit", 20), call.get("before"))
 
     def seats(self, call: Call) -> dict[str, Any]:
         table = self.table

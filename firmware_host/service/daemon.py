@@ -37,7 +37,7 @@ from ..devices.displays.oled import SeatDisplays, specs_for
 from ..devices.emulated.keyboard import KeyboardSeats
 from ..devices.inputs.pins import TableInputs
 from ..game.table import Table
-from ..system import paths, signals
+from ..system import memory, paths, signals
 from ..system.logs import PaneHandler, logger
 from ..system.realtime import Realtime
 from ..system.systemd import Notifier, has_terminal, under_systemd
@@ -71,6 +71,7 @@ class Daemon:
         be attached: the log's INFO lines go to its pane, its keys play seat 1, sounds are INFO."""
         self.loop = loop = Loop()
         self.events = loop.events
+        self.collector = memory.Collector().watch()
         self.notify = Notifier()
         self.table = table = Table(len(config.inputs.seats), window_ns=round(config.arbiter.window_ms * 1e6),
                                    epsilon_ns=round(config.arbiter.epsilon_ms * 1e6),
@@ -139,6 +140,7 @@ class Daemon:
         for component in (self.configuration, self.selftests, self.status):
             component.register(self.commands)
         self.commands.check()
+        self.control.beside = self.commands.beside  # the journal's reads: never on the game thread
 
         if self.binding.resume(len(config.inputs.seats)):
             self.screens.bind()
@@ -253,6 +255,8 @@ class Daemon:
 
     def serve(self) -> int:
         """The loop; returns when told to stop, having closed everything."""
+        frozen = self.collector.freeze()  # start-up's objects, never walked again (memory.py)
+        log.debug("start-up's %d objects kept out of the collector's way", frozen)
         status = self.status.text()
         self.notify.send("READY=1", f"STATUS={status}")
         log.info("table-host ready: %s", status)
@@ -263,6 +267,7 @@ class Daemon:
         return 0
 
     def close(self) -> None:
+        self.collector.stop()
         self.frontends.stop()
         if self.pane is not None:  # the terminal is the terminal's again: the log goes back to it
             self.pane.detach()

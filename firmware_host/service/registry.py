@@ -6,6 +6,7 @@ then, not a surprise when someone types it."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -86,6 +87,20 @@ class Commands:
             if why:
                 raise ValueError(why)
         return handler(call)
+
+    def beside(self, body: dict[str, Any]) -> dict[str, Any] | None:
+        """The whole answer to a request for a command declared `beside` (it reads only what is
+        stored), worked out here, on the caller's thread (a control socket handler's): the game
+        thread never sees it. None for every other command: those go to the game thread."""
+        name = body.get("cmd")
+        command = BY_NAME.get(name) if isinstance(name, str) else None
+        if command is None or not command.beside:
+            return None
+        try:
+            answer = self.answer(Call(body, time.monotonic_ns()))
+        except Exception as exc:  # a failing command is an error reply, as on the game thread
+            return {"ok": False, "error": str(exc) or type(exc).__name__}
+        return {"ok": True, **(answer or {})}
 
     def serve(self, request: Request, now: int) -> None:
         """Answer one request from the control socket: now, or later if its handler keeps it."""

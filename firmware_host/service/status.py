@@ -106,7 +106,8 @@ class Status:
                                  "priority": self.priority(),
                                  "memory": {"rss_mb": round(memory.rss_mb(), 1),
                                             "threads": memory.threads(),
-                                            "allocator": memory.describe()}}
+                                            "allocator": memory.describe(),
+                                            "collector": self.parts.collector.figures()}}
         extra["led_controller"] = self.led_controller()
         if self.problem():
             extra["warning"] = self.problem()
@@ -155,7 +156,6 @@ class Status:
             "led_link": vars(parts.led.stats),
             "arbiter": [d.describe(referee.seat_of) for d in referee.arbiter.decisions] if referee else [],
             "contests": [c.describe(referee.seat_of) for c in referee.contests] if referee else [],
-            "history": parts.store.history(10),
             "priority": self.priority(),
             "versions": {"python": platform.python_version(), "table-host": version("table-host"),
                          "gpiozero": version("gpiozero"), "luma.oled": version("luma.oled")},

@@ -9,23 +9,31 @@ through the deterministic engine (rules/match.py).
 Nothing the disk does stops the game: a commit that fails (a full disk, an I/O error) leaves its
 rows held in memory, `problem` says so (STATUS=, `tablectl status`), the writer tries again with
 a growing pause and writes everything once it can; `round_over` does not wait for a commit that
-cannot happen. Opening the file (storage.py) checks it and moves a damaged one aside.
+cannot happen. A disk that is full when the table starts is the same: it starts without the
+database and opens it when it can. Opening the file (storage.py) checks it and moves a damaged
+one aside. A row no database could take is set aside (kept beside the database with why); a
+database that refuses what a new one takes is moved aside like a damaged one. What is still held
+when the table stops is kept beside the database and written at the next start.
+
+Reading never touches the writer: `history` and `match_record` read on a read-only connection of
+their own (WAL lets it read beside the writer), a page at a time (`HISTORY_MAX`), from whatever
+thread asks; the game thread never answers them (docs/persistence.md, "Reading the history").
 """
 
 from __future__ import annotations
 
 import contextlib
-import errno
 import json
 import logging
 import queue
 import sqlite3
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+from ..control.protocol import HISTORY_MAX
 from ..game.catalog import resources_for
 from ..rules.codec import from_dict, to_dict
 from ..rules.domino import DominoCard
@@ -33,10 +41,29 @@ from ..rules.kinds import find as find_rules
 from ..rules.match import Match
 from ..system import paths
 from ..system.errors import StoreError
-from .storage import CACHE_KIB, SCHEMA, StorageError, open_database
+from .storage import (
+    CACHE_KIB,
+    HELD_SUFFIX,
+    ID_MAX,
+    SCHEMA,
+    Op,
+    StorageError,
+    apply,
+    carry_over,
+    disk_trouble,
+    drop_held_file,
+    load_held,
+    match_of,
+    moved_aside,
+    open_database,
+    refused_anywhere,
+    said,
+    save_held,
+    set_aside_rows,
+)
 
-__all__ = ["CACHE_KIB", "MATCH_FIELDS", "SCHEMA", "Store", "StoreError", "read_match", "read_only",
-           "record_of", "replay_arguments", "state_path"]
+__all__ = ["CACHE_KIB", "HISTORY_MAX", "MATCH_FIELDS", "SCHEMA", "Store", "StoreError", "read_match",
+           "read_only", "record_of", "replay_arguments", "state_path"]
 
 log = logging.getLogger("table_host.store")
 
@@ -55,22 +82,17 @@ aside (its rounds, start and end are kept): a journal with a gap cannot resume a
 state_path = paths.state_database
 KEPT_COUNTS = 8
 """Matches whose journal position `record` remembers: the one in play and the last few before it."""
+NOTHING: tuple[Any, list[Any], list[Any], list[Any]] = (None, [], [], [])
+"""`read_match` of a database that has nothing stored (a new file, not yet written)."""
+T = TypeVar("T")
 
 
 class Store:
     def __init__(self, path: str | Path | None = None) -> None:
         self.path = Path(path) if path is not None else state_path()
-        try:
-            self._db, moved = open_database(self.path)
-            newest = self._db.execute("SELECT COALESCE(MAX(id), 0) FROM matches").fetchone()[0]
-        except StorageError as exc:
-            raise StoreError(str(exc)) from None
-        except sqlite3.Error as exc:
-            raise StoreError(f"cannot open the state database {self.path}: {exc}") from None
-        self._next_id = int(newest) + 1  # given by begin_match, which does not wait for the disk
-        self._mutex = threading.Lock()  # the connection, and `_held` against it, for readers
+        self._mutex = threading.Lock()  # the writer's connection (the writer, and resume at start)
         self._held_lock = threading.Lock()  # `_held` alone: never held while the disk is written
-        self._held: list[tuple[Any, ...]] = []  # rows not yet committed, oldest first
+        self._held: list[Op] = []  # rows not yet committed, oldest first
         self._held_actions = 0  # journal rows among them (the writer's count)
         self._unwritten = 0  # journal rows since the last commit attempt (the batch)
         self._dropped: dict[int, int] = {}  # match: journal rows not kept (the memory limit)
@@ -78,11 +100,46 @@ class Store:
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._counts: dict[int, int] = {}
         self._races: dict[int, int] = {}  # match: its races recorded (the next one's number)
-        self._reader: sqlite3.Connection | None = None  # the history's own, read-only (`match_record`)
+        self._reader: sqlite3.Connection | None = None  # the readers' own, read-only
+        self._reader_immutable = False  # opened so while the database could not be written
         self._reader_lock = threading.Lock()
-        self.set_aside_notes: list[str] = list(moved)  # what was set aside at this start, said by status
+        self._renamed: dict[int, int] = {}  # match ids given before the stored ones could be read
+        self.set_aside_notes: list[str] = []  # what was set aside since this start, said by status
+        self._db: sqlite3.Connection | None = None
+        held = load_held(self.path)  # what an earlier run held when it stopped: oldest of all
+        try:
+            self._db, moved = open_database(self.path)
+            self.set_aside_notes += moved
+        except StorageError as exc:
+            if exc.trouble is None:
+                raise StoreError(str(exc)) from None
+            self._reason = exc.trouble  # DEGRADED from the first moment; the writer tries again
+            log.error("state not saved (%s): %s; the table starts without it, holds what it would write "
+                      "and writes it when the disk allows", exc.trouble, exc)
+        newest = self._newest()
+        self._ids_unknown = newest is None  # the stored matches cannot be read: see _opened
+        self._held = held
+        self._held_file = bool(held)  # `.held` is there until what it held is written
+        self._held_actions = sum(1 for op in held if op[0] == "action")
+        self._next_id = max([newest or 0, *(op[1][0] for op in held if op[0] == "match")]) + 1
         self._writer = threading.Thread(target=self._write_loop, name="store", daemon=True)
         self._writer.start()
+
+    def _newest(self) -> int | None:
+        """The newest stored match's id (0: none); None when what is stored cannot be read."""
+        if self._db is None and not self.path.exists():
+            return 0
+        try:
+            newest = self._read(lambda db: db.execute("SELECT MAX(id) FROM matches").fetchone())[0]
+        except sqlite3.Error as exc:
+            if _nothing_stored(exc):
+                return 0
+            if self._db is not None:
+                raise StoreError(f"cannot open the state database {self.path}: {exc}") from None
+            log.error("the stored matches cannot be read (%s): the matches played meanwhile are "
+                      "numbered again when they are written", exc)
+            return None
+        return int(newest or 0)
 
     # ------------------------------------------------------------ health
 
@@ -116,12 +173,12 @@ class Store:
                     bots: dict[int, str] | None = None) -> int:
         """A new match; `seats` is the physical seat of each player, `bots` the bot players'
         levels, so that a match resumed after a crash is played by the same seats and bots."""
-        match_id = self._next_id
-        self._next_id += 1
-        row = (match_id, match.game, match.players, str(match.seed), json.dumps(_plain(match.options)),
-               json.dumps([[str(c) for c in b] for b in match.boards]), time.time(),
-               json.dumps(seats or []), json.dumps({str(k): v for k, v in (bots or {}).items()}))
         with self._held_lock:  # held at once (history shows it), before any of its actions
+            match_id = self._next_id
+            self._next_id += 1
+            row = (match_id, match.game, match.players, str(match.seed), json.dumps(_plain(match.options)),
+                   json.dumps([[str(c) for c in b] for b in match.boards]), time.time(),
+                   json.dumps(seats or []), json.dumps({str(k): v for k, v in (bots or {}).items()}))
             self._held.append(("match", row))
         self._queue.put(("nudge",))
         self._counts[match_id] = self._races[match_id] = 0
@@ -174,16 +231,30 @@ class Store:
             done.wait(ROUND_WAIT_S)
 
     def close(self) -> None:
+        """Stop the writer; what it could not write is kept beside the database (`.held`) and
+        written at the next start, never dropped while a file can hold it."""
         self._queue.put(("stop",))
         self._writer.join(timeout=5)
         with self._reader_lock, contextlib.suppress(sqlite3.Error):
             if self._reader is not None:
                 self._reader.close()
-        left = self.held()
+                self._reader = None
+        with self._held_lock:
+            left = list(self._held)
         if left:
-            log.error("state not saved at exit (%s): %d rows held in memory are lost", self._reason, left)
-        with contextlib.suppress(sqlite3.Error):
-            self._db.close()
+            why = self._reason or "the writer did not finish in time"
+            try:
+                kept = save_held(self.path, left)
+            except OSError as exc:
+                log.error("state not saved at exit (%s): %d rows held in memory are lost: %s could not be "
+                          "written either (%s)", why, len(left), f"{self.path.name}{HELD_SUFFIX}",
+                          exc.strerror or exc)
+            else:
+                log.warning("state not saved at exit (%s): the %d rows held in memory are kept in %s and "
+                            "written at the next start", why, len(left), kept)
+        if self._db is not None:
+            with contextlib.suppress(sqlite3.Error):
+                self._db.close()
 
     def _write_loop(self) -> None:
         """The writer: holds what it is given, commits it in batches, and on a failure keeps it
@@ -205,12 +276,14 @@ class Store:
                 if self._unwritten < 200:
                     continue
             elif kind == "round":
-                self._hold(("round", item[1], item[2]))
+                self._hold(("round", self._renumbered(item[1]), item[2] and self._renumbered(item[2], 2)))
                 waiting.append(item[3])
-            elif kind in ("set_aside", "end"):
-                self._hold(item)
+            elif kind == "end":
+                self._hold(("end", self._renumbered(item[1], 2)))
+            elif kind == "set_aside":
+                self._hold(("set_aside", self._renumbered(item[1], 1)))
             elif kind == "race":
-                self._hold(item)
+                self._hold(("race", self._renumbered(item[1])))
                 continue  # written with the next batch, as actions are
             elif kind == "sync":
                 waiting.append(item[1])
@@ -228,11 +301,17 @@ class Store:
             if kind == "stop":
                 return
 
-    def _hold(self, op: tuple[Any, ...]) -> None:
+    def _renumbered(self, row: tuple[Any, ...], at: int = 0) -> tuple[Any, ...]:
+        """`row` with its match id as stored (see `_opened`)."""
+        new = self._renamed.get(row[at])
+        return row if new is None else (*row[:at], new, *row[at + 1:])
+
+    def _hold(self, op: Op) -> None:
         with self._held_lock:
             self._held.append(op)
 
-    def _hold_action(self, row: tuple[int, int, int, str]) -> None:
+    def _hold_action(self, row: tuple[Any, ...]) -> None:
+        row = self._renumbered(row)
         match_id = row[0]
         if match_id in self._dropped:
             self._dropped[match_id] += 1
@@ -266,22 +345,33 @@ class Store:
 
     def _write_held(self) -> bool:
         """Commit what is held, a round (with the journal before it) to a transaction; True when
-        all of it is on disk. A failure keeps the rest held and says why, once."""
+        all of it is on disk. A failure of the disk keeps the rest held and says why, once; rows
+        the database refuses for another reason are dealt with by `_refused`."""
         self._unwritten = 0
         with self._held_lock:
             ops = list(self._held)
         try:
             with self._mutex:
+                if self._db is None:
+                    self._opened()
+                    with self._held_lock:  # renumbered, perhaps, and what came meanwhile
+                        ops = list(self._held)
                 done = 0
                 while done < len(ops):
                     end = next((i + 1 for i in range(done, len(ops)) if ops[i][0] == "round"), len(ops))
-                    self._commit(ops[done:end])
+                    batch = ops[done:end]
+                    try:
+                        self._commit(batch)
+                    except Exception as exc:
+                        if disk_trouble(exc, self.path.parent) is not None:
+                            raise
+                        self._refused(batch, exc)
                     with self._held_lock:
                         del self._held[:end - done]
-                    self._held_actions -= sum(1 for op in ops[done:end] if op[0] == "action")
+                    self._held_actions -= sum(1 for op in batch if op[0] == "action")
                     done = end
         except Exception as exc:  # sqlite3.Error above all; whatever it is, the game goes on
-            reason = _reason(exc)
+            reason = getattr(exc, "trouble", None) or disk_trouble(exc, self.path.parent) or said(exc)
             if self._reason != reason:
                 log.error("state not saved (%s): %d rows held in memory; trying again until the disk "
                           "takes them", reason, self.held())
@@ -291,30 +381,18 @@ class Store:
             log.warning("state saved again: everything held while it could not be (%s) is on disk",
                         self._reason)
             self._reason = None
+        if self._held_file:  # what an earlier run left there is written now
+            drop_held_file(self.path)
+            self._held_file = False
         return True
 
-    def _commit(self, ops: list[tuple[Any, ...]]) -> None:
-        """One transaction: the matches first (the rest refers to them), the journal, then the
-        rounds, ends and set-asides in their order."""
+    def _commit(self, ops: Sequence[Op]) -> None:
+        """One transaction (storage.py's `apply`)."""
         db = self._db
+        assert db is not None
         db.execute("BEGIN")
         try:
-            db.executemany("INSERT OR IGNORE INTO matches (id, game, players, seed, options, boards, "
-                           "started, seats, bots) VALUES (?,?,?,?,?,?,?,?,?)",
-                           [op[1] for op in ops if op[0] == "match"])
-            db.executemany("INSERT OR REPLACE INTO journal VALUES (?,?,?,?)",
-                           [op[1] for op in ops if op[0] == "action"])
-            db.executemany("INSERT OR REPLACE INTO races VALUES (?,?,?,?,?)",
-                           [op[1] for op in ops if op[0] == "race"])
-            for op in ops:
-                if op[0] == "round":
-                    db.execute("INSERT OR REPLACE INTO rounds VALUES (?,?,?,?,?,?)", op[1])
-                    if op[2] is not None:
-                        db.execute("UPDATE matches SET ended=?, winners=? WHERE id=?", op[2])
-                elif op[0] == "end":
-                    db.execute("UPDATE matches SET ended=?, winners=? WHERE id=?", op[1])
-                elif op[0] == "set_aside":
-                    db.execute("UPDATE matches SET set_aside=? WHERE id=? AND ended IS NULL", op[1])
+            apply(db, ops)
             db.execute("COMMIT")
         except BaseException:
             if db.in_transaction:  # SQLite may have rolled back already (a full disk does)
@@ -322,25 +400,165 @@ class Store:
                     db.execute("ROLLBACK")
             raise
 
+    def _refused(self, ops: list[Op], exc: Exception) -> None:
+        """The database refused `ops` for something other than the disk (a value SQLite cannot
+        hold, a constraint, a trigger). Rows a new database would refuse too can never be written:
+        they are set aside, with why, and their match too (its journal has a gap). If the database
+        refuses what a new one takes, it is to blame: it is moved aside like a damaged one and the
+        rows go to a new one, with what is stored of their matches. Raises what the disk says."""
+        refused = refused_anywhere(ops)
+        if refused:
+            kept = set_aside_rows(self.path, [(ops[i], why) for i, why in refused.items()])
+            matches = sorted({m for i in refused if (m := match_of(ops[i])) is not None})
+            for match_id in matches:
+                count = sum(1 for i in refused if match_of(ops[i]) == match_id)
+                why = next(w for i, w in refused.items() if match_of(ops[i]) == match_id)
+                note = f"match {match_id}: {count} row(s) no database can take were set aside ({why}), " \
+                       f"kept in {kept}"
+                self.set_aside_notes.append(note)
+            ops = [op for i, op in enumerate(ops) if i not in refused]
+            ops += [("set_aside", (f"rows of its journal could not be written ({refused[min(refused)]})", m))
+                    for m in matches]
+            try:
+                self._commit(ops)
+                return
+            except Exception as again:
+                if disk_trouble(again, self.path.parent) is not None:
+                    raise
+                exc = again
+        self._replace(f"it refuses what a new database takes: {said(exc)}", ops)
+        self._commit(ops)
+
+    def _replace(self, why: str, ops: list[Op]) -> None:
+        """Move the database aside (storage.py's `moved_aside`) and start a new one, with what is
+        stored of the matches `ops` belong to."""
+        assert self._db is not None
+        with contextlib.suppress(sqlite3.Error):
+            self._db.close()
+        self._db = None
+        with self._reader_lock:  # the readers' connection follows the file: open it again
+            if self._reader is not None:
+                with contextlib.suppress(sqlite3.Error):
+                    self._reader.close()
+                self._reader = None
+        moved, note = moved_aside(self.path, why)
+        self.set_aside_notes.append(note)
+        self._db, notes = open_database(self.path)
+        self.set_aside_notes += notes
+        try:
+            carry_over(self._db, moved, {m for op in ops if (m := match_of(op)) is not None})
+        except sqlite3.Error as exc:
+            if disk_trouble(exc, self.path.parent) is not None:
+                raise
+            log.error("the matches in play could not be copied from %s (%s): their earlier rows stay "
+                      "there", moved.name, exc)
+
+    def _opened(self) -> None:
+        """The database could not be written when the table started; now it opens. A reader that
+        read the file alone (immutable) opens it again, before anything is committed. If the
+        stored matches could not be read then, the matches played meanwhile take ids after the
+        stored ones, and the unfinished stored match, which the table did not resume, is set aside."""
+        db, notes = open_database(self.path)  # writes only to the -wal: an immutable read is still whole
+        self.set_aside_notes += notes
+        if self._ids_unknown:
+            try:
+                newest = int(db.execute("SELECT COALESCE(MAX(id), 0) FROM matches").fetchone()[0])
+                stale = [row[0] for row in db.execute(
+                    "SELECT id FROM matches WHERE ended IS NULL AND set_aside IS NULL")]
+            except BaseException:
+                db.close()
+                raise
+            self._renumber(newest)
+            reason = f"not resumed: the table started while its database could not be read ({self._reason})"
+            with self._held_lock:
+                self._held[:0] = [("set_aside", (reason, m)) for m in stale]
+            self._ids_unknown = False
+        self._db = db  # from now on readers open it as it is written
+        with self._reader_lock:  # and one that read the file alone reads it again before a commit
+            if self._reader is not None and self._reader_immutable:
+                with contextlib.suppress(sqlite3.Error):
+                    self._reader.close()
+                self._reader = None
+
+    def _renumber(self, newest: int) -> None:
+        """The matches held with ids a stored match has get the ids after the newest stored one."""
+        with self._held_lock:
+            mine = sorted({op[1][0] for op in self._held if op[0] == "match"})
+            clash = [m for m in mine if m <= newest]
+            if not clash:
+                return
+            renamed = {old: newest + 1 + i for i, old in enumerate(mine)}
+            self._held = [op if (m := match_of(op)) not in renamed else _with_match(op, renamed[m])
+                          for op in self._held]
+            self._next_id = max(self._next_id, newest + len(mine) + 1)
+        self._renamed.update(renamed)
+        self._dropped = {renamed.get(k, k): v for k, v in self._dropped.items()}
+        for old, new in renamed.items():
+            log.warning("match %d, played while the stored matches could not be read, is stored as match %d",
+                        old, new)
+
     # ------------------------------------------------------------ reading
 
+    def _read(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """`work` on the writer's connection (at start, before the writer writes), or on the
+        readers' own when the database cannot be written."""
+        if self._db is not None:
+            with self._mutex:
+                return work(self._db)
+        with self._reading() as db:
+            return work(db)
+
+    @contextlib.contextmanager
+    def _reading(self) -> Iterator[sqlite3.Connection]:
+        """The readers' own connection, read-only, one reader at a time; never the writer's lock."""
+        with self._reader_lock:
+            if self._reader is None:
+                self._reader, self._reader_immutable = _open_reader(self.path, self._db is None)
+            yield self._reader
+
     def unfinished(self) -> int | None:
-        with self._mutex:
-            row = self._db.execute(
-                "SELECT id FROM matches WHERE ended IS NULL AND set_aside IS NULL "
-                "ORDER BY id DESC LIMIT 1").fetchone()
-        return None if row is None else int(row[0])
+        """The newest match neither ended nor set aside, stored or held."""
+        with self._held_lock:
+            held = list(self._held)
+        view = _held_view(held)
+        try:
+            stored = self._read(lambda db: [row[0] for row in db.execute(
+                "SELECT id FROM matches WHERE ended IS NULL AND set_aside IS NULL ORDER BY id DESC LIMIT 8")])
+        except sqlite3.Error as exc:
+            if not _nothing_stored(exc):
+                raise
+            stored = []
+        gone = view["ends"].keys() | view["set_aside"].keys()
+        return max({*stored, *view["matches"]} - gone, default=None)
+
+    def _record(self, match_id: int) -> dict[str, Any] | None:
+        """`match_record` for the writer's side (resume): stored and held."""
+        with self._held_lock:
+            held = list(self._held)
+        try:
+            read = self._read(lambda db: read_match(db, match_id))
+        except sqlite3.Error as exc:
+            if not _nothing_stored(exc):
+                raise
+            read = NOTHING
+        return record_of(match_id, read, held)
 
     def seating(self, match_id: int) -> tuple[list[int], dict[int, str]]:
-        """The physical seat of each player and the bot players' levels, as stored."""
-        with self._mutex:
-            seats, bots = self._db.execute("SELECT seats, bots FROM matches WHERE id=?",
-                                           (match_id,)).fetchone()
-        placed, levels = json.loads(seats), json.loads(bots)
-        if not isinstance(placed, list) or not all(isinstance(s, int) for s in placed) \
-                or not isinstance(levels, dict):
-            raise StoreError(f"match {match_id}: its seats or bots are not as stored")
-        return placed, {int(k): str(v) for k, v in levels.items()}
+        """The physical seat of each player and the bot players' levels, as stored (or held)."""
+        with self._held_lock:
+            held = next((op[1] for op in self._held if op[0] == "match" and op[1][0] == match_id), None)
+        try:
+            found = self._read(lambda db: db.execute("SELECT seats, bots FROM matches WHERE id=?",
+                                                     (match_id,)).fetchone())
+        except sqlite3.Error as exc:
+            if not _nothing_stored(exc):
+                raise
+            found = None
+        if found is None and held is not None:
+            found = held[7:9]
+        if found is None:
+            raise StoreError(f"no match {match_id} is stored")
+        return _seating(match_id, *found)
 
     def resume(self, seats_wired: int | None = None) -> tuple[int, Match] | None:
         """The newest unfinished match, rebuilt by replaying its journal, or None. A match that
@@ -356,47 +574,45 @@ class Store:
         if match_id is None:
             return None
         try:
-            match = self._replay(match_id, seats_wired)
+            match, stored = self._replay(match_id, seats_wired)
         except Exception as exc:
             reason = f"cannot resume: {type(exc).__name__}: {exc}" if not isinstance(exc, StoreError) \
                 else str(exc)
             self.set_aside(match_id, reason)
             self.set_aside_notes.append(f"match {match_id} set aside: {reason}")
             return None
-        self._repair(match_id, match)
+        self._repair(match_id, match, stored)
         if match.is_over:
             return None
         return match_id, match
 
-    def _replay(self, match_id: int, seats_wired: int | None) -> Match:
-        with self._mutex:
-            game, players, seed, options, boards = self._db.execute(
-                "SELECT game, players, seed, options, boards FROM matches WHERE id=?",
-                (match_id,)).fetchone()
-            rows = self._db.execute(
-                "SELECT round_no, action FROM journal WHERE match_id=? ORDER BY n", (match_id,)).fetchall()
-        seats, _bots = self.seating(match_id)  # the daemon asks next: a bad row is set aside here
+    def _replay(self, match_id: int, seats_wired: int | None) -> tuple[Match, int]:
+        """The match replayed from what is stored and held, and how many of its rounds are stored."""
+        record = self._record(match_id)
+        if record is None:
+            raise StoreError(f"no match {match_id} is stored")
+        row = record["row"]
+        seats, _bots = _seating(match_id, row["seats"], row["bots"])  # the daemon asks next: a bad
+        # row is set aside here
+        players = row["players"]
         if seats_wired is not None:
             placed = seats or list(range(players))
             if players > seats_wired or any(not 0 <= s < seats_wired for s in placed):
                 raise StoreError(f"{players} players at seats {[s + 1 for s in placed]}, "
                                  f"but {seats_wired} seats are wired")
-        arguments = replay_arguments(game, players, seed, options, boards, rows)
+        arguments = replay_arguments(row["game"], players, row["seed"], row["options"], row["boards"],
+                                     [(r, a) for _n, r, a in record["journal"]])
         match = Match.replay(**arguments)
         self._counts[match_id] = len(arguments["journal"])
-        with self._mutex:
-            races = self._db.execute("SELECT COALESCE(MAX(n) + 1, 0) FROM races WHERE match_id=?",
-                                     (match_id,)).fetchone()[0]
-        self._races[match_id] = int(races)
-        stored = self.rounds(match_id)
-        if len(stored) > len(match.results):
-            raise StoreError(f"{len(stored)} rounds stored, the journal replays {len(match.results)}")
-        return match
+        self._races[match_id] = max((n for n, *_ in record["races"]), default=-1) + 1
+        stored = len(record["rounds"])
+        if stored > len(match.results):
+            raise StoreError(f"{stored} rounds stored, the journal replays {len(match.results)}")
+        return match, stored
 
-    def _repair(self, match_id: int, match: Match) -> None:
+    def _repair(self, match_id: int, match: Match, stored: int) -> None:
         """Store what the journal proves and the tables lack, through the writer (a full disk
         holds it like anything else)."""
-        stored = len(self.rounds(match_id))
         if stored == len(match.results) and not match.is_over:
             return
         now = time.time()
@@ -411,68 +627,168 @@ class Store:
         """Each round's ending, finishers and scores per player; with `seats` (each player's
         physical seat), finishers are seat numbers from 1, as the table shows them. A row that
         does not read is left out (`history` says which)."""
-        with self._mutex:
-            rows = self._stored_rounds(match_id) + self._held_view()["rounds"].get(match_id, [])
-        return _round_entries(rows, seats)[0]
-
-    def _stored_rounds(self, match_id: int) -> list[tuple[Any, ...]]:
-        return self._db.execute("SELECT round_no, ending, finishers, scores FROM rounds "
-                                "WHERE match_id=? ORDER BY round_no", (match_id,)).fetchall()
-
-    def _held_view(self) -> dict[str, Any]:
-        """What is held and not yet on disk, as the reads add it: new matches, rounds, ends."""
-        with self._held_lock:
-            ops = list(self._held)
-        view: dict[str, Any] = {"matches": {}, "rounds": {}, "ends": {}, "set_aside": {}}
-        for op in ops:
-            if op[0] == "match":
-                mid, game, players, _seed, _options, _boards, started, seats, _bots = op[1]
-                view["matches"][mid] = (mid, game, players, started, None, None, None, seats)
-            elif op[0] == "round":
-                view["rounds"].setdefault(op[1][0], []).append(op[1][1:5])
-                if op[2] is not None:
-                    view["ends"][op[2][2]] = op[2][:2]
-            elif op[0] == "end":
-                view["ends"][op[1][2]] = op[1][:2]
-            elif op[0] == "set_aside":
-                view["set_aside"].setdefault(op[1][1], op[1][0])
-        return view
+        record = self._record(match_id)
+        return _round_entries(record["rounds"] if record else [], seats)[0]
 
     def match_record(self, match_id: int) -> dict[str, Any] | None:
         """One match as stored, with what is held in memory: its row (`MATCH_FIELDS`), rounds,
         journal and races as rows of text, for the history pages and the JSON download; None
-        when there is none. Read on a read-only connection of its own, so that a reader never
-        waits for the writer nor the writer for it, and nothing read this way can write."""
+        when there is none. Read on the readers' connection, so that a reader never waits for
+        the writer nor the writer for it, and nothing read this way can write."""
         with self._held_lock:
             held = list(self._held)
         try:
-            with self._reader_lock:
-                if self._reader is None:
-                    self._reader = read_only(self.path)
-                read = read_match(self._reader, match_id)
+            with self._reading() as db:
+                read = read_match(db, match_id)
         except sqlite3.Error as exc:
-            raise StoreError(f"cannot read match {match_id}: {exc}") from None
+            if not _nothing_stored(exc):
+                raise StoreError(f"cannot read match {match_id}: {exc}") from None
+            read = NOTHING
         return record_of(match_id, read, held)
 
-    def history(self, limit: int = 20) -> list[dict[str, Any]]:
-        """The newest matches first, with what is held in memory (a full disk). Seats are
-        numbered from 1, as on the table: `seats` is each player's seat (the order of `scores`),
-        `winners` and `finishers` are seats. A row that does not read is set aside, never fatal:
-        a round is left out and named in `damaged`; a match is listed as damaged."""
-        with self._mutex:
-            view = self._held_view()
-            stored = self._db.execute("SELECT id, game, players, started, ended, winners, set_aside, seats "
-                                      "FROM matches ORDER BY id DESC LIMIT ?", (limit,)).fetchall()
-            rows = {row[0]: row for row in stored} | {m: r for m, r in view["matches"].items()
-                                                       if m not in {row[0] for row in stored}}
-            chosen = sorted(rows, reverse=True)[:limit]
-            rounds = {m: self._stored_rounds(m) + view["rounds"].get(m, []) for m in chosen}
-        return [_history_entry(rows[m], rounds[m], view) for m in chosen]
+    def history(self, limit: int = 20, before: int | None = None) -> list[dict[str, Any]]:
+        """`history_page`'s matches."""
+        return self.history_page(limit, before)["matches"]
+
+    def every_match(self) -> Iterator[dict[str, Any]]:
+        """Every stored match, newest first, a page at a time (a bench's count, a test's)."""
+        before = None
+        while True:
+            page = self.history_page(HISTORY_MAX, before)
+            yield from page["matches"]
+            before = page["next"]
+            if before is None:
+                return
+
+    def history_page(self, limit: int = 20, before: int | None = None) -> dict[str, Any]:
+        """The newest matches first (older than match `before`, when given), at most `limit`
+        (1 to HISTORY_MAX), with what is held in memory (a full disk); `next` is the `before` of
+        the page after it, None when no older match is stored. Seats are numbered from 1, as on
+        the table: `seats` is each player's seat (the order of `scores`), `winners` and
+        `finishers` are seats. A row that does not read is set aside, never fatal: a round is
+        left out and named in `damaged`; a match is listed as damaged. Read on the readers'
+        connection, in one read transaction, from any thread; never the writer's lock."""
+        limit, before = page_bounds(limit, before)
+        with self._held_lock:  # before the disk is read: a row written meanwhile is read there
+            held = list(self._held)
+        view = _held_view(held)
+        try:
+            with self._reading() as db:
+                stored, rounds = _read_page(db, limit, before)
+        except sqlite3.Error as exc:
+            if not _nothing_stored(exc):
+                raise StoreError(f"cannot read the stored matches: {exc}") from None
+            stored, rounds = [], {}
+        rows = {row[0]: row for row in stored} | {m: r for m, r in view["matches"].items()
+                                                   if m not in {row[0] for row in stored}
+                                                   and (before is None or m < before)}
+        chosen = sorted(rows, reverse=True)
+        more = len(chosen) > limit
+        chosen = chosen[:limit]
+        matches = [_history_entry(rows[m], rounds.get(m, []) + view["rounds"].get(m, []), view)
+                   for m in chosen]
+        return {"matches": matches, "next": chosen[-1] if more else None}
 
 
-def read_only(path: Path) -> sqlite3.Connection:
-    """A connection to the state database that cannot write: the history's (web/)."""
-    return sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False)
+def _seating(match_id: int, seats: Any, bots: Any) -> tuple[list[int], dict[int, str]]:
+    placed, levels = json.loads(seats), json.loads(bots)
+    if not isinstance(placed, list) or not all(isinstance(s, int) for s in placed) \
+            or not isinstance(levels, dict):
+        raise StoreError(f"match {match_id}: its seats or bots are not as stored")
+    return placed, {int(k): str(v) for k, v in levels.items()}
+
+
+def page_bounds(limit: Any, before: Any) -> tuple[int, int | None]:
+    """A page's `limit` and `before` as a reader asked them, or ValueError naming what is allowed."""
+    if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= HISTORY_MAX:
+        raise ValueError(f"limit must be a whole number from 1 to {HISTORY_MAX} (older matches: ask again "
+                         f"with before, the answer's next), not {limit!r}")
+    if before is not None and (not isinstance(before, int) or isinstance(before, bool) or before < 1):
+        raise ValueError(f"before must be a match number from 1 (the answer's next), not {before!r}")
+    return limit, before
+
+
+def _read_page(db: sqlite3.Connection, limit: int,
+               before: int | None) -> tuple[list[Any], dict[int, list[Any]]]:
+    """The page's match rows (one more than `limit`: is there a next page?) and their rounds,
+    in one read transaction: the rounds are those of the rows read."""
+    db.execute("BEGIN")
+    try:
+        older = "" if before is None or before > ID_MAX else f"WHERE id < {int(before)} "
+        stored = db.execute(f"SELECT id, game, players, started, ended, winners, set_aside, seats "
+                            f"FROM matches {older}ORDER BY id DESC LIMIT ?", (limit + 1,)).fetchall()
+        ids = [row[0] for row in stored]
+        rounds: dict[int, list[Any]] = {}
+        if ids:
+            for match_id, *rest in db.execute(
+                    f"SELECT match_id, round_no, ending, finishers, scores FROM rounds WHERE match_id IN "
+                    f"({','.join('?' * len(ids))}) ORDER BY match_id, round_no", ids):
+                rounds.setdefault(match_id, []).append(tuple(rest))
+    finally:
+        if db.in_transaction:
+            db.execute("COMMIT")
+    return stored, rounds
+
+
+def _nothing_stored(exc: sqlite3.Error) -> bool:
+    """A database file not written yet (the disk was full when it was made): nothing is stored."""
+    return isinstance(exc, sqlite3.OperationalError) and str(exc).startswith("no such table")
+
+
+def _open_reader(path: Path, unwritable: bool) -> tuple[sqlite3.Connection, bool]:
+    """The readers' connection, and whether it is immutable. On a full disk SQLite cannot make
+    the -shm file a reader needs: while the database cannot be written and its -wal holds nothing,
+    the file alone is the whole database and is read as immutable (the writer, once it opens the
+    database, has the readers open it again first)."""
+    db = read_only(path)
+    try:
+        db.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+        return db, False
+    except sqlite3.Error:
+        db.close()
+        wal = Path(f"{path}-wal")
+        if not unwritable or (wal.exists() and wal.stat().st_size):
+            raise
+    db = read_only(path, immutable=True)
+    db.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+    return db, True
+
+
+def _held_view(ops: Sequence[Op]) -> dict[str, Any]:
+    """What is held and not yet on disk, as the reads add it: new matches, rounds, ends."""
+    view: dict[str, Any] = {"matches": {}, "rounds": {}, "ends": {}, "set_aside": {}}
+    for op in ops:
+        if op[0] == "match":
+            mid, game, players, _seed, _options, _boards, started, seats, _bots = op[1]
+            view["matches"][mid] = (mid, game, players, started, None, None, None, seats)
+        elif op[0] == "round":
+            view["rounds"].setdefault(op[1][0], []).append(op[1][1:5])
+            if op[2] is not None:
+                view["ends"][op[2][2]] = op[2][:2]
+        elif op[0] == "end":
+            view["ends"][op[1][2]] = op[1][:2]
+        elif op[0] == "set_aside":
+            view["set_aside"].setdefault(op[1][1], op[1][0])
+    return view
+
+
+def _with_match(op: Op, match_id: int) -> Op:
+    """`op` with another match id."""
+    if op[0] == "end":
+        return ("end", (*op[1][:2], match_id))
+    if op[0] == "set_aside":
+        return ("set_aside", (op[1][0], match_id))
+    if op[0] == "round":
+        return ("round", (match_id, *op[1][1:]), op[2] and (*op[2][:2], match_id))
+    return (op[0], (match_id, *op[1][1:]))
+
+
+def read_only(path: Path, immutable: bool = False) -> sqlite3.Connection:
+    """A connection to the state database that cannot write: the readers' (the history, web/).
+    Autocommit: a read holds no transaction between two calls (`_read_page` takes one)."""
+    extra = "&immutable=1" if immutable else ""
+    return sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro{extra}", uri=True, check_same_thread=False,
+                           isolation_level=None)
 
 
 def read_match(db: sqlite3.Connection, match_id: int) -> tuple[Any, list[Any], list[Any], list[Any]]:
@@ -598,18 +914,6 @@ def _ints(text: Any) -> list[int]:
 
 def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) else None
-
-
-def _reason(exc: BaseException) -> str:
-    """A failed commit in the operator's words: the disk full above all."""
-    name = getattr(exc, "sqlite_errorname", "") or ""
-    if name == "SQLITE_FULL" or (isinstance(exc, OSError) and exc.errno == errno.ENOSPC):
-        return "disk full"
-    if name.startswith("SQLITE_IOERR"):
-        return f"disk error: {exc}"
-    if name.startswith("SQLITE_READONLY"):
-        return f"read-only: {exc}"
-    return f"{type(exc).__name__}: {exc}"
 
 
 def _seat_numbers(players: list[int], seats: list[int]) -> list[int]:

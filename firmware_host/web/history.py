@@ -14,6 +14,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import signal
 import sqlite3
 from collections import OrderedDict
 from pathlib import Path
@@ -23,6 +24,7 @@ from ..rules.codec import from_dict, to_dict
 from ..rules.kinds import find as find_rules
 from ..rules.match import Match
 from ..service.store import Store, StoreError, read_match, read_only, record_of, replay_arguments
+from ..system.children import die_with_parent
 from ..system.logs import logger
 from ..views.live import BOARDS
 
@@ -31,9 +33,11 @@ STEPS_MAX = 20_000
 thousand); the rest is said to be left out, never silently cut."""
 
 
-def matches(store: Store, limit: int = 50) -> list[dict[str, Any]]:
-    """The newest stored matches first, as `tablectl history` lists them."""
-    return store.history(limit)
+def matches(store: Store, limit: int = 50, before: int | None = None) -> dict[str, Any]:
+    """A page of the stored matches, newest first, as `tablectl history` lists them: `matches`,
+    and `next` (the `before` of the page after it, None at the oldest). Read on the store's
+    read-only connection, never the writer's (service/store.py `history_page`)."""
+    return store.history_page(limit, before)
 
 
 def match_timeline(store: Store, match_id: int, boards: Any = None) -> dict[str, Any] | None:
@@ -279,6 +283,14 @@ def _step_at(steps: list[dict[str, Any]], round_no: int, after: int) -> int | No
 # ---------------------------------------------------------------- in the history's own process
 
 KEPT = 8  # timelines kept gzipped (a long Classic match: about 1 MB of JSON, 30 kB gzipped)
+
+
+def worker_start(parent: int) -> None:
+    """The history's process, as it starts: it ends when the table that started it does (killed
+    or not, it must not hold the state database for ever: system/children.py), then lowers its
+    priority."""
+    die_with_parent(signal.SIGKILL, parent)
+    idle_priority()
 
 
 def idle_priority() -> None:

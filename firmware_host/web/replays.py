@@ -20,6 +20,7 @@ import functools
 import gzip
 import json
 import multiprocessing
+import os
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -28,6 +29,7 @@ from typing import Any
 
 from aiohttp import web
 
+from ..control.protocol import HISTORY_MAX
 from ..service.store import Store, StoreError
 from ..system.logs import logger
 from . import history
@@ -35,7 +37,7 @@ from .server import static_files
 
 log = logger("web")
 
-MATCHES_MAX = 200  # the newest matches the list shows
+MATCHES_MAX = HISTORY_MAX  # matches a page of the list shows; older ones: ?before=N, the Link header
 IDLE_S = 120.0  # the rebuilding process ends after this long without a request
 
 
@@ -57,8 +59,10 @@ class Rebuilder:
         if self.idle is not None:
             self.idle.cancel()
         if self.pool is None:
+            # Started from the web view's thread, which lives as long as the table: the process
+            # ends with the table (history.worker_start), and so does multiprocessing's tracker.
             self.pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"),
-                                            initializer=history.idle_priority)
+                                            initializer=history.worker_start, initargs=(os.getpid(),))
             self.started += 1
         try:
             return await loop.run_in_executor(self.pool, functools.partial(work, self.database, *args))
@@ -94,11 +98,21 @@ def routes(store: Store) -> Callable[[web.Application], None]:
                 return web.Response(body=body, content_type=kind, charset="utf-8")
             return serve
 
-        async def listed(_request: web.Request) -> web.Response:
-            work = functools.partial(history.matches, store, MATCHES_MAX)  # a few rows: SQLite's own time
-            found = await asyncio.get_running_loop().run_in_executor(lister, work)
-            return web.Response(text=json.dumps(found, separators=(",", ":"), ensure_ascii=False),
-                                content_type="application/json")
+        async def listed(request: web.Request) -> web.Response:
+            """A page of matches (`?limit=`, at most MATCHES_MAX; `?before=N`: older than match N),
+            its next page in the Link header (RFC 8288), read on the history's own thread."""
+            try:
+                query = request.query
+                limit, before = _whole(query.get("limit", MATCHES_MAX)), _whole(query.get("before"))
+                work = functools.partial(history.matches, store, limit, before)
+                page = await asyncio.get_running_loop().run_in_executor(lister, work)
+            except ValueError as exc:
+                raise web.HTTPBadRequest(text=f"{exc}\n") from None
+            except StoreError as exc:
+                raise web.HTTPServiceUnavailable(text=f"{exc}\n") from None
+            headers = {"Link": f'</api/matches?before={page["next"]}>; rel="next"'} if page["next"] else {}
+            return web.Response(text=json.dumps(page["matches"], separators=(",", ":"), ensure_ascii=False),
+                                content_type="application/json", headers=headers)
 
         async def one(request: web.Request) -> web.Response:
             match_id = int(request.match_info["id"])
@@ -133,6 +147,11 @@ def routes(store: Store) -> Callable[[web.Application], None]:
 
 
 REBUILDER: web.AppKey[Rebuilder] = web.AppKey("rebuilder")
+
+
+def _whole(text: Any) -> Any:
+    """A query's whole number as a number; anything else as it came, for the store to name."""
+    return int(text) if isinstance(text, str) and text.isascii() and text.isdigit() else text
 
 
 def _or_404(found: Any, request: web.Request) -> Any:

@@ -9,7 +9,7 @@ ROOT_KINDS = ["binary garbage", "dangling link", "deep nesting", "huge integers"
 
 
 def test_every_kind_is_tried_every_way_and_nothing_is_a_traceback() -> None:
-    f = config_faults(kills=4)
+    f = config_faults(kills=4, editor_reloads=8)
     assert f["kinds"] == ROOT_KINDS and f["unsearchable_not_run"] == ""
     files = sum(len(v) for v in mutants(b"a = 1\n").values())
     assert f["tried"] == 3 * files + 4 + 4 + 1  # three ways each, the link four, the directory four, --config
@@ -18,6 +18,16 @@ def test_every_kind_is_tried_every_way_and_nothing_is_a_traceback() -> None:
     assert f["remember_kills"]["stale_left"] == 0 and f["meets_target"]
     text = "\n".join(config_faults_text(f))
     assert f"{f['tried']} reads" in text and "tracebacks 0 (target 0)" in text
+    # Each reload at a random moment of a save in place: none loads a file cut short (one in three
+    # did), and one that never stops being written is refused, naming it.
+    e = f["editor"]
+    assert (e["reloads"], e["cut_short_loaded"], e["cut_short_kept"], e["examples"]) == (8, 0, 0, [])
+    assert e["loaded_whole"] + e["refused"] == 8 and e["loaded_whole"] > 0
+    never = e["never_settles"]
+    assert never["refused"] and never["said"].endswith(
+        "editor/table.toml: still being written: it changed while it was read, again and again for 3 s; "
+        "it is read once left alone for 200 ms")
+    assert "kept as the last good copy 0 (target 0)" in text
 
 
 def test_a_traceback_is_counted_and_said_in_one_line(monkeypatch) -> None:

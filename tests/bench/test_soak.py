@@ -186,6 +186,8 @@ def test_table_host_run_starts_itself_again_on_malloc_with_two_arenas(monkeypatc
         assert status["memory"]["allocator"] == "malloc, 2 C arenas"
         assert 10 < status["memory"]["rss_mb"] < 500
         assert status["memory"]["threads"] == memory.threads(daemon.proc.pid) >= 9  # the 8 handlers
+        collector = status["memory"]["collector"]  # start-up's objects out of the collector's way
+        assert collector["frozen_objects"] > 20_000 and len(collector["longest_pause_ms"]) == 3
 
 
 def test_an_allocator_the_operator_chose_is_kept(monkeypatch) -> None:

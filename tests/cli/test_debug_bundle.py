@@ -1,14 +1,18 @@
 """`tablectl debug-bundle` run as root where a member of the admin group may write (issue 22,
-item 11): it never reads a file through a link or a second name they planted, and never writes
-through a directory link they planted in the path it was given."""
+item 11): it never reads a file through a link or a second name they planted, never writes
+through a directory link they planted in the path it was given, and never reads a file because a
+socket named it (the daemon's own user can put another socket in the daemon's place)."""
 
 from __future__ import annotations
 
+import json
 import os
+import socket
 import stat
 import subprocess
 import sys
 import tarfile
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -124,3 +128,59 @@ def test_read_regular_reads_only_a_regular_file_with_one_name(tmp_path: Path) ->
     os.mkfifo(fifo)
     assert read_regular(fifo, 1 << 20) == f"{fifo}: not a regular file"  # at once: no writer is waited for
     assert read_regular(tmp_path / "none", 10) == f"{tmp_path / 'none'}: No such file or directory"
+
+
+@pytest.fixture
+def fake_daemon(tmp_path: Path) -> Iterator[tuple[Path, dict]]:
+    """A socket where the daemon's is, answering every request with `answer` (filled in by the
+    test): what the daemon's own user can put in /run/table-host."""
+    path = tmp_path / "fake.sock"
+    answer: dict = {"ok": True}
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(str(path))
+    server.listen()
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:  # closed: the test is over
+                return
+            with conn:
+                conn.recv(65536)
+                conn.sendall(json.dumps(answer).encode() + b"\n")
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield path, answer
+    server.close()
+    thread.join(5)
+
+
+def test_a_configuration_file_a_socket_names_is_never_read(tmp_path: Path,
+                                                           fake_daemon: tuple[Path, dict]) -> None:
+    sock, answer = fake_daemon
+    shadow = tmp_path / "shadow"
+    shadow.write_bytes(SECRET)
+    shadow.chmod(0o600)
+    (tmp_path / "etc").mkdir()
+    (tmp_path / "etc" / "table.toml").write_bytes(TEMPLATE)
+    env = {**os.environ, "TABLE_HOST_SOCKET": str(sock), "CONFIGURATION_DIRECTORY": str(tmp_path / "etc")}
+    answer |= {"config_file": str(shadow), "status": {"phase": "attract"}}
+    out = tmp_path / "bundle.tar.gz"
+    result = bundle(out, env)
+    assert result.returncode == 0, result.stderr
+    files = members(out)
+    assert files["table.toml"] == TEMPLATE  # the file tablectl knows, not the one the socket named
+    assert all(SECRET.strip() not in data for name, data in files.items() if name != "daemon.json")
+    assert json.loads(files["daemon.json"])["config_file"] == str(shadow)  # what it said, as said
+    known = tmp_path / "etc" / "table.toml"
+    assert files["notes.txt"] == (f"the daemon says it runs {str(shadow)!r}: not read (the bundle reads only "
+                                  f"{known}, never a path the socket sends)\n").encode()
+    (tmp_path / "etc" / "table.toml").unlink()  # and with no file where tablectl looks, none at all
+    result = bundle(out, env)
+    assert result.returncode == 0, result.stderr
+    files = members(out)
+    assert "table.toml" not in files and SECRET.strip() not in files["notes.txt"]
+    assert files["notes.txt"].decode().splitlines()[1] == (
+        f"table.toml not collected: {tmp_path / 'etc' / 'table.toml'}: No such file or directory")

@@ -20,6 +20,7 @@ from firmware_host.cli import host
 from firmware_host.game.catalog import new_match
 from firmware_host.game.table import Table
 from firmware_host.service.store import Store
+from firmware_host.system.children import ending_with_me
 
 ROOT = Path(__file__).resolve().parents[2]
 PYTHON_VALUES = re.compile(r"\bNone\b|\bFalse\b|\bTrue\b|[{}]|\[\]|\[['\"]|'\w+':")
@@ -267,7 +268,7 @@ def test_table_host_debug_alone_runs_the_table_at_debug(tmp_path: Path) -> None:
         d.log = open(tmp_path / "daemon.log", "a")  # noqa: SIM115 - DaemonProcess.close closes it
         command = [sys.executable, "-m", "firmware_host", "--debug", "--emulate", "--ui", "none"]
         d.proc = subprocess.Popen(command, cwd=ROOT, env=d.env, stdout=subprocess.DEVNULL, stderr=d.log,
-                                  text=True)
+                                  text=True, preexec_fn=ending_with_me())
         d.wait_for("READY=1")
         assert d.ctl("status")["ok"]
         wait_for(lambda: "DEBUG" in (tmp_path / "daemon.log").read_text(), timeout=10)

@@ -21,6 +21,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 UNIT = ROOT / "systemd" / "table-host.service"
+KIOSK = ROOT / "systemd" / "table-screen.service"
 WORDS = {"five": 5, "forty": 40}
 
 
@@ -38,13 +39,13 @@ def unit_setting(name: str) -> float:
     return float(re.match(r"[\d.]+", value[1])[0])  # type: ignore[index]
 
 
-def exposure() -> float:
-    """The unit's exposure as systemd-analyze rates it, measured now."""
+def exposure(unit: Path = UNIT) -> float:
+    """A unit's exposure as systemd-analyze rates it, measured now."""
     analyze = shutil.which("systemd-analyze")
     assert analyze, "systemd-analyze (Debian's systemd package) is needed to measure the unit's exposure"
-    out = subprocess.run([analyze, "security", "--offline=true", "--no-pager", str(UNIT)],
+    out = subprocess.run([analyze, "security", "--offline=true", "--no-pager", str(unit)],
                          capture_output=True, text=True, timeout=120).stdout
-    found = re.search(r"Overall exposure level for table-host\.service: ([\d.]+)", out)
+    found = re.search(rf"Overall exposure level for {re.escape(unit.name)}: ([\d.]+)", out)
     assert found, out[-2000:]
     return float(found[1])
 
@@ -104,6 +105,20 @@ def constants(module: str, *names: str, scale: float = 1) -> Callable[[], list[f
     return read
 
 
+def defaults_of(module: str, function: str, *names: str) -> list[float]:
+    import importlib
+    import inspect
+
+    parameters = inspect.signature(getattr(importlib.import_module(module), function)).parameters
+    return [parameters[name].default for name in names]
+
+
+def settle_figures() -> list[float]:
+    from firmware_host.config import load
+
+    return [load.SETTLE_WAIT_S, load.SETTLE_WAIT_S, load.SETTLE_S * 1000]
+
+
 def config_defaults(*fields: str) -> Callable[[], list[float]]:
     def read() -> list[float]:
         from firmware_host.config.schema import TableConfig
@@ -158,6 +173,7 @@ OLED_REAL = "firmware_host.devices.displays.oled"
 TABLE, STORE = "firmware_host.game.table", "firmware_host.service.store"
 SERVER = "firmware_host.control.server"
 SOAK = "firmware_host.bench.soak"
+HISTORY, PERSISTENCE = "firmware_host.bench.history", "docs/persistence.md"
 FIGURES = [
     # docs/daemon.md: what the daemon keeps (Memory over weeks)
     Figure(DAEMON, r"the PWM settings lgpio is handed \| the first state and the newest (\d+) \|",
@@ -196,9 +212,23 @@ FIGURES = [
            lambda: [unit_setting("MemoryMax"), unit_setting("TasksMax")], "the unit's limits"),
     Figure(DAEMON, r"The sandbox: its exposure, as `systemd-analyze security` rates it, is \*\*([\d.]+)\*\*",
            lambda: [exposure()], "the unit's exposure (measured)"),
+    Figure("docs/web.md", r"`systemd-analyze security --offline=true systemd/table-screen.service` gives the "
+           r"kiosk \*\*([\d.]+)\*\*", lambda: [exposure(KIOSK)], "the kiosk's exposure (measured)"),
     # configuration
     Figure(DAEMON, r"a file over (\d+) MiB \(not read whole\)",
            constants("firmware_host.config.load", "MAX_CONFIG_BYTES", scale=1 << 20), "configuration size"),
+    Figure(DAEMON, r"A file is read only once it has settled: left alone \(the same inode, size, "
+           r"modification and change times\) for (\d+) ms before the read",
+           constants("firmware_host.config.load", "SETTLE_S", scale=1e-3), "a read waits for a settled file"),
+    Figure(DAEMON, r"One that keeps changing is refused after (\d+) s, naming it "
+           r"\(`/etc/table-host/table.toml: still being written: it changed while it was read, again and "
+           r"again for (\d+) s; it is read once left alone for (\d+) ms`\)",
+           lambda: settle_figures(), "an unsettled file refused"),
+    Figure(DAEMON, r"(\d+) SIGKILLs of a process writing the last good copy over and over; and an editor "
+           r"saving `table.toml` in place .* a reload at a random moment of each of (\d+) saves",
+           lambda: defaults_of("firmware_host.bench.config_faults", "config_faults", "kills",
+                               "editor_reloads"),
+           "bench faults: the configuration part's kills and reloads"),
     Figure(DAEMON, r"mutates the 4-seat wiring file (\d+) times \(`--configs N`",
            lambda: [default_of("table-host", "bench", "configs")], "bench faults configs"),
     Figure(DAEMON, r"A round's or match's result stays at least (\d+) s however hard anyone slaps",
@@ -249,6 +279,33 @@ FIGURES = [
            lambda: list(constants(STORE, "RETRY_S")()[0]), "store retries"),
     Figure("docs/persistence.md", r"at most ([\d,]+) journal rows are held \(`HELD_ACTIONS_MAX`",
            constants(STORE, "HELD_ACTIONS_MAX"), "rows held on a full disk"),
+    Figure("docs/persistence.md", r"A page is 1 to (\d+) matches \(`limit`, (\d+) by default\)",
+           lambda: [*constants("firmware_host.control.protocol", "HISTORY_MAX")(),
+                    default_of("tablectl", "history", "limit")], "history page bound"),
+    Figure("docs/persistence.md", r"A `limit` outside 1 to (\d+) is refused",
+           constants("firmware_host.control.protocol", "HISTORY_MAX"), "history page refusal"),
+    Figure(DAEMON, r"past matches \(newest first, (\d+) by default; asked (\d+) at a time",
+           lambda: [default_of("tablectl", "history", "limit"),
+                    *constants("firmware_host.control.protocol", "HISTORY_MAX")()], "tablectl history pages"),
+    Figure(DAEMON, r"a page of at most (\d+) matches \(`docs/persistence.md`",
+           constants("firmware_host.control.protocol", "HISTORY_MAX"), "history beside the game"),
+    Figure("docs/web.md", r"`\?limit=M` \(1 to (\d+), (\d+) by default\)",
+           lambda: [*constants("firmware_host.control.protocol", "HISTORY_MAX")(),
+                    *constants("firmware_host.web.replays", "MATCHES_MAX")()], "the web list's pages"),
+    Figure("README.md", r"with (\d+) read-only users asking `tablectl history` without pause while an "
+                        r"admin asks `status` \(target p99 ≤ (\d+) ms, every `status` within (\d+) s\); "
+                        r"and the game thread's CPU for one `tablectl history --limit 100000` with "
+                        r"([\d,]+) matches stored \(target ≤ (\d+) ms\)",
+           constants(HISTORY, "READERS", "TARGET_P99_MS", "PROBE_LIMIT_S", "LARGE", "TARGET_GAME_CPU_MS"),
+           "bench history in the README"),
+    Figure(PERSISTENCE, r"against the real daemon with (\d+) matches stored and four hard bots playing: "
+                        r"(\d+) read-only users \(a uid each\) asking `tablectl history` without pause "
+                        r"while an admin asks `status` every ([\d.]+) s; then, with ([\d,]+) stored",
+           constants(HISTORY, "MATCHES", "READERS", "PROBE_EVERY_S", "LARGE"), "bench history's loads"),
+    Figure(PERSISTENCE, r"Targets: decisions late by at most (\d+) ms at p99, every `status` within "
+                        r"(\d+) s, the game thread's CPU for the large history within (\d+) ms",
+           constants(HISTORY, "TARGET_P99_MS", "PROBE_LIMIT_S", "TARGET_GAME_CPU_MS"),
+           "bench history's targets"),
     Figure("docs/rules-engine.md", r"Ligretto ≥ ([\d,]+) rounds/s, and Domino within (\d+) times Ligretto's",
            constants("firmware_host.bench.engine", "ENGINE_TARGET_ROUNDS_PER_S", "DOMINO_TARGET_RATIO"),
            "engine targets"),
@@ -324,5 +381,8 @@ def test_the_exposure_is_written_once_and_referred_to() -> None:
         rated = r"(rates (it|the unit)|exposure[^.]{0,60}is) \**\d\.\d"
         quoted += [path.name for _ in re.finditer(rated, text)]
     assert quoted == ["daemon.md"]
+    kiosk = [path.name for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+             for _ in re.finditer(r"gives the kiosk \**\d\.\d", re.sub(r"\s+", " ", path.read_text()))]
+    assert kiosk == ["web.md"]  # the kiosk's own figure, in its own one place
     assert re.search(r"`systemd-analyze security` exposure, measured: `docs/daemon.md`",
                      re.sub(r"\s+", " ", (ROOT / "README.md").read_text()))

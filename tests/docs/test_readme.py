@@ -22,6 +22,8 @@ from pathlib import Path
 
 import pytest
 
+from firmware_host.system.children import ending_with_me
+
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 PROGRAMS = {"table-host": "firmware_host.cli.host", "tablectl": "firmware_host.cli.ctl"}
@@ -103,7 +105,8 @@ def environment(tmp: Path) -> dict[str, str]:
 
 def start(command: str, env: dict[str, str]) -> subprocess.Popen:
     return subprocess.Popen(["bash", "-c", as_run(command)], cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=ending_with_me())
 
 
 def stop(proc: subprocess.Popen, sig: int = signal.SIGTERM) -> tuple[int, str, str]:

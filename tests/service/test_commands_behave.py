@@ -25,6 +25,7 @@ from firmware_host.game.catalog import new_match
 from firmware_host.game.table import Table
 from firmware_host.service.store import Store
 from firmware_host.system import paths
+from firmware_host.system.children import ending_with_me
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVICE_VARIABLES = ("CONFIGURATION_DIRECTORY", "STATE_DIRECTORY", "RUNTIME_DIRECTORY", "TABLE_HOST_SOCKET",
@@ -147,7 +148,7 @@ def test_a_laptop_daemon_and_tablectl_meet_with_no_variables_set(tmp_path: Path)
     proc = subprocess.Popen([sys.executable, "-m", "firmware_host", "run", "--emulate", "--ui", "none",
                              "--config", str(mine)],
                             cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=ending_with_me())
     try:
         sock = tmp_path / "xdg-run/table-host/control.sock"
         wait_for(sock.exists, timeout=30)
@@ -186,7 +187,9 @@ def test_a_terminal_closing_stops_a_daemon_started_by_hand(tmp_path: Path, ui: s
         import termios
 
         fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+        ending()
 
+    ending = ending_with_me()
     proc = subprocess.Popen([sys.executable, "-m", "firmware_host", "run", "--emulate", "--ui", ui],
                             cwd=ROOT, env=env | {"TERM": "xterm-256color", "COLUMNS": "100", "LINES": "30"},
                             stdin=slave, stdout=slave, stderr=slave,

@@ -97,11 +97,13 @@ def test_config_get_check_and_reload_keep_the_last_good_configuration(daemon: Da
     reload = daemon.ctl("config", "reload")
     assert reload["reloaded"] is False
     assert any("GPIO5 is already used" in p for p in reload["problems"])
+    daemon.wait_for("READY=1")  # said after that reload: not to be taken for the next one's
     status = daemon.ctl("status")
     assert status["warning"].startswith("configuration refused, the running one stays: ")
     assert daemon.ctl("config", "get", "arbiter.window_ms")["value"] == 5.0  # still running on it
     config.write_text(good.replace("window_ms = 5.0", "window_ms = 4.0"))
-    daemon.proc.send_signal(signal.SIGHUP)  # reload the systemd way
+    daemon.proc.send_signal(signal.SIGHUP)  # reload the systemd way (the file is read once settled)
+    daemon.wait_for("RELOADING=1")
     daemon.wait_for("READY=1")
     assert daemon.ctl("config", "get", "arbiter.window_ms")["value"] == 4.0
     assert "warning" not in daemon.ctl("status")

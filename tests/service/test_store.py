@@ -15,6 +15,7 @@ from helpers import play_recorded
 
 from firmware_host.game.catalog import new_match
 from firmware_host.service.store import Store, state_path
+from firmware_host.system.children import ending_with_me
 from firmware_host.system.errors import StoreError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -68,7 +69,8 @@ def test_sigkill_mid_round_loses_no_completed_round(tmp_path: Path) -> None:
                            "round": match.round_no, "state": match.round.snapshot()}}), flush=True)
         time.sleep(60)
     """)
-    proc = subprocess.Popen([sys.executable, "-c", child], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen([sys.executable, "-c", child], cwd=ROOT, stdout=subprocess.PIPE, text=True,
+                            preexec_fn=ending_with_me())
     line = proc.stdout.readline()
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=10)

@@ -239,13 +239,27 @@ def test_an_existing_open_journal_is_closed_by_hand(tmp_path: Path, monkeypatch)
     assert db.parent.stat().st_mode & 0o777 == 0o700 and db.stat().st_mode & 0o777 == 0o600
 
 
-def test_under_systemd_the_units_modes_apply(dirs: Path) -> None:
+@pytest.mark.parametrize(("who", "umask"), [("by hand", 0o022), ("systemd", 0o007)],
+                         ids=["by hand", "systemd"])
+def test_with_state_directory_set_the_state_is_private_whoever_starts_it(dirs: Path, monkeypatch, who: str,
+                                                                         umask: int) -> None:
+    """STATE_DIRECTORY set by hand (a script, a second table) is not systemd; under systemd the
+    unit says StateDirectoryMode=0700 too. Either way 0700 and 0600 (issue: item 8)."""
+    if who == "systemd":
+        monkeypatch.setenv("INVOCATION_ID", "0123456789abcdef")
+    else:
+        monkeypatch.delenv("INVOCATION_ID", raising=False)
+        monkeypatch.delenv("NOTIFY_SOCKET", raising=False)
     state = dirs / "STATE_DIRECTORY"
-    os.chmod(state, 0o750)  # StateDirectoryMode=, say, with the unit's group
-    old = os.umask(0o007)  # the unit's UMask=
+    os.chmod(state, 0o755)  # systemd's StateDirectory= default, or mkdir under umask 022
+    old = os.umask(umask)
     try:
-        Store(state / "table.db").close()
+        store = Store(state / "table.db")
+        store.begin_match(new_match("dice", 2, 3, {"rounds": 1}), [0, 1])
+        store._drain()
+        modes = {p.name: p.stat().st_mode & 0o777 for p in state.iterdir()}
+        store.close()
     finally:
         os.umask(old)
-    assert state.stat().st_mode & 0o777 == 0o750  # SQLite's 0644 under the unit's umask, as before:
-    assert (state / "table.db").stat().st_mode & 0o777 == 0o640
+    assert state.stat().st_mode & 0o777 == 0o700
+    assert modes["table.db"] == 0o600 and modes["table.db-wal"] == 0o600 and modes["table.db-shm"] == 0o600

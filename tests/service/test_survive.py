@@ -360,14 +360,23 @@ def test_bench_faults_prints_kills_rounds_lost_configs_and_tracebacks() -> None:
     assert f["configs"]["tried"] == 60 and f["configs"]["traceback"] == 0
     assert f["configs"]["config_error"] > 30
     d = f["storage"]["damaged"]
-    assert d["kinds"] == 5 and d["tracebacks"] == 0 and d["restart_loops"] == 0
-    assert list(d["outcomes"].values()).count("moved aside, new database") == 4
+    assert d["kinds"] == 8 and d["tracebacks"] == 0 and d["restart_loops"] == 0
+    assert list(d["outcomes"].values()).count("moved aside, new database") == 7  # a directory named
+    # table.db, no match id left and a trigger too; the garbage scores row is kept and left out
     full = f["storage"]["full_disk"]
     if full["ran"]:  # root mounts the tmpfs; else the report says why it did not run
         assert full["rounds_lost"] == 0 and full["unanswered"] == 0 and full["warned_while_full"] > 0
         assert full["rounds_played"] >= 3 and full["written_after_space_returns"]
     else:
         assert "root" in full["why"]
+    start = f["storage"]["full_at_start"]
+    if start["ran"]:  # a disk full before the start: up, DEGRADED, playing, and written afterwards
+        for run in start["runs"].values():
+            assert run["started"] and run["rounds_played"] >= 1 and run["rounds_lost"] == 0
+            assert run["warned_while_full"] > 0 and run["written_after_space_returns"]
+            assert run["tracebacks"] == 0
+    else:
+        assert "root" in start["why"]
 
 
 def test_sighup_with_undecodable_and_deeply_nested_files_leaves_the_daemon_running(tmp_path: Path) -> None:

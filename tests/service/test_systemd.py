@@ -45,8 +45,9 @@ def test_systemd_verifies_the_unit_without_a_warning(tmp_path: Path) -> None:
 def test_the_unit_is_a_notify_service_with_a_watchdog_and_its_directories() -> None:
     text = UNIT.read_text()
     for line in ("Type=notify", "WatchdogSec=", "Restart=on-failure", "StateDirectory=table-host",
-                 "RuntimeDirectory=table-host", "ConfigurationDirectory=table-host",
-                 "SupplementaryGroups=gpio i2c spi dialout", "ExecReload=/bin/kill -HUP $MAINPID"):
+                 "StateDirectoryMode=0700", "RuntimeDirectory=table-host",
+                 "ConfigurationDirectory=table-host", "SupplementaryGroups=gpio i2c spi dialout",
+                 "ExecReload=/bin/kill -HUP $MAINPID"):
         assert line in text, line
 
 

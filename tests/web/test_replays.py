@@ -219,6 +219,26 @@ def test_stepping_through_a_match_shows_each_steps_piles(served: tuple[Served, i
     assert errors == []
 
 
+def test_the_list_pages_to_the_older_matches(served: tuple[Served, int, int, Any], browser: Any,
+                                             monkeypatch) -> None:
+    """A page of the list, and a link to the next one (the answer's Link header) while there is one."""
+    server, played, tie, _ = served
+    monkeypatch.setattr(replays, "MATCHES_MAX", 1)
+    page = browser.new_page(viewport={"width": 1920, "height": 1080})
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(f"{server.url}/history")
+    page.wait_for_function("() => window.historyReady === true", timeout=10_000)
+    listed = "tds => tds.map(td => td.textContent)"
+    assert page.eval_on_selector_all("#matches tr td:first-child", listed) == [f"#{tie}"]
+    page.click("#older")
+    page.wait_for_function("() => window.historyReady === true && location.search.includes('before')",
+                           timeout=10_000)
+    assert page.eval_on_selector_all("#matches tr td:first-child", listed) == [f"#{played}"]
+    assert page.query_selector("#older") is None and page.text_content("#note") == ""
+    assert errors == []
+
+
 def test_the_race_view_shows_the_delta_of_a_contested_press(served: tuple[Served, int, int, Any],
                                                              browser: Any) -> None:
     server, _, raced, _ = served

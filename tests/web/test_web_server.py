@@ -24,6 +24,7 @@ from plumbing import ROOT, gated_web, wait_for
 from firmware_host.bench.harness import daemon_env
 from firmware_host.service.events import FrontendTrouble
 from firmware_host.service.frontend import TableView
+from firmware_host.system.children import ending_with_me
 from firmware_host.web.server import PER_ADDRESS, QUEUE, Client, Hub
 
 
@@ -319,7 +320,7 @@ def test_the_daemon_takes_the_socket_systemd_passes(tmp_path: Path) -> None:
                                                          "CONFIGURATION_DIRECTORY", "TABLE_HOST_SOCKET")]
         proc = subprocess.Popen([activate, "-l", f"127.0.0.1:{port}", "--fdname=web", *passed,
                                  sys.executable, "-m", "firmware_host", "run", "--emulate", "--ui", "none"],
-                                cwd=ROOT, env=env, stdout=log, stderr=log)
+                                cwd=ROOT, env=env, stdout=log, stderr=log, preexec_fn=ending_with_me())
     try:
         deadline = time.monotonic() + 30
         while True:

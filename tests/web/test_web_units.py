@@ -5,6 +5,7 @@ by install.sh (staged, --screen), and uninstall.sh takes them away."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -37,6 +38,25 @@ def test_the_socket_is_port_80_passed_by_the_name_the_daemon_takes() -> None:
     # The service itself stays off the network: only the passed socket serves.
     assert {"PrivateNetwork=yes", "IPAddressDeny=any", "RestrictAddressFamilies=AF_UNIX",
             "CapabilityBoundingSet=", "AmbientCapabilities="} <= service
+
+
+def test_the_kiosk_rates_5_or_better_for_security_and_reaches_only_this_machine() -> None:
+    """It rated 9.2 (UNSAFE): the browser ran with the whole network, free to gain privileges."""
+    assert ANALYZE, "systemd-analyze (Debian's systemd package) is needed to check the unit"
+    result = subprocess.run([ANALYZE, "security", "--offline=true", str(UNITS / "table-screen.service")],
+                            capture_output=True, text=True, timeout=60)
+    rating = re.search(r"Overall exposure level for table-screen.service: ([\d.]+)", result.stdout)
+    assert rating, result.stdout[-500:] + result.stderr
+    assert float(rating[1]) <= 5.0
+    kiosk = unit_lines(UNITS / "table-screen.service")
+    assert {"NoNewPrivileges=yes", "CapabilityBoundingSet=", "IPAddressAllow=localhost", "IPAddressDeny=any",
+            "RestrictAddressFamilies=AF_UNIX AF_NETLINK AF_INET AF_INET6", "ProtectSystem=strict",
+            "DevicePolicy=closed", "DeviceAllow=char-drm rw", "DeviceAllow=char-input rw",
+            "DeviceAllow=/dev/tty1 rw"} <= kiosk
+    # The browser's own sandbox: user, PID and network namespaces, and chroot into an empty root.
+    assert "RestrictNamespaces=user pid net" in kiosk
+    denied = " ".join(line.split("=", 1)[1] for line in kiosk if line.startswith("SystemCallFilter=~"))
+    assert "chroot" not in denied and "@mount" not in denied and "@privileged" not in denied
 
 
 def _install(staged: Path, *extra: str) -> subprocess.CompletedProcess[str]:
@@ -75,6 +95,14 @@ def test_install_screen_lays_out_the_socket_and_the_kiosk_and_systemd_verifies_t
     assert out.returncode == 0, out.stderr
     for unit in ("table-host.service", "table-web.socket", "table-screen.service"):
         assert not (units / unit).exists()
+
+
+def test_the_kiosk_installs_xwayland_without_which_cage_does_not_start() -> None:
+    """Debian bookworm's cage 0.1.4 exits at once without /usr/bin/Xwayland ("Cannot create
+    XWayland server"), and install.sh installs without recommended packages: it names it."""
+    wanted = [line.split()[1:] for line in (UNITS / "install.sh").read_text().splitlines()
+              if line.strip().startswith("need_packages cage")]
+    assert wanted == [["cage", "xwayland", '"$browser"']]
 
 
 def test_without_screen_no_kiosk(tmp_path: Path) -> None:

@@ -33,10 +33,17 @@ function row(cells, tag) {
   return tr;
 }
 
+// A page of the list; the older ones are the next page (the answer's Link header, rel="next").
 async function showMatches() {
-  let list;
+  const before = new URLSearchParams(location.search).get("before");
+  let list, older = null;
   try {
-    list = await fetchJson("/api/matches");
+    const r = await fetch("/api/matches" + (before ? "?before=" + encodeURIComponent(before) : ""),
+      { headers: { Accept: "application/json" } });
+    if (!r.ok) throw new Error((await r.text()).trim() || r.status + " " + r.statusText);
+    const next = /[?&]before=(\d+)>;\s*rel="next"/.exec(r.headers.get("Link") || "");
+    older = next ? next[1] : null;
+    list = await r.json();
   } catch (err) {
     text("note", "cannot read the matches: " + err.message);
     return;
@@ -51,7 +58,13 @@ async function showMatches() {
     table.appendChild(row([link, GAME_NAMES[m.game] || m.game, m.seats.join(", "), when(m.started),
       String(m.rounds.length), result]));
   }
-  text("note", list.length ? "" : "no match has been played yet");
+  text("note", list.length ? "" : before ? "no older match" : "no match has been played yet");
+  if (older) {
+    const link = el("a", "", "older matches");
+    link.href = "/history?before=" + encodeURIComponent(older);
+    link.id = "older";
+    document.getElementById("note").replaceChildren(link);
+  }
   window.historyReady = true;
 }
 
