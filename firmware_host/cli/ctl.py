@@ -179,7 +179,8 @@ def firmware(args: argparse.Namespace) -> int:
 
             hooks = {"pause": pause, "resume": resume, "reported": reported}
         try:
-            done = fw.flash(port, size, say=lambda line: print(line, file=out, flush=True), **hooks)
+            done = fw.flash(port, size, say=lambda line: print(line, file=out, flush=True), force=args.force,
+                            **hooks)
         except fw.FlashError as exc:
             return failed(f"firmware flash: {exc}", args.json)
         report = done.as_dict() | {"controller": done.after}

@@ -137,3 +137,20 @@ def test_the_pi_extra_brings_mpremote_into_the_tables_environment() -> None:
 
     extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
     assert any(r.startswith("mpremote") for r in extras["pi"])
+
+
+def test_a_controller_that_runs_this_version_is_left_alone_unless_forced(ports: list[Port]) -> None:
+    current = reply(3, f"table-led {firmware.expected()}")
+    ports.append(Port(current))
+    asked: list[list[str]] = []
+    calls: list[str] = []
+    done = firmware.flash("/dev/table-led", (32, 16), run=mpremote(asked),
+                          pause=lambda: calls.append("pause"), resume=lambda: calls.append("resume"),
+                          reported=lambda: None)
+    assert done.ok and done.before == done.after == firmware.expected() and asked == []
+    assert done.steps[-1] == (f"the controller runs {firmware.expected()} already: nothing copied "
+                              "(--force copies it again)")
+    assert calls == ["pause", "resume"]  # the daemon's link is given the port back all the same
+    ports += [Port(current), Port(current)]
+    forced = firmware.flash("/dev/table-led", (32, 16), run=mpremote(asked), force=True)
+    assert forced.ok and len(asked) == 1 and asked[0][-1] == "reset"

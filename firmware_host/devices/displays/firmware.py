@@ -129,11 +129,12 @@ def mpremote_command(port: str, folder: Path, names: list[str]) -> list[str]:
 
 def flash(port: str, size: tuple[int, int], say: Callable[[str], None] = lambda _line: None,
           pause: Callable[[], None] | None = None, resume: Callable[[], None] | None = None,
-          reported: Callable[[], str | None] | None = None,
+          reported: Callable[[], str | None] | None = None, force: bool = False,
           run: Callable[..., subprocess.CompletedProcess[str]] = subprocess.run) -> Flash:
     """Put this table-host's firmware on the controller at `port` (module docstring). `pause`,
     `resume` and `reported` reach a running daemon's link (None: no daemon runs, so this opens
-    the port itself afterwards to hear the new firmware's hello). Raises FlashError."""
+    the port itself afterwards to hear the new firmware's hello). A controller that already says
+    this version is left as it is, unless `force`. Raises FlashError."""
     result = Flash(port)
 
     def step(line: str) -> None:
@@ -156,6 +157,11 @@ def flash(port: str, size: tuple[int, int], say: Callable[[str], None] = lambda 
                 result.before = version_of(name) if protocol >= 3 else f"{name} (protocol {protocol})"
                 if protocol < 3:
                     raise FlashError(OLD_FIRMWARE.format(name=name, protocol=protocol))
+                if result.before == result.expected and not force:
+                    result.after = result.before
+                    step(f"the controller runs {result.before} already: nothing copied (--force copies it "
+                         "again)")
+                    return result
                 if not stop(locked):
                     raise FlashError(f"the controller ({name}) did not answer STOP: unplug it and plug "
                                      "it in, then run this again")
@@ -190,7 +196,8 @@ def flash(port: str, size: tuple[int, int], say: Callable[[str], None] = lambda 
     finally:
         if resume is not None:
             resume()
-    result.after = _reported_after(port, size, reported)
+    if not result.after:
+        result.after = _reported_after(port, size, reported)
     step(f"the controller reports {result.after or 'nothing'}; this table-host carries {result.expected}")
     return result
 
