@@ -7,39 +7,9 @@
 #          --screen (the big screen: a kiosk on the HDMI port, cage + chromium, docs/web.md).
 # Raspberry Pi OS has the gpio, i2c and spi groups and their udev rules (raspberrypi-sys-mods);
 # on another Debian (a non-Pi board, the test bench) this creates the groups and the rules.
-# The package and group checks, as functions: tests/service/test_install_checks.py sources this
-# file (it returns before the install below) and runs them under `set -euo pipefail` as here.
-# None pipes into `grep -q`: under pipefail a `grep -q` that exits at its first match leaves the
-# command before it writing into a closed pipe, and apt 3.0's `apt-cache policy` (trixie) dies
-# of SIGPIPE there, failing the whole pipeline though the match was found. The output is taken
-# whole first, then matched.
-installed() {  # is Debian package $1 installed?
-    local status
-    status=$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null) || return 1
-    [[ $status == *"install ok installed"* ]]
-}
-offered() {  # does apt have a candidate version of package $1 to install?
-    local policy
-    policy=$(apt-cache policy "$1" 2>/dev/null) || return 1
-    [[ $policy =~ Candidate:\ [0-9] ]]
-}
-pick_browser() {  # the browser package for the kiosk: installed or offered, chromium first
-    local candidate
-    for candidate in chromium chromium-browser; do
-        if installed "$candidate" || offered "$candidate"; then
-            echo "$candidate"
-            return 0
-        fi
-    done
-    return 1
-}
-missing_groups() {  # the groups among $@ this system lacks, one a line
-    local g
-    for g in "$@"; do
-        getent group "$g" >/dev/null || echo "$g"
-    done
-}
-(return 0 2>/dev/null) && return 0  # sourced: the functions only
+# The package and group checks (installed, offered, pick_browser, missing_groups): their own file,
+# which tests/service/test_install_checks.py sources to run them under `set -euo pipefail` as here.
+. "$(cd "$(dirname "$0")" && pwd)/install-checks.sh"
 
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)

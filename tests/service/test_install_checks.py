@@ -14,6 +14,7 @@ from pathlib import Path
 from plumbing import ROOT
 
 INSTALL = ROOT / "systemd" / "install.sh"
+CHECKS = ROOT / "systemd" / "install-checks.sh"
 
 APT_CACHE = """#!/bin/bash
 # apt-cache policy PACKAGE as apt 3.0 writes it: the candidate, then a long version table.
@@ -47,8 +48,8 @@ def stand_ins(tmp_path: Path, offered: str, groups: str = "video render input") 
 
 
 def sourced(script: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    """`script` run after install.sh's functions, with the options install.sh sets."""
-    return subprocess.run(["bash", "-c", f"set -euo pipefail\nsource {INSTALL}\n{script}"],
+    """`script` run after install.sh's checks (install-checks.sh), with the options install.sh sets."""
+    return subprocess.run(["bash", "-c", f"set -euo pipefail\nsource {CHECKS}\n{script}"],
                           capture_output=True, text=True, env=env, timeout=60)
 
 
@@ -97,3 +98,16 @@ def test_install_screen_under_apt_3_lays_out_the_kiosk_with_chromium(tmp_path: P
     assert run.returncode == 0, run.stderr
     kiosk = (staged / "etc/systemd/system/table-screen.service").read_text()
     assert "ExecStart=/usr/bin/cage -d -s -- /usr/bin/chromium --kiosk" in kiosk
+
+
+def test_install_sh_sourced_as_the_virtual_pi_traces_it_still_installs(tmp_path: Path) -> None:
+    """The systemd guests run install.sh sourced (`bash -c '. "$0" "$@"'`, to trace it with set -x):
+    a guard that returned from a sourced install.sh made it do nothing there, exit 0, in 0.2 s."""
+    env = stand_ins(tmp_path, "chromium")
+    env["TABLE_HOST"] = str(Path(sys.executable).parent / "table-host")
+    staged = tmp_path / "root"
+    run = subprocess.run(["bash", "-c", '. "$0" "$@"', str(INSTALL), "--root", str(staged), "--no-pip"],
+                         capture_output=True, text=True, timeout=120, env=env)
+    assert run.returncode == 0, run.stderr
+    assert (staged / "etc/systemd/system/table-host.service").exists()
+    assert run.stdout.strip().endswith(f"table-host laid out under {staged}")
