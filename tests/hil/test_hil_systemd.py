@@ -37,13 +37,15 @@ def test_install_gives_gpio_chips_i2c_and_spi_to_their_groups(tmp_path: Path) ->
     assert 'SUBSYSTEM=="spidev", GROUP="spi", MODE="0660"' in rules
 
 
-def test_install_creates_every_group_the_unit_names() -> None:
+@pytest.mark.parametrize(("unit_file", "first"), [("table-host.service", "table-admin"),
+                                                   ("table-screen.service", "video")])
+def test_install_creates_every_group_the_unit_names(unit_file: str, first: str) -> None:
     """systemd refuses a unit whose SupplementaryGroups has a missing group (216/GROUP, seen in the VM)."""
-    unit = (ROOT / "systemd/table-host.service").read_text()
+    unit = (ROOT / "systemd" / unit_file).read_text()
     line = next(ln for ln in unit.splitlines() if ln.startswith("SupplementaryGroups="))
     groups = line.split("=")[1].split()
     script = (ROOT / "systemd/install.sh").read_text()
-    created = next(ln for ln in script.splitlines() if ln.strip().startswith("for g in table-admin"))
+    created = next(ln for ln in script.splitlines() if f"$(missing_groups {first}" in ln)
     for group in groups:
         assert f" {group}" in created, group
 
