@@ -8,6 +8,7 @@ import json
 import os
 import queue
 import socket
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -110,14 +111,25 @@ def left_after(find: Callable[[], list[str]], timeout: float = 30.0) -> list[str
     return left
 
 
-def wait_for(condition: Callable[[], Any], timeout: float = 5.0) -> None:
-    """Poll until another thread has done its part; fail after `timeout` seconds."""
+def wait_for(condition: Callable[[], Any], timeout: float = 5.0, said: Callable[[], Any] | None = None,
+             every: float = 0.005) -> None:
+    """Poll until another thread has done its part; fail after `timeout` seconds, with `said()`
+    in the message if given (what was seen instead)."""
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         if condition():
             return
-        time.sleep(0.005)
-    raise AssertionError("condition not met in time")
+        time.sleep(every)
+    raise AssertionError(f"condition not met in {timeout} s" + (f": {said()}" if said else ""))
+
+
+def journaled(db: Path, round_no: int | None = None) -> int:
+    """How many actions the journal holds (of round `round_no`, from 1), read on a connection of
+    its own as any reader would, while the table writes."""
+    with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)) as conn:
+        if round_no is None:
+            return conn.execute("SELECT COUNT(*) FROM journal").fetchone()[0]
+        return conn.execute("SELECT COUNT(*) FROM journal WHERE round_no = ?", (round_no - 1,)).fetchone()[0]
 
 
 def table_box(timing: Timing) -> tuple[Table, Callable[[int, str, int], None]]:

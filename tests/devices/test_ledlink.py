@@ -14,8 +14,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image
+from plumbing import wait_for
 
-from firmware_host.devices.displays import ledproto
+from firmware_host.devices.displays import ledlink, ledproto
 from firmware_host.devices.displays.ledctl import Controller, byte_map, led_index
 from firmware_host.devices.displays.ledlink import LedLink
 from firmware_host.devices.emulated.led import EmulatedLedController, Strip
@@ -440,10 +441,12 @@ def test_a_quiet_spell_between_frames_is_not_taken_for_a_dead_controller(led) ->
     emulator, link, log = led
     link.show(picture(1))
     shows(emulator, picture(1))
-    time.sleep(1.3)  # longer than the silence limit, with nothing to send
+    wait_for(lambda: link.stats.frames_acked == 1)
+    time.sleep(1.3 * ledlink.SILENT_LIMIT_S)  # the quiet spell itself, from the ack on: nothing to send
     link.show(picture(2))
     shows(emulator, picture(2))
-    time.sleep(0.2)
+    wait_for(lambda: link.stats.frames_acked == 2)  # the exchange after the quiet is over
+    assert link.stats.online and link.stats.reconnects == 0 and link.stats.retransmits == 0
     assert not any("stopped answering" in line for line in log)
 
 
