@@ -23,6 +23,14 @@ BENCH = {
     "test_a_bench_killed_mid_run_leaves_no_process",
     "test_the_three_figures_are_measured_named_with_units_and_judged",
     "test_a_target_no_process_can_meet_exits_1_and_says_which",
+    "test_bench_faults_counts_garbage_answers_deaths_and_a_crowd_of_tablectl",
+    "test_bench_faults_probes_an_admin_through_both_attacks_and_stops_the_table_while_it_starts",
+    "test_every_kind_is_tried_every_way_and_nothing_is_a_traceback",
+    "test_bench_engine_prints_named_figures",
+    "test_bench_arbitration_prints_order_and_latency_figures",
+    "test_bench_display_prints_queue_times_bytes_and_bus_times",
+    "test_bench_daemon_prints_idle_cpu_and_memory",
+    "test_a_bench_shows_its_progress_on_a_terminal",
 }
 STATS = {
     # many matches played to judge a rate: a bot's strength with its confidence interval
@@ -31,6 +39,13 @@ STATS = {
 }
 # browser: every test that drives Chromium, i.e. uses a `browser` fixture.
 TIER_MARKS = {"bench": BENCH, "stats": STATS}
+# Tests that share one thing between them and so must run in one process when the tier runs in
+# parallel (`--dist loadgroup` honours xdist_group): `bench faults` is run once (plumbing.py,
+# bench_faults_run) for both that read its figures.
+TOGETHER = {
+    "bench-faults": {"test_bench_faults_says_if_a_target_was_missed_and_prints_the_soaks_memory_figures",
+                     "test_bench_faults_prints_kills_rounds_lost_configs_and_tracebacks"},
+}
 
 
 @pytest.fixture
@@ -99,6 +114,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             if name in names:
                 item.add_marker(mark)
                 seen.add(name)
+        for group, names in TOGETHER.items():
+            if name in names:
+                item.add_marker(pytest.mark.xdist_group(group))
         if "browser" in getattr(item, "fixturenames", ()):
             item.add_marker("browser")
     if config.args_source is pytest.Config.ArgsSource.TESTPATHS and not config.option.keyword:

@@ -29,7 +29,7 @@ from typing import Any
 from .kernel import Kernel, KernelUnavailable, ensure_kernel
 
 REPO = Path(__file__).resolve().parents[2]
-CACHE = REPO / ".cache" / "hil"
+CACHE = Path(os.environ.get("HIL_CACHE") or REPO / ".cache" / "hil")  # .ci/run keeps it out of the clone
 EXIT_SETUP = 2
 VM_TIMEOUT_S = 600
 
