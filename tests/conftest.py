@@ -39,13 +39,6 @@ STATS = {
 }
 # browser: every test that drives Chromium, i.e. uses a `browser` fixture.
 TIER_MARKS = {"bench": BENCH, "stats": STATS}
-# Tests that share one thing between them and so must run in one process when the tier runs in
-# parallel (`--dist loadgroup` honours xdist_group): `bench faults` is run once (plumbing.py,
-# bench_faults_run) for both that read its figures.
-TOGETHER = {
-    "bench-faults": {"test_bench_faults_says_if_a_target_was_missed_and_prints_the_soaks_memory_figures",
-                     "test_bench_faults_prints_kills_rounds_lost_configs_and_tracebacks"},
-}
 
 
 @pytest.fixture
@@ -82,7 +75,9 @@ def said(caplog: pytest.LogCaptureFixture) -> Said:
 
 # The user's own directories (XDG: a laptop's table keeps its journal and socket there), one set
 # for each test process: a test that forgets its own never reaches the user's table, and two
-# processes of the parallel unit tier never share a socket or a journal.
+# processes of a tier run in parallel never share a socket or a journal. What the processes of one
+# run do share on purpose (one `bench faults` run read by two tests, plumbing.py) is in the folder
+# TABLE_TESTS_SHARED, made by the run's first process (xdist's workers inherit its environment).
 OWN_DIRS = ("XDG_RUNTIME_DIR", "XDG_STATE_HOME", "XDG_CONFIG_HOME")
 
 
@@ -95,6 +90,9 @@ def pytest_configure(config: pytest.Config) -> None:
     for name in OWN_DIRS:
         (home / name).mkdir(mode=0o700)
         os.environ[name] = str(home / name)
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        (home / "shared").mkdir()
+        os.environ["TABLE_TESTS_SHARED"] = str(home / "shared")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -114,9 +112,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             if name in names:
                 item.add_marker(mark)
                 seen.add(name)
-        for group, names in TOGETHER.items():
-            if name in names:
-                item.add_marker(pytest.mark.xdist_group(group))
         if "browser" in getattr(item, "fixturenames", ()):
             item.add_marker("browser")
     if config.args_source is pytest.Config.ArgsSource.TESTPATHS and not config.option.keyword:
