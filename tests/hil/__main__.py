@@ -204,9 +204,13 @@ def human(summary: dict[str, Any], parts: dict[str, dict[str, Any]]) -> str:
                  f"watchdog {show(summary['watchdog_ok'])}, "
                  f"allocator from the unit {show(summary['allocator_ok'])}")
     for name, g in parts.get("systemd", {}).get("by_guest", {}).items():
-        lines.append(f"  {name}: {'ok' if g.get('ok') else 'FAILED'}, {g.get('python') or '-'}, install.sh "
-                     f"{show(g.get('install_s'))} s, lgpio {g.get('lgpio_from') or '-'}, "
-                     f"VM {show(g.get('vm_s'))} s")
+        fresh = g.get("installed") or {}
+        kept = "kept from an earlier run" if fresh.get("cached") else f"VM {show(fresh.get('vm_s'))} s"
+        apt = " ".join(fresh.get("apt_installed") or []) or "nothing"
+        lines.append(f"  {name}: {'ok' if g.get('ok') else 'FAILED'}, {g.get('python') or '-'}; install boot "
+                     f"{kept} (install.sh {show(fresh.get('install_s'))} s, apt-get installed {apt}); "
+                     f"check boot: install.sh again {show(g.get('install_s'))} s, lgpio "
+                     f"{g.get('lgpio_from') or '-'}, VM {show(g.get('vm_s'))} s")
     lines.append(f"firmware: MicroPython {show(summary['micropython_version'])}, frames acked "
                  f"{show(summary['firmware_frames_acked'])}/{show(summary['firmware_frames_sent'])}")
     return "\n".join(lines)
