@@ -207,7 +207,11 @@ def served_table(sock: Path, table: Table, store: Store | None = None,
 
 
 class DaemonProcess:
-    """The real daemon process, emulated and headless, with its sd_notify socket and tablectl."""
+    """The real daemon process, emulated and headless, with its sd_notify socket and tablectl.
+
+    The socket is read all the time, on a thread of its own: a datagram socket holds only a few
+    messages (net.unix.max_dgram_qlen, 10), the daemon says WATCHDOG=1 every 0.2 s here, and on a
+    loaded machine a test busy for 2 s between two waits lost the READY=1 it then waited for."""
 
     def __init__(self, tmp: Path) -> None:
         self.tmp = tmp
@@ -215,6 +219,9 @@ class DaemonProcess:
         self.notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         self.notify.bind(str(self.notify_path))
         self.notify.settimeout(0.2)
+        self._said: queue.SimpleQueue[str] = queue.SimpleQueue()
+        self._reader = threading.Thread(target=self._read, name="notify-reader", daemon=True)
+        self._reader.start()
         self.env = {**os.environ, "NOTIFY_SOCKET": str(self.notify_path), "WATCHDOG_USEC": "400000",
                     "RUNTIME_DIRECTORY": str(tmp / "run"), "STATE_DIRECTORY": str(tmp / "state"),
                     "TABLE_HOST_SOCKET": str(tmp / "run" / "control.sock")}
@@ -234,17 +241,27 @@ class DaemonProcess:
                                      preexec_fn=ending_with_me())  # a test run cut short leaves none
         return self.proc
 
-    def wait_for(self, text: str, timeout: float = 20.0) -> str:
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
+    def _read(self) -> None:
+        while True:
             try:
-                message = self.notify.recv(4096).decode()
+                self._said.put(self.notify.recv(4096).decode())
             except TimeoutError:
                 continue
+            except OSError:  # closed: the test is over
+                return
+
+    def wait_for(self, text: str, timeout: float = 60.0) -> str:
+        """The next message that holds `text` (those before it are passed over, kept in `messages`)."""
+        end = time.monotonic() + timeout
+        while (left := end - time.monotonic()) > 0:
+            try:
+                message = self._said.get(timeout=left)
+            except queue.Empty:
+                break
             self.messages.append(message)
             if text in message:
                 return message
-        raise AssertionError(f"no {text!r} from the daemon; got {self.messages[-5:]}")
+        raise AssertionError(f"no {text!r} from the daemon in {timeout} s; got {self.messages[-5:]}")
 
     def ctl(self, *args: str) -> dict:
         result = subprocess.run([sys.executable, "-m", "firmware_host.cli.ctl", "--json", *args], cwd=ROOT,
@@ -256,6 +273,7 @@ class DaemonProcess:
             self.proc.kill()
             self.proc.wait()
         self.notify.close()
+        self._reader.join(5)
         if self.proc is not None:
             self.log.close()
 
