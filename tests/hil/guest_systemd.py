@@ -9,7 +9,8 @@ privileges, seccomp, groups, open chip), and `tablectl status` as an admin logge
 
 In the install boot (settings `mode` "install") it runs install.sh alone, on the fresh root, with
 the network QEMU gives when install.sh needs apt (settings `network`), and powers off cleanly: the
-host keeps that disk for the check boots (hil/systemd_vm.py).
+host keeps that disk for the check boots (hil/systemd_vm.py). A check boot starts from it: the table
+built from this checkout (table/ on the second disk) goes into the venv, then install.sh --no-pip.
 
 Results go to /dev/ttyS1 (a file on the host): progress lines `hil: ...` and one final line
 `HIL-RESULT {json}`. Kernel interfaces used: Documentation/admin-guide/gpio/gpio-sim.rst (configfs),
@@ -103,8 +104,25 @@ def device_owner(path: str) -> dict[str, object]:
     return {"device_group": group, "device_mode": oct(st.st_mode & 0o777)}
 
 
-def install(settings: dict[str, object]) -> dict[str, object]:
-    """install.sh exactly as on a board, from a copy of the checkout, pip offline from the wheelhouse."""
+def update() -> dict[str, object]:
+    """The check boot's: the table from this checkout into the kept install's venv (its dependencies
+    are there), as install.sh's pip would install it, then install.sh --no-pip for the rest."""
+    wheels = sorted((MEDIA / "table").glob("table_host-*.whl"))
+    if not wheels:
+        raise RuntimeError(f"no table_host wheel in {MEDIA / 'table'}")
+    t = time.monotonic()
+    done = sh(["/opt/table-host/venv/bin/pip", "install", "--quiet", "--disable-pip-version-check",
+               "--no-deps", "--force-reinstall", "--no-index", str(wheels[0])], timeout=3600)
+    r: dict[str, object] = {"update_pip_rc": done.returncode, "update_pip_s": round(time.monotonic() - t, 1),
+                            "update_pip_output": tail(done.stdout + done.stderr, 6)}
+    if done.returncode != 0:
+        raise RuntimeError(f"pip install {wheels[0].name} exited {done.returncode}: {r['update_pip_output']}")
+    return r | install({}, pip=False)
+
+
+def install(settings: dict[str, object], pip: bool = True) -> dict[str, object]:
+    """install.sh exactly as on a board, from a copy of the checkout, pip offline from the wheelhouse
+    (pip=False: --no-pip, the venv as it is)."""
     if SRC.exists():
         shutil.rmtree(SRC)
     shutil.copytree(MEDIA / "src", SRC, symlinks=True)
@@ -115,7 +133,8 @@ def install(settings: dict[str, object]) -> dict[str, object]:
         env = {"PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_LOG": "/root/pip.log"}
         traced = f'BASH_XTRACEFD={out.fileno()}; PS4="+ \\$EPOCHREALTIME "; set -x; . "$0" "$@"'
         t = time.monotonic()
-        args = [str(SRC / "systemd/install.sh"), "--no-start", "--wheels", str(MEDIA / "wheels")]
+        args = [str(SRC / "systemd/install.sh"), "--no-start",
+                *(["--wheels", str(MEDIA / "wheels")] if pip else ["--no-pip"])]
         # The guest's clock is the host's: under load install.sh takes many times its quiet 3-9 min.
         done = subprocess.run(["bash", "-c", traced, *args], capture_output=True, text=True, timeout=3600,
                               env={**os.environ, **env}, pass_fds=(out.fileno(),), check=False)
@@ -481,7 +500,7 @@ def main() -> int:
                  ("install", lambda: r.update(install(settings)))]
     else:
         steps = [("chip", lambda: r.update(gpio=make_chip())),
-                 ("install", lambda: r.update(install(settings))),
+                 ("install", lambda: r.update(update())),
                  ("admin", lambda: sh(["useradd", "--create-home", "--shell", "/bin/bash", "--groups",
                                        "table-admin", "admin"], check=True)),
                  ("configure", lambda: r.update(configure(r.get("gpio", {}), settings))),

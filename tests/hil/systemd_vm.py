@@ -18,9 +18,11 @@ what it leaves is kept as a copy-on-write overlay of the root (`installed-<guest
 keyed on install.sh, pyproject.toml and the wheels, so it runs again only when one of them changes.
 On trixie (no lgpio wheel for 3.13) it has a network (QEMU's user mode): install.sh installs lgpio's
 build tools with apt-get, from Debian's archive, as on a Pi. The check boot starts from that
-install, runs install.sh again from the current checkout (the update path: the table's own code is
-always the checkout's), starts the unit and looks at it; it writes into a temporary overlay (QEMU's
-snapshot=on), so the cached install stays clean. The guests boot side by side, one vCPU each.
+install, puts the table built from the current checkout into its venv (a wheel built here: pip
+installs it with no dependencies, as install.sh's pip would install the table) and runs install.sh
+--no-pip (the unit, the rules, the groups, all from the checkout), starts the unit and looks at it;
+it writes into a temporary overlay (QEMU's snapshot=on), so the cached install stays clean. The
+guests boot side by side, one vCPU each.
 
 Cache (`<cache>/sys/`), per guest: `debootstrap-<guest>-<key>.tar` (debootstrap needs root and 1-4
 min, once per package list), `root-<guest>-<key>.img` and `initrd-<guest>-<key>.img` (from the
@@ -379,8 +381,19 @@ def faulty_unit_text(unit: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def media(work: Path, wheels: Path, settings: dict) -> Path:
-    """The second disk: src/, wheels/, guest_systemd.py, settings.json, faulty/ (an ext4 image)."""
+def table_wheel(work: Path) -> Path:
+    """The table itself as a wheel, built here from the checkout (pure Python: any guest takes it)."""
+    out = work / "table"
+    if out.exists():
+        shutil.rmtree(out)
+    _run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--disable-pip-version-check",
+          "--wheel-dir", str(out), str(REPO)], timeout=600)
+    return out
+
+
+def media(work: Path, wheels: Path, settings: dict, table: Path | None = None) -> Path:
+    """The second disk: src/, wheels/, guest_systemd.py, settings.json, faulty/, and table/ (the
+    table's own wheel, for the check boot) (an ext4 image)."""
     stage = work / "media"
     if stage.exists():
         shutil.rmtree(stage)
@@ -390,6 +403,8 @@ def media(work: Path, wheels: Path, settings: dict) -> Path:
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(REPO / f, dest)
     shutil.copytree(wheels, stage / "wheels", ignore=shutil.ignore_patterns(".complete"))
+    if table is not None:
+        shutil.copytree(table, stage / "table")
     shutil.copy2(REPO / "tests/hil/guest_systemd.py", stage / "guest_systemd.py")
     (stage / "settings.json").write_text(json.dumps(settings, indent=1))
     (stage / "faulty").mkdir()
@@ -575,7 +590,8 @@ def prepare(cache: Path, kernel, guest: Guest, settings: dict, log=_stderr) -> B
     wheels = ensure_wheels(cache, guest, log)
     work = cache / "sys" / f"last-{guest.suite}"
     work.mkdir(parents=True, exist_ok=True)
-    return Built(image, initrd, wheels, media(work, wheels, {**settings, "guest": guest.suite}), work)
+    disk = media(work, wheels, {**settings, "guest": guest.suite}, table_wheel(work))
+    return Built(image, initrd, wheels, disk, work)
 
 
 def install_key(image: Path, wheels: Path) -> str:
@@ -775,7 +791,8 @@ def guest_summary(r: dict) -> str:
                  f"install.sh exit {fresh.get('install_rc')} in {fresh.get('install_s')} s, "
                  f"apt-get installed {apt}, lgpio {fresh.get('lgpio_from')}, "
                  f"VM {fresh.get('vm_s')} s (QEMU CPU {fresh.get('vm_cpu_s')} s)")
-    lines.append(f"  {r.get('python')}; install.sh again (the update) exit {r.get('install_rc')}, "
+    lines.append(f"  {r.get('python')}; the table from this checkout: pip exit {r.get('update_pip_rc')} in "
+                 f"{r.get('update_pip_s')} s, install.sh --no-pip exit {r.get('install_rc')}, "
                  f"lgpio {r.get('lgpio_from')}")
     lines.append(f"  times: boot {r.get('boot_s')} s, install {r.get('install_s')} s, "
                  f"in guest {r.get('check_s')} s, VM {r.get('vm_s')} s (QEMU CPU {r.get('vm_cpu_s')} s)")
