@@ -487,6 +487,11 @@ TIMEOUT_S = 3600  # the wall clock's limit (HIL_SYSTEMD_TIMEOUT), for a guest th
 SILENT_S = float(os.environ.get("HIL_SILENT_S", 60))
 
 
+STOPPING = threading.Event()
+"""Set when `run` is interrupted while guests boot on threads of their own: each stops its QEMU
+(an interrupt reaches the main thread only, and a guest's QEMU was left running)."""
+
+
 def wall_limit() -> float:
     return float(os.environ.get("HIL_SYSTEMD_TIMEOUT", TIMEOUT_S))
 
@@ -535,7 +540,9 @@ def _qemu(cmd: list[str], console: Path, timeout: float,
         try:
             cpu = 0.0
             while proc.poll() is None:
-                time.sleep(1)
+                if STOPPING.wait(1):
+                    _stop(proc)
+                    return None, "interrupted", False, cpu
                 cpu = _cpu_s(proc.pid, cpu)
                 waited = time.monotonic() - t
                 quiet = not console.exists() or console.stat().st_size == 0
@@ -735,10 +742,17 @@ def run(cache: Path, kernel, faulty: bool = True, old_unit_start: bool = False, 
 
     if parallel and len(names) > 1:
         threads = [threading.Thread(target=one, args=(n,), name=f"guest-{n}") for n in names]
+        STOPPING.clear()
         for th in threads:
             th.start()
-        for th in threads:
-            th.join()
+        try:
+            for th in threads:
+                th.join()
+        except BaseException:  # an interrupt: every guest's QEMU goes before this run does
+            STOPPING.set()
+            for th in threads:
+                th.join()
+            raise
     else:
         for n in names:
             one(n)

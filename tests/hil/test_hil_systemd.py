@@ -215,3 +215,29 @@ def test_silence_and_time_outs_are_counted_in_the_vms_cpu_time(tmp_path: Path,
     assert (rc, silent) == (None, False) and why.startswith("timed out after") and "CPU time" in why
     rc, why, silent, cpu = systemd_vm._qemu(["sleep", "3"], console, timeout=60, cpu_timeout=1)
     assert (rc, why, silent) == (0, "", False) and cpu < 1.0
+
+
+def test_an_interrupted_run_stops_the_vms_its_guest_threads_started(tmp_path: Path) -> None:
+    """An interrupt reaches the main thread only: the guests' threads stop their QEMU themselves
+    (one was left running after ^C while the guests booted side by side)."""
+    import threading
+
+    pidfile = tmp_path / "child"
+    console = tmp_path / "console.log"
+    console.write_text("booting\n")
+    fake_qemu = ["bash", "-c", f"sleep 300 & echo $! > {pidfile}; wait"]
+    said: list[tuple] = []
+    guest = threading.Thread(target=lambda: said.append(systemd_vm._qemu(fake_qemu, console, timeout=60)))
+    guest.start()
+    try:
+        deadline = time.monotonic() + 30
+        while not pidfile.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        systemd_vm.STOPPING.set()
+        guest.join(30)
+    finally:
+        systemd_vm.STOPPING.clear()
+    assert said and said[0][:3] == (None, "interrupted", False)
+    stat_file = Path(f"/proc/{int(pidfile.read_text())}/stat")
+    time.sleep(0.5)
+    assert not stat_file.exists() or stat_file.read_text().rsplit(")", 1)[1].split()[0] == "Z"
