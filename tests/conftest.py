@@ -39,6 +39,19 @@ STATS = {
 }
 # browser: every test that drives Chromium, i.e. uses a `browser` fixture.
 TIER_MARKS = {"bench": BENCH, "stats": STATS}
+# The order a tier runs in, for its wall time when its processes take tests as they are free: the
+# longest first (20-250 s each here; a long one started last is waited for alone), and the test
+# that waits for the `bench faults` run another started (plumbing.py) last, so its process works
+# meanwhile.
+FIRST = [
+    "test_bench_faults_says_if_a_target_was_missed_and_prints_the_soaks_memory_figures",
+    "test_any_bytes_in_the_configuration_give_a_config_error",
+    "test_the_races_above_do_lose_races_and_refuse_otherwise_in_every_game",
+    "test_sigkill_mid_round_and_back_with_every_completed_round",
+    "test_a_refusal_is_too_late_iff_the_round_without_the_other_seats_plays_takes_it",
+    "test_sigterm_or_sigint_at_random_moments_of_start_up_stops_the_table_in_order",
+]
+LAST = ["test_bench_faults_prints_kills_rounds_lost_configs_and_tracebacks"]
 
 
 @pytest.fixture
@@ -114,7 +127,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 seen.add(name)
         if "browser" in getattr(item, "fixturenames", ()):
             item.add_marker("browser")
+    rank = {name: i - len(FIRST) for i, name in enumerate(FIRST)}
+    rank |= {name: 1 + i for i, name in enumerate(LAST)}
+    items.sort(key=lambda item: rank.get(getattr(item, "originalname", item.name), 0))  # stable otherwise
+    seen |= {getattr(item, "originalname", item.name) for item in items} & set(rank)
     if config.args_source is pytest.Config.ArgsSource.TESTPATHS and not config.option.keyword:
-        unknown = sorted(set().union(*TIER_MARKS.values()) - seen)
+        unknown = sorted((set().union(*TIER_MARKS.values()) | set(rank)) - seen)
         if unknown:
             raise pytest.UsageError(f"tests/conftest.py names tests that do not exist: {', '.join(unknown)}")
