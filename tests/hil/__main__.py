@@ -209,7 +209,8 @@ def human(summary: dict[str, Any], parts: dict[str, dict[str, Any]]) -> str:
         apt = " ".join(fresh.get("apt_installed") or []) or "nothing"
         lines.append(f"  {name}: {'ok' if g.get('ok') else 'FAILED'}, {g.get('python') or '-'}; install boot "
                      f"{kept} (install.sh {show(fresh.get('install_s'))} s, apt-get installed {apt}); "
-                     f"check boot: install.sh again {show(g.get('install_s'))} s, lgpio "
+                     f"check boot: the table's wheel {show(g.get('update_pip_s'))} s, install.sh --no-pip "
+                     f"{show(g.get('install_s'))} s, lgpio "
                      f"{g.get('lgpio_from') or '-'}, VM {show(g.get('vm_s'))} s")
     lines.append(f"firmware: MicroPython {show(summary['micropython_version'])}, frames acked "
                  f"{show(summary['firmware_frames_acked'])}/{show(summary['firmware_frames_sent'])}")
