@@ -14,8 +14,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image
+from plumbing import wait_for
 
-from firmware_host.devices.displays import firmware, ledproto
+from firmware_host.devices.displays import firmware, ledlink, ledproto
 from firmware_host.devices.displays.ledctl import Controller, byte_map, led_index
 from firmware_host.devices.displays.ledlink import LedLink
 from firmware_host.devices.emulated.led import EmulatedLedController, Strip
@@ -406,10 +407,13 @@ def test_acks_for_old_frames_do_not_keep_a_dead_link_looking_alive(said) -> None
         link.close()
 
 
-def test_a_slow_controller_gets_only_the_newest_frame_and_never_a_queue(led) -> None:
+def test_a_slow_controller_gets_only_the_newest_frame_and_never_a_queue(led, monkeypatch) -> None:
     """The game draws every 5 ms; the controller needs 120 ms a frame. The host must keep at
     most one frame in flight (so nothing piles up in the USB buffers while the strip is
-    clocked out), skip the frames drawn meanwhile, and end on the game's newest frame."""
+    clocked out), skip the frames drawn meanwhile, and end on the game's newest frame. (The ack
+    is waited for 5 s here, not 0.25: on a loaded machine a 120 ms frame can take longer, and
+    the resend that follows is right, but not what this test is about.)"""
+    monkeypatch.setattr(ledlink, "ACK_TIMEOUT_S", 5.0)
     emulator, link, _ = led
     link.show(picture(0))
     shows(emulator, picture(0))
@@ -444,10 +448,12 @@ def test_a_quiet_spell_between_frames_is_not_taken_for_a_dead_controller(led) ->
     emulator, link, log = led
     link.show(picture(1))
     shows(emulator, picture(1))
-    time.sleep(1.3)  # longer than the silence limit, with nothing to send
+    wait_for(lambda: link.stats.frames_acked == 1)
+    time.sleep(1.3 * ledlink.SILENT_LIMIT_S)  # the quiet spell itself, from the ack on: nothing to send
     link.show(picture(2))
     shows(emulator, picture(2))
-    time.sleep(0.2)
+    wait_for(lambda: link.stats.frames_acked == 2)  # the exchange after the quiet is over
+    assert link.stats.online and link.stats.reconnects == 0 and link.stats.retransmits == 0
     assert not any("stopped answering" in line for line in log)
 
 

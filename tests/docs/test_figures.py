@@ -338,6 +338,14 @@ FIGURES = [
            lambda: [default_of("table-host", "bench", "matches")], "bench bots matches"),
     Figure("README.md", r"for N seeds \((\d+) by default",
            lambda: [default_of("table-host", "simulate", "seeds")], "sweep seeds"),
+    Figure("README.md", r"the unit tier, in (\d+) processes \(TEST_WORKERS",
+           lambda: [float(re.search(r'-n "\$\{TEST_WORKERS:-(\d+)\}"', (ROOT / "dev").read_text())[1])],
+           "the unit tier's processes (dev)"),
+    Figure("docs/virtual-pi.md", r"a VM whose console has said nothing after (\d+) s of QEMU's CPU time",
+           constants("hil.systemd_vm", "SILENT_S"), "silent VM"),
+    Figure("docs/virtual-pi.md", r"A VM is stopped after ([\d,]+) s of its CPU time or ([\d,]+) s of the "
+                                 r"wall clock's \(`HIL_SYSTEMD_TIMEOUT`\), and (\d+) s of its CPU time after",
+           constants("hil.systemd_vm", "CPU_LIMIT_S", "TIMEOUT_S", "AFTER_RESULT_S"), "VM limits"),
 ]
 
 
