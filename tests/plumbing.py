@@ -52,6 +52,17 @@ def bench_faults_run() -> subprocess.CompletedProcess[str]:
                           cwd=ROOT, capture_output=True, text=True, timeout=300)
 
 
+ATTACK_ARGS = ("--play", "1")
+
+
+@functools.cache
+def bench_attack_run() -> subprocess.CompletedProcess[str]:
+    """`table-host bench attack --play 1 --json`, run once for the tests that read it (its
+    start: a daemon with 200 matches stored and a dozen attackers, about 20 s)."""
+    return subprocess.run([sys.executable, "-m", "firmware_host", "bench", "attack", *ATTACK_ARGS, "--json"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+
+
 def wait_for(condition: Callable[[], Any], timeout: float = 5.0) -> None:
     """Poll until another thread has done its part; fail after `timeout` seconds."""
     end = time.monotonic() + timeout

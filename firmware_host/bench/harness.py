@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -70,12 +71,22 @@ class EmulatedDaemon:
         return self.proc.poll() is None and self.ask({"cmd": "status"}).get("ok") is True
 
 
+def _limited(descriptors: int) -> Callable[[], None]:
+    """In the child, before it runs the daemon: the descriptor limit (nothing is imported between
+    fork and exec: another thread may have held the import lock)."""
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (descriptors, descriptors))
+    return limit
+
+
 @contextlib.contextmanager
 def emulated_daemon(log: Path | None = None, start_s: float = 30.0,
-                    prepare: Callable[[Path], None] | None = None) -> Iterator[EmulatedDaemon]:
+                    prepare: Callable[[Path], None] | None = None,
+                    descriptors: int | None = None) -> Iterator[EmulatedDaemon]:
     """The real daemon (emulated, headless, its own state and socket, no configuration file), up
     and answering; stopped at the end. `log`: where its output goes (its tail names a failed start);
-    `prepare(state directory)`: what to put there before it starts (a stored history)."""
+    `prepare(state directory)`: what to put there before it starts (a stored history);
+    `descriptors`: its RLIMIT_NOFILE, soft and hard, as the unit's `LimitNOFILE=` sets it."""
     with tempfile.TemporaryDirectory(prefix="table-daemon-") as tmp:
         env = daemon_env(tmp)
         socket = Path(env["TABLE_HOST_SOCKET"])
@@ -83,7 +94,8 @@ def emulated_daemon(log: Path | None = None, start_s: float = 30.0,
             prepare(Path(env["STATE_DIRECTORY"]))
         with open(log or os.devnull, "ab") as out:
             proc = subprocess.Popen(DAEMON, cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
-                                    stdout=out, stderr=subprocess.STDOUT)
+                                    stdout=out, stderr=subprocess.STDOUT,
+                                    preexec_fn=None if descriptors is None else _limited(descriptors))
         daemon = EmulatedDaemon(proc, socket, env)
         try:
             deadline = time.monotonic() + start_s
