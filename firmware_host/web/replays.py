@@ -31,6 +31,7 @@ from aiohttp import web
 from ..control.protocol import HISTORY_MAX
 from ..service.store import Store, StoreError
 from ..system.logs import logger
+from ..system.realtime import join_the_rest
 from . import history
 from .server import static_files
 
@@ -86,7 +87,9 @@ def routes(store: Store) -> Callable[[web.Application], None]:
     def add(app: web.Application) -> None:
         files = static_files()
         rebuilder = Rebuilder(store.path)
-        lister = ThreadPoolExecutor(max_workers=1, thread_name_prefix="history")
+        # Started after the daemon is ready: it runs Python beside the game, so it joins the
+        # daemon's other threads' priority (system/realtime.py).
+        lister = ThreadPoolExecutor(max_workers=1, thread_name_prefix="history", initializer=join_the_rest)
 
         def page(name: str) -> Callable[[web.Request], Any]:
             body, kind = files[name]
