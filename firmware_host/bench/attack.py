@@ -78,11 +78,11 @@ def _attackers(daemon: EmulatedDaemon, web: str) -> dict[str, dict[str, Any]]:
     sock = str(daemon.socket)
     out: dict[str, dict[str, Any]] = {
         "half-open": {"kind": "half-open", "port": port, "count": HALF_OPEN, "network": HALF_OPEN_NETWORK,
-                      "addresses": HALF_OPEN_ADDRESSES, "descriptors": HALF_OPEN + 256, "idle": True},
+                      "addresses": HALF_OPEN_ADDRESSES, "descriptors": HALF_OPEN + 256},
         "websockets": {"kind": "websockets", "url": web, "count": WEBSOCKETS, "source": WEBSOCKET_FROM,
-                       "descriptors": WEBSOCKETS + 256, "idle": True},
+                       "descriptors": WEBSOCKETS + 256},
         "web-history": {"kind": "web-history", "url": web, "users": WEB_READERS, "network": "127.0.0.",
-                        "first": WEB_READERS_FROM, "matches": MATCHES, "idle": True},
+                        "first": WEB_READERS_FROM, "matches": MATCHES},
     }
     as_others = os.geteuid() == 0
     for n in range(READERS):

@@ -212,8 +212,6 @@ def main(argv: list[str]) -> int:
              "slowloris": f"{__package__}.client_faults"}
     if kind in needs:
         importlib.import_module(needs[kind])
-    if spec.get("idle"):
-        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
     if spec.get("uid") is not None:
         _become(spec["uid"])
     print("ready", flush=True)
