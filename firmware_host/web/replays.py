@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import gzip
-import json
 import multiprocessing
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
@@ -30,6 +29,7 @@ from aiohttp import web
 
 from ..control.protocol import HISTORY_MAX
 from ..service.store import Store, StoreError
+from ..system import pieces
 from ..system.logs import logger
 from ..system.realtime import join_the_rest
 from . import history
@@ -111,8 +111,8 @@ def routes(store: Store) -> Callable[[web.Application], None]:
             except StoreError as exc:
                 raise web.HTTPServiceUnavailable(text=f"{exc}\n") from None
             headers = {"Link": f'</api/matches?before={page["next"]}>; rel="next"'} if page["next"] else {}
-            return web.Response(text=json.dumps(page["matches"], separators=(",", ":"), ensure_ascii=False),
-                                content_type="application/json", headers=headers)
+            text = pieces.dumps(page["matches"], separators=(",", ":"), ensure_ascii=False)  # GIL: pieces
+            return web.Response(text=text, content_type="application/json", headers=headers)
 
         async def one(request: web.Request) -> web.Response:
             match_id = int(request.match_info["id"])
