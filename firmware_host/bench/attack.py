@@ -62,6 +62,7 @@ NOBODY = 65534
 STATUS_EVERY_S, STATUS_LIMIT_S = 0.2, 1.0
 KIOSK_EVERY_S, KIOSK_WAIT_S = 1.0, 5.0
 POLL_EVERY_S = 1.0
+SAID = 8  # log lines a phase shows (the first ones; a traceback by its last line)
 TURNS = 2  # baseline and attack in turns, each turn half of each phase
 SETTLE_S = 2.0  # after an attack's turn, before the next baseline: not counted
 TARGET_ADDED_MS = 1.0  # lateness p99 under attack at most this above the baseline's
@@ -281,12 +282,20 @@ class Mark:
     lines: int
     tracebacks: int
     collector: dict[str, Any]
+    text: str = ""  # the daemon's log so far
 
 
 def _mark(daemon: EmulatedDaemon, log: Path) -> Mark:
     text = log.read_text(errors="replace")
     collector = daemon.ask({"cmd": "status"}).get("memory", {}).get("collector", {})
-    return Mark(time.monotonic_ns(), text.count("\n"), text.count("Traceback"), collector)
+    return Mark(time.monotonic_ns(), text.count("\n"), text.count("Traceback"), collector, text)
+
+
+def said(turns: list[tuple[Mark, Mark]], most: int = SAID) -> list[str]:
+    """What the daemon logged in a phase: its first lines, and each traceback's last line."""
+    lines = [line for b, e in turns for line in e.text[len(b.text):].splitlines()]
+    shown = [line for line in lines if not line.startswith((" ", "Traceback"))]
+    return [line[:240] for line in shown[:most]]
 
 
 def phase_figures(watch: Watch, turns: list[tuple[Mark, Mark]]) -> dict[str, Any]:
@@ -314,6 +323,7 @@ def phase_figures(watch: Watch, turns: list[tuple[Mark, Mark]]) -> dict[str, Any
         "kiosk": {"tries": len(kiosk), "served": sum(served for _, served, _ in kiosk),
                   "worst_ms": round(max((t for _, _, t in kiosk), default=0.0) * 1000, 1)},
         "journal_lines": sum(e.lines - b.lines for b, e in turns),
+        "journal_said": said(turns),
         "tracebacks": sum(e.tracebacks - b.tracebacks for b, e in turns),
         "descriptors_most": max((n for _, n in within(watch.descriptors)), default=0),
         "collector": {"collections": collections,
@@ -480,6 +490,7 @@ def attack_text(f: dict[str, Any]) -> str:
                  f"answered, {n('web-history', 'refused')} refused; `tablectl history` "
                  f"{n('history', 'answered')} answered, {n('history', 'refused')} refused; slowloris "
                  f"{n('slowloris', 'connections')} connections")
+    lines += [f"  logged in the attack: {line}" for line in att["journal_said"]]
     failed = [f"{k}: {v.get('said', '')}" for k, v in c.items() if v.get("failed")]
     lines += [f"  attacker failed: {x}" for x in failed]
     if f["missed"]:

@@ -33,8 +33,9 @@ def test_lateness_is_decided_less_stamp_less_window_for_the_decisions_in_the_spa
 
 
 def mark(ns: int, lines: int = 0, tracebacks: int = 0, collections: tuple[int, int, int] = (0, 0, 0),
-         longest: tuple[float, float, float] = (0.5, 2.0, 40.0)) -> Mark:
-    return Mark(ns, lines, tracebacks, {"collections": list(collections), "longest_pause_ms": list(longest)})
+         longest: tuple[float, float, float] = (0.5, 2.0, 40.0), text: str = "") -> Mark:
+    return Mark(ns, lines, tracebacks, {"collections": list(collections), "longest_pause_ms": list(longest)},
+                text)
 
 
 def test_a_phases_figures_are_its_turns_together_and_nothing_between_them() -> None:
@@ -44,15 +45,19 @@ def test_a_phases_figures_are_its_turns_together_and_nothing_between_them() -> N
     watch.kiosk = [(1 * s, True, 0.01), (3 * s, False, 5.0), (4 * s, False, 5.0)]
     watch.decisions = [decision(1 * s, 100_000), decision(3 * s, 1 * MS), decision(4 * s, 90 * MS)]
     watch.descriptors = [(1 * s, 30), (3 * s, 190), (4 * s, 900)]
-    turns = [(mark(0, 10, 0, (5, 0, 0)), mark(2 * s + 1, 12, 0, (9, 1, 0))),
-             (mark(3 * s - 10 * MS, 20, 1, (20, 2, 0)),
-              mark(3 * s + 10 * MS, 25, 2, (30, 3, 1), (9.0, 2.0, 40.0)))]
+    log = ["INFO start", "WARNING refused", "INFO a round", "Traceback (most recent call last):",
+           '  File "x.py", line 1', "ValueError: bad", "INFO between"]
+    text = ["\n".join(log[:n]) + "\n" for n in range(len(log) + 1)]
+    turns = [(mark(0, 10, 0, (5, 0, 0), text=text[1]), mark(2 * s + 1, 12, 0, (9, 1, 0), text=text[3])),
+             (mark(3 * s - 10 * MS, 20, 1, (20, 2, 0), text=text[3]),
+              mark(3 * s + 10 * MS, 25, 2, (30, 3, 1), (9.0, 2.0, 40.0), text=text[6]))]
     f = phase_figures(watch, turns)  # 4 s falls between the turns (the settling after an attack)
     assert f["seconds"] == 2.0
     assert f["lateness"] == {"decisions": 2, "p50_ms": 0.1, "p99_ms": 1.0, "max_ms": 1.0}
     assert f["status"] == {"asked": 3, "unanswered": 1, "over_limit": 1, "p50_ms": 751.0, "worst_ms": 1500.0}
     assert f["kiosk"] == {"tries": 2, "served": 1, "worst_ms": 5000.0}
     assert f["journal_lines"] == 2 + 5 and f["tracebacks"] == 1 and f["descriptors_most"] == 190
+    assert f["journal_said"] == ["WARNING refused", "INFO a round", "ValueError: bad"]  # not "INFO between"
     assert f["collector"] == {"collections": [4 + 10, 1 + 1, 1], "longest_pause_ms_before": [0.5, 2.0, 40.0],
                               "longest_pause_ms_after": [9.0, 2.0, 40.0]}
 
@@ -62,7 +67,9 @@ def figures(**attack_phase: Any) -> dict[str, Any]:
     def phase(p99: float, lines: int) -> dict[str, Any]:
         return {"seconds": 7.5, "lateness": {"decisions": 100, "p50_ms": 0.1, "p99_ms": p99, "max_ms": p99},
                 "status": {"asked": 37, "unanswered": 0, "over_limit": 0, "p50_ms": 2.0, "worst_ms": 30.0},
-                "kiosk": {"tries": 8, "served": 8, "worst_ms": 20.0}, "journal_lines": lines, "tracebacks": 0,
+                "kiosk": {"tries": 8, "served": 8, "worst_ms": 20.0}, "journal_lines": lines,
+                "journal_said": ["WARNING table_host.web: web view: 127.0.1.9: connection refused"],
+                "tracebacks": 0,
                 "descriptors_most": 30, "collector": {"collections": [3, 0, 0],
                                                       "longest_pause_ms_before": [0.4, 2.0, 40.0],
                                                       "longest_pause_ms_after": [0.4, 2.0, 40.0]}}
@@ -115,6 +122,7 @@ def test_a_missed_target_exits_1_and_says_which(monkeypatch: pytest.MonkeyPatch,
     assert "lateness p99 under attack <= baseline + 1 ms: MISSES" in out
     assert "every status within 1 s: meets" in out and "the kiosk served every try: meets" in out
     assert "0.1 / 0.5 / 0.5 ms" in out and "0.1 / 9.0 / 1.5 ms" in out  # p50 / p99 / max, each phase
+    assert "  logged in the attack: WARNING table_host.web: web view: 127.0.1.9: connection refused" in out
     monkeypatch.setattr(attack, "bench_attack", measured(False))
     assert host.main(["bench", "attack", "--play", "1", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["attack"]["meets_target"] is True
