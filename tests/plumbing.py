@@ -52,13 +52,13 @@ def bench_faults_run() -> subprocess.CompletedProcess[str]:
                           cwd=ROOT, capture_output=True, text=True, timeout=300)
 
 
-ATTACK_ARGS = ("--play", "1")
+ATTACK_ARGS = ("--play", "2")
 
 
 @functools.cache
 def bench_attack_run() -> subprocess.CompletedProcess[str]:
-    """`table-host bench attack --play 1 --json`, run once for the tests that read it (its
-    start: a daemon with 200 matches stored and a dozen attackers, about 20 s)."""
+    """`table-host bench attack --play 2 --json` (two turns of 1 s each way), run once for the
+    tests that read it (its start: a daemon with 200 matches stored, a dozen attackers: 20 s)."""
     return subprocess.run([sys.executable, "-m", "firmware_host", "bench", "attack", *ATTACK_ARGS, "--json"],
                           cwd=ROOT, capture_output=True, text=True, timeout=300)
 

@@ -73,7 +73,7 @@ async def _until_closed(sock: socket.socket, end: float) -> bytes:
 
 async def half_open(spec: dict[str, Any], end: float) -> Counts:
     loop = asyncio.get_running_loop()
-    counts: Counts = {"connections": 0, "refused_503": 0, "closed_by_the_table": 0, "errors": 0,
+    counts: Counts = {"tried": 0, "connections": 0, "refused_503": 0, "closed_by_the_table": 0, "errors": 0,
                       "open_most": 0}
     held = [0]
 
@@ -83,6 +83,7 @@ async def half_open(spec: dict[str, Any], end: float) -> Counts:
             sock = socket.socket()
             sock.setblocking(False)
             opened = False
+            counts["tried"] += 1
             try:
                 sock.bind((source, 0))
                 async with asyncio.timeout(max(0.001, end - time.monotonic())):
@@ -113,13 +114,14 @@ async def half_open(spec: dict[str, Any], end: float) -> Counts:
 async def websockets(spec: dict[str, Any], end: float) -> Counts:
     import aiohttp
 
-    counts: Counts = {"opened": 0, "frames": 0, "refused": 0, "errors": 0, "open_most": 0}
+    counts: Counts = {"tried": 0, "opened": 0, "frames": 0, "refused": 0, "errors": 0, "open_most": 0}
     held = [0]
     url = spec["url"]
     connector = aiohttp.TCPConnector(local_addr=(spec["source"], 0), limit=0, force_close=True)
     async with aiohttp.ClientSession(connector=connector) as session:
         async def one() -> None:
             while time.monotonic() < end:
+                counts["tried"] += 1
                 try:
                     async with asyncio.timeout(max(0.001, end - time.monotonic())):
                         ws = await session.ws_connect(url + "live", heartbeat=None,
@@ -148,7 +150,7 @@ async def websockets(spec: dict[str, Any], end: float) -> Counts:
 async def web_history(spec: dict[str, Any], end: float) -> Counts:
     import aiohttp
 
-    counts: Counts = {"answered": 0, "refused": 0, "errors": 0}
+    counts: Counts = {"tried": 0, "answered": 0, "refused": 0, "errors": 0}
     url, matches = spec["url"], spec["matches"]
 
     async def user(n: int) -> None:
@@ -157,6 +159,7 @@ async def web_history(spec: dict[str, Any], end: float) -> Counts:
             asked = n
             while time.monotonic() < end:
                 asked += 1
+                counts["tried"] += 1
                 path = "api/matches" if asked % 2 else f"api/matches/{1 + asked // 2 % matches}"
                 try:
                     async with asyncio.timeout(max(0.001, end - time.monotonic())), \

@@ -141,15 +141,12 @@ def test_a_short_run_attacks_the_real_daemon_with_every_attacker() -> None:
     assert f["answering_after"] and f["missed"] == 0 and not f["refusals"]
     c = f["attackers"]
     assert not [name for name, counts in c.items() if counts.get("failed")], c
-    assert c["half-open"]["connections"] > 0 and c["websockets"]["opened"] + c["websockets"]["refused"] > 0
-    assert c["web-history"]["answered"] + c["web-history"]["refused"] > 0 and c["history"]["answered"] > 0
+    assert c["half-open"]["tried"] > 0 and c["websockets"]["tried"] > 0 and c["web-history"]["tried"] > 0
+    assert c["history"]["answered"] + c["history"]["refused"] > 0
     assert c["slowloris"]["connections"] > 0 and f["attack"]["readers_as_others"]
-    refused = f["web_view"]["connections"]["refused"]
-    assert refused["full"] + refused["per_address"] > 0  # the half-open flood met the web's limits
     for name in ("baseline", "attack"):
         phase = f["phases"][name]
         assert phase["kiosk"]["tries"] > 0 and phase["status"]["asked"] > 0, name
         assert phase["collector"]["longest_pause_ms_after"] is not None
-    assert f["phases"]["attack"]["descriptors_most"] > f["phases"]["baseline"]["descriptors_most"]
     late = {name: copy.deepcopy(p["lateness"]) for name, p in f["phases"].items()}
     assert all(x["decisions"] == 0 or x["p50_ms"] <= x["p99_ms"] <= x["max_ms"] for x in late.values())
