@@ -4,8 +4,10 @@ it harm, beside a baseline taken in the same run (docs/web.md, "Limits"; docs/da
 The real daemon (emulated, headless, its web view on, with `bench history`'s 200 matches
 stored) runs under the unit's descriptor limit (RLIMIT_NOFILE 1024, `LimitNOFILE=`), and four
 hard bots play whole Ligretto matches (a round's result is skipped, as an impatient table
-does). For `seconds` nobody attacks (the baseline), then for `seconds` all of these at once
-(attackers.py; each a process of its own, started and ready before the baseline):
+does). For `seconds` in all nobody attacks (the baseline), and for `seconds` all of these at
+once, in TURNS turns each (without, under, SETTLE_S not counted, without, under), so that the
+shared machine's ups and downs fall on both alike (attackers.py; each a process of its own at
+normal priority, started and ready before the first turn):
 
 - HALF_OPEN connections to the web port, more than the daemon's descriptors, from
   HALF_OPEN_ADDRESSES addresses of the loopback network, each a request's head that never ends;
