@@ -104,6 +104,19 @@ def join_the_rest() -> None:
         make_beside(0)
 
 
+def lift_stragglers(tids: list[int] | None = None) -> int:
+    """Threads started since the daemon was ready that run Python and cannot be asked to join
+    (a process pool's manager and queue feeder, started inside the standard library): those of
+    `tids` (else all) still at normal priority, beside the game. How many."""
+    if not _lifted:
+        return 0
+    lifted = 0
+    for tid in own_threads() if tids is None else tids:
+        if policy_of(tid)[0] == "SCHED_OTHER" and make_beside(tid) is None:
+            lifted += 1
+    return lifted
+
+
 def own_threads() -> list[int]:
     """This process's threads' ids (/proc/self/task)."""
     return [int(name) for name in os.listdir("/proc/self/task")]

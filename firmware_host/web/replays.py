@@ -31,7 +31,7 @@ from ..control.protocol import HISTORY_MAX
 from ..service.store import Store, StoreError
 from ..system import pieces
 from ..system.logs import logger
-from ..system.realtime import join_the_rest
+from ..system.realtime import join_the_rest, lift_stragglers
 from . import history
 from .server import static_files
 
@@ -58,12 +58,16 @@ class Rebuilder:
         loop = asyncio.get_running_loop()
         if self.idle is not None:
             self.idle.cancel()
-        if self.pool is None:
+        started = self.pool is None
+        if started:
             self.pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"),
                                             initializer=history.idle_priority)
             self.started += 1
         try:
-            return await loop.run_in_executor(self.pool, functools.partial(work, self.database, *args))
+            answer = await loop.run_in_executor(self.pool, functools.partial(work, self.database, *args))
+            if started:  # the pool's own threads (its manager, its queue's feeder) are there now
+                lift_stragglers()
+            return answer
         except BrokenProcessPool:
             self.pool = None
             log.warning("web view: the history's process stopped; the next request starts another")

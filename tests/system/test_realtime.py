@@ -118,6 +118,31 @@ def test_when_ready_the_other_threads_run_sched_rr_1_and_so_do_the_threads_they_
     assert status["others"] == "SCHED_RR 1 (0 threads)"  # read back from the kernel: the worker has ended
 
 
+@needs_rt
+def test_stragglers_started_inside_a_library_are_lifted_when_asked() -> None:
+    """A process pool starts its manager and feeder threads itself, from a lifted thread with
+    reset-on-fork: they start at normal priority, and nobody can ask them to join."""
+    release, seen = threading.Event(), {}
+
+    def straggler() -> None:
+        seen["tid"] = threading.get_native_id()
+        release.wait(10)
+
+    thread = threading.Thread(target=straggler)
+    thread.start()
+    while "tid" not in seen:
+        time.sleep(0.001)
+    try:
+        assert realtime.lift_stragglers([seen["tid"]]) == 0  # the daemon's threads were not lifted
+        realtime._lifted = True
+        assert realtime.lift_stragglers([seen["tid"]]) == 1 and policy_of(seen["tid"]) == ("SCHED_RR", 1)
+        assert realtime.lift_stragglers([seen["tid"]]) == 0  # once
+    finally:
+        realtime._lifted = False
+        release.set()
+        thread.join()
+
+
 def test_without_a_real_time_game_thread_no_other_thread_is_lifted() -> None:
     rt = Realtime(print)
     assert rt.lift_the_rest([threading.get_native_id()]) == 0 and "others" not in rt.status()
