@@ -48,6 +48,7 @@ from ..game.edges import Event, InputEvent
 from ..game.table import Phase
 from ..system.errors import I2CBusMissing
 from ..system.logs import logger
+from ..system.realtime import join_the_rest
 from ..views.centre import cap, seat_colour
 from ..views.font import draw_centred
 from ..views.seat import render_banner
@@ -322,6 +323,7 @@ class SelfTest:
         threading.Thread(target=self._probe, name="selftest-probe", daemon=True).start()
 
     def _probe(self) -> None:
+        join_the_rest()  # started by the game thread: beside it, like the daemon's others
         try:
             self._found(Check("GPIO chip", self.board.describe(), OK, "opened"))
             for spec in self.config.inputs.expanders:
