@@ -30,13 +30,13 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from ..engine.match import Match, Round
+from ..engine.sight import sight_of
 from ..game.bots import Bot, Level
 from ..game.catalog import new_match
 from ..game.controls import SeatController
 from ..game.kinds import find
 from ..play.simulate import POLL_NS, RoundStalled
-from ..rules.match import Match, Round
-from ..rules.sight import sight_of
 
 GAMES = ("classic", "dice", "domino", "crazy")
 MASHES = ("slap", "alt")

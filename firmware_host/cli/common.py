@@ -65,7 +65,7 @@ def one_line_errors(prog: str) -> Callable[[Callable[..., int]], Callable[..., i
             try:
                 return main(*args, **kwargs)
             except Exception as exc:
-                from ..rules.common import RulesError  # the rules' own root; loaded only now
+                from ..engine.round import RulesError  # the rules' own root; loaded only now
 
                 if not isinstance(exc, TableError | RulesError):
                     raise

@@ -69,7 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
 def game_options(game: str | None, items: list[str]) -> dict[str, Any]:
     """`new`'s game and KEY=VALUE options, checked here against the game's option list: a typo is
     refused now, naming what is allowed, not when the match starts."""
-    from ..rules.options import GAMES, SPECS
+    from ..engine.options import GAMES, SPECS
 
     if game is None:
         raise ValueError(f"new needs a game: {', '.join(GAMES)} (its options may follow, e.g. rounds=3)")

@@ -35,7 +35,7 @@ def _emit(data: dict[str, Any], as_json: bool, human: str) -> None:
 def build_parser() -> argparse.ArgumentParser:
     from ..bench.suite import BENCHES
     from ..control.protocol import BOT_LEVELS
-    from ..rules.options import GAMES
+    from ..engine.options import GAMES
 
     p = _Parser(prog="table-host", description="The Ligretto table: referee, simulator, tools.")
     add_version(p, "table-host")
@@ -224,7 +224,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _watch(args)
         return _run(args)
     except Exception as exc:
-        from ..rules.common import RulesError
+        from ..engine.round import RulesError
 
         if not isinstance(exc, RulesError):
             raise
@@ -234,9 +234,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _simulate(args: argparse.Namespace) -> int:
+    from ..engine.options import GAMES, check_game, parse_assignments
     from ..game.bots import Level
     from ..play.simulate import simulate
-    from ..rules.options import GAMES, check_game, parse_assignments
 
     if args.sweep:
         return _sweep(args)
@@ -286,9 +286,9 @@ def _simulate(args: argparse.Namespace) -> int:
 
 def _sweep(args: argparse.Namespace) -> int:
     """Every round must end: exit 1 naming each case that stalled or raised."""
+    from ..engine.options import GAMES
     from ..game.bots import Level
     from ..play.simulate import sweep, sweep_cases
-    from ..rules.options import GAMES
 
     if args.game is not None and args.game not in GAMES:
         _fail(f"unknown game {args.game!r} (choose {', '.join(GAMES)})")
@@ -405,9 +405,9 @@ def _boot_config(args: argparse.Namespace) -> int:
 
 def _watch(args: argparse.Namespace) -> int:
     """Watch bots play a match at the table's pace (`--speed` faster), round by round."""
+    from ..engine.options import check_game
     from ..game.bots import Level
     from ..play.watch import watch
-    from ..rules.options import check_game
 
     check_game(args.game, args.players)
     level = args.bots  # argparse allows only the levels that play on a clock (BOT_LEVELS)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ..config import choose_config, config_path
 from ..devices.board import EX_UNAVAILABLE, HardwareUnavailable, open_board
-from ..rules.common import RulesError
+from ..engine.round import RulesError
 from ..service.daemon import Daemon
 from ..service.store import StoreError
 from ..system import memory, paths

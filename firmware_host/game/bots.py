@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from ..rules.codec import Action
+from ..engine.codec import Action
 from .kinds import find, routine_actions
 
 

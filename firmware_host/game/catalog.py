@@ -14,11 +14,11 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ..rules.common import RulesError
-from ..rules.crazy import DeckSpec
-from ..rules.domino import Board, DominoColour, Square
-from ..rules.match import Match, Resources
-from ..rules.options import parse_options
+from ..engine.crazy import DeckSpec
+from ..engine.domino import Board, DominoColour, Square
+from ..engine.match import Match, Resources
+from ..engine.options import parse_options
+from ..engine.round import RulesError
 
 DATA = resources.files("firmware_host") / "data"
 

@@ -21,9 +21,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..rules.codec import Action
-from ..rules.common import Reason, Refusal
-from ..rules.match import Match
+from ..engine.codec import Action
+from ..engine.match import Match
+from ..engine.round import Reason, Refusal
 from .kinds import GameKind, find
 
 

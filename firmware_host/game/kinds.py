@@ -17,8 +17,8 @@ import importlib
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from ..rules import kinds as rules_kinds
-from ..rules.common import Refusal, RulesError
+from ..engine import kinds as rules_kinds
+from ..engine.round import Refusal, RulesError
 
 GAMES_PACKAGE = "firmware_host.games"
 """Where the built-in games are; importing it registers each of them."""
@@ -38,7 +38,7 @@ class GameKind:
 
     def resources(self, players: int, options: dict[str, Any]) -> Any:
         """The data files a match needs (`rules.match.Resources`)."""
-        from ..rules.match import Resources
+        from ..engine.match import Resources
 
         return Resources()
 
@@ -144,7 +144,7 @@ class GameKind:
 
     def scenario_action(self, match: Any, raw: dict[str, Any], where: str) -> Any:
         """A file's action (seats already from 0) into an engine action."""
-        from ..rules.codec import from_dict
+        from ..engine.codec import from_dict
 
         return from_dict(self.name, raw)
 

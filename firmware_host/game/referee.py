@@ -15,9 +15,9 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from ..rules.codec import Action, to_dict
-from ..rules.common import Reason, Refusal
-from ..rules.match import Match
+from ..engine.codec import Action, to_dict
+from ..engine.match import Match
+from ..engine.round import Reason, Refusal
 from ..system.logs import logger
 from .arbiter import Arbiter, Decision, Press
 from .controls import SeatController

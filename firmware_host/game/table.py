@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, NamedTuple
 
-from ..rules.common import Ending, Reason, RulesError, Wake
-from ..rules.match import Match
-from ..rules.options import GAMES, PLAYERS
+from ..engine.match import Match
+from ..engine.options import GAMES, PLAYERS
+from ..engine.round import Ending, Reason, RulesError, Wake
 from ..system.logs import escape, logger
 from .arbiter import Arbiter
 from .bots import Bot, Level

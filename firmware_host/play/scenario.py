@@ -15,13 +15,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..engine.codec import to_dict
+from ..engine.match import Match
+from ..engine.options import GAMES, SPECS, check_game, parse_options
+from ..engine.round import Ending, Reason, Refusal, RulesError, is_whole
 from ..game.arbiter import Arbiter, Decision
 from ..game.catalog import new_match
 from ..game.kinds import find
-from ..rules.codec import to_dict
-from ..rules.common import Ending, Reason, Refusal, RulesError, is_whole
-from ..rules.match import Match
-from ..rules.options import GAMES, SPECS, check_game, parse_options
 from ..system.errors import ScenarioError
 
 TOP_KEYS = {"game", "players", "seed", "names", "options", "round", "expect_totals",

@@ -15,10 +15,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..engine.match import Match
+from ..engine.sight import sight_of
 from ..game.bots import Bot, Level
 from ..game.catalog import new_match
-from ..rules.match import Match
-from ..rules.sight import sight_of
 from ..system.errors import RoundStalled
 
 MAX_ACTIONS_PER_ROUND = 1_000_000
@@ -232,8 +232,8 @@ class SweepCase:
 
 def sweep_cases(games: list[str], seeds: int, levels: list[Level] | None = None) -> list[SweepCase]:
     """Every game, player count, option set and bot level, each for `seeds` seeds."""
+    from ..engine.options import PLAYERS
     from ..game.kinds import find
-    from ..rules.options import PLAYERS
 
     out = []
     for game in games:

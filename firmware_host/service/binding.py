@@ -8,10 +8,10 @@ import logging
 import time
 from typing import Any
 
+from ..engine.codec import to_dict
 from ..game.arbiter import Arbiter
 from ..game.referee import Outcome
 from ..game.table import FalseStart, Phase, Table
-from ..rules.codec import to_dict
 from ..system.logs import logger
 from .game import Step
 from .store import Store

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
+from ..engine.sight import sight_of
 from ..game.table import Phase, Table
-from ..rules.sight import sight_of
 from .game import Step
 from .loop import Loop
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ..engine.options import GAMES
 from ..game.bots import Level
 from ..game.table import Phase, Table
-from ..rules.options import GAMES
 from .registry import Call, Commands
 from .store import Store
 

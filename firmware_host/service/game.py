@@ -8,9 +8,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..engine.round import RulesError
 from ..game.edges import InputEvent
 from ..game.table import Table
-from ..rules.common import RulesError
 from .events import AbortAsked
 from .loop import Loop
 

@@ -34,11 +34,11 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ..control.protocol import HISTORY_MAX
+from ..engine.codec import from_dict, to_dict
+from ..engine.domino import DominoCard
+from ..engine.kinds import find as find_rules
+from ..engine.match import Match
 from ..game.catalog import resources_for
-from ..rules.codec import from_dict, to_dict
-from ..rules.domino import DominoCard
-from ..rules.kinds import find as find_rules
-from ..rules.match import Match
 from ..system import paths
 from ..system.errors import StoreError
 from .storage import (

@@ -22,8 +22,8 @@ from typing import Any
 
 from PIL import Image, ImageDraw
 
+from ..engine.match import Match
 from ..game.kinds import find
-from ..rules.match import Match
 from .font import DIGIT_H, DIGIT_W, draw_centred, draw_digit, draw_text, width
 
 DEFAULT_SIZE = (32, 16)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..rules.options import GAMES, PLAYERS
+from ..engine.options import GAMES, PLAYERS
 from .address import qr_rows
 
 if TYPE_CHECKING:
@@ -145,7 +145,7 @@ def _classic_card(c: Any) -> dict[str, Any] | None:
 
 
 def _dice(rnd: Any, seats: list[int]) -> dict[str, Any]:
-    from ..rules.dice import FACES, DieColour
+    from ..engine.dice import FACES, DieColour
 
     rows = [{"c": colour.letter, "placed": rnd.board[colour], "faces": FACES} for colour in DieColour]
     hands = [{"seat": _seat_no(seats, p), "dice": [card(d.colour.letter, d.face) for d in dice]}
@@ -154,7 +154,7 @@ def _dice(rnd: Any, seats: list[int]) -> dict[str, Any]:
 
 
 def _domino(rnd: Any, seats: list[int]) -> dict[str, Any]:
-    from ..rules.domino import JOKER
+    from ..engine.domino import JOKER
 
     colours = rnd.board.colours
     rows = max(r for r, _ in colours) + 1

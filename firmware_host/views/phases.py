@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from PIL import Image
 
-from ..rules.options import GAMES
+from ..engine.options import GAMES
 from .address import render_attract
 from .centre import render_winner, render_word, seat_colour
 from .seat import (

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
+from ..engine.options import GAMES, PLAYERS
 from ..game.kinds import find
-from ..rules.options import GAMES, PLAYERS
 
 if TYPE_CHECKING:
     from ..game.controls import SeatController

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from PIL import Image, ImageDraw
 
+from ..engine.match import Match
 from ..game.controls import SeatController
-from ..rules.match import Match
 from .font import LARGE, SMALL, draw_centred, draw_text, width
 
 SIZE = (128, 64)

@@ -20,9 +20,9 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
-from ..rules.codec import from_dict, to_dict
-from ..rules.kinds import find as find_rules
-from ..rules.match import Match
+from ..engine.codec import from_dict, to_dict
+from ..engine.kinds import find as find_rules
+from ..engine.match import Match
 from ..service.store import Store, StoreError, read_match, read_only, record_of, replay_arguments
 from ..system.children import die_with_parent
 from ..system.logs import logger

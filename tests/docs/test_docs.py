@@ -13,7 +13,7 @@ import pytest
 
 from firmware_host.cli import completion, ctl
 from firmware_host.cli import host as cli
-from firmware_host.rules.options import SPECS
+from firmware_host.engine.options import SPECS
 
 ROOT = Path(__file__).resolve().parents[2]
 RULES = (ROOT / "docs" / "rules.md").read_text()

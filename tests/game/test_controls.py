@@ -10,17 +10,17 @@ from helpers import deal
 from firmware_host.config import emulated_config
 from firmware_host.devices.emulated.pins import EmulatedButtons, emulated_factory
 from firmware_host.devices.inputs.pins import TableInputs
+from firmware_host.engine.classic import Card, MoveToRow, PlayCard, TurnHand
+from firmware_host.engine.crazy import PlayCrazy
+from firmware_host.engine.dice import PlaceDie, Reroll
+from firmware_host.engine.domino import PlaceDomino, PlayJoker
+from firmware_host.engine.match import Match
+from firmware_host.engine.sight import sight_of
 from firmware_host.game.arbiter import Arbiter
 from firmware_host.game.bots import Bot
 from firmware_host.game.catalog import new_match
 from firmware_host.game.controls import SeatController
 from firmware_host.game.referee import Referee
-from firmware_host.rules.classic import Card, MoveToRow, PlayCard, TurnHand
-from firmware_host.rules.crazy import PlayCrazy
-from firmware_host.rules.dice import PlaceDie, Reroll
-from firmware_host.rules.domino import PlaceDomino, PlayJoker
-from firmware_host.rules.match import Match
-from firmware_host.rules.sight import sight_of
 
 MS = 1_000_000
 C = Card.parse

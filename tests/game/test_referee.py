@@ -5,12 +5,12 @@ from __future__ import annotations
 from helpers import deal, race_for_b2, seed_where_the_later_press_wins
 
 from firmware_host.devices.inputs.pins import InputEvent
+from firmware_host.engine.classic import Card
+from firmware_host.engine.match import Match
+from firmware_host.engine.round import Reason
 from firmware_host.game.arbiter import Arbiter
 from firmware_host.game.edges import Event
 from firmware_host.game.referee import Referee
-from firmware_host.rules.classic import Card
-from firmware_host.rules.common import Reason
-from firmware_host.rules.match import Match
 
 US = 1_000
 

@@ -8,9 +8,9 @@ import pytest
 from helpers import waiting_domino_round
 from plumbing import table_box
 
+from firmware_host.engine.round import Ending, RulesError, Wake
 from firmware_host.game.edges import Event, InputEvent
 from firmware_host.game.table import Phase, Table, Timing
-from firmware_host.rules.common import Ending, RulesError, Wake
 
 S = 1_000_000_000
 MS = 1_000_000
@@ -100,7 +100,7 @@ def test_rounds_end_into_results_and_the_match_into_the_lobby(box) -> None:
         for seat in range(2):
             dice = match.round.dice[seat]
             fit = next((d for d in dice if match.round.fits(d)), None)
-            from firmware_host.rules.dice import PlaceDie, Reroll
+            from firmware_host.engine.dice import PlaceDie, Reroll
 
             match.apply(PlaceDie(seat, fit.colour, fit.face) if fit else Reroll(seat))
             if match.round.result is not None:
@@ -227,8 +227,8 @@ def test_inputs_lists_each_event_and_decision_with_its_edge_time(box) -> None:
 
 def _domino_with_a_joker_at(ts: int):
     """A Domino match in which seat 1 has laid a joker at `ts` (its token is held for 5 s)."""
+    from firmware_host.engine.domino import PlayJoker
     from firmware_host.game.catalog import new_match
-    from firmware_host.rules.domino import PlayJoker
 
     match = new_match("domino", 2, 7)
     joker = next(a for a in match.round.legal_actions(0, ts) if isinstance(a, PlayJoker))

@@ -27,7 +27,7 @@ def tiny_game() -> Iterator[None]:
 
 
 def test_tiny_is_offered_once_registered_and_gone_after(tiny_game: None) -> None:
-    from firmware_host.rules.options import GAMES, PLAYERS, parse_options
+    from firmware_host.engine.options import GAMES, PLAYERS, parse_options
 
     assert list(GAMES) == ["classic", "dice", "domino", "crazy", "tiny"]
     assert PLAYERS["tiny"] == (2, 4)

@@ -14,8 +14,8 @@ from helpers import play_recorded
 from plumbing import wait_for
 
 from firmware_host.bench.storage_faults import DAMAGE
+from firmware_host.engine.match import Match
 from firmware_host.game.catalog import new_match
-from firmware_host.rules.match import Match
 from firmware_host.service import store as store_module
 from firmware_host.service.storage import SCHEMA_VERSION
 from firmware_host.service.store import Store, state_path

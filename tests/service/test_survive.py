@@ -17,8 +17,8 @@ from helpers import play_recorded
 from firmware_host.config import ConfigError, emulated_config, load_config
 from firmware_host.devices.displays import ledproto
 from firmware_host.devices.displays.ledlink import LedLink
+from firmware_host.engine.match import Match
 from firmware_host.game.catalog import new_match
-from firmware_host.rules.match import Match
 from firmware_host.service.store import Store
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -312,8 +312,8 @@ def test_an_aborted_match_does_not_come_back_after_a_restart(dirs: Path) -> None
 def test_a_new_game_between_rounds_is_refused_so_the_match_is_not_left_unfinished(dirs: Path) -> None:
     """It was: `tablectl new` at a round's result went to the lobby and left the match unfinished in
     the store, for ever: a restart brought it back, at its round result, in a game nobody had chosen."""
+    from firmware_host.engine.round import RulesError
     from firmware_host.game.table import Phase
-    from firmware_host.rules.common import RulesError
     from firmware_host.service.daemon import Daemon
 
     db = dirs / "table.db"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from firmware_host.rules.common import RulesError
+from firmware_host.engine.round import RulesError
 from firmware_host.system import errors
 from firmware_host.system.errors import TableError
 

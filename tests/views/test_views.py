@@ -16,15 +16,15 @@ import pytest
 from helpers import deal
 from PIL import Image, ImageChops
 
+from firmware_host.engine.classic import Card, PlayCard
+from firmware_host.engine.crazy import PlayCrazy
+from firmware_host.engine.dice import Die
+from firmware_host.engine.domino import DominoCard, PlaceDomino
+from firmware_host.engine.match import Match
+from firmware_host.engine.round import Reason, Refusal
 from firmware_host.game.catalog import new_match
 from firmware_host.game.controls import SeatController
 from firmware_host.games.crazy.scenario import setup as _crazy_setup
-from firmware_host.rules.classic import Card, PlayCard
-from firmware_host.rules.common import Reason, Refusal
-from firmware_host.rules.crazy import PlayCrazy
-from firmware_host.rules.dice import Die
-from firmware_host.rules.domino import DominoCard, PlaceDomino
-from firmware_host.rules.match import Match
 from firmware_host.views.centre import render_centre, render_winner, render_word
 from firmware_host.views.seat import render_banner, render_seat
 

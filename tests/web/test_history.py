@@ -264,7 +264,7 @@ def test_a_bot_match_in_the_real_daemon_replays_step_by_step(tmp_path: Path) -> 
     finally:
         store.close()
     assert timeline is not None and timeline["problem"] is None
-    from firmware_host.rules.codec import from_dict
+    from firmware_host.engine.codec import from_dict
 
     actions = [(e["round"] - 1, from_dict("classic", e["action"])) for e in journal["journal"]]
     assert len(actions) >= 5  # bots on a loaded machine: enough steps to compare

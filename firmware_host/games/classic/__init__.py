@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from ...engine.classic import MoveToRow, PlayCard, TurnHand, VoteStuck
+from ...engine.round import Refusal
 from ...game.controls import steps
 from ...game.kinds import register
-from ...rules.classic import MoveToRow, PlayCard, TurnHand, VoteStuck
-from ...rules.common import Refusal
 from ..kind import FolderKind
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from types import MethodType
 
+from ...engine.classic import MoveToRow, PlayCard, TurnHand, VoteStuck
+from ...engine.codec import Action
+from ...engine.sight import ClassicSight
 from ...game.bots import Bot, Level
-from ...rules.classic import MoveToRow, PlayCard, TurnHand, VoteStuck
-from ...rules.codec import Action
-from ...rules.sight import ClassicSight
 
 
 def policy(bot: Bot, sight: ClassicSight) -> object:

@@ -6,8 +6,8 @@ from typing import Any
 
 from rich.text import Text
 
+from ...engine.classic import Card, ClassicRound
 from ...game.controls import SeatController
-from ...rules.classic import Card, ClassicRound
 from ...views.readable import STYLE, chip, colour_word
 
 KEYS = "←/→ choose a card · space plays it · enter turns 3 from your hand"

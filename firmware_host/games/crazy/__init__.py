@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from ...engine.crazy import DiscardCrazy, PlayCrazy
+from ...engine.match import Resources
 from ...game.catalog import crazy_deck
 from ...game.controls import steps
 from ...game.kinds import register
-from ...rules.crazy import DiscardCrazy, PlayCrazy
-from ...rules.match import Resources
 from ..kind import FolderKind
 
 

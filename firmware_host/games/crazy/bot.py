@@ -7,10 +7,10 @@ from dataclasses import dataclass
 from types import MethodType
 from typing import Any
 
+from ...engine.codec import Action
+from ...engine.crazy import BOTTOM, TOP, CrazyCard, DiscardCrazy, PlayCrazy
+from ...engine.sight import CrazySight
 from ...game.bots import Bot, Level
-from ...rules.codec import Action
-from ...rules.crazy import BOTTOM, TOP, CrazyCard, DiscardCrazy, PlayCrazy
-from ...rules.sight import CrazySight
 
 FOUR = TOP - 1
 PATIENCE = 2

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from ...engine.dice import FACES, DieColour, PlaceDie, Reroll
+from ...engine.round import Refusal
 from ...game.controls import steps
 from ...game.kinds import register
-from ...rules.common import Refusal
-from ...rules.dice import FACES, DieColour, PlaceDie, Reroll
 from ..kind import FolderKind
 
 
@@ -47,7 +47,7 @@ class DiceKind(FolderKind):
 
     def scenario_setup(self, rnd: dict[str, Any], players: int, where: str, rng: Any,
                        options: dict[str, Any], match: Any) -> dict[str, Any]:
-        from ...rules.options import parse_options
+        from ...engine.options import parse_options
         from .scenario import setup
 
         return setup(rnd, players, where, rng, parse_options(self.name, players, options))

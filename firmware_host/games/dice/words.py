@@ -6,8 +6,8 @@ from typing import Any
 
 from rich.text import Text
 
+from ...engine.dice import FACES, DiceRound, DieColour
 from ...game.controls import SeatController
-from ...rules.dice import FACES, DiceRound, DieColour
 from ...views.readable import STYLE, chip, colour_word
 
 KEYS = "←/→ choose a die · space places it · enter rerolls all your dice"

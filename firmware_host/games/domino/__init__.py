@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from ...engine.domino import DiscardDomino, PlaceDomino, PlayJoker, score_round
+from ...engine.match import Resources
 from ...game.catalog import board_for, layouts
 from ...game.controls import steps
 from ...game.kinds import register
-from ...rules.domino import DiscardDomino, PlaceDomino, PlayJoker, score_round
-from ...rules.match import Resources
 from ..kind import FolderKind
 
 

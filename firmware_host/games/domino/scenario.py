@@ -6,11 +6,11 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from ...engine.codec import from_dict
+from ...engine.domino import SET, TOKENS, DominoCard
+from ...engine.match import Match
+from ...engine.round import is_whole
 from ...play.scenario import fail, listed, parsed, seat_tables
-from ...rules.codec import from_dict
-from ...rules.common import is_whole
-from ...rules.domino import SET, TOKENS, DominoCard
-from ...rules.match import Match
 
 
 def setup(rnd: dict[str, Any], players: int, where: str, rng: random.Random,

@@ -8,8 +8,8 @@ from functools import cache
 
 from PIL import Image, ImageDraw
 
+from ...engine.domino import JOKER, DominoRound, PlaceDomino
 from ...game.controls import SeatController
-from ...rules.domino import JOKER, DominoRound, PlaceDomino
 from ...views.centre import CARD_RGB, scale, seat_colour
 from ...views.font import draw_text
 from ...views.seat import card_face

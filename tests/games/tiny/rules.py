@@ -9,7 +9,9 @@ from __future__ import annotations
 import random
 from typing import Any, ClassVar, NamedTuple
 
-from firmware_host.rules.common import (
+from firmware_host.engine.kinds import GameRules
+from firmware_host.engine.options import OptionSpec, whole
+from firmware_host.engine.round import (
     Ending,
     Reason,
     Refusal,
@@ -19,8 +21,6 @@ from firmware_host.rules.common import (
     Seat,
     field_int,
 )
-from firmware_host.rules.kinds import GameRules
-from firmware_host.rules.options import OptionSpec, whole
 
 HAND, LOW, HIGH = 3, 1, 6
 

@@ -11,10 +11,10 @@ from typing import Any
 
 from . import kinds
 from .classic import MoveToRow, PlayCard, TurnHand, VoteStuck
-from .common import RulesError, Wake, field_int
 from .crazy import CrazyColour, DiscardCrazy, PlayCrazy, crazy_card_name, crazy_index, parse_crazy_card
 from .dice import PlaceDie, Reroll
 from .domino import DiscardDomino, PlaceDomino, PlayJoker
+from .round import RulesError, Wake, field_int
 
 Action = (
     PlayCard | TurnHand | MoveToRow | VoteStuck | PlaceDie | Reroll

@@ -7,7 +7,7 @@ import random
 import pytest
 from helpers import OTHER_STACK, cards, classic, deal
 
-from firmware_host.rules.classic import (
+from firmware_host.engine.classic import (
     DECK,
     Card,
     ClassicOptions,
@@ -18,7 +18,7 @@ from firmware_host.rules.classic import (
     VoteStuck,
     row_size,
 )
-from firmware_host.rules.common import Ending, Reason, RulesError
+from firmware_host.engine.round import Ending, Reason, RulesError
 
 C = Card.parse
 

@@ -11,7 +11,9 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, NamedTuple
 
-from .common import (
+from .kinds import GameRules, register
+from .options import OptionSpec, whole
+from .round import (
     Ending,
     Reason,
     Refusal,
@@ -24,8 +26,6 @@ from .common import (
     is_digits,
     is_whole,
 )
-from .kinds import GameRules, register
-from .options import OptionSpec, whole
 
 MIN_PLAYERS, MAX_PLAYERS = 2, 4
 DICE_PER_COLOUR = 6

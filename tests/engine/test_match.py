@@ -6,13 +6,13 @@ import random
 
 import pytest
 
+from firmware_host.engine.classic import TurnHand
+from firmware_host.engine.match import Match
+from firmware_host.engine.options import parse_assignments, parse_options
+from firmware_host.engine.round import RulesError, winners
+from firmware_host.engine.sight import sight_of
 from firmware_host.game.catalog import new_match, resources_for
 from firmware_host.play.simulate import make_bots, play_round, simulate
-from firmware_host.rules.classic import TurnHand
-from firmware_host.rules.common import RulesError, winners
-from firmware_host.rules.match import Match
-from firmware_host.rules.options import parse_assignments, parse_options
-from firmware_host.rules.sight import sight_of
 
 
 def play_out(match: Match, level: str = "instant") -> None:

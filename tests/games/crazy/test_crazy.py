@@ -7,9 +7,7 @@ from collections import Counter
 
 import pytest
 
-from firmware_host.game.catalog import crazy_deck
-from firmware_host.rules.common import Ending, Reason, RulesError
-from firmware_host.rules.crazy import (
+from firmware_host.engine.crazy import (
     CrazyCard,
     CrazyColour,
     CrazyOptions,
@@ -18,6 +16,8 @@ from firmware_host.rules.crazy import (
     DiscardCrazy,
     PlayCrazy,
 )
+from firmware_host.engine.round import Ending, Reason, RulesError
+from firmware_host.game.catalog import crazy_deck
 
 SPEC = crazy_deck()
 

@@ -11,7 +11,9 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, NamedTuple
 
-from .common import (
+from .kinds import GameRules, register
+from .options import OptionSpec, whole
+from .round import (
     Ending,
     Reason,
     Refusal,
@@ -23,8 +25,6 @@ from .common import (
     field_int,
     field_str,
 )
-from .kinds import GameRules, register
-from .options import OptionSpec, whole
 
 MIN_PLAYERS, MAX_PLAYERS = 2, 5
 HAND_SIZE = 3

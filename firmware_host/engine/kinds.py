@@ -14,7 +14,7 @@ import random
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from .common import RulesError, Seat
+from .round import RulesError, Seat
 
 if TYPE_CHECKING:
     from .match import Match, Resources

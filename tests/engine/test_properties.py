@@ -19,8 +19,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from firmware_host.game.catalog import board_for, crazy_deck
-from firmware_host.rules.classic import (
+from firmware_host.engine.classic import (
     DECK,
     Card,
     ClassicOptions,
@@ -29,10 +28,11 @@ from firmware_host.rules.classic import (
     PlayCard,
     VoteStuck,
 )
-from firmware_host.rules.common import RACE_HORIZON_NS, Reason, RoundBase, Wake
-from firmware_host.rules.crazy import CrazyColour, CrazyOptions, CrazyRound, DiscardCrazy, PlayCrazy
-from firmware_host.rules.dice import DICE_PER_COLOUR, DiceOptions, DiceRound, DieColour, PlaceDie
-from firmware_host.rules.domino import SET, DominoOptions, DominoRound, PlaceDomino, PlayJoker
+from firmware_host.engine.crazy import CrazyColour, CrazyOptions, CrazyRound, DiscardCrazy, PlayCrazy
+from firmware_host.engine.dice import DICE_PER_COLOUR, DiceOptions, DiceRound, DieColour, PlaceDie
+from firmware_host.engine.domino import SET, DominoOptions, DominoRound, PlaceDomino, PlayJoker
+from firmware_host.engine.round import RACE_HORIZON_NS, Reason, RoundBase, Wake
+from firmware_host.game.catalog import board_for, crazy_deck
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 STEPS = 400

@@ -7,16 +7,8 @@ from collections import Counter
 
 import pytest
 
-from firmware_host.rules.common import Ending, Reason, RulesError
-from firmware_host.rules.dice import (
-    DiceOptions,
-    DiceRound,
-    Die,
-    DieColour,
-    PlaceDie,
-    Reroll,
-    dice_counts,
-)
+from firmware_host.engine.dice import DiceOptions, DiceRound, Die, DieColour, PlaceDie, Reroll, dice_counts
+from firmware_host.engine.round import Ending, Reason, RulesError
 
 D = Die.parse
 Y, R, G, B = DieColour.YELLOW, DieColour.RED, DieColour.GREEN, DieColour.BLUE

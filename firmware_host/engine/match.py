@@ -16,10 +16,10 @@ from typing import Any, NamedTuple
 
 from . import kinds
 from .codec import Action
-from .common import Refusal, RoundBase, RoundResult, RulesError, Seat, winners
 from .crazy import DeckSpec
 from .domino import Board, DominoCard
 from .options import parse_options
+from .round import Refusal, RoundBase, RoundResult, RulesError, Seat, winners
 
 Round = RoundBase
 """Any game's round: `kinds.find(game).new_round` makes it."""

@@ -17,7 +17,9 @@ from functools import cache
 from itertools import pairwise
 from typing import Any, ClassVar, Literal, NamedTuple
 
-from .common import (
+from .kinds import GameRules, register
+from .options import OptionSpec, one_of, whole, yes_no
+from .round import (
     Ending,
     Reason,
     Refusal,
@@ -30,8 +32,6 @@ from .common import (
     field_str,
     is_digits,
 )
-from .kinds import GameRules, register
-from .options import OptionSpec, one_of, whole, yes_no
 
 MIN_PLAYERS, MAX_PLAYERS = 2, 12
 STACK_SIZE = 10

@@ -6,9 +6,7 @@ import random
 
 import pytest
 
-from firmware_host.game.catalog import board_for, layouts
-from firmware_host.rules.common import Ending, Reason, Refusal, RulesError
-from firmware_host.rules.domino import (
+from firmware_host.engine.domino import (
     SET,
     Board,
     DiscardDomino,
@@ -21,6 +19,8 @@ from firmware_host.rules.domino import (
     next_boards,
     score_round,
 )
+from firmware_host.engine.round import Ending, Reason, Refusal, RulesError
+from firmware_host.game.catalog import board_for, layouts
 
 K = DominoCard.parse
 

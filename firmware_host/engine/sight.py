@@ -11,10 +11,10 @@ from typing import Any
 
 from . import kinds
 from .classic import Card, ClassicRound
-from .common import Seat
 from .crazy import CrazyCard, CrazyRound
 from .dice import DiceRound, Die
 from .domino import DominoCard, DominoRound, PlaceDomino, PlayJoker, Square
+from .round import Seat
 
 
 class ClassicSight:

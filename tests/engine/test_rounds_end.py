@@ -9,17 +9,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pytest import MonkeyPatch
 
+from firmware_host.engine.codec import from_dict, to_dict
+from firmware_host.engine.domino import DiscardDomino, DominoCard
+from firmware_host.engine.options import CRAZY_ROUNDS, PLAYERS, parse_options
+from firmware_host.engine.round import Ending, Reason, Wake
 from firmware_host.game.bots import Level
 from firmware_host.game.catalog import layouts, new_match
 from firmware_host.play import simulate as simulate_mod
 from firmware_host.play.simulate import make_bots, play_round, simulate, sweep, sweep_cases
-from firmware_host.rules.codec import from_dict, to_dict
-from firmware_host.rules.common import Ending, Reason, Wake
-from firmware_host.rules.domino import (
-    DiscardDomino,
-    DominoCard,
-)
-from firmware_host.rules.options import CRAZY_ROUNDS, PLAYERS, parse_options
 
 K = DominoCard.parse
 S = 1_000_000_000
@@ -56,7 +53,7 @@ def test_medium_crazy_bots_reach_100() -> None:
 def test_crazy_rounds_cannot_be_unlimited() -> None:
     import pytest
 
-    from firmware_host.rules.common import RulesError
+    from firmware_host.engine.round import RulesError
 
     with pytest.raises(RulesError, match="rounds"):
         parse_options("crazy", 2, {"rounds": 0})
@@ -166,9 +163,9 @@ def test_a_sample_of_the_sweep_finishes_with_no_stall_and_no_traceback() -> None
 
 def test_a_bot_plays_the_joker_the_round_waits_for() -> None:
     """Its screen says UP: JOKER; a bot should not discard its way past the wait."""
+    from firmware_host.engine.domino import PlayJoker
+    from firmware_host.engine.sight import DominoSight
     from firmware_host.game.bots import Bot
-    from firmware_host.rules.domino import PlayJoker
-    from firmware_host.rules.sight import DominoSight
 
     rnd = waiting_domino_round()
     action = Bot("easy", random.Random(1)).choose(DominoSight(rnd, 0), 2 * S)
@@ -177,7 +174,7 @@ def test_a_bot_plays_the_joker_the_round_waits_for() -> None:
 
 
 def test_a_match_replays_a_round_that_time_ended() -> None:
-    from firmware_host.rules.match import Match, Resources
+    from firmware_host.engine.match import Match, Resources
 
     b = waiting_domino_round().board
     setup = {"hands": [[K("RB")], [K("RB")]], "jokers": [1, 0]}

@@ -13,7 +13,9 @@ from dataclasses import dataclass, field
 from itertools import combinations_with_replacement
 from typing import Any, ClassVar, NamedTuple
 
-from .common import (
+from .kinds import GameRules, register
+from .options import OptionSpec, number, one_of, text_name, whole, yes_no
+from .round import (
     Ending,
     Reason,
     Refusal,
@@ -26,8 +28,6 @@ from .common import (
     field_square,
     field_str,
 )
-from .kinds import GameRules, register
-from .options import OptionSpec, number, one_of, text_name, whole, yes_no
 
 MIN_PLAYERS, MAX_PLAYERS = 2, 4
 TOKENS = 4

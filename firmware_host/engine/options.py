@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import kinds
-from .common import RulesError
+from .round import RulesError
 
 
 class _Games(Sequence[str]):
