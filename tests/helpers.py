@@ -9,11 +9,11 @@ from firmware_host.engine.classic import Card, ClassicOptions, ClassicRound, Dea
 from firmware_host.engine.domino import Board, DominoCard, DominoColour, DominoOptions, DominoRound
 from firmware_host.engine.match import Match
 from firmware_host.engine.sight import sight_of
-from firmware_host.game.arbiter import Arbiter
-from firmware_host.game.edges import Event, InputEvent
-from firmware_host.game.referee import Referee
 from firmware_host.play.simulate import make_bots
 from firmware_host.service.store import Store
+from firmware_host.table.arbiter import Arbiter
+from firmware_host.table.presses import Event, InputEvent
+from firmware_host.table.referee import Referee
 
 OTHER_STACK = "R10 G10 B10 Y10 R9 G9 B9 Y9 R8 G8"
 

@@ -32,11 +32,11 @@ from typing import Any
 
 from ..engine.match import Match, Round
 from ..engine.sight import sight_of
-from ..game.bots import Bot, Level
-from ..game.catalog import new_match
-from ..game.controls import SeatController
-from ..game.kinds import find
 from ..play.simulate import POLL_NS, RoundStalled
+from ..table.bot_players import Bot, Level
+from ..table.catalog import new_match
+from ..table.controls import SeatController
+from ..table.kinds import find
 
 GAMES = ("classic", "dice", "domino", "crazy")
 MASHES = ("slap", "alt")

@@ -25,8 +25,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..engine.match import Match
-from ..game.catalog import new_match, resources_for
 from ..play.simulate import make_bots, play_round
+from ..table.catalog import new_match, resources_for
 
 ENGINE_TARGET_ROUNDS_PER_S = 1500
 _MATCH_ROUNDS = 6

@@ -131,7 +131,7 @@ def broken_configs(count: int = 400, seed: int | str = 13) -> dict[str, Any]:
 
 _CHILD = textwrap.dedent("""
     import random, sys
-    from firmware_host.game.catalog import new_match
+    from firmware_host.table.catalog import new_match
     from firmware_host.engine.sight import sight_of
     from firmware_host.play.simulate import make_bots
     from firmware_host.service.store import Store

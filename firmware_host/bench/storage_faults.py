@@ -205,9 +205,9 @@ def _full_disk_run(state: Path, log: Path) -> dict[str, Any]:
 def _stored_match(db: Path, rounds: int = 3) -> None:
     """A match of `rounds` rounds with one stored, as the table leaves it (over when 1)."""
     from ..engine.sight import sight_of
-    from ..game.catalog import new_match
     from ..play.simulate import make_bots
     from ..service.store import Store
+    from ..table.catalog import new_match
 
     store = Store(db)
     match = new_match("dice", 2, 3, {"rounds": rounds})

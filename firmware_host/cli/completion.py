@@ -82,7 +82,7 @@ def with_completions(prog: str, parser: argparse.ArgumentParser) -> argparse.Arg
     """Game names, their options and bot levels where an argument takes them but has no
     `choices` (its own message for a wrong one is clearer than argparse's)."""
     from ..engine.options import GAMES
-    from ..game.bots import Level
+    from ..table.bot_players import Level
 
     wanted: dict[tuple[str, str], dict[str, Any]] = {}
     if prog == "tablectl":

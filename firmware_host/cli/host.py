@@ -235,8 +235,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _simulate(args: argparse.Namespace) -> int:
     from ..engine.options import GAMES, check_game, parse_assignments
-    from ..game.bots import Level
     from ..play.simulate import simulate
+    from ..table.bot_players import Level
 
     if args.sweep:
         return _sweep(args)
@@ -287,8 +287,8 @@ def _simulate(args: argparse.Namespace) -> int:
 def _sweep(args: argparse.Namespace) -> int:
     """Every round must end: exit 1 naming each case that stalled or raised."""
     from ..engine.options import GAMES
-    from ..game.bots import Level
     from ..play.simulate import sweep, sweep_cases
+    from ..table.bot_players import Level
 
     if args.game is not None and args.game not in GAMES:
         _fail(f"unknown game {args.game!r} (choose {', '.join(GAMES)})")
@@ -406,8 +406,8 @@ def _boot_config(args: argparse.Namespace) -> int:
 def _watch(args: argparse.Namespace) -> int:
     """Watch bots play a match at the table's pace (`--speed` faster), round by round."""
     from ..engine.options import check_game
-    from ..game.bots import Level
     from ..play.watch import watch
+    from ..table.bot_players import Level
 
     check_game(args.game, args.players)
     level = args.bots  # argparse allows only the levels that play on a clock (BOT_LEVELS)

@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 
 MAX_SEATS = 12
 BOT_LEVELS = ("easy", "medium", "hard")
-"""The levels a table's bots play at (game/bots.py `Level`, without the simulator's instant one;
+"""The levels a table's bots play at (table/bot_players.py `Level`, without the simulator's instant one;
 a test keeps the two together)."""
 
 READS = "reads"  # changes nothing: open to whoever can connect

@@ -360,7 +360,7 @@ class RoundBase:
         True unless the game knows better: a game may say no for plays that change nothing the
         action's handler reads (another seat's own cards, say), so that `_lost_race` skips the
         trials they would need. Saying no wrongly hides a lost race; the races property test
-        (tests/rules/test_properties.py) holds every game's answer to the full trial."""
+        (tests/engine/test_properties.py) holds every game's answer to the full trial."""
         return True
 
     def _scratch(self, action: Any) -> Self:

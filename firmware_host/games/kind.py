@@ -6,7 +6,7 @@ import importlib
 from types import ModuleType
 from typing import Any
 
-from ..game.kinds import GameKind
+from ..table.kinds import GameKind
 
 
 class FolderKind(GameKind):

@@ -19,10 +19,10 @@ from ..engine.codec import to_dict
 from ..engine.match import Match
 from ..engine.options import GAMES, SPECS, check_game, parse_options
 from ..engine.round import Ending, Reason, Refusal, RulesError, is_whole
-from ..game.arbiter import Arbiter, Decision
-from ..game.catalog import new_match
-from ..game.kinds import find
 from ..system.errors import ScenarioError
+from ..table.arbiter import Arbiter, Decision
+from ..table.catalog import new_match
+from ..table.kinds import find
 
 TOP_KEYS = {"game", "players", "seed", "names", "options", "round", "expect_totals",
             "expect_winners", "title", "source", "arbiter"}

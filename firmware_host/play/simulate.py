@@ -17,9 +17,9 @@ from typing import Any
 
 from ..engine.match import Match
 from ..engine.sight import sight_of
-from ..game.bots import Bot, Level
-from ..game.catalog import new_match
 from ..system.errors import RoundStalled
+from ..table.bot_players import Bot, Level
+from ..table.catalog import new_match
 
 MAX_ACTIONS_PER_ROUND = 1_000_000
 MAX_ROUND_SECONDS = 3600
@@ -233,7 +233,7 @@ class SweepCase:
 def sweep_cases(games: list[str], seeds: int, levels: list[Level] | None = None) -> list[SweepCase]:
     """Every game, player count, option set and bot level, each for `seeds` seeds."""
     from ..engine.options import PLAYERS
-    from ..game.kinds import find
+    from ..table.kinds import find
 
     out = []
     for game in games:

@@ -16,9 +16,9 @@ from collections.abc import Callable
 from typing import Any
 
 from ..engine.codec import to_dict
-from ..game.bots import Level
-from ..game.catalog import new_match
-from ..game.table import Timing
+from ..table.bot_players import Level
+from ..table.catalog import new_match
+from ..table.machine import Timing
 from .simulate import make_bots, play_round
 
 

@@ -9,10 +9,10 @@ import time
 from typing import Any
 
 from ..engine.codec import to_dict
-from ..game.arbiter import Arbiter
-from ..game.referee import Outcome
-from ..game.table import FalseStart, Phase, Table
 from ..system.logs import logger
+from ..table.arbiter import Arbiter
+from ..table.machine import FalseStart, Phase, Table
+from ..table.referee import Outcome
 from .game import Step
 from .store import Store
 

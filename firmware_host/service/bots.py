@@ -7,7 +7,7 @@ from collections import deque
 from typing import Any
 
 from ..engine.sight import sight_of
-from ..game.table import Phase, Table
+from ..table.machine import Phase, Table
 from .game import Step
 from .loop import Loop
 

@@ -6,8 +6,8 @@ from collections.abc import Callable
 from typing import Any
 
 from ..engine.options import GAMES
-from ..game.bots import Level
-from ..game.table import Phase, Table
+from ..table.bot_players import Level
+from ..table.machine import Phase, Table
 from .registry import Call, Commands
 from .store import Store
 

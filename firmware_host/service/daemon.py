@@ -36,11 +36,11 @@ from ..devices.displays.ledlink import LedLink
 from ..devices.displays.oled import SeatDisplays, specs_for
 from ..devices.emulated.keyboard import KeyboardSeats
 from ..devices.inputs.pins import TableInputs
-from ..game.table import Table
 from ..system import memory, paths, signals
 from ..system.logs import PaneHandler, logger
 from ..system.realtime import Realtime
 from ..system.systemd import Notifier, has_terminal, under_systemd
+from ..table.machine import Table
 from ..views.live import live_state
 from .binding import StoreBinding
 from .bots import BotHands

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..engine.round import RulesError
-from ..game.edges import InputEvent
-from ..game.table import Table
+from ..table.machine import Table
+from ..table.presses import InputEvent
 from .events import AbortAsked
 from .loop import Loop
 
@@ -24,7 +24,7 @@ class Step:
     wakes: list[Any]
     cues: list[Any]
     acting: list[int] = field(default_factory=list)  # the seats whose action was taken
-    false_starts: list[Any] = field(default_factory=list)  # presses before go (game/table.py FalseStart)
+    false_starts: list[Any] = field(default_factory=list)  # presses before go (table/machine.py FalseStart)
 
 
 class Game:

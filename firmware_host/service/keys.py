@@ -8,7 +8,7 @@ from typing import Any
 
 from ..control.protocol import BOT_LEVELS
 from ..engine.round import RulesError
-from ..game.table import Table
+from ..table.machine import Table
 from .events import Key
 from .loop import Loop
 

@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from PIL import Image
 
-from ..game.controls import SeatController
-from ..game.edges import InputEvent
-from ..game.kinds import find
-from ..game.table import Phase, Table
+from ..table.controls import SeatController
+from ..table.kinds import find
+from ..table.machine import Phase, Table
+from ..table.presses import InputEvent
 from ..views.centre import render_centre
 from ..views.phases import countdown_left, phase_centre, phase_seat
 from ..views.seat import render_seat

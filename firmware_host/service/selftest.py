@@ -42,9 +42,9 @@ from ..devices.inputs.mcp23017 import (
     IODIRB,
     RESET_VALUES,
 )
-from ..game.edges import Event, InputEvent
-from ..game.table import Phase
 from ..system.logs import logger
+from ..table.machine import Phase
+from ..table.presses import Event, InputEvent
 from ..views.centre import cap, seat_colour
 from ..views.font import draw_centred
 from ..views.seat import render_banner
@@ -192,7 +192,7 @@ def ask_buzzer(player: Any, buzzer: Any) -> Check:
     """The table's sound player (sounds.py) holds the buzzer's pin: ask it for a tune (its
     "go", one long note on the transducer's resonance, unless the configuration mutes it) and
     wait for the end. Nobody can hear it but the builder: the report asks."""
-    from ..game.cues import TUNES, tune_ms
+    from ..table.cues import TUNES, tune_ms
 
     if buzzer is None:
         return Check("buzzer", "-", NOT_TESTED, "no [buzzer] in the configuration")

@@ -4,7 +4,7 @@ The game loop never waits for the disk: `record` and `begin_match` hand their ro
 thread, which commits within 20 ms. A round's result is committed with its journal in one
 transaction and synced before `round_over` returns, so a power cut loses no completed round.
 After SIGKILL or a power cut, `resume()` rebuilds the match in progress by replaying its journal
-through the deterministic engine (rules/match.py).
+through the deterministic engine (engine/match.py).
 
 Nothing the disk does stops the game: a commit that fails (a full disk, an I/O error) leaves its
 rows held in memory, `problem` says so (STATUS=, `tablectl status`), the writer tries again with
@@ -38,9 +38,9 @@ from ..engine.codec import from_dict, to_dict
 from ..engine.domino import DominoCard
 from ..engine.kinds import find as find_rules
 from ..engine.match import Match
-from ..game.catalog import resources_for
 from ..system import paths
 from ..system.errors import StoreError
+from ..table.catalog import resources_for
 from .storage import (
     CACHE_KIB,
     HELD_SUFFIX,

@@ -23,7 +23,7 @@ from typing import Any
 from PIL import Image, ImageDraw
 
 from ..engine.match import Match
-from ..game.kinds import find
+from ..table.kinds import find
 from .font import DIGIT_H, DIGIT_W, draw_centred, draw_digit, draw_text, width
 
 DEFAULT_SIZE = (32, 16)

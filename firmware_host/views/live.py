@@ -15,7 +15,7 @@ from ..engine.options import GAMES, PLAYERS
 from .address import qr_rows
 
 if TYPE_CHECKING:
-    from ..game.table import Table
+    from ..table.machine import Table
 
 S = 1_000_000_000
 DECISIONS = 8  # the last decisions a page shows

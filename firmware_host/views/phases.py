@@ -25,7 +25,7 @@ from .seat import (
 )
 
 if TYPE_CHECKING:
-    from ..game.table import Table
+    from ..table.machine import Table
 
 S = 1_000_000_000
 WARNING = "CONFIG INVALID: TABLECTL"

@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 
 from ..engine.options import GAMES, PLAYERS
-from ..game.kinds import find
+from ..table.kinds import find
 
 if TYPE_CHECKING:
-    from ..game.controls import SeatController
-    from ..game.table import Table
+    from ..table.controls import SeatController
+    from ..table.machine import Table
 
 STYLE = {"R": "red3", "G": "green4", "B": "dodger_blue2", "Y": "gold3", "P": "medium_purple3"}
 NAME = {"R": "red", "G": "green", "B": "blue", "Y": "yellow", "P": "purple"}

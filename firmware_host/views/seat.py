@@ -10,7 +10,7 @@ from __future__ import annotations
 from PIL import Image, ImageDraw
 
 from ..engine.match import Match
-from ..game.controls import SeatController
+from ..table.controls import SeatController
 from .font import LARGE, SMALL, draw_centred, draw_text, width
 
 SIZE = (128, 64)

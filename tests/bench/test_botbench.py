@@ -8,10 +8,10 @@ import random
 from firmware_host.bench.bots import Masher, bench_bots, play_match, standing
 from firmware_host.engine.crazy import TOP, DiscardCrazy, PlayCrazy
 from firmware_host.engine.sight import sight_of
-from firmware_host.game.bots import Bot, Level
-from firmware_host.game.catalog import new_match
-from firmware_host.game.controls import SeatController
 from firmware_host.play.simulate import make_bots, play_round
+from firmware_host.table.bot_players import Bot, Level
+from firmware_host.table.catalog import new_match
+from firmware_host.table.controls import SeatController
 
 
 def test_the_hard_bot_beats_every_masher_in_most_matches() -> None:

@@ -70,7 +70,7 @@ def kept(append: Callable[[int], None], items: Callable[[], Sequence[Any]], time
 def table_notices() -> int:
     import logging
 
-    from firmware_host.game.table import Table
+    from firmware_host.table.machine import Table
 
     quiet = logging.getLogger("tests.figures.quiet")
     quiet.propagate = False
@@ -86,9 +86,9 @@ def buzzer_heard() -> int:
 
 
 def referee_bounds() -> tuple[int, int, int]:
-    from firmware_host.game.arbiter import Arbiter
-    from firmware_host.game.catalog import new_match
-    from firmware_host.game.referee import Referee
+    from firmware_host.table.arbiter import Arbiter
+    from firmware_host.table.catalog import new_match
+    from firmware_host.table.referee import Referee
 
     arbiter = Arbiter()
     referee = Referee(new_match("classic", 2, 1), arbiter)
@@ -150,14 +150,14 @@ def startup_targets() -> list[float]:
 
 
 def result_hold_s() -> list[float]:
-    from firmware_host.game.table import Timing
+    from firmware_host.table.machine import Timing
 
     return [Timing().result_hold_ns / 1e9]
 
 
 DAEMON = "docs/daemon.md"
 PINS, OLED = "firmware_host.devices.emulated.pins", "firmware_host.devices.emulated.oled"
-TABLE, STORE = "firmware_host.game.table", "firmware_host.service.store"
+TABLE, STORE = "firmware_host.table.machine", "firmware_host.service.store"
 SERVER = "firmware_host.control.server"
 SOAK = "firmware_host.bench.soak"
 HISTORY, PERSISTENCE = "firmware_host.bench.history", "docs/persistence.md"

@@ -32,7 +32,7 @@ from firmware_host.engine.crazy import CrazyColour, CrazyOptions, CrazyRound, Di
 from firmware_host.engine.dice import DICE_PER_COLOUR, DiceOptions, DiceRound, DieColour, PlaceDie
 from firmware_host.engine.domino import SET, DominoOptions, DominoRound, PlaceDomino, PlayJoker
 from firmware_host.engine.round import RACE_HORIZON_NS, Reason, RoundBase, Wake
-from firmware_host.game.catalog import board_for, crazy_deck
+from firmware_host.table.catalog import board_for, crazy_deck
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 STEPS = 400

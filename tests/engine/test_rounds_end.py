@@ -13,10 +13,10 @@ from firmware_host.engine.codec import from_dict, to_dict
 from firmware_host.engine.domino import DiscardDomino, DominoCard
 from firmware_host.engine.options import CRAZY_ROUNDS, PLAYERS, parse_options
 from firmware_host.engine.round import Ending, Reason, Wake
-from firmware_host.game.bots import Level
-from firmware_host.game.catalog import layouts, new_match
 from firmware_host.play import simulate as simulate_mod
 from firmware_host.play.simulate import make_bots, play_round, simulate, sweep, sweep_cases
+from firmware_host.table.bot_players import Level
+from firmware_host.table.catalog import layouts, new_match
 
 K = DominoCard.parse
 S = 1_000_000_000
@@ -165,7 +165,7 @@ def test_a_bot_plays_the_joker_the_round_waits_for() -> None:
     """Its screen says UP: JOKER; a bot should not discard its way past the wait."""
     from firmware_host.engine.domino import PlayJoker
     from firmware_host.engine.sight import DominoSight
-    from firmware_host.game.bots import Bot
+    from firmware_host.table.bot_players import Bot
 
     rnd = waiting_domino_round()
     action = Bot("easy", random.Random(1)).choose(DominoSight(rnd, 0), 2 * S)

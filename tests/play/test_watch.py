@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from firmware_host.game.bots import Level
 from firmware_host.play.watch import describe, watch
+from firmware_host.table.bot_players import Level
 
 
 class FakeClock:

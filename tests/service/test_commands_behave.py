@@ -20,11 +20,11 @@ from plumbing import served_table, wait_for
 
 from firmware_host.cli import ctl
 from firmware_host.control.server import ControlServer
-from firmware_host.game.catalog import new_match
-from firmware_host.game.table import Table
 from firmware_host.service.store import Store
 from firmware_host.system import paths
 from firmware_host.system.children import ending_with_me
+from firmware_host.table.catalog import new_match
+from firmware_host.table.machine import Table
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVICE_VARIABLES = ("CONFIGURATION_DIRECTORY", "STATE_DIRECTORY", "RUNTIME_DIRECTORY", "TABLE_HOST_SOCKET",

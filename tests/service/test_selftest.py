@@ -308,8 +308,8 @@ def test_the_real_daemon_process_runs_the_probe_and_a_timed_out_walk(tmp_path: P
 
 
 def test_each_seat_screen_asks_for_its_control_and_shows_what_arrived() -> None:
-    from firmware_host.game.edges import Event, InputEvent
     from firmware_host.service.selftest import SelfTest
+    from firmware_host.table.presses import Event, InputEvent
     from firmware_host.views.seat import render_banner
 
     shown: dict[int, Any] = {}

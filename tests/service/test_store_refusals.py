@@ -16,9 +16,9 @@ import pytest
 from helpers import play_recorded
 from plumbing import wait_for
 
-from firmware_host.game.catalog import new_match
 from firmware_host.service import store as store_module
 from firmware_host.service.store import Store
+from firmware_host.table.catalog import new_match
 
 ROOT = Path(__file__).resolve().parents[2]
 ID_MAX = (1 << 63) - 1  # SQLite's largest integer
@@ -49,7 +49,7 @@ sys.path.insert(0, {tests!r})
 from helpers import play_recorded
 from plumbing import wait_for
 from firmware_host.cli.run import hold_table
-from firmware_host.game.catalog import new_match
+from firmware_host.table.catalog import new_match
 from firmware_host.service import store as store_module
 from firmware_host.service.store import Store
 

@@ -6,7 +6,7 @@ import pytest
 from plumbing import table_box
 
 from firmware_host.engine.dice import PlaceDie, Reroll
-from firmware_host.game.table import Phase, Table, Timing
+from firmware_host.table.machine import Phase, Table, Timing
 
 S = 1_000_000_000
 MS = 1_000_000

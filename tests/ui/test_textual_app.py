@@ -11,9 +11,9 @@ import pytest
 from PIL import Image
 
 from firmware_host.config import emulated_config
-from firmware_host.game.table import Phase
 from firmware_host.service.daemon import Daemon
 from firmware_host.service.events import Key
+from firmware_host.table.machine import Phase
 from firmware_host.ui.terminal import mono_braille, rgb_cells
 from firmware_host.ui.textual_app import LogPane, TableApp, centre_text
 from firmware_host.views.seat import render_countdown

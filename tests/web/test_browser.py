@@ -19,9 +19,9 @@ import pytest
 from plumbing import ROOT, SHOTS, qr_read, wait_for
 
 from firmware_host.config import emulated_config
-from firmware_host.game.table import Phase, Timing
 from firmware_host.play.scenario import load, run
 from firmware_host.service.daemon import Daemon
+from firmware_host.table.machine import Phase, Timing
 from firmware_host.web.frontend import WebView
 
 CHROMIUM = "/usr/bin/chromium"

@@ -13,9 +13,9 @@ import pytest
 from helpers import play_recorded
 from plumbing import DaemonProcess, alive, descendants, left_after, press, scenario_table, settle
 
-from firmware_host.game.catalog import new_match
 from firmware_host.service import storage
 from firmware_host.service.store import Store
+from firmware_host.table.catalog import new_match
 from firmware_host.web import history
 
 MS = 1_000_000

@@ -12,8 +12,8 @@ from typing import Any, ClassVar
 
 from ...engine.classic import MoveToRow, PlayCard, TurnHand, VoteStuck
 from ...engine.round import Refusal
-from ...game.controls import steps
-from ...game.kinds import register
+from ...table.controls import steps
+from ...table.kinds import register
 from ..kind import FolderKind
 
 

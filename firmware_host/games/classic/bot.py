@@ -7,7 +7,7 @@ from types import MethodType
 from ...engine.classic import MoveToRow, PlayCard, TurnHand, VoteStuck
 from ...engine.codec import Action
 from ...engine.sight import ClassicSight
-from ...game.bots import Bot, Level
+from ...table.bot_players import Bot, Level
 
 
 def policy(bot: Bot, sight: ClassicSight) -> object:

@@ -8,7 +8,7 @@ from typing import Any
 from PIL import Image, ImageDraw
 
 from ...engine.classic import Card, ClassicRound
-from ...game.controls import SeatController
+from ...table.controls import SeatController
 from ...views.centre import CARD_RGB, ligretto_piles
 from ...views.font import SMALL, draw_centred
 from ...views.seat import SIZE, card_face

@@ -7,7 +7,7 @@ from typing import Any
 from rich.text import Text
 
 from ...engine.classic import Card, ClassicRound
-from ...game.controls import SeatController
+from ...table.controls import SeatController
 from ...views.readable import STYLE, chip, colour_word
 
 KEYS = "←/→ choose a card · space plays it · enter turns 3 from your hand"

@@ -7,9 +7,9 @@ from typing import Any, ClassVar
 
 from ...engine.crazy import DiscardCrazy, PlayCrazy
 from ...engine.match import Resources
-from ...game.catalog import crazy_deck
-from ...game.controls import steps
-from ...game.kinds import register
+from ...table.catalog import crazy_deck
+from ...table.controls import steps
+from ...table.kinds import register
 from ..kind import FolderKind
 
 

@@ -10,7 +10,7 @@ from typing import Any
 from ...engine.codec import Action
 from ...engine.crazy import BOTTOM, TOP, CrazyCard, DiscardCrazy, PlayCrazy
 from ...engine.sight import CrazySight
-from ...game.bots import Bot, Level
+from ...table.bot_players import Bot, Level
 
 FOUR = TOP - 1
 PATIENCE = 2

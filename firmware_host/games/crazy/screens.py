@@ -8,7 +8,7 @@ from typing import Any
 from PIL import Image, ImageDraw
 
 from ...engine.crazy import CrazyCard, CrazyRound
-from ...game.controls import SeatController
+from ...table.controls import SeatController
 from ...views.centre import CARD_RGB, SLOT_DIM, scale
 from ...views.font import DIGIT_H, DIGIT_W, LARGE, SMALL, draw_centred, draw_digit, draw_text
 from ...views.seat import box

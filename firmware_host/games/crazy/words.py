@@ -7,7 +7,7 @@ from typing import Any
 from rich.text import Text
 
 from ...engine.crazy import CrazyCard, CrazyRound
-from ...game.controls import SeatController
+from ...table.controls import SeatController
 from ...views.readable import NAME, STYLE, chip
 
 KEYS = "←/→ choose a card · ↑/↓ choose its pile and value · space plays it · enter discards it"

@@ -8,7 +8,7 @@ from typing import Any
 from PIL import Image, ImageDraw
 
 from ...engine.dice import FACES, DiceRound, Die, DieColour
-from ...game.controls import SeatController
+from ...table.controls import SeatController
 from ...views.centre import CARD_RGB, scale
 from ...views.font import LARGE, draw_centred
 from ...views.seat import box

@@ -7,7 +7,7 @@ from typing import Any
 from rich.text import Text
 
 from ...engine.dice import FACES, DiceRound, DieColour
-from ...game.controls import SeatController
+from ...table.controls import SeatController
 from ...views.readable import STYLE, chip, colour_word
 
 KEYS = "←/→ choose a die · space places it · enter rerolls all your dice"

@@ -7,9 +7,9 @@ from typing import Any, ClassVar
 
 from ...engine.domino import DiscardDomino, PlaceDomino, PlayJoker, score_round
 from ...engine.match import Resources
-from ...game.catalog import board_for, layouts
-from ...game.controls import steps
-from ...game.kinds import register
+from ...table.catalog import board_for, layouts
+from ...table.controls import steps
+from ...table.kinds import register
 from ..kind import FolderKind
 
 

@@ -9,7 +9,7 @@ from functools import cache
 from PIL import Image, ImageDraw
 
 from ...engine.domino import JOKER, DominoRound, PlaceDomino
-from ...game.controls import SeatController
+from ...table.controls import SeatController
 from ...views.centre import CARD_RGB, scale, seat_colour
 from ...views.font import draw_text
 from ...views.seat import card_face

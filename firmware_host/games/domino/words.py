@@ -7,8 +7,8 @@ from typing import Any
 from rich.text import Text
 
 from ...engine.domino import JOKER, DominoRound, PlaceDomino
-from ...game.controls import SeatController
-from ...game.table import Table
+from ...table.controls import SeatController
+from ...table.machine import Table
 from ...views.readable import STYLE, chip, controller_of
 
 KEYS = ("←/→ next placement · space lays the card · enter discards it · "

@@ -8,9 +8,9 @@ from typing import Any, ClassVar
 from PIL import ImageDraw
 from rich.text import Text
 
-from firmware_host.game.controls import steps
-from firmware_host.game.kinds import GameKind
 from firmware_host.play.scenario import fail, parsed, seat_tables
+from firmware_host.table.controls import steps
+from firmware_host.table.kinds import GameKind
 from firmware_host.views.font import LARGE, draw_centred, draw_digit, draw_text
 
 from .rules import Lay, Redraw, TinyRound, TinySight

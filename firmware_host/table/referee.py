@@ -21,7 +21,7 @@ from ..engine.round import Reason, Refusal
 from ..system.logs import logger
 from .arbiter import Arbiter, Decision, Press
 from .controls import SeatController
-from .edges import ARBITRATED, Event, InputEvent
+from .presses import ARBITRATED, Event, InputEvent
 
 arbiter_log = logger("arbiter")
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from firmware_host.game.arbiter import Arbiter
+from firmware_host.table.arbiter import Arbiter
 
 MS = 1_000_000
 

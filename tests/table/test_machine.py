@@ -9,8 +9,8 @@ from helpers import waiting_domino_round
 from plumbing import table_box
 
 from firmware_host.engine.round import Ending, RulesError, Wake
-from firmware_host.game.edges import Event, InputEvent
-from firmware_host.game.table import Phase, Table, Timing
+from firmware_host.table.machine import Phase, Table, Timing
+from firmware_host.table.presses import Event, InputEvent
 
 S = 1_000_000_000
 MS = 1_000_000
@@ -228,7 +228,7 @@ def test_inputs_lists_each_event_and_decision_with_its_edge_time(box) -> None:
 def _domino_with_a_joker_at(ts: int):
     """A Domino match in which seat 1 has laid a joker at `ts` (its token is held for 5 s)."""
     from firmware_host.engine.domino import PlayJoker
-    from firmware_host.game.catalog import new_match
+    from firmware_host.table.catalog import new_match
 
     match = new_match("domino", 2, 7)
     joker = next(a for a in match.round.legal_actions(0, ts) if isinstance(a, PlayJoker))
@@ -240,7 +240,7 @@ def test_a_round_resumed_after_a_reboot_holds_no_token_on_the_old_clock() -> Non
     """The journal is stamped on the monotonic clock of the run that crashed. After a reboot that
     clock starts again near 0: a joker's hold stamped at 2 h would keep its token from everybody
     else for 2 h (and a wait for a joker would never run out). Resumed, it falls due at once."""
-    from firmware_host.game.table import Table
+    from firmware_host.table.machine import Table
 
     match = _domino_with_a_joker_at(7200 * S)
     table = Table(4, Timing())
@@ -251,7 +251,7 @@ def test_a_round_resumed_after_a_reboot_holds_no_token_on_the_old_clock() -> Non
 
 
 def test_a_round_resumed_on_the_same_clock_keeps_its_hold_until_it_falls_due() -> None:
-    from firmware_host.game.table import Table
+    from firmware_host.table.machine import Table
 
     match = _domino_with_a_joker_at(10 * S)
     table = Table(4, Timing())

@@ -26,10 +26,10 @@ from ..engine.options import GAMES, PLAYERS
 from ..engine.round import Ending, Reason, RulesError, Wake
 from ..system.logs import escape, logger
 from .arbiter import Arbiter
-from .bots import Bot, Level
+from .bot_players import Bot, Level
 from .catalog import new_match
 from .cues import Cue
-from .edges import Event, InputEvent, StartGate
+from .presses import Event, InputEvent, StartGate
 from .referee import Outcome, Referee
 
 S = 1_000_000_000

@@ -42,7 +42,7 @@ class GameKind:
 
         return Resources()
 
-    # ------------------------------------------------------------ a seat's controls (game/controls.py)
+    # ------------------------------------------------------------ a seat's controls (table/controls.py)
 
     def choices(self, c: Any) -> list[Any]:
         """What the cursor of controller `c` runs over."""
@@ -90,7 +90,7 @@ class GameKind:
         """A "doesn't fit" in words a player can act on; None: the generic wording."""
         return None
 
-    # ------------------------------------------------------------ bots (game/bots.py)
+    # ------------------------------------------------------------ bots (table/bot_players.py)
 
     routine: ClassVar[frozenset[type]] = frozenset()
     """Actions a person makes without thinking (turning cards over): bots make them quickly."""

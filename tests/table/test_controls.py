@@ -16,11 +16,11 @@ from firmware_host.engine.dice import PlaceDie, Reroll
 from firmware_host.engine.domino import PlaceDomino, PlayJoker
 from firmware_host.engine.match import Match
 from firmware_host.engine.sight import sight_of
-from firmware_host.game.arbiter import Arbiter
-from firmware_host.game.bots import Bot
-from firmware_host.game.catalog import new_match
-from firmware_host.game.controls import SeatController
-from firmware_host.game.referee import Referee
+from firmware_host.table.arbiter import Arbiter
+from firmware_host.table.bot_players import Bot
+from firmware_host.table.catalog import new_match
+from firmware_host.table.controls import SeatController
+from firmware_host.table.referee import Referee
 
 MS = 1_000_000
 C = Card.parse

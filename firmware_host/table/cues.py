@@ -1,6 +1,6 @@
 """The table's sounds as data: which moments have a sound, and each sound's tune.
 
-The table notes a `Cue` when something happens (game/table.py); the service hands each cue to the
+The table notes a `Cue` when something happens (table/machine.py); the service hands each cue to the
 buzzer's player (devices/buzzer.py), which plays the tune on the GPIO. Nothing here touches a pin,
 so the game and its tests import it without gpiozero.
 

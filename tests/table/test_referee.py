@@ -8,9 +8,9 @@ from firmware_host.devices.inputs.pins import InputEvent
 from firmware_host.engine.classic import Card
 from firmware_host.engine.match import Match
 from firmware_host.engine.round import Reason
-from firmware_host.game.arbiter import Arbiter
-from firmware_host.game.edges import Event
-from firmware_host.game.referee import Referee
+from firmware_host.table.arbiter import Arbiter
+from firmware_host.table.presses import Event
+from firmware_host.table.referee import Referee
 
 US = 1_000
 

@@ -11,7 +11,7 @@ import sys
 import pytest
 
 import firmware_host.engine
-import firmware_host.game
+import firmware_host.table
 
 HEAVY = ("gpiozero", "pydantic", "PIL", "luma", "textual", "rich")
 
@@ -20,7 +20,7 @@ def modules(package: object) -> list[str]:
     return [m.name for m in pkgutil.walk_packages(package.__path__, f"{package.__name__}.")]  # type: ignore[attr-defined]
 
 
-@pytest.mark.parametrize("package", [firmware_host.engine, firmware_host.game], ids=["engine", "game"])
+@pytest.mark.parametrize("package", [firmware_host.engine, firmware_host.table], ids=["engine", "game"])
 def test_every_module_imports_without_the_heavy_libraries(package: object) -> None:
     names = modules(package)
     assert len(names) >= 5  # the walk found the package's modules
