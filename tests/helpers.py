@@ -10,7 +10,7 @@ from firmware_host.engine.domino import Board, DominoCard, DominoColour, DominoO
 from firmware_host.engine.match import Match
 from firmware_host.engine.sight import sight_of
 from firmware_host.play.simulate import make_bots
-from firmware_host.service.store import Store
+from firmware_host.service.journal import Store
 from firmware_host.table.arbiter import Arbiter
 from firmware_host.table.presses import Event, InputEvent
 from firmware_host.table.referee import Referee

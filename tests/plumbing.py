@@ -24,9 +24,9 @@ from firmware_host.play.scenario import load as load_scenario
 from firmware_host.play.scenario import run as run_scenario
 from firmware_host.service.binding import StoreBinding
 from firmware_host.service.commands import handle
-from firmware_host.service.game import Game
+from firmware_host.service.journal import Store
 from firmware_host.service.loop import Loop
-from firmware_host.service.store import Store
+from firmware_host.service.table_feed import Game
 from firmware_host.system.children import ending_with_me
 from firmware_host.table.catalog import new_match
 from firmware_host.table.machine import Phase, Table, Timing
@@ -259,7 +259,7 @@ def scenario_table(name: str, store: Store, monkeypatch: Any, players: int, seed
     played = run_scenario(load_scenario(ROOT / "scenarios" / name), name)
     deal = played.match
     fresh = new_match(deal.game, deal.players, deal.seed, deal.options, setup=deal.setups.get(0))
-    monkeypatch.setattr("firmware_host.table.table.new_match", lambda *a, **k: fresh)
+    monkeypatch.setattr("firmware_host.table.machine.new_match", lambda *a, **k: fresh)
     return played_table(store, players, seed, deal.game, None, window_ms, epsilon_ms)
 
 

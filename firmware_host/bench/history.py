@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from ..play.simulate import make_bots, play_round
-from ..service.store import Store
+from ..service.journal import Store
 from ..table.catalog import new_match
 from .harness import ROOT, emulated_daemon
 

@@ -21,7 +21,7 @@ from ..config import choose_config, config_path
 from ..devices.board import EX_UNAVAILABLE, HardwareUnavailable, open_board
 from ..engine.round import RulesError
 from ..service.daemon import Daemon
-from ..service.store import StoreError
+from ..service.journal import StoreError
 from ..system import memory, paths
 from ..system.errors import TableError
 from ..system.logs import logger
@@ -53,7 +53,7 @@ def hold_table(database: Path) -> int:
     try:  # the pid is for the refusal above, said to a second table; the lock is what counts
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-    except OSError as exc:  # a full disk: the table starts DEGRADED (service/store.py), not here
+    except OSError as exc:  # a full disk: the table starts DEGRADED (service/journal.py), not here
         log.warning("cannot write the pid into %s: %s", lock, exc.strerror or exc)
     return fd
 

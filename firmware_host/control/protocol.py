@@ -61,7 +61,7 @@ def seat_list(text: str) -> list[int]:
 HISTORY_MAX = 100
 """The most matches the daemon gives for one `history` request; `tablectl history --limit N` asks
 page after page (`before`: the answer's `next`). Every page is read beside the game, on the
-journal's read-only connection (service/store.py), so its size bounds what one request costs."""
+journal's read-only connection (service/journal.py), so its size bounds what one request costs."""
 
 
 def match_number(text: str) -> int:

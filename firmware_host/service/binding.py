@@ -13,8 +13,8 @@ from ..system.logs import logger
 from ..table.arbiter import Arbiter
 from ..table.machine import FalseStart, Phase, Table
 from ..table.referee import Outcome
-from .game import Step
-from .store import Store
+from .journal import Store
+from .table_feed import Step
 
 log = logger("daemon")
 

@@ -8,8 +8,8 @@ from typing import Any
 from ..engine.options import GAMES
 from ..table.bot_players import Level
 from ..table.machine import Phase, Table
+from .journal import Store
 from .registry import Call, Commands
-from .store import Store
 
 LEVELS = tuple(level.value for level in Level)
 

@@ -43,12 +43,12 @@ from ..system.systemd import Notifier, has_terminal, under_systemd
 from ..table.machine import Table
 from ..views.live import live_state
 from .binding import StoreBinding
-from .bots import BotHands
+from .bot_hands import BotHands
 from .commands import TableCommands
 from .configuration import Configuration
 from .events import FrontendReady, FrontendTrouble, Signal, Wake
 from .frontend import Frontend, Frontends, TableView, score_lines
-from .game import Game
+from .journal import Store
 from .keys import Keys
 from .loop import Loop
 from .registry import Commands
@@ -56,7 +56,7 @@ from .screens import Screens
 from .selftest import SelfTests
 from .sounds import Sounds
 from .status import Status
-from .store import Store
+from .table_feed import Game
 from .watchdog import Watchdog
 
 log = logger("daemon")

@@ -22,8 +22,8 @@ from ..views.phases import countdown_left, phase_centre, phase_seat
 from ..views.seat import render_seat
 
 if TYPE_CHECKING:
-    from .game import Step
     from .loop import Loop
+    from .table_feed import Step
 
 
 class SeatSink(Protocol):

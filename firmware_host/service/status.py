@@ -9,8 +9,8 @@ from typing import Any
 from ..system import memory
 from ..table.machine import Phase, Table
 from .frontend import who
-from .game import Step
 from .registry import Call, Commands
+from .table_feed import Step
 
 
 class Status:

@@ -1,5 +1,5 @@
 """The history pages' data: the stored matches, one match step by step with its board, and its
-races, read from the journal (service/store.py). Functions over the store, no web server: the
+races, read from the journal (service/journal.py). Functions over the store, no web server: the
 routes (web/replays.py) serve what these return, the timelines and journals from a process of
 their own (`timeline_gzipped`, `journal_text`).
 
@@ -23,7 +23,7 @@ from typing import Any
 from ..engine.codec import from_dict, to_dict
 from ..engine.kinds import find as find_rules
 from ..engine.match import Match
-from ..service.store import Store, StoreError, read_match, read_only, record_of, replay_arguments
+from ..service.journal import Store, StoreError, read_match, read_only, record_of, replay_arguments
 from ..system.children import die_with_parent
 from ..system.logs import logger
 from ..views.live import BOARDS
@@ -36,7 +36,7 @@ thousand); the rest is said to be left out, never silently cut."""
 def matches(store: Store, limit: int = 50, before: int | None = None) -> dict[str, Any]:
     """A page of the stored matches, newest first, as `tablectl history` lists them: `matches`,
     and `next` (the `before` of the page after it, None at the oldest). Read on the store's
-    read-only connection, never the writer's (service/store.py `history_page`)."""
+    read-only connection, never the writer's (service/journal.py `history_page`)."""
     return store.history_page(limit, before)
 
 

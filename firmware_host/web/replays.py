@@ -30,7 +30,7 @@ from typing import Any
 from aiohttp import web
 
 from ..control.protocol import HISTORY_MAX
-from ..service.store import Store, StoreError
+from ..service.journal import Store, StoreError
 from ..system.logs import logger
 from . import history
 from .server import static_files

@@ -16,7 +16,7 @@ from firmware_host.devices.displays.oled import DisplaySpec
 from firmware_host.devices.emulated.controllers import model_for
 from firmware_host.devices.emulated.oled import RECORDED, RecordingInterface, open_recorded
 from firmware_host.devices.emulated.pins import HISTORY, emulated_factory
-from firmware_host.service.store import KEPT_COUNTS, Store
+from firmware_host.service.journal import KEPT_COUNTS, Store
 from firmware_host.system import memory
 from firmware_host.system.errors import PathError
 from firmware_host.system.recent import Recent

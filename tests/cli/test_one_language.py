@@ -17,7 +17,7 @@ from helpers import play_recorded
 from plumbing import DaemonProcess, on_a_terminal, served_table, wait_for
 
 from firmware_host.cli import host
-from firmware_host.service.store import Store
+from firmware_host.service.journal import Store
 from firmware_host.system.children import ending_with_me
 from firmware_host.table.catalog import new_match
 from firmware_host.table.machine import Table

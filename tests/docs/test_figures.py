@@ -157,7 +157,7 @@ def result_hold_s() -> list[float]:
 
 DAEMON = "docs/daemon.md"
 PINS, OLED = "firmware_host.devices.emulated.pins", "firmware_host.devices.emulated.oled"
-TABLE, STORE = "firmware_host.table.machine", "firmware_host.service.store"
+TABLE, STORE = "firmware_host.table.machine", "firmware_host.service.journal"
 SERVER = "firmware_host.control.server"
 SOAK = "firmware_host.bench.soak"
 HISTORY, PERSISTENCE = "firmware_host.bench.history", "docs/persistence.md"
@@ -176,7 +176,7 @@ FIGURES = [
     Figure(DAEMON, r"the store's journal position per match \| the newest (\d+) matches",
            constants(STORE, "KEPT_COUNTS"), "journal positions kept"),
     Figure(DAEMON, r"SQLite's page cache \| (\d+) KiB",
-           constants("firmware_host.service.storage", "CACHE_KIB"), "SQLite page cache"),
+           constants("firmware_host.service.database", "CACHE_KIB"), "SQLite page cache"),
     Figure(DAEMON, r"`views/font.py`\) \| (\d+) strings",
            constants("firmware_host.views.font", "TEXTS_KEPT"), "text masks kept"),
     Figure(DAEMON, r"the control socket's handler threads \| (\d+), all started with the daemon",
@@ -223,7 +223,7 @@ FIGURES = [
     Figure(DAEMON, r"each key is a tap of its own \((\d+) ms held",
            constants("firmware_host.devices.emulated.keyboard", "HOLD_NS", scale=1_000_000), "key hold"),
     Figure(DAEMON, r"its\s+buttons are held (\d+) ms",
-           constants("firmware_host.service.bots", "BOT_HOLD_NS", scale=1_000_000), "bot hold"),
+           constants("firmware_host.service.bot_hands", "BOT_HOLD_NS", scale=1_000_000), "bot hold"),
     # tablectl and the socket
     Figure(DAEMON, r"what reached the engine: the last (\d+) clean input events",
            constants(TABLE, "TRACE_LEN"), "tablectl inputs"),

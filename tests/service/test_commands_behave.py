@@ -20,7 +20,7 @@ from plumbing import served_table, wait_for
 
 from firmware_host.cli import ctl
 from firmware_host.control.server import ControlServer
-from firmware_host.service.store import Store
+from firmware_host.service.journal import Store
 from firmware_host.system import paths
 from firmware_host.system.children import ending_with_me
 from firmware_host.table.catalog import new_match

@@ -13,8 +13,8 @@ import pytest
 from helpers import play_recorded
 from plumbing import DaemonProcess, alive, descendants, left_after, press, scenario_table, settle
 
-from firmware_host.service import storage
-from firmware_host.service.store import Store
+from firmware_host.service import database as storage
+from firmware_host.service.journal import Store
 from firmware_host.table.catalog import new_match
 from firmware_host.web import history
 

@@ -8,8 +8,8 @@ from typing import Any
 
 from ..engine.sight import sight_of
 from ..table.machine import Phase, Table
-from .game import Step
 from .loop import Loop
+from .table_feed import Step
 
 BOT_TAP_NS = 80_000_000  # bots press like a brisk person: a button every 80 ms
 BOT_HOLD_NS = 35_000_000  # each held this long (let go by the daemon: EmulatedButtons.let_go)

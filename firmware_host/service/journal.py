@@ -10,7 +10,7 @@ Nothing the disk does stops the game: a commit that fails (a full disk, an I/O e
 rows held in memory, `problem` says so (STATUS=, `tablectl status`), the writer tries again with
 a growing pause and writes everything once it can; `round_over` does not wait for a commit that
 cannot happen. A disk that is full when the table starts is the same: it starts without the
-database and opens it when it can. Opening the file (storage.py) checks it and moves a damaged
+database and opens it when it can. Opening the file (database.py) checks it and moves a damaged
 one aside. A row no database could take is set aside (kept beside the database with why); a
 database that refuses what a new one takes is moved aside like a damaged one. What is still held
 when the table stops is kept beside the database and written at the next start.
@@ -41,7 +41,7 @@ from ..engine.match import Match
 from ..system import paths
 from ..system.errors import StoreError
 from ..table.catalog import resources_for
-from .storage import (
+from .database import (
     CACHE_KIB,
     HELD_SUFFIX,
     ID_MAX,
@@ -387,7 +387,7 @@ class Store:
         return True
 
     def _commit(self, ops: Sequence[Op]) -> None:
-        """One transaction (storage.py's `apply`)."""
+        """One transaction (database.py's `apply`)."""
         db = self._db
         assert db is not None
         db.execute("BEGIN")
@@ -430,7 +430,7 @@ class Store:
         self._commit(ops)
 
     def _replace(self, why: str, ops: list[Op]) -> None:
-        """Move the database aside (storage.py's `moved_aside`) and start a new one, with what is
+        """Move the database aside (database.py's `moved_aside`) and start a new one, with what is
         stored of the matches `ops` belong to."""
         assert self._db is not None
         with contextlib.suppress(sqlite3.Error):

@@ -15,9 +15,9 @@ from plumbing import wait_for
 
 from firmware_host.bench.storage_faults import DAMAGE
 from firmware_host.engine.match import Match
-from firmware_host.service import store as store_module
-from firmware_host.service.storage import SCHEMA_VERSION
-from firmware_host.service.store import Store, state_path
+from firmware_host.service import journal as store_module
+from firmware_host.service.database import SCHEMA_VERSION
+from firmware_host.service.journal import Store, state_path
 from firmware_host.table.catalog import new_match
 
 # ---------------------------------------------------------------- 1. a full disk

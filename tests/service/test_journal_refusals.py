@@ -16,8 +16,8 @@ import pytest
 from helpers import play_recorded
 from plumbing import wait_for
 
-from firmware_host.service import store as store_module
-from firmware_host.service.store import Store
+from firmware_host.service import journal as store_module
+from firmware_host.service.journal import Store
 from firmware_host.table.catalog import new_match
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -50,8 +50,8 @@ from helpers import play_recorded
 from plumbing import wait_for
 from firmware_host.cli.run import hold_table
 from firmware_host.table.catalog import new_match
-from firmware_host.service import store as store_module
-from firmware_host.service.store import Store
+from firmware_host.service import journal as store_module
+from firmware_host.service.journal import Store
 
 store_module.RETRY_S = (0.05, 0.1)
 state = Path(os.environ["STATE_DIRECTORY"])
