@@ -1,7 +1,7 @@
 """Game data from files: Domino board layouts and the Crazy deck split.
 
 Kept outside `rules/` so the rules stay free of I/O. Layouts live in
-`data/domino/layouts/*.toml` (plus any directory named in
+`games/domino/data/layouts/*.toml` (plus any directory named in
 `TABLE_HOST_LAYOUTS`), so a new board needs a file, not code.
 """
 
@@ -20,7 +20,7 @@ from ..engine.match import Match, Resources
 from ..engine.options import parse_options
 from ..engine.round import RulesError
 
-DATA = resources.files("firmware_host") / "data"
+GAMES = resources.files("firmware_host") / "games"
 
 
 def _toml(path: Path | Any) -> dict[str, Any]:
@@ -32,7 +32,7 @@ def _toml(path: Path | Any) -> dict[str, Any]:
 
 @cache
 def sections() -> dict[str, list[str]]:
-    data = _toml(DATA / "domino" / "sections.toml")
+    data = _toml(GAMES / "domino" / "data" / "sections.toml")
     out: dict[str, list[str]] = {}
     for name, sec in data.get("section", {}).items():
         rows = sec.get("rows")
@@ -50,7 +50,7 @@ def _turn(rows: list[str], degrees: int) -> list[str]:
 
 
 def _layout_files() -> list[Any]:
-    files = sorted((DATA / "domino" / "layouts").iterdir(), key=lambda p: p.name)
+    files = sorted((GAMES / "domino" / "data" / "layouts").iterdir(), key=lambda p: p.name)
     extra = os.environ.get("TABLE_HOST_LAYOUTS")
     if extra:
         files += sorted(Path(extra).glob("*.toml"))
@@ -122,7 +122,7 @@ def board_for(players: int, name: str | None = None) -> Board:
 
 @cache
 def crazy_deck() -> DeckSpec:
-    data = _toml(DATA / "crazy_deck.toml")
+    data = _toml(GAMES / "crazy" / "deck.toml")
     counts = tuple(sorted((int(v), int(n)) for v, n in data["values"].items()))
     return DeckSpec(counts=counts, crazy=int(data["crazy"]), styles=tuple(data["styles"]))
 
