@@ -17,7 +17,7 @@ from functools import cache
 from itertools import pairwise
 from typing import Any, ClassVar, Literal, NamedTuple
 
-from .kinds import GameRules, register
+from .game import GameRules, register
 from .options import OptionSpec, one_of, whole, yes_no
 from .round import (
     Ending,

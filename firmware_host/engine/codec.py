@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import kinds
+from . import game as kinds
 from .classic import MoveToRow, PlayCard, TurnHand, VoteStuck
 from .crazy import CrazyColour, DiscardCrazy, PlayCrazy, crazy_card_name, crazy_index, parse_crazy_card
 from .dice import PlaceDie, Reroll

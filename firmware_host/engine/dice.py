@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, NamedTuple
 
-from .kinds import GameRules, register
+from .game import GameRules, register
 from .options import OptionSpec, whole
 from .round import (
     Ending,

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from itertools import combinations_with_replacement
 from typing import Any, ClassVar, NamedTuple
 
-from .kinds import GameRules, register
+from .game import GameRules, register
 from .options import OptionSpec, number, one_of, text_name, whole, yes_no
 from .round import (
     Ending,

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from . import kinds
+from . import game as kinds
 from .codec import Action
 from .crazy import DeckSpec
 from .domino import Board, DominoCard

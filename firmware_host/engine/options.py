@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from . import kinds
+from . import game as kinds
 from .round import RulesError
 
 

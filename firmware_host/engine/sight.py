@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from . import kinds
+from . import game as kinds
 from .classic import Card, ClassicRound
 from .crazy import CrazyCard, CrazyRound
 from .dice import DiceRound, Die

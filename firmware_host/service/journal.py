@@ -36,7 +36,7 @@ from typing import Any, TypeVar
 from ..control.protocol import HISTORY_MAX
 from ..engine.codec import from_dict, to_dict
 from ..engine.domino import DominoCard
-from ..engine.kinds import find as find_rules
+from ..engine.game import find as find_rules
 from ..engine.match import Match
 from ..system import paths
 from ..system.errors import StoreError

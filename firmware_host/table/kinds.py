@@ -17,7 +17,7 @@ import importlib
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from ..engine import kinds as rules_kinds
+from ..engine import game as rules_kinds
 from ..engine.round import Refusal, RulesError
 
 GAMES_PACKAGE = "firmware_host.games"

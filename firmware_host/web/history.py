@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..engine.codec import from_dict, to_dict
-from ..engine.kinds import find as find_rules
+from ..engine.game import find as find_rules
 from ..engine.match import Match
 from ..service.journal import Store, StoreError, read_match, read_only, record_of, replay_arguments
 from ..system.children import die_with_parent

@@ -3,7 +3,7 @@ registrations, with nothing changed elsewhere (docs/architecture.md, "Adding a g
 
 from __future__ import annotations
 
-from firmware_host.engine import kinds as rules_kinds
+from firmware_host.engine import game as rules_kinds
 from firmware_host.table import kinds
 
 from .kind import TinyKind

@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 from typing import Any, ClassVar, NamedTuple
 
-from firmware_host.engine.kinds import GameRules
+from firmware_host.engine.game import GameRules
 from firmware_host.engine.options import OptionSpec, whole
 from firmware_host.engine.round import (
     Ending,
