@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+import firmware_host.games  # noqa: F401  (registers the built-in games, as the command lines do)
+
 
 @pytest.fixture
 def dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:

@@ -30,13 +30,13 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from ..engine.game import find
 from ..engine.match import Match, Round
 from ..engine.sight import sight_of
 from ..play.simulate import POLL_NS, RoundStalled
 from ..table.bot_players import Bot, Level
 from ..table.catalog import new_match
 from ..table.controls import SeatController
-from ..table.kinds import find
 
 GAMES = ("classic", "dice", "domino", "crazy")
 MASHES = ("slap", "alt")

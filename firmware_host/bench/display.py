@@ -9,10 +9,10 @@ import sys
 import time
 from typing import Any
 
+from ..engine.game import find
 from ..play.simulate import make_bots
 from ..system.children import ending_with_me
 from ..table.catalog import new_match
-from ..table.kinds import find
 
 DISPLAY_TARGET_P99_MS = 5.0
 I2C_HZ = 400_000

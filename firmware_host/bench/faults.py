@@ -131,6 +131,7 @@ def broken_configs(count: int = 400, seed: int | str = 13) -> dict[str, Any]:
 
 _CHILD = textwrap.dedent("""
     import random, sys
+    import firmware_host.games  # registers the built-in games: this child is a composition root
     from firmware_host.table.catalog import new_match
     from firmware_host.engine.sight import sight_of
     from firmware_host.play.simulate import make_bots

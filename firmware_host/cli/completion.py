@@ -66,7 +66,9 @@ def bash_options(name: str, or_games: bool) -> dict[str, Any]:
     `simulate --game GAME`); before a game is named, the games themselves (or, for
     --option, every game's options)."""
     from ..engine.options import GAMES, SPECS
+    from .common import with_games
 
+    with_games()
     cases = "\n".join(f'    {game}) compgen -W "{" ".join(f"{k}=" for k in SPECS[game])}" -- "$1" ;;'
                       for game in GAMES)
     every = sorted({f"{k}=" for game in GAMES for k in SPECS[game]})
@@ -83,7 +85,9 @@ def with_completions(prog: str, parser: argparse.ArgumentParser) -> argparse.Arg
     `choices` (its own message for a wrong one is clearer than argparse's)."""
     from ..engine.options import GAMES
     from ..table.bot_players import Level
+    from .common import with_games
 
+    with_games()
     wanted: dict[tuple[str, str], dict[str, Any]] = {}
     if prog == "tablectl":
         wanted[("new", "game")] = wanted[("new", "options")] = bash_options("new_words", or_games=True)

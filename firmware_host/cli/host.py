@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from .common import add_version, one_line_errors, quiet_broken_pipe, version_text
+from .common import add_version, one_line_errors, quiet_broken_pipe, version_text, with_games
 from .completion import describe_subcommands
 
 EXIT_BAD_INPUT = 2
@@ -37,6 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
     from ..control.protocol import BOT_LEVELS
     from ..engine.options import GAMES
 
+    with_games()
     p = _Parser(prog="table-host", description="The Ligretto table: referee, simulator, tools.")
     add_version(p, "table-host")
     p.add_argument("--json", action="store_true", help="one JSON object on stdout (commands with a report)")

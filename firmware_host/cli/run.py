@@ -27,6 +27,7 @@ from ..system.errors import TableError
 from ..system.logs import logger
 from ..system.realtime import Realtime
 from ..system.systemd import Notifier
+from .common import with_games
 
 log = logger("daemon")
 
@@ -62,6 +63,7 @@ def run(config_file: str | None, emulate: bool, ui: str = "none") -> int:
     """Load the configuration, open the hardware it names, run. A broken file with a last good
     copy kept: run on the copy and say so loudly. GPIO that cannot be opened: say exactly what
     failed (journal and STATUS=) and exit 69, which systemd shows as status=69/UNAVAILABLE."""
+    with_games()
     path = config_path(config_file)
     try:
         lock = hold_table(paths.state_database())  # noqa: F841 - held until the process ends

@@ -17,8 +17,6 @@ from functools import cache
 from itertools import pairwise
 from typing import Any, ClassVar, Literal, NamedTuple
 
-from .game import GameRules, register
-from .options import OptionSpec, one_of, whole, yes_no
 from .round import (
     Ending,
     Reason,
@@ -28,8 +26,6 @@ from .round import (
     RulesError,
     Seat,
     TableColour,
-    field_int,
-    field_str,
     is_digits,
 )
 
@@ -739,52 +735,3 @@ class ClassicRound(RoundBase):
             ],
             "stuck_votes": sorted(self.stuck_votes),
         }
-
-
-# ---------------------------------------------------------------- the game's entry
-
-
-class ClassicRules(GameRules):
-    name = "classic"
-    players = (MIN_PLAYERS, MAX_PLAYERS)
-    options: ClassVar[dict[str, OptionSpec]] = {
-        "rounds": OptionSpec(whole(1, 1000), 5, "rounds in the match"),
-        "recycle": OptionSpec(one_of("shuffle", "turn_over"), "shuffle", "how a used-up hand is renewed"),
-        "pro_row": OptionSpec(yes_no, False, "the row is a descending, alternating buffer"),
-        "descending": OptionSpec(yes_no, False, "centre piles run from 10 down to 1"),
-        "alternate_colours": OptionSpec(yes_no, False, "each pile card differs in colour from the one below"),
-        "stack_face_down": OptionSpec(yes_no, False, "stack cards reach the centre only through the row"),
-    }
-    actions: ClassVar[dict[str, type]] = {
-        "play": PlayCard, "turn": TurnHand, "row": MoveToRow, "stuck": VoteStuck}
-    fields: ClassVar[dict[type, frozenset[str]]] = {
-        PlayCard: frozenset({"card"}), TurnHand: frozenset(), MoveToRow: frozenset({"card", "place"}),
-        VoteStuck: frozenset()}
-
-    def new_round(self, match: Any, rng: random.Random, setup: dict[str, Any]) -> ClassicRound:
-        o = match.options
-        opts = ClassicOptions(o["recycle"], o["pro_row"], o["descending"],
-                              o["alternate_colours"], o["stack_face_down"])
-        return ClassicRound(match.players, opts, rng, **setup)
-
-    def sight(self, rnd: Any, seat: Seat) -> Any:
-        from .sight import ClassicSight
-
-        return ClassicSight(rnd, seat)
-
-    def encode(self, action: Any) -> dict[str, Any]:
-        if isinstance(action, MoveToRow):
-            return {"card": str(action.card), "place": action.place}
-        if isinstance(action, PlayCard):
-            return {"card": str(action.card)}
-        return {}
-
-    def decode(self, kind: type, d: dict[str, Any], seat: Seat, ts: int, context: Any) -> Any:
-        if kind is PlayCard:
-            return PlayCard(seat, Card.parse(field_str(d, "card")), ts)
-        if kind is MoveToRow:
-            return MoveToRow(seat, Card.parse(field_str(d, "card")), field_int(d, "place"), ts)
-        return kind(seat, ts)
-
-
-register(ClassicRules())

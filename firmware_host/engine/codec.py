@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import game as kinds
 from .classic import MoveToRow, PlayCard, TurnHand, VoteStuck
 from .crazy import CrazyColour, DiscardCrazy, PlayCrazy, crazy_card_name, crazy_index, parse_crazy_card
 from .dice import PlaceDie, Reroll
 from .domino import DiscardDomino, PlaceDomino, PlayJoker
+from .game import find, of_action
 from .round import RulesError, Wake, field_int
 
 Action = (
@@ -28,7 +28,7 @@ _COMMON = frozenset({"do", "seat", "ts", "at_ms", "expect"})
 def to_dict(action: Any) -> dict[str, Any]:
     if type(action) is Wake:
         return {"do": "wake", "ts": action.ts}
-    found = kinds.of_action(type(action))
+    found = of_action(type(action))
     if found is None:
         raise RulesError(f"no game has the action {type(action).__name__}")
     rules, do = found
@@ -50,7 +50,7 @@ def from_dict(game: str, d: dict[str, Any], context: Any = None) -> Any:
         if unknown:
             raise RulesError(f"unknown field {unknown[0]!r} in a wake")
         return Wake(field_int(d, "ts", 0))
-    rules = kinds.find(game)
+    rules = find(game)
     kind = rules.actions.get(do) if isinstance(do, str) else None
     if kind is None:
         raise RulesError(f"unknown action do={do!r} for {game} (known: {', '.join(rules.actions)})")

@@ -11,8 +11,6 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, NamedTuple
 
-from .game import GameRules, register
-from .options import OptionSpec, whole
 from .round import (
     Ending,
     Reason,
@@ -22,8 +20,6 @@ from .round import (
     RulesError,
     Seat,
     TableColour,
-    field_int,
-    field_str,
 )
 
 MIN_PLAYERS, MAX_PLAYERS = 2, 5
@@ -340,8 +336,6 @@ class CrazyRound(RoundBase):
         }
 
 
-# ---------------------------------------------------------------- the game's entry
-
 CRAZY_ROUNDS = None
 """The rulebook has no round cap: by default a match ends only when a total reaches the target.
 `rounds` is a house rule a table may opt into (docs/rules.md, "Ligretto Crazy")."""
@@ -361,54 +355,3 @@ def parse_crazy_card(text: str, spec_cards: dict[str, CrazyCard]) -> CrazyCard:
 
 def crazy_index(deck: list[list[CrazyCard]]) -> dict[str, CrazyCard]:
     return {crazy_card_name(c): c for cards in deck for c in cards}
-
-
-class CrazyRules(GameRules):
-    name = "crazy"
-    players = (MIN_PLAYERS, MAX_PLAYERS)
-    options: ClassVar[dict[str, OptionSpec]] = {
-        "target": OptionSpec(whole(1, 10_000), 100, "the match ends after a round that brings a total here"),
-        "rounds": OptionSpec(whole(1, 1000), CRAZY_ROUNDS,
-                             "house rule, off by default: the match also ends after this many rounds"),
-    }
-    actions: ClassVar[dict[str, type]] = {"play": PlayCrazy, "discard": DiscardCrazy}
-    fields: ClassVar[dict[type, frozenset[str]]] = {
-        PlayCrazy: frozenset({"card", "pile", "value"}), DiscardCrazy: frozenset({"card"})}
-
-    def check_resources(self, resources: Any) -> None:
-        if resources.deck is None:
-            raise RulesError("crazy needs its deck split")
-
-    def new_round(self, match: Any, rng: random.Random, setup: dict[str, Any]) -> CrazyRound:
-        return CrazyRound(match.players, CrazyOptions(match.options["target"]), rng, match.resources.deck,
-                          **setup)
-
-    def is_over(self, match: Any) -> bool:
-        cap = match.options["rounds"]  # a house rule: None unless the table opted in
-        reached = max(match.totals) >= match.options["target"]
-        return reached or (cap is not None and match.rounds_played >= cap)
-
-    def sight(self, rnd: Any, seat: Seat) -> Any:
-        from .sight import CrazySight
-
-        return CrazySight(rnd, seat)
-
-    def journal_context(self, players: int, resources: Any) -> dict[str, CrazyCard]:
-        return crazy_index([resources.deck.cards(CrazyColour(s)) for s in range(players)])
-
-    def encode(self, action: Any) -> dict[str, Any]:
-        out: dict[str, Any] = {"card": crazy_card_name(action.card)}
-        if isinstance(action, PlayCrazy):
-            out["pile"] = action.pile
-            if action.value is not None:
-                out["value"] = action.value
-        return out
-
-    def decode(self, kind: type, d: dict[str, Any], seat: Seat, ts: int, context: Any) -> Any:
-        card = parse_crazy_card(field_str(d, "card"), context or {})
-        if kind is DiscardCrazy:
-            return DiscardCrazy(seat, card, ts)
-        return PlayCrazy(seat, card, field_int(d, "pile", None), field_int(d, "value", None), ts)
-
-
-register(CrazyRules())

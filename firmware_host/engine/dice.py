@@ -11,8 +11,6 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, NamedTuple
 
-from .game import GameRules, register
-from .options import OptionSpec, whole
 from .round import (
     Ending,
     Reason,
@@ -22,7 +20,6 @@ from .round import (
     RulesError,
     Seat,
     TableColour,
-    field_str,
     is_digits,
     is_whole,
 )
@@ -231,9 +228,6 @@ class DiceRound(RoundBase):
         }
 
 
-# ---------------------------------------------------------------- the game's entry
-
-
 def handicap(value: Any) -> tuple[int, ...]:
     items = value if isinstance(value, list | tuple) else str(value).replace(" ", "").split(",")
     try:
@@ -243,46 +237,3 @@ def handicap(value: Any) -> tuple[int, ...]:
     except ValueError:
         raise ValueError("expected dice counts per seat, e.g. 7,7,5,5") from None
     return counts
-
-
-class DiceRules(GameRules):
-    name = "dice"
-    players = (MIN_PLAYERS, MAX_PLAYERS)
-    options: ClassVar[dict[str, OptionSpec]] = {
-        "rounds": OptionSpec(whole(1, 1000), None, "rounds in the match (default 3 per player)"),
-        "handicap": OptionSpec(handicap, (), "dice per seat, e.g. 7,7,5,5 (total at most 24)"),
-    }
-    actions: ClassVar[dict[str, type]] = {"place": PlaceDie, "reroll": Reroll}
-    fields: ClassVar[dict[type, frozenset[str]]] = {
-        PlaceDie: frozenset({"die"}), Reroll: frozenset({"faces"})}
-
-    def settle_options(self, options: dict[str, Any], players: int) -> None:
-        if options["rounds"] is None:
-            options["rounds"] = 3 * players
-
-    def new_round(self, match: Any, rng: random.Random, setup: dict[str, Any]) -> DiceRound:
-        return DiceRound(match.players, DiceOptions(match.options["handicap"]), rng, **setup)
-
-    def sight(self, rnd: Any, seat: Seat) -> Any:
-        from .sight import DiceSight
-
-        return DiceSight(rnd, seat)
-
-    def encode(self, action: Any) -> dict[str, Any]:
-        if isinstance(action, PlaceDie):
-            return {"die": str(Die(action.colour, action.face))}
-        if isinstance(action, Reroll) and action.faces is not None:
-            return {"faces": list(action.faces)}
-        return {}
-
-    def decode(self, kind: type, d: dict[str, Any], seat: Seat, ts: int, context: Any) -> Any:
-        if kind is PlaceDie:
-            die = Die.parse(field_str(d, "die"))
-            return PlaceDie(seat, DieColour(die.colour), die.face, ts)
-        faces = d.get("faces")
-        if faces is not None and (not isinstance(faces, list) or not all(is_whole(f) for f in faces)):
-            raise RulesError(f"'faces' must be a list of die faces 1 to 6, not {faces!r}")
-        return Reroll(seat, ts, tuple(faces) if faces is not None else None)
-
-
-register(DiceRules())

@@ -13,8 +13,6 @@ from dataclasses import dataclass, field
 from itertools import combinations_with_replacement
 from typing import Any, ClassVar, NamedTuple
 
-from .game import GameRules, register
-from .options import OptionSpec, number, one_of, text_name, whole, yes_no
 from .round import (
     Ending,
     Reason,
@@ -24,9 +22,6 @@ from .round import (
     RulesError,
     Seat,
     TableColour,
-    field_int,
-    field_square,
-    field_str,
 )
 
 MIN_PLAYERS, MAX_PLAYERS = 2, 4
@@ -794,69 +789,3 @@ def next_boards(
         for board in out:
             del board[:ASIDE]
     return out
-
-
-# ---------------------------------------------------------------- the game's entry
-
-
-class DominoRules(GameRules):
-    name = "domino"
-    players = (MIN_PLAYERS, MAX_PLAYERS)
-    options: ClassVar[dict[str, OptionSpec]] = {
-        "rounds": OptionSpec(whole(1, 1000), 6, "rounds in the match"),
-        "layout": OptionSpec(text_name, None, "board layout (default: the recommended one)"),
-        "tokens": OptionSpec(one_of("recommended", "random"), "recommended", "where tokens start"),
-        "joker_hold_s": OptionSpec(number(0.0, 600.0), 5.0, "seconds a joker keeps its token reserved"),
-        "joker_wait_s": OptionSpec(number(0.0, 600.0), 10.0,
-                                   "seconds the round waits for a joker when no card fits anywhere"),
-        "keep_boards": OptionSpec(yes_no, False, "player boards carry over to the next match"),
-    }
-    actions: ClassVar[dict[str, type]] = {
-        "place": PlaceDomino, "joker": PlayJoker, "discard": DiscardDomino}
-    fields: ClassVar[dict[type, frozenset[str]]] = {
-        PlaceDomino: frozenset({"card", "token", "near", "far"}),
-        PlayJoker: frozenset({"token", "square"}), DiscardDomino: frozenset()}
-
-    def check_resources(self, resources: Any) -> None:
-        if resources.board is None:
-            raise RulesError("domino needs a board layout")
-
-    def new_round(self, match: Any, rng: random.Random, setup: dict[str, Any]) -> DominoRound:
-        o = match.options
-        setup.setdefault("aside", match.boards)
-        return DominoRound(match.players, DominoOptions(o["tokens"], o["joker_hold_s"], o["joker_wait_s"]),
-                           rng, match.resources.board, **setup)
-
-    def round_over(self, match: Any, rnd: Any) -> None:
-        aside = rnd.result.detail["put_aside"]
-        held = [st.held() for st in rnd.seats]
-        match.boards = next_boards(match.boards, aside, held)
-
-    def carried_over(self, match: Any) -> list[list[Any]] | None:
-        if not match.options["keep_boards"] or not match.is_over:
-            return None
-        return [list(b) for b in match.boards]
-
-    def sight(self, rnd: Any, seat: Seat) -> Any:
-        from .sight import DominoSight
-
-        return DominoSight(rnd, seat)
-
-    def encode(self, action: Any) -> dict[str, Any]:
-        if isinstance(action, PlaceDomino):
-            return {"card": str(action.card), "token": action.token,
-                    "near": list(action.near), "far": list(action.far)}
-        if isinstance(action, PlayJoker):
-            return {"token": action.token, "square": list(action.square)}
-        return {}
-
-    def decode(self, kind: type, d: dict[str, Any], seat: Seat, ts: int, context: Any) -> Any:
-        if kind is PlaceDomino:
-            return PlaceDomino(seat, DominoCard.parse(field_str(d, "card")), field_int(d, "token"),
-                               field_square(d.get("near"), "near"), field_square(d.get("far"), "far"), ts)
-        if kind is PlayJoker:
-            return PlayJoker(seat, field_int(d, "token"), field_square(d.get("square"), "square"), ts)
-        return DiscardDomino(seat, ts)
-
-
-register(DominoRules())

@@ -14,15 +14,15 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from . import game as kinds
 from .codec import Action
 from .crazy import DeckSpec
 from .domino import Board, DominoCard
+from .game import find
 from .options import parse_options
 from .round import Refusal, RoundBase, RoundResult, RulesError, Seat, winners
 
 Round = RoundBase
-"""Any game's round: `kinds.find(game).new_round` makes it."""
+"""Any game's round: its entry's `new_round` (engine/game.py) makes it."""
 
 
 class JournalEntry(NamedTuple):
@@ -58,8 +58,9 @@ class Match:
         self.seed = seed
         self.options = parse_options(game, players, options)
         self.resources = resources
-        self.rules = kinds.find(game)
-        self.rules.check_resources(resources)
+        self.entry = find(game)
+        """The game's entry (engine/game.py), whose hooks the match calls."""
+        self.entry.check_resources(resources)
         self.boards: list[list[DominoCard]] = (
             [list(b) for b in boards] if boards is not None else [[] for _ in range(players)]
         )
@@ -78,7 +79,7 @@ class Match:
         setup = dict(setup or {})
         if setup:
             self.setups[self.round_no] = setup
-        rnd: Round = self.rules.new_round(self, rng, setup)
+        rnd: Round = self.entry.new_round(self, rng, setup)
         self._journals.append(rnd.journal)
         if rnd.result is not None:
             self._round_over(rnd)
@@ -113,7 +114,7 @@ class Match:
         assert rnd.result is not None
         self.results.append(rnd.result)
         self._totals = tuple(t + s for t, s in zip(self._totals, rnd.result.scores, strict=True))
-        self.rules.round_over(self, rnd)
+        self.entry.round_over(self, rnd)
 
     # ------------------------------------------------------------ standings
 
@@ -129,11 +130,11 @@ class Match:
     def is_over(self) -> bool:
         if self.round.result is None:
             return False
-        return self.rules.is_over(self)
+        return self.entry.is_over(self)
 
     def boards_for_next_match(self) -> list[list[DominoCard]] | None:
         """Once over: what the next match starts from (Domino with `keep_boards`: the player boards)."""
-        return self.rules.carried_over(self)
+        return self.entry.carried_over(self)
 
     @property
     def winners(self) -> tuple[Seat, ...]:

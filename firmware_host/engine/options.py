@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from . import game as kinds
+from . import game as registry
 from .round import RulesError
 
 
@@ -19,36 +19,36 @@ class _Games(Sequence[str]):
     """Every registered game's name, as it is now (a game registered later shows too)."""
 
     def __getitem__(self, i: Any) -> Any:
-        return kinds.names()[i]
+        return registry.names()[i]
 
     def __len__(self) -> int:
-        return len(kinds.names())
+        return len(registry.names())
 
     def __repr__(self) -> str:
-        return repr(kinds.names())
+        return repr(registry.names())
 
 
 class _PerGame(Mapping[str, Any]):
     """One thing per registered game (its players, its option specs), read from the registry."""
 
-    def __init__(self, what: Callable[[kinds.GameRules], Any]) -> None:
+    def __init__(self, what: Callable[[registry.Game], Any]) -> None:
         self._what = what
 
     def __getitem__(self, game: str) -> Any:
-        rules = kinds.get(game)
-        if rules is None:
+        entry = registry.get(game)
+        if entry is None:
             raise KeyError(game)
-        return self._what(rules)
+        return self._what(entry)
 
     def __iter__(self) -> Iterator[str]:
-        return iter(kinds.names())
+        return iter(registry.names())
 
     def __len__(self) -> int:
-        return len(kinds.names())
+        return len(registry.names())
 
 
 GAMES: Sequence[str] = _Games()
-PLAYERS: Mapping[str, tuple[int, int]] = _PerGame(lambda rules: rules.players)
+PLAYERS: Mapping[str, tuple[int, int]] = _PerGame(lambda entry: entry.players)
 
 
 def __getattr__(name: str) -> Any:
@@ -128,12 +128,15 @@ class OptionSpec:
     help: str
 
 
-SPECS: Mapping[str, Mapping[str, OptionSpec]] = _PerGame(lambda rules: rules.options)
+SPECS: Mapping[str, Mapping[str, OptionSpec]] = _PerGame(lambda entry: entry.options)
 """Each game's options by name."""
 
 
 def check_game(game: str, players: int) -> None:
-    lo, hi = kinds.find(game).players
+    """A game that is registered, for a player count it takes; or a RulesError saying which."""
+    if registry.get(game) is None:
+        raise RulesError(f"unknown game {game!r} (choose {', '.join(registry.names())})")
+    lo, hi = registry.find(game).players
     if not lo <= players <= hi:
         raise RulesError(f"{game} takes {lo} to {hi} players, not {players}")
 
@@ -141,8 +144,8 @@ def check_game(game: str, players: int) -> None:
 def parse_options(game: str, players: int, raw: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Every option of `game` with its value: the given ones checked, the rest defaulted."""
     check_game(game, players)
-    rules = kinds.find(game)
-    specs = rules.options
+    entry = registry.find(game)
+    specs = entry.options
     out = {name: spec.default for name, spec in specs.items()}
     for name, value in (raw or {}).items():
         spec = specs.get(name)
@@ -155,7 +158,7 @@ def parse_options(game: str, players: int, raw: Mapping[str, Any] | None = None)
             out[name] = spec.parse(value)
         except ValueError as exc:
             raise RulesError(f"option {name}={value!r}: {exc}") from None
-    rules.settle_options(out, players)
+    entry.settle_options(out, players)
     return out
 
 

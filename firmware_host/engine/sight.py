@@ -9,11 +9,11 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from . import game as kinds
 from .classic import Card, ClassicRound
 from .crazy import CrazyCard, CrazyRound
 from .dice import DiceRound, Die
 from .domino import DominoCard, DominoRound, PlaceDomino, PlayJoker, Square
+from .game import find
 from .round import Seat
 
 
@@ -208,4 +208,4 @@ Sight = ClassicSight | DiceSight | DominoSight | CrazySight
 
 def sight_of(rnd: Any, seat: Seat) -> Sight:
     """What `seat` sees of any game's round (its rules make the sight)."""
-    return kinds.find(rnd.game).sight(rnd, seat)
+    return find(rnd.game).sight(rnd, seat)

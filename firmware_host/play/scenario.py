@@ -16,19 +16,19 @@ from pathlib import Path
 from typing import Any
 
 from ..engine.codec import to_dict
+from ..engine.game import find
 from ..engine.match import Match
 from ..engine.options import GAMES, SPECS, check_game, parse_options
 from ..engine.round import Ending, Reason, Refusal, RulesError, is_whole
 from ..system.errors import ScenarioError
 from ..table.arbiter import Arbiter, Decision
 from ..table.catalog import new_match
-from ..table.kinds import find
 
 TOP_KEYS = {"game", "players", "seed", "names", "options", "round", "expect_totals",
             "expect_winners", "title", "source", "arbiter"}
 ARBITER_KEYS = {"window_ms", "epsilon_ms", "seed"}
 ROUND_KEYS = {"actions", "expect_scores", "expect_ending", "expect_finishers"}
-"""Every game's [[round]] keys; each game adds its own (`GameKind.scenario_keys`)."""
+"""Every game's [[round]] keys; each game adds its own (`Game.scenario_keys`)."""
 
 
 @dataclass(slots=True)

@@ -232,8 +232,8 @@ class SweepCase:
 
 def sweep_cases(games: list[str], seeds: int, levels: list[Level] | None = None) -> list[SweepCase]:
     """Every game, player count, option set and bot level, each for `seeds` seeds."""
+    from ..engine.game import find
     from ..engine.options import PLAYERS
-    from ..table.kinds import find
 
     out = []
     for game in games:

@@ -36,7 +36,7 @@ from typing import Any, TypeVar
 from ..control.protocol import HISTORY_MAX
 from ..engine.codec import from_dict, to_dict
 from ..engine.domino import DominoCard
-from ..engine.game import find as find_rules
+from ..engine.game import find
 from ..engine.match import Match
 from ..system import paths
 from ..system.errors import StoreError
@@ -848,7 +848,7 @@ def replay_arguments(game: str, players: int, seed: str, options: str, boards: s
     digits = seed.removeprefix("-")
     choices = json.loads(options)
     resources = resources_for(game, players, choices)
-    context = find_rules(game).journal_context(players, resources)
+    context = find(game).journal_context(players, resources)
     return {"game": game, "players": players,
             "seed": int(seed) if digits.isascii() and digits.isdigit() else seed,
             "options": choices, "resources": resources,

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from PIL import Image
 
+from ..engine.game import find
 from ..table.controls import SeatController
-from ..table.kinds import find
 from ..table.machine import Phase, Table
 from ..table.presses import InputEvent
 from ..views.centre import render_centre
@@ -90,7 +90,7 @@ class TableScreens:
         """What each seat has selected that the centre shows (Domino: the placement)."""
         out = {}
         for controller in self.seats:
-            mark = controller.kind.mark(controller)
+            mark = controller.entry.mark(controller)
             if mark is not None:
                 out[controller.seat] = mark
         return out

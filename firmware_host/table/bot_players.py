@@ -16,7 +16,7 @@ from enum import StrEnum
 from typing import Any
 
 from ..engine.codec import Action
-from .kinds import find, routine_actions
+from ..engine.game import find, routine_actions
 
 
 class Level(StrEnum):

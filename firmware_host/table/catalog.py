@@ -129,7 +129,7 @@ def crazy_deck() -> DeckSpec:
 
 def resources_for(game: str, players: int, options: dict[str, Any]) -> Resources:
     """The data files the game's entry asks for (a board layout, a deck split)."""
-    from .kinds import find
+    from ..engine.game import find
 
     return find(game).resources(players, options)
 

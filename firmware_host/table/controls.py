@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..engine.codec import Action
+from ..engine.game import Game, find
 from ..engine.match import Match
 from ..engine.round import Reason, Refusal
-from .kinds import GameKind, find
 
 
 @dataclass(slots=True)
@@ -38,18 +38,18 @@ class SeatController:
     message: str = ""  # the last refusal or hint, for the seat's display
 
     @property
-    def kind(self) -> GameKind:
+    def entry(self) -> Game:
         """The game's entry, which says what each button means in it."""
         return find(self.match.round.game)
 
     # ------------------------------------------------------------ what the cursor runs over
 
     def choices(self) -> list[Any]:
-        return self.kind.choices(self)
+        return self.entry.choices(self)
 
     def targets(self) -> list[tuple[int | None, int | None]]:
         """Where the selected choice may go (Crazy: pile id or None for a new pile, value)."""
-        return self.kind.targets(self)
+        return self.entry.targets(self)
 
     def selected(self) -> Any:
         options = self.choices()
@@ -65,18 +65,18 @@ class SeatController:
                 self.cursor = (self.cursor + (1 if control == "right" else -1)) % n
                 self.target = 0
                 return
-        self.kind.nav(self, control)
+        self.entry.nav(self, control)
 
     def arbitrates(self, control: str) -> bool:
         """A navigation button that changes the game here (pro_row's stuck vote)."""
-        return self.kind.arbitrates(self, control)
+        return self.entry.arbitrates(self, control)
 
     def action(self, control: str, ts: int) -> Action | None:
         """slap, alt or selectN, released by the arbiter: the engine action it means."""
         if control.startswith("select"):
             self.cursor = int(control[6:]) - 1
             control = "slap"
-        return self.kind.action(self, control, ts)
+        return self.entry.action(self, control, ts)
 
     def result(self, action: Action, refusal: Refusal | None) -> None:
         """The engine's answer: a refusal is shown and the selection stays."""
@@ -84,7 +84,7 @@ class SeatController:
             self.message = explain(refusal, action, self.match.round)
             return
         self.message = ""
-        self.kind.after(self, action)
+        self.entry.after(self, action)
         n = len(self.choices())
         self.cursor = self.cursor % n if n else 0
 
@@ -95,7 +95,7 @@ class SeatController:
 
         Bots play through these, so emulated bots go pins → arbiter → engine too.
         """
-        return self.kind.presses_for(self, action)
+        return self.entry.presses_for(self, action)
 
 
 def explain(refusal: Refusal, action: Action, rnd: Any) -> str:

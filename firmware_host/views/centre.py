@@ -22,8 +22,8 @@ from typing import Any
 
 from PIL import Image, ImageDraw
 
+from ..engine.game import find
 from ..engine.match import Match
-from ..table.kinds import find
 from .font import DIGIT_H, DIGIT_W, draw_centred, draw_digit, draw_text, width
 
 DEFAULT_SIZE = (32, 16)
@@ -42,7 +42,7 @@ def seat_colour(seat: int) -> tuple[int, int, int]:
 def render_centre(match: Match, size: tuple[int, int] = DEFAULT_SIZE, brightness: float = 1.0,
                   blink: bool = True, candidates: dict[int, Any] | None = None) -> Image.Image:
     """The centre matrix for the round in progress. `blink` is the blink phase (the
-    caller flips it a few times a second); `candidates` the seats' selections (`GameKind.mark`)."""
+    caller flips it a few times a second); `candidates` the seats' selections (`Game.mark`)."""
     img = Image.new("RGB", size, (0, 0, 0))
     find(match.round.game).draw_centre(img, match.round, blink, candidates or {})
     return cap(img, brightness)

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
+from ..engine.game import find
 from ..engine.options import GAMES, PLAYERS
-from ..table.kinds import find
 
 if TYPE_CHECKING:
     from ..table.controls import SeatController
@@ -112,7 +112,7 @@ def seat_words(table: Table, seat: int) -> Text:
     controller = controller_of(table, seat)
     if controller is None or str(table.phase) != "playing" or table.match is None:
         return Text("")
-    out = controller.kind.seat_words(controller, table.match.round)
+    out = controller.entry.seat_words(controller, table.match.round)
     if controller.message:
         out.append("\n")
         out.append(f" {controller.message} ", style="bold white on dark_red")

@@ -27,7 +27,7 @@ def render_seat(controller: SeatController) -> Image.Image:
     right = f"{total:+d}"
     draw_text(img, (SIZE[0] - width(right), 0), right)
     rnd = match.round
-    status = controller.kind.draw_seat(img, controller, rnd)
+    status = controller.entry.draw_seat(img, controller, rnd)
     draw_text(img, (0, 49), status)
     if rnd.result is not None:
         bottom_bar(img, f"ROUND OVER  {rnd.result.scores[seat]:+d}")

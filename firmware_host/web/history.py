@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..engine.codec import from_dict, to_dict
-from ..engine.game import find as find_rules
+from ..engine.game import find
 from ..engine.match import Match
 from ..service.journal import Store, StoreError, read_match, read_only, record_of, replay_arguments
 from ..system.children import die_with_parent
@@ -149,7 +149,7 @@ def _steps(row: dict[str, Any], journal: list[tuple[Any, ...]], seats: list[int]
     try:
         arguments = replay_arguments(row["game"], row["players"], row["seed"], row["options"],
                                      row["boards"], [])
-        context = find_rules(row["game"]).journal_context(row["players"], arguments["resources"])
+        context = find(row["game"]).journal_context(row["players"], arguments["resources"])
     except Exception as exc:  # the match's own row: not even its deal can be shown
         return steps, f"the match's deal does not replay: {type(exc).__name__}: {exc}"
 
@@ -288,7 +288,9 @@ KEPT = 8  # timelines kept gzipped (a long Classic match: about 1 MB of JSON, 30
 def worker_start(parent: int) -> None:
     """The history's process, as it starts: it ends when the table that started it does (killed
     or not, it must not hold the state database for ever: system/children.py), then lowers its
-    priority."""
+    priority. It is a composition root of its own: it registers the built-in games."""
+    from .. import games  # noqa: F401
+
     die_with_parent(signal.SIGKILL, parent)
     idle_priority()
 

@@ -56,6 +56,7 @@ def test_sigkill_mid_round_loses_no_completed_round(tmp_path: Path) -> None:
         import json, sys, time
         sys.path.insert(0, {str(ROOT / "tests")!r})
         from helpers import play_recorded
+        import firmware_host.games
         from firmware_host.table.catalog import new_match
         from firmware_host.service.journal import Store
         store = Store({str(db)!r})

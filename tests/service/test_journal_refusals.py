@@ -48,6 +48,7 @@ from pathlib import Path
 sys.path.insert(0, {tests!r})
 from helpers import play_recorded
 from plumbing import wait_for
+import firmware_host.games
 from firmware_host.cli.run import hold_table
 from firmware_host.table.catalog import new_match
 from firmware_host.service import journal as store_module

@@ -9,8 +9,6 @@ from __future__ import annotations
 import random
 from typing import Any, ClassVar, NamedTuple
 
-from firmware_host.engine.game import GameRules
-from firmware_host.engine.options import OptionSpec, whole
 from firmware_host.engine.round import (
     Ending,
     Reason,
@@ -19,7 +17,6 @@ from firmware_host.engine.round import (
     RoundResult,
     RulesError,
     Seat,
-    field_int,
 )
 
 HAND, LOW, HIGH = 3, 1, 6
@@ -120,26 +117,3 @@ class TinySight:
 
     def centre(self) -> int:
         return self._r.centre
-
-
-class TinyRules(GameRules):
-    name = "tiny"
-    players = (2, 4)
-    options: ClassVar[dict[str, OptionSpec]] = {
-        "rounds": OptionSpec(whole(1, 100), 2, "rounds in the match"),
-        "goal": OptionSpec(whole(1, 20), 5, "cards a seat lays to end the round"),
-    }
-    actions: ClassVar[dict[str, type]] = {"lay": Lay, "redraw": Redraw}
-    fields: ClassVar[dict[type, frozenset[str]]] = {Lay: frozenset({"card"}), Redraw: frozenset()}
-
-    def new_round(self, match: Any, rng: random.Random, setup: dict[str, Any]) -> TinyRound:
-        return TinyRound(match.players, match.options["goal"], rng, **setup)
-
-    def sight(self, rnd: Any, seat: Seat) -> TinySight:
-        return TinySight(rnd, seat)
-
-    def encode(self, action: Any) -> dict[str, Any]:
-        return {"card": action.card} if isinstance(action, Lay) else {}
-
-    def decode(self, kind: type, d: dict[str, Any], seat: Seat, ts: int, context: Any) -> Any:
-        return Lay(seat, field_int(d, "card"), ts) if kind is Lay else Redraw(seat, ts)
