@@ -30,9 +30,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from ..engine.game import find
+from ..engine.game import find, sight_of
 from ..engine.match import Match, Round
-from ..engine.sight import sight_of
 from ..play.simulate import POLL_NS, RoundStalled
 from ..table.bot_players import Bot, Level
 from ..table.catalog import new_match

@@ -204,7 +204,7 @@ def _full_disk_run(state: Path, log: Path) -> dict[str, Any]:
 
 def _stored_match(db: Path, rounds: int = 3) -> None:
     """A match of `rounds` rounds with one stored, as the table leaves it (over when 1)."""
-    from ..engine.sight import sight_of
+    from ..engine.game import sight_of
     from ..play.simulate import make_bots
     from ..service.journal import Store
     from ..table.catalog import new_match

@@ -104,7 +104,7 @@ class Game:
         raise self.lacking("sight")
 
     def journal_context(self, players: int, resources: Any) -> Any:
-        """What `decode` needs besides the dict (Crazy: its cards by name), built once a replay."""
+        """What `decode` needs besides the dict (a deck's cards by name), built once a replay."""
         return None
 
     def encode(self, action: Any) -> dict[str, Any]:

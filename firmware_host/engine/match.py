@@ -11,12 +11,9 @@ from __future__ import annotations
 import random
 from collections import deque
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from .codec import Action
-from .crazy import DeckSpec
-from .domino import Board, DominoCard
 from .game import find
 from .options import parse_options
 from .round import Refusal, RoundBase, RoundResult, RulesError, Seat, winners
@@ -30,14 +27,6 @@ class JournalEntry(NamedTuple):
     action: Action
 
 
-@dataclass(frozen=True, slots=True)
-class Resources:
-    """The data a game needs beyond its options (loaded by the catalogue, not here)."""
-
-    board: Board | None = None
-    deck: DeckSpec | None = None
-
-
 def round_rng(seed: int | str, game: str, round_no: int) -> random.Random:
     return random.Random(f"{seed}/{game}/{round_no}")
 
@@ -49,8 +38,8 @@ class Match:
         players: int,
         seed: int | str,
         options: Mapping[str, Any] | None = None,
-        resources: Resources = Resources(),
-        boards: Sequence[Sequence[DominoCard]] | None = None,
+        resources: Any = None,
+        boards: Sequence[Sequence[Any]] | None = None,
         setup: Mapping[str, Any] | None = None,
     ) -> None:
         self.game = game
@@ -58,13 +47,15 @@ class Match:
         self.seed = seed
         self.options = parse_options(game, players, options)
         self.resources = resources
+        """What the game's entry loaded for the match (`Game.resources`: a board, a deck), unopened."""
         self.entry = find(game)
         """The game's entry (engine/game.py), whose hooks the match calls."""
         self.entry.check_resources(resources)
-        self.boards: list[list[DominoCard]] = (
+        self.boards: list[list[Any]] = (
             [list(b) for b in boards] if boards is not None else [[] for _ in range(players)]
         )
-        """Cards put aside per player, carried from round to round (Domino's player boards)."""
+        """Cards put aside per player, carried from round to round, and on to the next match where
+        the game says so (`Game.round_over`, `carried_over`): the player boards."""
         self.results: list[RoundResult] = []
         self._totals = (0,) * players  # kept as rounds end: `totals` is asked after every action
         self._journals: list[list[Action]] = []
@@ -132,8 +123,8 @@ class Match:
             return False
         return self.entry.is_over(self)
 
-    def boards_for_next_match(self) -> list[list[DominoCard]] | None:
-        """Once over: what the next match starts from (Domino with `keep_boards`: the player boards)."""
+    def boards_for_next_match(self) -> list[list[Any]] | None:
+        """Once over: what the next match starts from (`Game.carried_over`), or None."""
         return self.entry.carried_over(self)
 
     @property
@@ -169,9 +160,9 @@ class Match:
         seed: int | str,
         options: Mapping[str, Any] | None,
         journal: Iterable[tuple[int, Action]],
-        resources: Resources = Resources(),
+        resources: Any = None,
         setups: Mapping[int, Mapping[str, Any]] | None = None,
-        boards: Sequence[Sequence[DominoCard]] | None = None,
+        boards: Sequence[Sequence[Any]] | None = None,
     ) -> Iterator[tuple[int | None, Match]]:
         """`replay` one step at a time, for a history to show each: the match, live, after each
         round is dealt (None) and after each journal entry (its index)."""

@@ -51,14 +51,6 @@ GAMES: Sequence[str] = _Games()
 PLAYERS: Mapping[str, tuple[int, int]] = _PerGame(lambda entry: entry.players)
 
 
-def __getattr__(name: str) -> Any:
-    if name == "CRAZY_ROUNDS":  # kept here for its readers; the Crazy rules own it
-        from .crazy import CRAZY_ROUNDS
-
-        return CRAZY_ROUNDS
-    raise AttributeError(name)
-
-
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 

@@ -15,8 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..engine.game import sight_of
 from ..engine.match import Match
-from ..engine.sight import sight_of
 from ..system.errors import RoundStalled
 from ..table.bot_players import Bot, Level
 from ..table.catalog import new_match

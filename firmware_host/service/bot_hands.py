@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
-from ..engine.sight import sight_of
+from ..engine.game import sight_of
 from ..table.machine import Phase, Table
 from .loop import Loop
 from .table_feed import Step

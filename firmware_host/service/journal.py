@@ -35,7 +35,6 @@ from typing import Any, TypeVar
 
 from ..control.protocol import HISTORY_MAX
 from ..engine.codec import from_dict, to_dict
-from ..engine.domino import DominoCard
 from ..engine.game import find
 from ..engine.match import Match
 from ..system import paths
@@ -848,12 +847,13 @@ def replay_arguments(game: str, players: int, seed: str, options: str, boards: s
     digits = seed.removeprefix("-")
     choices = json.loads(options)
     resources = resources_for(game, players, choices)
-    context = find(game).journal_context(players, resources)
+    entry = find(game)
+    context = entry.journal_context(players, resources)
     return {"game": game, "players": players,
             "seed": int(seed) if digits.isascii() and digits.isdigit() else seed,
             "options": choices, "resources": resources,
             "journal": [(r, from_dict(game, json.loads(a), context)) for r, a in journal],
-            "boards": [[DominoCard.parse(c) for c in b] for b in json.loads(boards)] or None}
+            "boards": [[entry.carried_card(c) for c in b] for b in json.loads(boards)] or None}
 
 
 def _history_entry(row: tuple[Any, ...], rounds: list[tuple[Any, ...]],

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..engine.crazy import DeckSpec
 from ..engine.domino import Board, DominoColour, Square
-from ..engine.match import Match, Resources
+from ..engine.match import Match
 from ..engine.options import parse_options
 from ..engine.round import RulesError
 
@@ -127,7 +127,7 @@ def crazy_deck() -> DeckSpec:
     return DeckSpec(counts=counts, crazy=int(data["crazy"]), styles=tuple(data["styles"]))
 
 
-def resources_for(game: str, players: int, options: dict[str, Any]) -> Resources:
+def resources_for(game: str, players: int, options: dict[str, Any]) -> Any:
     """The data files the game's entry asks for (a board layout, a deck split)."""
     from ..engine.game import find
 

@@ -7,7 +7,7 @@ import random
 
 from firmware_host.bench.bots import Masher, bench_bots, play_match, standing
 from firmware_host.engine.crazy import TOP, DiscardCrazy, PlayCrazy
-from firmware_host.engine.sight import sight_of
+from firmware_host.engine.game import sight_of
 from firmware_host.play.simulate import make_bots, play_round
 from firmware_host.table.bot_players import Bot, Level
 from firmware_host.table.catalog import new_match

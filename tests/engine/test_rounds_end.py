@@ -10,8 +10,9 @@ from hypothesis import strategies as st
 from pytest import MonkeyPatch
 
 from firmware_host.engine.codec import from_dict, to_dict
+from firmware_host.engine.crazy import CRAZY_ROUNDS
 from firmware_host.engine.domino import DiscardDomino, DominoCard
-from firmware_host.engine.options import CRAZY_ROUNDS, PLAYERS, parse_options
+from firmware_host.engine.options import PLAYERS, parse_options
 from firmware_host.engine.round import Ending, Reason, Wake
 from firmware_host.play import simulate as simulate_mod
 from firmware_host.play.simulate import make_bots, play_round, simulate, sweep, sweep_cases
@@ -164,7 +165,7 @@ def test_a_sample_of_the_sweep_finishes_with_no_stall_and_no_traceback() -> None
 def test_a_bot_plays_the_joker_the_round_waits_for() -> None:
     """Its screen says UP: JOKER; a bot should not discard its way past the wait."""
     from firmware_host.engine.domino import PlayJoker
-    from firmware_host.engine.sight import DominoSight
+    from firmware_host.games.domino.sight import DominoSight
     from firmware_host.table.bot_players import Bot
 
     rnd = waiting_domino_round()
@@ -174,11 +175,11 @@ def test_a_bot_plays_the_joker_the_round_waits_for() -> None:
 
 
 def test_a_match_replays_a_round_that_time_ended() -> None:
-    from firmware_host.engine.match import Match, Resources
+    from firmware_host.engine.match import Match
 
     b = waiting_domino_round().board
     setup = {"hands": [[K("RB")], [K("RB")]], "jokers": [1, 0]}
-    match = Match("domino", 2, 5, {"rounds": 2}, Resources(board=b), setup=setup)
+    match = Match("domino", 2, 5, {"rounds": 2}, b, setup=setup)
     assert match.round.wake(10 * S) and match.rounds_played == 1
-    again = Match.replay("domino", 2, 5, {"rounds": 2}, match.journal, Resources(board=b), {0: setup})
+    again = Match.replay("domino", 2, 5, {"rounds": 2}, match.journal, b, {0: setup})
     assert again.results == match.results and again.journal == match.journal

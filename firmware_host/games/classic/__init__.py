@@ -28,6 +28,7 @@ from ...engine.game import Game
 from ...engine.options import OptionSpec, one_of, whole, yes_no
 from ...engine.round import Refusal, Seat, field_int, field_str
 from ...table.controls import steps
+from .sight import ClassicSight
 
 
 class ClassicGame(Game):
@@ -60,8 +61,6 @@ class ClassicGame(Game):
         return ClassicRound(match.players, opts, rng, **setup)
 
     def sight(self, rnd: Any, seat: Seat) -> Any:
-        from ...engine.sight import ClassicSight
-
         return ClassicSight(rnd, seat)
 
     def encode(self, action: Any) -> dict[str, Any]:

@@ -6,8 +6,8 @@ from types import MethodType
 
 from ...engine.classic import MoveToRow, PlayCard, TurnHand, VoteStuck
 from ...engine.codec import Action
-from ...engine.sight import ClassicSight
 from ...table.bot_players import Bot, Level
+from .sight import ClassicSight
 
 
 def policy(bot: Bot, sight: ClassicSight) -> object:

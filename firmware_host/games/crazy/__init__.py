@@ -16,6 +16,7 @@ from ...engine.crazy import (
     CrazyColour,
     CrazyOptions,
     CrazyRound,
+    DeckSpec,
     DiscardCrazy,
     PlayCrazy,
     crazy_card_name,
@@ -23,11 +24,11 @@ from ...engine.crazy import (
     parse_crazy_card,
 )
 from ...engine.game import Game
-from ...engine.match import Resources
 from ...engine.options import OptionSpec, whole
 from ...engine.round import RulesError, Seat, field_int, field_str
 from ...table.catalog import crazy_deck
 from ...table.controls import steps
+from .sight import CrazySight
 
 
 class CrazyGame(Game):
@@ -46,15 +47,16 @@ class CrazyGame(Game):
 
     # ------------------------------------------------------------ the match and the journal
 
-    def resources(self, players: int, options: dict[str, Any]) -> Resources:
-        return Resources(deck=crazy_deck())
+    def resources(self, players: int, options: dict[str, Any]) -> DeckSpec:
+        """The split of a colour's cards into values and styles."""
+        return crazy_deck()
 
     def check_resources(self, resources: Any) -> None:
-        if resources.deck is None:
+        if not isinstance(resources, DeckSpec):
             raise RulesError("crazy needs its deck split")
 
     def new_round(self, match: Any, rng: random.Random, setup: dict[str, Any]) -> CrazyRound:
-        return CrazyRound(match.players, CrazyOptions(match.options["target"]), rng, match.resources.deck,
+        return CrazyRound(match.players, CrazyOptions(match.options["target"]), rng, match.resources,
                           **setup)
 
     def is_over(self, match: Any) -> bool:
@@ -63,12 +65,10 @@ class CrazyGame(Game):
         return reached or (cap is not None and match.rounds_played >= cap)
 
     def sight(self, rnd: Any, seat: Seat) -> Any:
-        from ...engine.sight import CrazySight
-
         return CrazySight(rnd, seat)
 
     def journal_context(self, players: int, resources: Any) -> dict[str, CrazyCard]:
-        return crazy_index([resources.deck.cards(CrazyColour(s)) for s in range(players)])
+        return crazy_index([resources.cards(CrazyColour(s)) for s in range(players)])
 
     def encode(self, action: Any) -> dict[str, Any]:
         out: dict[str, Any] = {"card": crazy_card_name(action.card)}

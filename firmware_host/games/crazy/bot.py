@@ -9,8 +9,8 @@ from typing import Any
 
 from ...engine.codec import Action
 from ...engine.crazy import BOTTOM, TOP, CrazyCard, DiscardCrazy, PlayCrazy
-from ...engine.sight import CrazySight
 from ...table.bot_players import Bot, Level
+from .sight import CrazySight
 
 FOUR = TOP - 1
 PATIENCE = 2

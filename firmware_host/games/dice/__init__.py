@@ -23,6 +23,7 @@ from ...engine.game import Game
 from ...engine.options import OptionSpec, whole
 from ...engine.round import Refusal, RulesError, Seat, field_str, is_whole
 from ...table.controls import steps
+from .sight import DiceSight
 
 
 class DiceGame(Game):
@@ -49,8 +50,6 @@ class DiceGame(Game):
         return DiceRound(match.players, DiceOptions(match.options["handicap"]), rng, **setup)
 
     def sight(self, rnd: Any, seat: Seat) -> Any:
-        from ...engine.sight import DiceSight
-
         return DiceSight(rnd, seat)
 
     def encode(self, action: Any) -> dict[str, Any]:

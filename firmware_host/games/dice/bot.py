@@ -7,8 +7,8 @@ from typing import Any
 
 from ...engine.codec import Action
 from ...engine.dice import PlaceDie, Reroll
-from ...engine.sight import DiceSight
 from ...table.bot_players import Bot, Level
+from .sight import DiceSight
 
 
 def play(bot: Bot, s: DiceSight, now: int) -> Action:

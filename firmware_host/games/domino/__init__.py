@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 from ...engine.domino import (
     MAX_PLAYERS,
     MIN_PLAYERS,
+    Board,
     DiscardDomino,
     DominoCard,
     DominoOptions,
@@ -20,11 +21,11 @@ from ...engine.domino import (
     score_round,
 )
 from ...engine.game import Game
-from ...engine.match import Resources
 from ...engine.options import OptionSpec, number, one_of, text_name, whole, yes_no
 from ...engine.round import RulesError, Seat, field_int, field_square, field_str
 from ...table.catalog import board_for, layouts
 from ...table.controls import steps
+from .sight import DominoSight
 
 
 class DominoGame(Game):
@@ -50,18 +51,19 @@ class DominoGame(Game):
 
     # ------------------------------------------------------------ the match and the journal
 
-    def resources(self, players: int, options: dict[str, Any]) -> Resources:
-        return Resources(board=board_for(players, options.get("layout")))
+    def resources(self, players: int, options: dict[str, Any]) -> Board:
+        """The board layout the options name, or the recommended one for this many players."""
+        return board_for(players, options.get("layout"))
 
     def check_resources(self, resources: Any) -> None:
-        if resources.board is None:
+        if not isinstance(resources, Board):
             raise RulesError("domino needs a board layout")
 
     def new_round(self, match: Any, rng: random.Random, setup: dict[str, Any]) -> DominoRound:
         o = match.options
         setup.setdefault("aside", match.boards)
         return DominoRound(match.players, DominoOptions(o["tokens"], o["joker_hold_s"], o["joker_wait_s"]),
-                           rng, match.resources.board, **setup)
+                           rng, match.resources, **setup)
 
     def round_over(self, match: Any, rnd: Any) -> None:
         aside = rnd.result.detail["put_aside"]
@@ -73,9 +75,10 @@ class DominoGame(Game):
             return None
         return [list(b) for b in match.boards]
 
-    def sight(self, rnd: Any, seat: Seat) -> Any:
-        from ...engine.sight import DominoSight
+    def carried_card(self, text: str) -> DominoCard:
+        return DominoCard.parse(text)
 
+    def sight(self, rnd: Any, seat: Seat) -> Any:
         return DominoSight(rnd, seat)
 
     def encode(self, action: Any) -> dict[str, Any]:

@@ -7,8 +7,8 @@ from typing import Any
 
 from ...engine.codec import Action
 from ...engine.domino import DiscardDomino
-from ...engine.sight import DominoSight
 from ...table.bot_players import Bot, Level
+from .sight import DominoSight
 
 
 def play(bot: Bot, s: DominoSight, now_ns: int) -> Action | None:
