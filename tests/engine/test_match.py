@@ -6,11 +6,11 @@ import random
 
 import pytest
 
-from firmware_host.engine.classic import TurnHand
 from firmware_host.engine.game import sight_of
 from firmware_host.engine.match import Match
 from firmware_host.engine.options import parse_assignments, parse_options
 from firmware_host.engine.round import RulesError, winners
+from firmware_host.games.classic.rules import TurnHand
 from firmware_host.play.simulate import make_bots, play_round, simulate
 from firmware_host.table.catalog import new_match, resources_for
 

@@ -19,7 +19,11 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from firmware_host.engine.classic import (
+from firmware_host.engine.crazy import CrazyColour, CrazyOptions, CrazyRound, DiscardCrazy, PlayCrazy
+from firmware_host.engine.dice import DICE_PER_COLOUR, DiceOptions, DiceRound, DieColour, PlaceDie
+from firmware_host.engine.domino import SET, DominoOptions, DominoRound, PlaceDomino, PlayJoker
+from firmware_host.engine.round import RACE_HORIZON_NS, Reason, RoundBase, Wake
+from firmware_host.games.classic.rules import (
     DECK,
     Card,
     ClassicOptions,
@@ -28,10 +32,6 @@ from firmware_host.engine.classic import (
     PlayCard,
     VoteStuck,
 )
-from firmware_host.engine.crazy import CrazyColour, CrazyOptions, CrazyRound, DiscardCrazy, PlayCrazy
-from firmware_host.engine.dice import DICE_PER_COLOUR, DiceOptions, DiceRound, DieColour, PlaceDie
-from firmware_host.engine.domino import SET, DominoOptions, DominoRound, PlaceDomino, PlayJoker
-from firmware_host.engine.round import RACE_HORIZON_NS, Reason, RoundBase, Wake
 from firmware_host.table.catalog import board_for, crazy_deck
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -46,7 +46,7 @@ def test_watch_refuses_a_speed_that_is_not_above_zero() -> None:
 
 
 def test_actions_are_described_with_seats_and_piles_from_one() -> None:
-    from firmware_host.engine.classic import Card, PlayCard, TurnHand
+    from firmware_host.games.classic.rules import Card, PlayCard, TurnHand
 
     assert describe(TurnHand(0, 5)) == "turn"
     assert describe(PlayCard(1, Card.parse("R3"), 5)) == "play card=R3"

@@ -7,7 +7,7 @@ from PIL import Image
 
 from firmware_host.config import ConfigError, emulated_config, parse_config
 from firmware_host.devices.displays.oled import specs_for
-from firmware_host.engine.classic import PlayCard, TurnHand
+from firmware_host.games.classic.rules import PlayCard, TurnHand
 from firmware_host.service.screens import TableScreens
 from firmware_host.table.catalog import new_match
 from firmware_host.table.controls import SeatController

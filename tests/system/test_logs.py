@@ -15,8 +15,8 @@ from plumbing import table_box
 
 from firmware_host.cli.host import build_parser
 from firmware_host.config import ConfigError, emulated_config
-from firmware_host.engine.classic import Card
 from firmware_host.engine.match import Match
+from firmware_host.games.classic.rules import Card
 from firmware_host.system import logs
 from firmware_host.table.arbiter import Arbiter
 from firmware_host.table.machine import Phase, Timing

@@ -5,9 +5,9 @@ from __future__ import annotations
 from helpers import deal, race_for_b2, seed_where_the_later_press_wins
 
 from firmware_host.devices.inputs.pins import InputEvent
-from firmware_host.engine.classic import Card
 from firmware_host.engine.match import Match
 from firmware_host.engine.round import Reason
+from firmware_host.games.classic.rules import Card
 from firmware_host.table.arbiter import Arbiter
 from firmware_host.table.presses import Event
 from firmware_host.table.referee import Referee

@@ -13,7 +13,11 @@ from __future__ import annotations
 import random
 from typing import Any, ClassVar
 
-from ...engine.classic import (
+from ...engine.game import Game
+from ...engine.options import OptionSpec, one_of, whole, yes_no
+from ...engine.round import Refusal, Seat, field_int, field_str
+from ...table.controls import steps
+from .rules import (
     MAX_PLAYERS,
     MIN_PLAYERS,
     Card,
@@ -24,10 +28,6 @@ from ...engine.classic import (
     TurnHand,
     VoteStuck,
 )
-from ...engine.game import Game
-from ...engine.options import OptionSpec, one_of, whole, yes_no
-from ...engine.round import Refusal, Seat, field_int, field_str
-from ...table.controls import steps
 from .sight import ClassicSight
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from types import MethodType
 
-from ...engine.classic import MoveToRow, PlayCard, TurnHand, VoteStuck
 from ...engine.codec import Action
 from ...table.bot_players import Bot, Level
+from .rules import MoveToRow, PlayCard, TurnHand, VoteStuck
 from .sight import ClassicSight
 
 

@@ -7,11 +7,11 @@ from typing import Any
 
 from PIL import Image, ImageDraw
 
-from ...engine.classic import Card, ClassicRound
 from ...table.controls import SeatController
 from ...views.centre import CARD_RGB, ligretto_piles
 from ...views.font import SMALL, draw_centred
 from ...views.seat import SIZE, card_face
+from .rules import Card, ClassicRound
 
 
 def seat(img: Image.Image, c: SeatController, rnd: ClassicRound) -> str:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ...engine.classic import Card, ClassicRound
 from ...engine.round import Seat
+from .rules import Card, ClassicRound
 
 
 class ClassicSight:

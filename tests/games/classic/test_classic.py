@@ -7,7 +7,8 @@ import random
 import pytest
 from helpers import OTHER_STACK, cards, classic, deal
 
-from firmware_host.engine.classic import (
+from firmware_host.engine.round import Ending, Reason, RulesError
+from firmware_host.games.classic.rules import (
     DECK,
     Card,
     ClassicOptions,
@@ -18,7 +19,6 @@ from firmware_host.engine.classic import (
     VoteStuck,
     row_size,
 )
-from firmware_host.engine.round import Ending, Reason, RulesError
 
 C = Card.parse
 

@@ -17,7 +17,7 @@ from functools import cache
 from itertools import pairwise
 from typing import Any, ClassVar, Literal, NamedTuple
 
-from .round import (
+from ...engine.round import (
     Ending,
     Reason,
     Refusal,
