@@ -28,8 +28,8 @@ from firmware_host.service.journal import Store
 from firmware_host.service.loop import Loop
 from firmware_host.service.table_feed import Game
 from firmware_host.system.children import ending_with_me
-from firmware_host.table.catalog import new_match
 from firmware_host.table.machine import Phase, Table, Timing
+from firmware_host.table.matches import new_match
 from firmware_host.table.presses import Event, InputEvent
 
 MS = 1_000_000

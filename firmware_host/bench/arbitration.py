@@ -11,7 +11,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from ..table.catalog import new_match
+from ..table.matches import new_match
 
 ARBITRATION_PAIRS = 1_000_000
 

@@ -34,8 +34,8 @@ from ..engine.game import find, sight_of
 from ..engine.match import Match, Round
 from ..play.simulate import POLL_NS, RoundStalled
 from ..table.bot_players import Bot, Level
-from ..table.catalog import new_match
 from ..table.controls import SeatController
+from ..table.matches import new_match
 
 GAMES = ("classic", "dice", "domino", "crazy")
 MASHES = ("slap", "alt")

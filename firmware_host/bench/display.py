@@ -12,7 +12,7 @@ from typing import Any
 from ..engine.game import find
 from ..play.simulate import make_bots
 from ..system.children import ending_with_me
-from ..table.catalog import new_match
+from ..table.matches import new_match
 
 DISPLAY_TARGET_P99_MS = 5.0
 I2C_HZ = 400_000

@@ -26,7 +26,7 @@ from typing import Any
 
 from ..engine.match import Match
 from ..play.simulate import make_bots, play_round
-from ..table.catalog import new_match, resources_for
+from ..table.matches import new_match, resources_for
 
 ENGINE_TARGET_ROUNDS_PER_S = 1500
 _MATCH_ROUNDS = 6

@@ -132,7 +132,7 @@ def broken_configs(count: int = 400, seed: int | str = 13) -> dict[str, Any]:
 _CHILD = textwrap.dedent("""
     import random, sys
     import firmware_host.games  # registers the built-in games: this child is a composition root
-    from firmware_host.table.catalog import new_match
+    from firmware_host.table.matches import new_match
     from firmware_host.engine.game import sight_of
     from firmware_host.play.simulate import make_bots
     from firmware_host.service.journal import Store

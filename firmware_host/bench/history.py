@@ -40,7 +40,7 @@ from typing import Any
 
 from ..play.simulate import make_bots, play_round
 from ..service.journal import Store
-from ..table.catalog import new_match
+from ..table.matches import new_match
 from .harness import ROOT, emulated_daemon
 
 TARGET_P99_MS = 5.0

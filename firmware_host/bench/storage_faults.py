@@ -207,7 +207,7 @@ def _stored_match(db: Path, rounds: int = 3) -> None:
     from ..engine.game import sight_of
     from ..play.simulate import make_bots
     from ..service.journal import Store
-    from ..table.catalog import new_match
+    from ..table.matches import new_match
 
     store = Store(db)
     match = new_match("dice", 2, 3, {"rounds": rounds})

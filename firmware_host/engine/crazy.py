@@ -1,7 +1,7 @@
 """Ligretto Crazy (docs/rules.md, "Ligretto Crazy"): values 1 to 5 in five styles, Crazy cards as jokers.
 
 The split of a colour's 36 cards into values and styles is data (`DeckSpec`,
-loaded from `games/crazy/deck.toml` by the catalogue), not code.
+loaded from `games/crazy/deck.toml` by `games/crazy/deck.py`), not code.
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ from ..engine.options import GAMES, SPECS, check_game, parse_options
 from ..engine.round import Ending, Reason, Refusal, RulesError, is_whole
 from ..system.errors import ScenarioError
 from ..table.arbiter import Arbiter, Decision
-from ..table.catalog import new_match
+from ..table.matches import new_match
 
 TOP_KEYS = {"game", "players", "seed", "names", "options", "round", "expect_totals",
             "expect_winners", "title", "source", "arbiter"}

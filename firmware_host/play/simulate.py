@@ -19,7 +19,7 @@ from ..engine.game import sight_of
 from ..engine.match import Match
 from ..system.errors import RoundStalled
 from ..table.bot_players import Bot, Level
-from ..table.catalog import new_match
+from ..table.matches import new_match
 
 MAX_ACTIONS_PER_ROUND = 1_000_000
 MAX_ROUND_SECONDS = 3600

@@ -17,8 +17,8 @@ from typing import Any
 
 from ..engine.codec import to_dict
 from ..table.bot_players import Level
-from ..table.catalog import new_match
 from ..table.machine import Timing
+from ..table.matches import new_match
 from .simulate import make_bots, play_round
 
 

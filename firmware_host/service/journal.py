@@ -39,7 +39,7 @@ from ..engine.game import find
 from ..engine.match import Match
 from ..system import paths
 from ..system.errors import StoreError
-from ..table.catalog import resources_for
+from ..table.matches import resources_for
 from .database import (
     CACHE_KIB,
     HELD_SUFFIX,

@@ -27,8 +27,8 @@ from ..engine.round import Ending, Reason, RulesError, Wake
 from ..system.logs import escape, logger
 from .arbiter import Arbiter
 from .bot_players import Bot, Level
-from .catalog import new_match
 from .cues import Cue
+from .matches import new_match
 from .presses import Event, InputEvent, StartGate
 from .referee import Outcome, Referee
 

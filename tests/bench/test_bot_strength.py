@@ -10,7 +10,7 @@ import pytest
 from firmware_host.bench.bots import head_to_head, play_match, wilson
 from firmware_host.play.simulate import make_bots, play_round, simulate
 from firmware_host.table.bot_players import Level
-from firmware_host.table.catalog import new_match
+from firmware_host.table.matches import new_match
 
 
 def test_wilson_interval_matches_the_textbook_values() -> None:

@@ -10,8 +10,8 @@ from firmware_host.engine.crazy import TOP, DiscardCrazy, PlayCrazy
 from firmware_host.engine.game import sight_of
 from firmware_host.play.simulate import make_bots, play_round
 from firmware_host.table.bot_players import Bot, Level
-from firmware_host.table.catalog import new_match
 from firmware_host.table.controls import SeatController
+from firmware_host.table.matches import new_match
 
 
 def test_the_hard_bot_beats_every_masher_in_most_matches() -> None:

@@ -82,7 +82,7 @@ def test_the_buzzer_remembers_the_newest_tunes_it_played() -> None:
 
 
 def test_the_store_forgets_the_action_counts_of_old_matches(tmp_path) -> None:
-    from firmware_host.table.catalog import new_match
+    from firmware_host.table.matches import new_match
 
     store = Store(tmp_path / "table.db")
     try:

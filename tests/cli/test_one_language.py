@@ -19,8 +19,8 @@ from plumbing import DaemonProcess, on_a_terminal, served_table, wait_for
 from firmware_host.cli import host
 from firmware_host.service.journal import Store
 from firmware_host.system.children import ending_with_me
-from firmware_host.table.catalog import new_match
 from firmware_host.table.machine import Table
+from firmware_host.table.matches import new_match
 
 ROOT = Path(__file__).resolve().parents[2]
 PYTHON_VALUES = re.compile(r"\bNone\b|\bFalse\b|\bTrue\b|[{}]|\[\]|\[['\"]|'\w+':")

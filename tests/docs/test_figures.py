@@ -87,7 +87,7 @@ def buzzer_heard() -> int:
 
 def referee_bounds() -> tuple[int, int, int]:
     from firmware_host.table.arbiter import Arbiter
-    from firmware_host.table.catalog import new_match
+    from firmware_host.table.matches import new_match
     from firmware_host.table.referee import Referee
 
     arbiter = Arbiter()

@@ -12,7 +12,7 @@ from firmware_host.engine.options import parse_assignments, parse_options
 from firmware_host.engine.round import RulesError, winners
 from firmware_host.games.classic.rules import TurnHand
 from firmware_host.play.simulate import make_bots, play_round, simulate
-from firmware_host.table.catalog import new_match, resources_for
+from firmware_host.table.matches import new_match, resources_for
 
 
 def play_out(match: Match, level: str = "instant") -> None:

@@ -32,7 +32,8 @@ from firmware_host.games.classic.rules import (
     PlayCard,
     VoteStuck,
 )
-from firmware_host.table.catalog import board_for, crazy_deck
+from firmware_host.games.crazy.deck import crazy_deck
+from firmware_host.games.domino.boards import board_for
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 STEPS = 400

@@ -14,10 +14,11 @@ from firmware_host.engine.crazy import CRAZY_ROUNDS
 from firmware_host.engine.domino import DiscardDomino, DominoCard
 from firmware_host.engine.options import PLAYERS, parse_options
 from firmware_host.engine.round import Ending, Reason, Wake
+from firmware_host.games.domino.boards import layouts
 from firmware_host.play import simulate as simulate_mod
 from firmware_host.play.simulate import make_bots, play_round, simulate, sweep, sweep_cases
 from firmware_host.table.bot_players import Level
-from firmware_host.table.catalog import layouts, new_match
+from firmware_host.table.matches import new_match
 
 K = DominoCard.parse
 S = 1_000_000_000

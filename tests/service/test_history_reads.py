@@ -20,7 +20,7 @@ from firmware_host.config import emulated_config
 from firmware_host.control.client import ask
 from firmware_host.service import journal as store_module
 from firmware_host.service.journal import Store
-from firmware_host.table.catalog import new_match
+from firmware_host.table.matches import new_match
 
 LIMIT_MAX = 100  # control/protocol.py's HISTORY_MAX, as docs/persistence.md says it
 

@@ -16,7 +16,7 @@ from helpers import play_recorded
 from firmware_host.service.journal import Store, state_path
 from firmware_host.system.children import ending_with_me
 from firmware_host.system.errors import StoreError
-from firmware_host.table.catalog import new_match
+from firmware_host.table.matches import new_match
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -57,7 +57,7 @@ def test_sigkill_mid_round_loses_no_completed_round(tmp_path: Path) -> None:
         sys.path.insert(0, {str(ROOT / "tests")!r})
         from helpers import play_recorded
         import firmware_host.games
-        from firmware_host.table.catalog import new_match
+        from firmware_host.table.matches import new_match
         from firmware_host.service.journal import Store
         store = Store({str(db)!r})
         match = new_match("classic", 4, 5, {{"rounds": 5}})

@@ -18,7 +18,7 @@ from firmware_host.engine.match import Match
 from firmware_host.service import journal as store_module
 from firmware_host.service.database import SCHEMA_VERSION
 from firmware_host.service.journal import Store, state_path
-from firmware_host.table.catalog import new_match
+from firmware_host.table.matches import new_match
 
 # ---------------------------------------------------------------- 1. a full disk
 

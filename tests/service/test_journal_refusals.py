@@ -18,7 +18,7 @@ from plumbing import wait_for
 
 from firmware_host.service import journal as store_module
 from firmware_host.service.journal import Store
-from firmware_host.table.catalog import new_match
+from firmware_host.table.matches import new_match
 
 ROOT = Path(__file__).resolve().parents[2]
 ID_MAX = (1 << 63) - 1  # SQLite's largest integer
@@ -50,7 +50,7 @@ from helpers import play_recorded
 from plumbing import wait_for
 import firmware_host.games
 from firmware_host.cli.run import hold_table
-from firmware_host.table.catalog import new_match
+from firmware_host.table.matches import new_match
 from firmware_host.service import journal as store_module
 from firmware_host.service.journal import Store
 

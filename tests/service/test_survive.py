@@ -19,7 +19,7 @@ from firmware_host.devices.displays import ledproto
 from firmware_host.devices.displays.ledlink import LedLink
 from firmware_host.engine.match import Match
 from firmware_host.service.journal import Store
-from firmware_host.table.catalog import new_match
+from firmware_host.table.matches import new_match
 
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE = (ROOT / "systemd" / "table.toml.example").read_bytes()

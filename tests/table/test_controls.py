@@ -18,8 +18,8 @@ from firmware_host.engine.match import Match
 from firmware_host.games.classic.rules import Card, MoveToRow, PlayCard, TurnHand
 from firmware_host.table.arbiter import Arbiter
 from firmware_host.table.bot_players import Bot
-from firmware_host.table.catalog import new_match
 from firmware_host.table.controls import SeatController
+from firmware_host.table.matches import new_match
 from firmware_host.table.referee import Referee
 
 MS = 1_000_000

@@ -15,7 +15,7 @@ from plumbing import DaemonProcess, alive, descendants, left_after, press, scena
 
 from firmware_host.service import database as storage
 from firmware_host.service.journal import Store
-from firmware_host.table.catalog import new_match
+from firmware_host.table.matches import new_match
 from firmware_host.web import history
 
 MS = 1_000_000

@@ -20,7 +20,7 @@ from helpers import play_recorded
 from plumbing import MS, SHOTS, played_table, press, settle
 
 from firmware_host.service.journal import Store
-from firmware_host.table.catalog import new_match
+from firmware_host.table.matches import new_match
 from firmware_host.web import replays
 from firmware_host.web.server import Hub, build_app
 

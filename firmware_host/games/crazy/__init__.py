@@ -26,8 +26,8 @@ from ...engine.crazy import (
 from ...engine.game import Game
 from ...engine.options import OptionSpec, whole
 from ...engine.round import RulesError, Seat, field_int, field_str
-from ...table.catalog import crazy_deck
 from ...table.controls import steps
+from .deck import crazy_deck
 from .sight import CrazySight
 
 

@@ -23,8 +23,8 @@ from ...engine.domino import (
 from ...engine.game import Game
 from ...engine.options import OptionSpec, number, one_of, text_name, whole, yes_no
 from ...engine.round import RulesError, Seat, field_int, field_square, field_str
-from ...table.catalog import board_for, layouts
 from ...table.controls import steps
+from .boards import board_for, layouts
 from .sight import DominoSight
 
 

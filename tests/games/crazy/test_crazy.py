@@ -17,7 +17,7 @@ from firmware_host.engine.crazy import (
     PlayCrazy,
 )
 from firmware_host.engine.round import Ending, Reason, RulesError
-from firmware_host.table.catalog import crazy_deck
+from firmware_host.games.crazy.deck import crazy_deck
 
 SPEC = crazy_deck()
 

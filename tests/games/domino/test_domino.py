@@ -20,7 +20,7 @@ from firmware_host.engine.domino import (
     score_round,
 )
 from firmware_host.engine.round import Ending, Reason, Refusal, RulesError
-from firmware_host.table.catalog import board_for, layouts
+from firmware_host.games.domino.boards import board_for, layouts
 
 K = DominoCard.parse
 

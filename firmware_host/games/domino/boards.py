@@ -1,8 +1,8 @@
-"""Game data from files: Domino board layouts and the Crazy deck split.
+"""Ligretto Domino's boards, from files: the sections and the layouts made of them.
 
-Kept outside `rules/` so the rules stay free of I/O. Layouts live in
-`games/domino/data/layouts/*.toml` (plus any directory named in
-`TABLE_HOST_LAYOUTS`), so a new board needs a file, not code.
+Kept out of the rules, which stay free of I/O. Layouts live in `data/layouts/*.toml` beside
+this module (plus any directory named in `TABLE_HOST_LAYOUTS`), so a new board needs a file,
+not code.
 """
 
 from __future__ import annotations
@@ -14,13 +14,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ..engine.crazy import DeckSpec
-from ..engine.domino import Board, DominoColour, Square
-from ..engine.match import Match
-from ..engine.options import parse_options
-from ..engine.round import RulesError
+from ...engine.domino import Board, DominoColour, Square
+from ...engine.round import RulesError
 
-GAMES = resources.files("firmware_host") / "games"
+DATA = resources.files(__package__) / "data"
 
 
 def _toml(path: Path | Any) -> dict[str, Any]:
@@ -32,7 +29,7 @@ def _toml(path: Path | Any) -> dict[str, Any]:
 
 @cache
 def sections() -> dict[str, list[str]]:
-    data = _toml(GAMES / "domino" / "data" / "sections.toml")
+    data = _toml(DATA / "sections.toml")
     out: dict[str, list[str]] = {}
     for name, sec in data.get("section", {}).items():
         rows = sec.get("rows")
@@ -50,7 +47,7 @@ def _turn(rows: list[str], degrees: int) -> list[str]:
 
 
 def _layout_files() -> list[Any]:
-    files = sorted((GAMES / "domino" / "data" / "layouts").iterdir(), key=lambda p: p.name)
+    files = sorted((DATA / "layouts").iterdir(), key=lambda p: p.name)
     extra = os.environ.get("TABLE_HOST_LAYOUTS")
     if extra:
         files += sorted(Path(extra).glob("*.toml"))
@@ -118,24 +115,3 @@ def board_for(players: int, name: str | None = None) -> Board:
         if players in suits:
             return board
     raise RulesError(f"no layout for {players} players")
-
-
-@cache
-def crazy_deck() -> DeckSpec:
-    data = _toml(GAMES / "crazy" / "deck.toml")
-    counts = tuple(sorted((int(v), int(n)) for v, n in data["values"].items()))
-    return DeckSpec(counts=counts, crazy=int(data["crazy"]), styles=tuple(data["styles"]))
-
-
-def resources_for(game: str, players: int, options: dict[str, Any]) -> Any:
-    """The data files the game's entry asks for (a board layout, a deck split)."""
-    from ..engine.game import find
-
-    return find(game).resources(players, options)
-
-
-def new_match(game: str, players: int, seed: int | str, options: dict[str, Any] | None = None,
-              **kwargs: Any) -> Match:
-    """A match with its data files resolved: the usual way in for the table and tools."""
-    parsed = parse_options(game, players, options)
-    return Match(game, players, seed, parsed, resources_for(game, players, parsed), **kwargs)
