@@ -6,8 +6,8 @@ from __future__ import annotations
 import random
 
 from firmware_host.bench.bots import Masher, bench_bots, play_match, standing
-from firmware_host.engine.crazy import TOP, DiscardCrazy, PlayCrazy
 from firmware_host.engine.game import sight_of
+from firmware_host.games.crazy.rules import TOP, DiscardCrazy, PlayCrazy
 from firmware_host.play.simulate import make_bots, play_round
 from firmware_host.table.bot_players import Bot, Level
 from firmware_host.table.controls import SeatController
@@ -54,7 +54,7 @@ def test_crazy_bots_win_piles_and_take_a_four_with_a_five() -> None:
     five = next(c for c in seat.draw + seat.hand if c.value == TOP)
     four = next(c for c in seat.draw + seat.hand if c.value == TOP - 1 and c != five)
     rnd.piles.clear()
-    from firmware_host.engine.crazy import Pile
+    from firmware_host.games.crazy.rules import Pile
 
     rnd.piles[7] = Pile(7, [(1, four, TOP - 1)])
     seat.hand = [five, *[c for c in seat.hand if c not in (five, four)]][:3]
@@ -65,7 +65,7 @@ def test_crazy_bots_win_piles_and_take_a_four_with_a_five() -> None:
 
 def test_crazy_bot_makes_a_four_when_a_crazy_card_is_its_five() -> None:
     """The 4 then the Crazy card as a 5 wins the pile: the bot lays the 4 rather than wait."""
-    from firmware_host.engine.crazy import Pile
+    from firmware_host.games.crazy.rules import Pile
 
     rnd = new_match("crazy", 2, 5).round
     seat = rnd.seats[0]

@@ -8,7 +8,12 @@ from __future__ import annotations
 import random
 from typing import Any, ClassVar
 
-from ...engine.crazy import (
+from ...engine.game import Game
+from ...engine.options import OptionSpec, whole
+from ...engine.round import RulesError, Seat, field_int, field_str
+from ...table.controls import steps
+from .deck import crazy_deck
+from .rules import (
     CRAZY_ROUNDS,
     MAX_PLAYERS,
     MIN_PLAYERS,
@@ -23,11 +28,6 @@ from ...engine.crazy import (
     crazy_index,
     parse_crazy_card,
 )
-from ...engine.game import Game
-from ...engine.options import OptionSpec, whole
-from ...engine.round import RulesError, Seat, field_int, field_str
-from ...table.controls import steps
-from .deck import crazy_deck
 from .sight import CrazySight
 
 

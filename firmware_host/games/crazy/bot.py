@@ -8,8 +8,8 @@ from types import MethodType
 from typing import Any
 
 from ...engine.codec import Action
-from ...engine.crazy import BOTTOM, TOP, CrazyCard, DiscardCrazy, PlayCrazy
 from ...table.bot_players import Bot, Level
+from .rules import BOTTOM, TOP, CrazyCard, DiscardCrazy, PlayCrazy
 from .sight import CrazySight
 
 FOUR = TOP - 1

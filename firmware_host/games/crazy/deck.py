@@ -7,8 +7,8 @@ import tomllib
 from functools import cache
 from importlib import resources
 
-from ...engine.crazy import DeckSpec
 from ...engine.round import RulesError
+from .rules import DeckSpec
 
 DECK = resources.files(__package__) / "deck.toml"
 

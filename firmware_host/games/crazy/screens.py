@@ -7,11 +7,11 @@ from typing import Any
 
 from PIL import Image, ImageDraw
 
-from ...engine.crazy import CrazyCard, CrazyRound
 from ...table.controls import SeatController
 from ...views.centre import CARD_RGB, SLOT_DIM, scale
 from ...views.font import DIGIT_H, DIGIT_W, LARGE, SMALL, draw_centred, draw_digit, draw_text
 from ...views.seat import box
+from .rules import CrazyCard, CrazyRound
 
 WORDS = {1: "ONE", 2: "TWO", 3: "THREE", 4: "FOUR", 5: "FIVE"}
 PIPS = {

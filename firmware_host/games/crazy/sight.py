@@ -6,8 +6,8 @@ round; it holds no copy. Pure, as the rules are: the engine and the standard lib
 
 from __future__ import annotations
 
-from ...engine.crazy import CrazyCard, CrazyRound
 from ...engine.round import Seat
+from .rules import CrazyCard, CrazyRound
 
 
 class CrazySight:

@@ -7,7 +7,9 @@ from collections import Counter
 
 import pytest
 
-from firmware_host.engine.crazy import (
+from firmware_host.engine.round import Ending, Reason, RulesError
+from firmware_host.games.crazy.deck import crazy_deck
+from firmware_host.games.crazy.rules import (
     CrazyCard,
     CrazyColour,
     CrazyOptions,
@@ -16,8 +18,6 @@ from firmware_host.engine.crazy import (
     DiscardCrazy,
     PlayCrazy,
 )
-from firmware_host.engine.round import Ending, Reason, RulesError
-from firmware_host.games.crazy.deck import crazy_deck
 
 SPEC = crazy_deck()
 

@@ -11,16 +11,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, NamedTuple
 
-from .round import (
-    Ending,
-    Reason,
-    Refusal,
-    RoundBase,
-    RoundResult,
-    RulesError,
-    Seat,
-    TableColour,
-)
+from ...engine.round import Ending, Reason, Refusal, RoundBase, RoundResult, RulesError, Seat, TableColour
 
 MIN_PLAYERS, MAX_PLAYERS = 2, 5
 HAND_SIZE = 3
