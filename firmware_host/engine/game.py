@@ -53,7 +53,7 @@ class Game:
 
     REQUIRED: ClassVar[tuple[str, ...]] = (
         "new_round", "sight", "decode", "policy", "draw_seat", "draw_centre", "centre_words",
-        "seat_words", "keys")
+        "seat_words", "keys", "board")
     """The hooks every game must override (`lacks` says which one a game does not)."""
 
     def lacking(self, hook: str) -> NotImplementedError:
@@ -198,6 +198,13 @@ class Game:
         seat has the direct buttons 1-5 (select1..5), so their keys are offered too."""
         raise self.lacking("keys")
 
+    # ------------------------------------------------------------ the web page (views/live.py)
+
+    def board(self, rnd: Any, seats: list[int]) -> dict[str, Any]:
+        """The round for the web page, in its small vocabulary of elements (views/boards.py);
+        `seats[p]` is the seat (from 0) player p sits at."""
+        raise self.lacking("board")
+
     # ------------------------------------------------------------ scenario files and tools (play/)
 
     def scenario_options(self, options: dict[str, Any], rounds: int) -> dict[str, Any]:
@@ -283,6 +290,13 @@ def of_action(kind: type) -> tuple[Game, str] | None:
 def routine_actions() -> set[type]:
     """Every game's routine actions (bots make them quickly)."""
     return _routine
+
+
+def title_of(name: str) -> str:
+    """What a person calls the game `name` (its name, when it has no title or is not registered:
+    a stored match of a game this table no longer has)."""
+    game = _games.get(name)
+    return (game.title or name) if game is not None else name
 
 
 def sight_of(rnd: Any, seat: Seat) -> Any:

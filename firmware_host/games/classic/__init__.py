@@ -182,6 +182,11 @@ class ClassicGame(Game):
 
         return keys(rnd, direct)
 
+    def board(self, rnd: Any, seats: list[int]) -> dict[str, Any]:
+        from .board import board
+
+        return board(rnd, seats)
+
     # ------------------------------------------------------------ scenario files and tools
 
     def scenario_options(self, options: dict[str, Any], rounds: int) -> dict[str, Any]:

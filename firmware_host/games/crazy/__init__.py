@@ -162,6 +162,11 @@ class CrazyGame(Game):
 
         return keys(rnd, direct)
 
+    def board(self, rnd: Any, seats: list[int]) -> dict[str, Any]:
+        from .board import board
+
+        return board(rnd, seats)
+
     # ------------------------------------------------------------ scenario files and tools
 
     def scenario_setup(self, rnd: dict[str, Any], players: int, where: str, rng: Any,

@@ -131,6 +131,11 @@ class DiceGame(Game):
 
         return keys(rnd, direct)
 
+    def board(self, rnd: Any, seats: list[int]) -> dict[str, Any]:
+        from .board import board
+
+        return board(rnd, seats)
+
     # ------------------------------------------------------------ scenario files
 
     def scenario_setup(self, rnd: dict[str, Any], players: int, where: str, rng: Any,

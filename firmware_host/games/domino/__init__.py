@@ -185,6 +185,11 @@ class DominoGame(Game):
 
         return keys(rnd, direct)
 
+    def board(self, rnd: Any, seats: list[int]) -> dict[str, Any]:
+        from .board import board
+
+        return board(rnd, seats)
+
     # ------------------------------------------------------------ scenario files and tools
 
     def scenario_options(self, options: dict[str, Any], rounds: int) -> dict[str, Any]:
