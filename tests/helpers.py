@@ -73,7 +73,7 @@ def seed_where_the_later_press_wins() -> int:
 
 
 def play_dice_round(match) -> None:
-    from firmware_host.engine.dice import PlaceDie, Reroll
+    from firmware_host.games.dice.rules import PlaceDie, Reroll
 
     while match.round.result is None:
         for seat in range(match.players):

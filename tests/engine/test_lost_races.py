@@ -9,8 +9,8 @@ from typing import Any, ClassVar
 
 import pytest
 
-from firmware_host.engine.dice import DiceOptions, DiceRound, Die, DieColour, PlaceDie, Reroll
 from firmware_host.engine.round import Reason
+from firmware_host.games.dice.rules import DiceOptions, DiceRound, Die, DieColour, PlaceDie, Reroll
 
 RED, YELLOW, BLUE = DieColour.RED, DieColour.YELLOW, DieColour.BLUE
 MS = 1_000_000

@@ -100,7 +100,7 @@ def test_rounds_end_into_results_and_the_match_into_the_lobby(box) -> None:
         for seat in range(2):
             dice = match.round.dice[seat]
             fit = next((d for d in dice if match.round.fits(d)), None)
-            from firmware_host.engine.dice import PlaceDie, Reroll
+            from firmware_host.games.dice.rules import PlaceDie, Reroll
 
             match.apply(PlaceDie(seat, fit.colour, fit.face) if fit else Reroll(seat))
             if match.round.result is not None:

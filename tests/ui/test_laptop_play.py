@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from plumbing import table_box
 
-from firmware_host.engine.dice import PlaceDie, Reroll
+from firmware_host.games.dice.rules import PlaceDie, Reroll
 from firmware_host.table.machine import Phase, Table, Timing
 
 S = 1_000_000_000

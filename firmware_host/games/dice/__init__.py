@@ -7,7 +7,11 @@ from __future__ import annotations
 import random
 from typing import Any, ClassVar
 
-from ...engine.dice import (
+from ...engine.game import Game
+from ...engine.options import OptionSpec, whole
+from ...engine.round import Refusal, RulesError, Seat, field_str, is_whole
+from ...table.controls import steps
+from .rules import (
     FACES,
     MAX_PLAYERS,
     MIN_PLAYERS,
@@ -19,10 +23,6 @@ from ...engine.dice import (
     Reroll,
     handicap,
 )
-from ...engine.game import Game
-from ...engine.options import OptionSpec, whole
-from ...engine.round import Refusal, RulesError, Seat, field_str, is_whole
-from ...table.controls import steps
 from .sight import DiceSight
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...engine.dice import FACES, DiceRound, DieColour
 from ...views.boards import board as whole
 from ...views.boards import card, cards, count, free, hand, rows
+from .rules import FACES, DiceRound, DieColour
 
 
 def board(rnd: DiceRound, seats: list[int]) -> dict[str, Any]:

@@ -6,8 +6,8 @@ from types import MethodType
 from typing import Any
 
 from ...engine.codec import Action
-from ...engine.dice import PlaceDie, Reroll
 from ...table.bot_players import Bot, Level
+from .rules import PlaceDie, Reroll
 from .sight import DiceSight
 
 

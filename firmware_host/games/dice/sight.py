@@ -6,8 +6,8 @@ round; it holds no copy. Pure, as the rules are: the engine and the standard lib
 
 from __future__ import annotations
 
-from ...engine.dice import DiceRound, Die
 from ...engine.round import Seat
+from .rules import DiceRound, Die
 
 
 class DiceSight:

@@ -7,8 +7,16 @@ from collections import Counter
 
 import pytest
 
-from firmware_host.engine.dice import DiceOptions, DiceRound, Die, DieColour, PlaceDie, Reroll, dice_counts
 from firmware_host.engine.round import Ending, Reason, RulesError
+from firmware_host.games.dice.rules import (
+    DiceOptions,
+    DiceRound,
+    Die,
+    DieColour,
+    PlaceDie,
+    Reroll,
+    dice_counts,
+)
 
 D = Die.parse
 Y, R, G, B = DieColour.YELLOW, DieColour.RED, DieColour.GREEN, DieColour.BLUE

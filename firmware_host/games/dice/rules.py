@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, NamedTuple
 
-from .round import (
+from ...engine.round import (
     Ending,
     Reason,
     Refusal,
