@@ -5,10 +5,10 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from firmware_host.engine.domino import Board, DominoCard, DominoColour, DominoOptions, DominoRound
 from firmware_host.engine.game import sight_of
 from firmware_host.engine.match import Match
 from firmware_host.games.classic.rules import Card, ClassicOptions, ClassicRound, Deal
+from firmware_host.games.domino.rules import Board, DominoCard, DominoColour, DominoOptions, DominoRound
 from firmware_host.play.simulate import make_bots
 from firmware_host.service.journal import Store
 from firmware_host.table.arbiter import Arbiter

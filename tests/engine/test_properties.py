@@ -19,7 +19,6 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from firmware_host.engine.domino import SET, DominoOptions, DominoRound, PlaceDomino, PlayJoker
 from firmware_host.engine.round import RACE_HORIZON_NS, Reason, RoundBase, Wake
 from firmware_host.games.classic.rules import (
     DECK,
@@ -34,6 +33,7 @@ from firmware_host.games.crazy.deck import crazy_deck
 from firmware_host.games.crazy.rules import CrazyColour, CrazyOptions, CrazyRound, DiscardCrazy, PlayCrazy
 from firmware_host.games.dice.rules import DICE_PER_COLOUR, DiceOptions, DiceRound, DieColour, PlaceDie
 from firmware_host.games.domino.boards import board_for
+from firmware_host.games.domino.rules import SET, DominoOptions, DominoRound, PlaceDomino, PlayJoker
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 STEPS = 400

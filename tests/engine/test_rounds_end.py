@@ -10,11 +10,11 @@ from hypothesis import strategies as st
 from pytest import MonkeyPatch
 
 from firmware_host.engine.codec import from_dict, to_dict
-from firmware_host.engine.domino import DiscardDomino, DominoCard
 from firmware_host.engine.options import PLAYERS, parse_options
 from firmware_host.engine.round import Ending, Reason, Wake
 from firmware_host.games.crazy.rules import CRAZY_ROUNDS
 from firmware_host.games.domino.boards import layouts
+from firmware_host.games.domino.rules import DiscardDomino, DominoCard
 from firmware_host.play import simulate as simulate_mod
 from firmware_host.play.simulate import make_bots, play_round, simulate, sweep, sweep_cases
 from firmware_host.table.bot_players import Level
@@ -165,7 +165,7 @@ def test_a_sample_of_the_sweep_finishes_with_no_stall_and_no_traceback() -> None
 
 def test_a_bot_plays_the_joker_the_round_waits_for() -> None:
     """Its screen says UP: JOKER; a bot should not discard its way past the wait."""
-    from firmware_host.engine.domino import PlayJoker
+    from firmware_host.games.domino.rules import PlayJoker
     from firmware_host.games.domino.sight import DominoSight
     from firmware_host.table.bot_players import Bot
 

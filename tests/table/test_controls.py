@@ -10,12 +10,12 @@ from helpers import deal
 from firmware_host.config import emulated_config
 from firmware_host.devices.emulated.pins import EmulatedButtons, emulated_factory
 from firmware_host.devices.inputs.pins import TableInputs
-from firmware_host.engine.domino import PlaceDomino, PlayJoker
 from firmware_host.engine.game import sight_of
 from firmware_host.engine.match import Match
 from firmware_host.games.classic.rules import Card, MoveToRow, PlayCard, TurnHand
 from firmware_host.games.crazy.rules import PlayCrazy
 from firmware_host.games.dice.rules import PlaceDie, Reroll
+from firmware_host.games.domino.rules import PlaceDomino, PlayJoker
 from firmware_host.table.arbiter import Arbiter
 from firmware_host.table.bot_players import Bot
 from firmware_host.table.controls import SeatController

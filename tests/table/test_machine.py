@@ -227,7 +227,7 @@ def test_inputs_lists_each_event_and_decision_with_its_edge_time(box) -> None:
 
 def _domino_with_a_joker_at(ts: int):
     """A Domino match in which seat 1 has laid a joker at `ts` (its token is held for 5 s)."""
-    from firmware_host.engine.domino import PlayJoker
+    from firmware_host.games.domino.rules import PlayJoker
     from firmware_host.table.matches import new_match
 
     match = new_match("domino", 2, 7)

@@ -16,13 +16,13 @@ import pytest
 from helpers import deal
 from PIL import Image, ImageChops
 
-from firmware_host.engine.domino import DominoCard, PlaceDomino
 from firmware_host.engine.match import Match
 from firmware_host.engine.round import Reason, Refusal
 from firmware_host.games.classic.rules import Card, PlayCard
 from firmware_host.games.crazy.rules import PlayCrazy
 from firmware_host.games.crazy.scenario import setup as _crazy_setup
 from firmware_host.games.dice.rules import Die
+from firmware_host.games.domino.rules import DominoCard, PlaceDomino
 from firmware_host.table.controls import SeatController
 from firmware_host.table.matches import new_match
 from firmware_host.views.centre import render_centre, render_winner, render_word

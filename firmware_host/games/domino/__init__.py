@@ -7,7 +7,12 @@ from __future__ import annotations
 import random
 from typing import Any, ClassVar
 
-from ...engine.domino import (
+from ...engine.game import Game
+from ...engine.options import OptionSpec, number, one_of, text_name, whole, yes_no
+from ...engine.round import RulesError, Seat, field_int, field_square, field_str
+from ...table.controls import steps
+from .boards import board_for, layouts
+from .rules import (
     MAX_PLAYERS,
     MIN_PLAYERS,
     Board,
@@ -20,11 +25,6 @@ from ...engine.domino import (
     next_boards,
     score_round,
 )
-from ...engine.game import Game
-from ...engine.options import OptionSpec, number, one_of, text_name, whole, yes_no
-from ...engine.round import RulesError, Seat, field_int, field_square, field_str
-from ...table.controls import steps
-from .boards import board_for, layouts
 from .sight import DominoSight
 
 

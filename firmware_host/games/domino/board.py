@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...engine.domino import ANY_SEAT, JOKER, DominoRound
 from ...views.boards import board as whole
 from ...views.boards import count, grid, hand, seat_no, square, tile
+from .rules import ANY_SEAT, JOKER, DominoRound
 
 HEAD = "the board: tokens 1–4, free squares by colour letter, covered squares by seat, ★ a joker"
 

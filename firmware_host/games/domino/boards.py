@@ -14,8 +14,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ...engine.domino import Board, DominoColour, Square
 from ...engine.round import RulesError
+from .rules import Board, DominoColour, Square
 
 DATA = resources.files(__package__) / "data"
 

@@ -6,8 +6,8 @@ from types import MethodType
 from typing import Any
 
 from ...engine.codec import Action
-from ...engine.domino import DiscardDomino
 from ...table.bot_players import Bot, Level
+from .rules import DiscardDomino
 from .sight import DominoSight
 
 

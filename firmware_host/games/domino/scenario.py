@@ -7,10 +7,10 @@ import random
 from typing import Any
 
 from ...engine.codec import from_dict
-from ...engine.domino import SET, TOKENS, DominoCard
 from ...engine.match import Match
 from ...engine.round import is_whole
 from ...play.scenario import fail, listed, parsed, seat_tables
+from .rules import SET, TOKENS, DominoCard
 
 
 def setup(rnd: dict[str, Any], players: int, where: str, rng: random.Random,

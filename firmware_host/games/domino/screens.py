@@ -8,11 +8,11 @@ from functools import cache
 
 from PIL import Image, ImageDraw
 
-from ...engine.domino import JOKER, DominoRound, PlaceDomino
 from ...table.controls import SeatController
 from ...views.centre import CARD_RGB, scale, seat_colour
 from ...views.font import draw_text
 from ...views.seat import card_face
+from .rules import JOKER, DominoRound, PlaceDomino
 
 
 def seat(img: Image.Image, c: SeatController, rnd: DominoRound) -> str:

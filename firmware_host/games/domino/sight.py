@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ...engine.domino import DominoCard, DominoRound, PlaceDomino, PlayJoker, Square
 from ...engine.round import Seat
+from .rules import DominoCard, DominoRound, PlaceDomino, PlayJoker, Square
 
 
 class DominoSight:

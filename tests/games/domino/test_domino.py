@@ -6,7 +6,9 @@ import random
 
 import pytest
 
-from firmware_host.engine.domino import (
+from firmware_host.engine.round import Ending, Reason, Refusal, RulesError
+from firmware_host.games.domino.boards import board_for, layouts
+from firmware_host.games.domino.rules import (
     SET,
     Board,
     DiscardDomino,
@@ -19,8 +21,6 @@ from firmware_host.engine.domino import (
     next_boards,
     score_round,
 )
-from firmware_host.engine.round import Ending, Reason, Refusal, RulesError
-from firmware_host.games.domino.boards import board_for, layouts
 
 K = DominoCard.parse
 

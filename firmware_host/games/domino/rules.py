@@ -13,16 +13,7 @@ from dataclasses import dataclass, field
 from itertools import combinations_with_replacement
 from typing import Any, ClassVar, NamedTuple
 
-from .round import (
-    Ending,
-    Reason,
-    Refusal,
-    RoundBase,
-    RoundResult,
-    RulesError,
-    Seat,
-    TableColour,
-)
+from ...engine.round import Ending, Reason, Refusal, RoundBase, RoundResult, RulesError, Seat, TableColour
 
 MIN_PLAYERS, MAX_PLAYERS = 2, 4
 TOKENS = 4
