@@ -6,7 +6,7 @@ import random
 from typing import Any
 
 from ...engine.round import RulesError, is_digits
-from ...play.scenario import fail, listed, parsed, seat_no, seat_tables
+from ...engine.setups import fail, listed, parsed, seat_no, seat_tables
 from .rules import DECK, STACK_SIZE, Card, Deal, row_size
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from ...engine.match import Match
 from ...engine.round import RulesError, is_digits, is_whole
-from ...play.scenario import fail, parsed, seat_tables
+from ...engine.setups import fail, parsed, seat_tables
 from .rules import HAND_SIZE, CrazyCard, CrazyColour, CrazyRound, CrazySetup, DiscardCrazy, PlayCrazy
 
 

@@ -6,7 +6,7 @@ import random
 from typing import Any
 
 from ...engine.round import is_whole
-from ...play.scenario import fail, parsed, seat_tables
+from ...engine.setups import fail, parsed, seat_tables
 from .rules import DICE_PER_COLOUR, FACES, DiceOptions, Die, DieColour, dice_counts
 
 

@@ -9,7 +9,7 @@ from typing import Any
 from ...engine.codec import from_dict
 from ...engine.match import Match
 from ...engine.round import is_whole
-from ...play.scenario import fail, listed, parsed, seat_tables
+from ...engine.setups import fail, listed, parsed, seat_tables
 from .rules import SET, TOKENS, DominoCard
 
 

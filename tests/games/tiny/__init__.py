@@ -13,7 +13,7 @@ from rich.text import Text
 from firmware_host.engine.game import Game, register, unregister
 from firmware_host.engine.options import OptionSpec, whole
 from firmware_host.engine.round import Seat, field_int
-from firmware_host.play.scenario import fail, parsed, seat_tables
+from firmware_host.engine.setups import fail, parsed, seat_tables
 from firmware_host.table.controls import steps
 from firmware_host.views.font import LARGE, draw_centred, draw_digit, draw_text
 
