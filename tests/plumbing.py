@@ -26,7 +26,7 @@ from firmware_host.service.binding import StoreBinding
 from firmware_host.service.commands import handle
 from firmware_host.service.journal import Store
 from firmware_host.service.loop import Loop
-from firmware_host.service.table_feed import Game
+from firmware_host.service.table_feed import TableFeed
 from firmware_host.system.children import ending_with_me
 from firmware_host.table.machine import Phase, Table, Timing
 from firmware_host.table.matches import new_match
@@ -236,13 +236,13 @@ class DaemonProcess:
 
 def played_table(store: Store, players: int, seed: int, game: str = "classic",
                  options: dict[str, Any] | None = None, window_ms: float = 5.0,
-                 epsilon_ms: float = 0.2) -> tuple[Game, Table]:
+                 epsilon_ms: float = 0.2) -> tuple[TableFeed, Table]:
     """The table, its loop's game component and the store binding, as the daemon wires them,
     with a match of `players` seats started: "go" is at 0 on the inputs' clock. Press with
     `press`, let time run with `settle`."""
     table = Table(players, Timing(), seed=seed, window_ns=round(window_ms * MS),
                   epsilon_ns=round(epsilon_ms * MS))
-    game_part = Game(Loop(), table)
+    game_part = TableFeed(Loop(), table)
     binding = StoreBinding(table, store)
     game_part.follow(binding.began)
     game_part.follow(binding.journal)
@@ -254,7 +254,7 @@ def played_table(store: Store, players: int, seed: int, game: str = "classic",
 
 
 def scenario_table(name: str, store: Store, monkeypatch: Any, players: int, seed: int,
-                   window_ms: float = 5.0, epsilon_ms: float = 0.2) -> tuple[Game, Table]:
+                   window_ms: float = 5.0, epsilon_ms: float = 0.2) -> tuple[TableFeed, Table]:
     """`played_table` dealt as `scenarios/<name>` is (the match the table starts is that file's)."""
     played = run_scenario(load_scenario(ROOT / "scenarios" / name), name)
     deal = played.match
@@ -263,7 +263,7 @@ def scenario_table(name: str, store: Store, monkeypatch: Any, players: int, seed
     return played_table(store, players, seed, deal.game, None, window_ms, epsilon_ms)
 
 
-def press(game: Game, table: Table, seat: int, control: str, at_ms: float,
+def press(game: TableFeed, table: Table, seat: int, control: str, at_ms: float,
           arrive_ms: float | None = None) -> None:
     """A press stamped `at_ms`, reaching the loop at `arrive_ms`: the loop first does what fell
     due before it arrived, as the daemon's timers do. Before go (at_ms < 0) it is a false start."""
@@ -274,7 +274,7 @@ def press(game: Game, table: Table, seat: int, control: str, at_ms: float,
     game.advance(arrive)
 
 
-def settle(game: Game, table: Table, until: int) -> None:
+def settle(game: TableFeed, table: Table, until: int) -> None:
     """Time runs on to `until`: whatever falls due is done, in order."""
     while (due := table.deadline()) is not None and due <= until:
         game.advance(due)

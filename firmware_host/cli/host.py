@@ -76,7 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     _json_too(boot)
 
     watch = sub.add_parser("watch", help="watch bots play a match, round by round")
-    watch.add_argument("--game", choices=GAMES, default="classic", help="the game (default classic)")
+    watch.add_argument("--game", choices=GAMES, default=GAMES[0], help=f"the game (default {GAMES[0]})")
     watch.add_argument("--players", type=int, default=4, help="how many bots play (default 4)")
     watch.add_argument("--seed", default="0", help="the deal: the same seed plays the same match")
     watch.add_argument("--bots", default="medium", choices=BOT_LEVELS,

@@ -50,6 +50,9 @@ class Game:
     """A decision can change every seat's screen (a shared board); False: only the acting seats'."""
     scenario_keys: ClassVar[frozenset[str]] = frozenset({"seat"})
     """The keys a [[round]] table of this game may have besides actions and expect_*."""
+    centre_note: ClassVar[str] = ""
+    """What reaching the centre means, where it is not plain (the round's `to_centre`), said
+    after `simulate`'s share of the cards dealt that reached it."""
 
     REQUIRED: ClassVar[tuple[str, ...]] = (
         "new_round", "sight", "decode", "policy", "draw_seat", "draw_centre", "centre_words",

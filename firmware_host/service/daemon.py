@@ -56,7 +56,7 @@ from .screens import Screens
 from .selftest import SelfTests
 from .sounds import Sounds
 from .status import Status
-from .table_feed import Game
+from .table_feed import TableFeed
 from .watchdog import Watchdog
 
 log = logger("daemon")
@@ -105,7 +105,7 @@ class Daemon:
         self._edges = loop.register_timer(self._tick_inputs)
         self.configuration = Configuration(loop, config, config_file, table, self.notify,
                                            lambda: self.status.text(), remember_good)
-        self.game = Game(loop, table)
+        self.feed = TableFeed(loop, table)
         self.screens = Screens(loop, table, self.oleds, self.led, config.centre,
                                lambda: self.configuration.problem, lambda: self.selftests.active)
         self.screens.qr = config.web.seat_qr
@@ -123,12 +123,12 @@ class Daemon:
         for follower in (self.sounds.after_step, self.binding.began, self.screens.after_step,
                          self.binding.journal, self.screens.after_decisions, self.bots.after_step,
                          lambda step: self.screens.show_phase(step.now), self.status.after_step):
-            self.game.follow(follower)
+            self.feed.follow(follower)
         loop.on(Signal, self._on_signal)
         loop.on(FrontendTrouble, lambda _event, _now: True)  # woken: the status line follows
         loop.on(FrontendReady, lambda _event, _now: self.frontends.redraw() or True)
         loop.on(Request, lambda request, now: self.commands.serve(request, now))
-        loop.after_each(self.game.advance)
+        loop.after_each(self.feed.advance)
         loop.after_each(lambda _now: loop.update_timer(self._edges, self.inputs.next_deadline()))
         if self.buttons is not None:  # the bots' and the keys' buttons, let go when their hold is over
             buttons, let_go = self.buttons, loop.register_timer(self.buttons.let_go)

@@ -1,4 +1,4 @@
-"""The table in the loop: presses go to it, time advances it, and each step it takes is
+"""The table fed in the loop: presses go to it, time advances it, and each step it takes is
 handed to the components that follow it (the store, the screens, the sounds, the bots, the
 status), in the order they asked for it."""
 
@@ -27,7 +27,9 @@ class Step:
     false_starts: list[Any] = field(default_factory=list)  # presses before go (table/machine.py FalseStart)
 
 
-class Game:
+class TableFeed:
+    """Feeds the table its presses and its time, and hands each step to the followers."""
+
     def __init__(self, loop: Loop, table: Table) -> None:
         self.loop, self.table = loop, table
         self.followers: list[Callable[[Step], None]] = []

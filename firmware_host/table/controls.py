@@ -2,18 +2,9 @@
 selection turned into an engine action when `slap` (or `alt`, or a direct
 `selectN`) is released by the arbiter, carrying that button's timestamp.
 
-What the controls mean per game (docs/rules.md describes each game):
-- Ligretto: the cursor runs over row places, the stack top and the discard top;
-  slap plays the card; alt turns 3 hand cards; with pro_row, up marks the row
-  place under the cursor as the destination of the next slap, down unmarks it,
-  and down with nothing marked votes that the round is stuck (arbitrated, as it
-  changes the game).
-- Dice: the cursor runs over your dice; slap places one; alt rerolls them all.
-- Domino: the cursor cycles the legal placements of your top card; slap lays it;
-  alt discards it; up switches to joker squares, down back.
-- Crazy: left/right pick a hand card, up/down its target (a pile, or a new pile,
-  and a Crazy card's value); slap plays it; alt discards it face down.
-A refusal leaves the selection where it was and says why.
+What the buttons mean is the game's (its entry's controls hooks, engine/game.py; each game's
+`__init__` says it in words, docs/rules.md describes each game). left/right move the cursor over
+the game's choices for every game. A refusal leaves the selection where it was and says why.
 """
 
 from __future__ import annotations
@@ -32,9 +23,10 @@ class SeatController:
     seat: int
     match: Match
     cursor: int = 0
-    target: int = 0  # Crazy: which pile/value for the selected card
-    joker_mode: bool = False  # Domino
-    destination: int | None = None  # Ligretto pro_row: the row place for the next slap
+    # What a game's controls keep between presses (its hooks read and set them):
+    target: int = 0  # which of the selected choice's targets (`Game.targets`) up/down picked
+    joker_mode: bool = False  # the cursor runs over the second kind of choice (up switches, down back)
+    destination: int | None = None  # where the next slap puts the selected choice, when marked
     message: str = ""  # the last refusal or hint, for the seat's display
 
     @property
@@ -48,7 +40,7 @@ class SeatController:
         return self.entry.choices(self)
 
     def targets(self) -> list[tuple[int | None, int | None]]:
-        """Where the selected choice may go (Crazy: pile id or None for a new pile, value)."""
+        """Where the selected choice may go (`Game.targets`: a pile, say, and a value)."""
         return self.entry.targets(self)
 
     def selected(self) -> Any:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, NamedTuple
 
+from ..engine.game import names
 from ..engine.match import Match
 from ..engine.options import GAMES, PLAYERS
 from ..engine.round import Ending, Reason, RulesError, Wake
@@ -78,7 +79,7 @@ class Table:
     window_ns: int = 5_000_000
     epsilon_ns: int = 200_000
     phase: Phase = Phase.ATTRACT
-    game: str = "classic"
+    game: str = field(default_factory=lambda: next(iter(names()), ""))  # the first in the menu
     options: dict[str, Any] = field(default_factory=dict)
     joined: list[int] = field(default_factory=list)  # physical seats, in joining order
     bots: dict[int, Bot] = field(default_factory=dict)  # player index -> bot

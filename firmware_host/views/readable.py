@@ -1,10 +1,10 @@
 """The table in words and coloured cards, for a terminal: legible at a glance, at 80x24.
 
 The LED matrix and the OLEDs (centre.py, seat.py) are what the box shows; a
-newcomer at a laptop also wants to read the table: every centre pile's colour
-and top value, the dice board, the domino board with its tokens and each
-seat's candidate placement, the Crazy piles, and their own cards as cards.
-Built from the rules state and the seat controllers, never from pixels.
+newcomer at a laptop also wants to read the table: what lies in the middle and
+their own cards as cards, in the game's words (`Game.centre_words`,
+`seat_words`, `keys`, with the pieces here). Built from the rules state and the
+seat controllers, never from pixels.
 """
 
 from __future__ import annotations

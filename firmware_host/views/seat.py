@@ -1,7 +1,7 @@
 """The seat screen: 128x64, one bit per pixel, what one player needs and nothing more.
 
-Header: seat, round, total. Middle: the game (cards, dice, top domino card or
-hand) with the cursor drawn inverted. Bottom: counts, and the last refusal on
+Header: seat, round, total. Middle: the game's own (`Game.draw_seat`), the cursor drawn
+inverted. Bottom: counts, and the last refusal on
 an inverted bar so it is seen at a glance.
 """
 

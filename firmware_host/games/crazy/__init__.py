@@ -44,6 +44,7 @@ class CrazyGame(Game):
     fields: ClassVar[dict[type, frozenset[str]]] = {
         PlayCrazy: frozenset({"card", "pile", "value"}), DiscardCrazy: frozenset({"card"})}
     routine: ClassVar[frozenset[type]] = frozenset({DiscardCrazy})
+    centre_note = "won into score piles"
 
     # ------------------------------------------------------------ the match and the journal
 

@@ -1,6 +1,7 @@
 """Domino on the seat screen (the top card, the placement or joker square under the cursor)
-and the centre matrix (the board a square per pixel or two, tokens in white, each seat's
-candidate placement in its seat colour)."""
+and the centre matrix: the board a pixel per square (two on 32x32 for the small two-player
+board), free squares at half brightness, covered ones dim, tokens the only full white with ticks
+in the margins on their row and column; each seat's candidate placement in its seat colour."""
 
 from __future__ import annotations
 
