@@ -67,6 +67,17 @@ def build_parser() -> argparse.ArgumentParser:
     bus.add_argument("--cable-m", type=float, help="every seat cable this long (default: the build's)")
     bus.add_argument("--speed-hz", type=int, choices=(100_000, 400_000),
                      help="the bus clock (default: what boot-config writes into config.txt)")
+    bus.add_argument("--seat-pullup-ohm", type=float,
+                     help="each seat channel's fitted SDA/SCL pull-up (default 4700; 0: none)")
+    bus.add_argument("--oled-pullup-ohm", type=float,
+                     help="the pull-ups on each OLED module itself (default 4700, the strongest sold; "
+                          "0: none or removed)")
+    bus.add_argument("--mux-pullup-ohm", type=float,
+                     help="the pull-ups on each TCA9548A board's upstream side (default 10000, Adafruit's; "
+                          "0: none or cut)")
+    bus.add_argument("--mux-idle", choices=("as-is", "disconnect"),
+                     help="every multiplexer's idle state (default: as boot-config's overlay lines leave "
+                          "each; as-is: an OS without disconnect_on_idle)")
     _json_too(bus)
 
     boot = sub.add_parser("boot-config", help="the config.txt lines a configuration needs (install.sh)")
@@ -378,13 +389,17 @@ def _power(args: argparse.Namespace) -> int:
 
 
 def _i2c(args: argparse.Namespace) -> int:
-    """Exit 1 when the build is outside UM10204 (hardware/README.md, "Seat cables and the I2C bus")."""
+    """Exit 1 when the build, its modules' own pull-ups included, is outside UM10204; the report then
+    names the pull-ups to remove (hardware/README.md, "Seat cables and the I2C bus")."""
     from ..config import ConfigError, default_config, load_config
     from ..devices.i2cload import i2c_load
 
     try:
         config = load_config(args.config) if args.config else default_config(args.seats)
-        load = i2c_load(config, args.cable_m, args.speed_hz)
+        options = (("seat_pullup_ohm", args.seat_pullup_ohm), ("oled_pullup_ohm", args.oled_pullup_ohm),
+                   ("mux_pullup_ohm", args.mux_pullup_ohm))
+        given = {name: value for name, value in options if value is not None}
+        load = i2c_load(config, args.cable_m, args.speed_hz, idle=args.mux_idle, **given)
     except (ConfigError, ValueError) as exc:
         _fail(str(exc))
     _emit(load.as_dict(), args.json, load.text())

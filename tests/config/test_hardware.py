@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
 import pytest
 
-from firmware_host.config import default_config, load_config
+from firmware_host.config import default_config, load_config, parse_config
+from firmware_host.devices.power import power_budget
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT / "schematics")]
@@ -42,7 +44,7 @@ def test_the_daemons_default_pin_map_is_exactly_what_the_netlist_connects(build)
     nets = table.nets_of((table.OUT / f"table-{name}.net").read_text())
     assert default_config(BUILDS[name]) == config  # what the daemon and emulation load
     assert table.mismatches(nets, default_config(BUILDS[name])) == []
-    seat1 = next(ends for ends in nets.values() if ("SW_S1", "2") in ends)
+    seat1 = next(ends for ends in nets.values() if ("R_S1_SLAP", "2") in ends)  # past the series resistor
     assert ("J_PI", "29") in seat1  # seat 1's slap: header pin 29 is GPIO5, as the pin map says
 
 
@@ -80,7 +82,7 @@ def test_the_buzzers_coil_is_switched_low_side_with_its_flyback_diode(build) -> 
         return net_of[(ref, numbers[ref][pin])]
 
     assert net("D_BZ", "A") == net("BZ1", "-") == net("Q_BZ", "C")
-    assert net("D_BZ", "K") == net("BZ1", "+") == "+5V"
+    assert net("D_BZ", "K") == net("BZ1", "+") == "+5V_LOGIC"  # the controller's fused branch
     assert net("Q_BZ", "E") == "GND"
 
 
@@ -201,7 +203,171 @@ def test_the_pico_takes_5_v_on_vsys_through_a_schottky_diode(build) -> None:
     _, _, _, _, text = build
     nets = table.nets_of(text)
     vsys = next(nodes for nodes in nets.values() if ("U_LED", "39") in nodes)
-    assert ("U_LED", "39") not in nets["+5V"]
+    assert ("U_LED", "39") not in nets["+5V_LOGIC"]
     diode = next(ref for ref, _ in vsys if ref.startswith("D_"))
-    assert (diode, "1") in vsys and (diode, "2") in nets["+5V"]  # cathode to VSYS, anode to 5 V
+    assert (diode, "1") in vsys and (diode, "2") in nets["+5V_LOGIC"]  # cathode to VSYS, anode to 5 V
     assert all(("U_LED", "40") not in nodes for name, nodes in nets.items() if name != "NC")
+
+
+# ------------------------------------------------------------ power: fused branches and ratings
+
+
+def _net_of(nets: dict[str, set[tuple[str, str]]], ref: str, pin: str) -> str:
+    return next((name for name, nodes in nets.items() if (ref, pin) in nodes), "")
+
+
+def test_each_fused_branch_is_its_own_net_behind_its_fuse_and_the_pi_takes_usb_c(build) -> None:
+    name, config, _, _, text = build
+    nets = table.nets_of(text)
+    budget = power_budget(config, "pi5")
+    branches = ["PI", *[f"LED{k}" for k in range(1, budget.panels + 1)], "LOGIC"]
+    assert {n for n in nets if n.startswith("+5V")} == {"+5V", *(f"+5V_{b}" for b in branches)}
+    for b in branches:  # fuse pin 1 at the star, pin 2 the branch's own net
+        assert ("F_" + b, "1") in nets["+5V"] and ("F_" + b, "2") in nets[f"+5V_{b}"], (name, b)
+    star = {ref for ref, _ in nets["+5V"]}
+    assert star == {"PS1", "W_SUPPLY", "J_PWR", *(f"F_{b}" for b in branches)}  # nothing else unfused
+    assert ("J_PI_USB", "1") in nets["+5V_PI"]  # VBUS of the USB-C pigtail
+    assert _net_of(nets, "J_PI", "2") == _net_of(nets, "J_PI", "4") == ""  # the header's 5 V pins: unused
+    for k in range(1, budget.panels + 1):  # each panel on its own branch, through its lever connectors
+        assert {(f"P_LED{k}", "1"), (f"J_LED{k}_PWR", "1")} <= nets[f"+5V_LED{k}"]
+    for plug in ["J_LED", *[f"J_LINK{k}" for k in range(1, budget.panels)]]:  # data only
+        assert _net_of(nets, plug, "1") == "" and _net_of(nets, plug, "3") == "GND"
+
+
+def test_the_fuses_drawn_are_the_ones_the_power_budget_sizes() -> None:
+    for path in table.BUILDS.values():
+        config = load_config(path)
+        comps = table.components_of(table.netlist(table.build(config)[0]))
+        budget = power_budget(config, "pi5")
+        assert comps["F_PI"]["value"] == f"{budget.pi_fuse_a:g}A T" == "8A T"
+        assert comps["F_LOGIC"]["value"] == f"{budget.others_fuse_a:g}A T" == "2A T"
+        for k in range(1, budget.panels + 1):
+            assert comps[f"F_LED{k}"]["value"] == f"{budget.panel_fuse_a:g}A T" == "8A T"
+
+
+def test_every_connector_wire_and_fuse_on_the_5v_path_is_within_its_rating(build) -> None:
+    """At `table-host power --pi pi5`'s worst case, every LED white at the cap and the Pi at 5 A."""
+    name, config, _, _, text = build
+    carried, problems = table.power_check(table.nets_of(text), table.components_of(text),
+                                          power_budget(config, "pi5"))
+    assert problems == [], name
+    amps = {(c.ref, c.what): c.amps for c in carried}
+    assert amps["J_PWR", "5V star"] == pytest.approx(16.354) == amps["W_SUPPLY", "supply lead 12AWG"]
+    assert amps["F_LED1", "8 A time-lag fuse (75 %)"] == pytest.approx(5.632)  # 256 x (60 mA x 0.35 + 1 mA)
+    assert amps["J_PI_USB", "USB-C pigtail 5A"] == 5.0
+    assert amps["J_LED", "data in"] == 0.0  # the JST SM carries data only now
+    assert {c.ref for c in carried} >= {"PS1", "J_PWR", "W_SUPPLY", "F_PI", "W_PI", "J_PI_USB", "F_LED1",
+                                        "W_LED1", "J_LED1_PWR", "J_LED", "J_LINK1", "F_LOGIC", "D_VSYS"}
+    # A Pi 4 build takes a 4 A fuse (3 A is 75 % of it): within too.
+    pi4 = table.power_check(table.nets_of(text), table.components_of(text), power_budget(config, "pi4"),
+                            fuses={"F_PI": 4.0})
+    assert pi4[1] == []
+
+
+def test_the_power_check_fails_when_a_part_carries_more_than_its_rating() -> None:
+    config = load_config(table.BUILDS["4-seat"])
+    text = (table.OUT / "table-4-seat.net").read_text()
+    nets, comps = table.nets_of(text), table.components_of(text)
+    # The old drawing: a panel's power through its JST SM data plug (3 A a contact).
+    through_jst = {name: set(nodes) for name, nodes in nets.items()}
+    through_jst["+5V_LED1"].add(("J_LED", "1"))
+    _, problems = table.power_check(through_jst, comps, power_budget(config, "pi5"))
+    assert problems == ["J_LED (data in) carries 5.63 A, over the 3 A it may carry"]
+    # The brightness cap raised to 1: 15.6 A a panel, 36.3 A in all.
+    data = config.model_dump()
+    data["centre"]["brightness"] = 1.0
+    _, problems = table.power_check(nets, comps, power_budget(parse_config(data), "pi5"))
+    assert problems == [
+        "F_LED1 (8 A time-lag fuse (75 %)) carries 15.62 A, over the 6 A it may carry",
+        "F_LED1 (its holder) carries 15.62 A, over the 10 A it may carry",
+        "F_LED2 (8 A time-lag fuse (75 %)) carries 15.62 A, over the 6 A it may carry",
+        "F_LED2 (its holder) carries 15.62 A, over the 10 A it may carry",
+        "J_PWR (5V star) carries 36.32 A, over the 20 A it may carry",
+        "PS1 (5V 40A supply (80 %)) carries 36.32 A, over the 32 A it may carry",
+        "W_LED1 (panel 1 lead 18AWG) carries 15.62 A, over the 10 A it may carry",
+        "W_LED2 (panel 2 lead 18AWG) carries 15.62 A, over the 10 A it may carry",
+        "W_SUPPLY (supply lead 12AWG) carries 36.32 A, over the 25 A it may carry",
+    ]
+    # A connector on the 5 V path that says no rating is refused too.
+    unrated = dict(comps, J_PWR={"value": "5V star", "description": "two lever connectors"})
+    _, problems = table.power_check(nets, unrated, power_budget(config, "pi5"))
+    assert problems == ["J_PWR (5V star) is on +5V without a rating"]
+
+
+# ------------------------------------------------------------ the slap inputs' protection
+
+
+def test_every_slap_line_has_its_pull_up_tvs_series_resistor_and_filter(build) -> None:
+    """1 m of cable or more: 4.7 kohm to 3.3 V and a TVS where the cable ends, then 1 kohm and
+    10 nF before the GPIO (tau 10 us, the same on every seat)."""
+    name, config, _, _, text = build
+    nets, comps = table.nets_of(text), table.components_of(text)
+    for n in range(1, len(config.inputs.seats) + 1):
+        line = _net_of(nets, f"SW_S{n}", "2")
+        gpio = _net_of(nets, f"R_S{n}_SLAP", "2")
+        assert {(f"J_S{n}", "6"), (f"R_S{n}_SLAP_PU", "1"), (f"R_S{n}_SLAP", "1"), (f"D_S{n}_SLAP", "1")} \
+            <= nets[line], (name, n)
+        assert _net_of(nets, f"R_S{n}_SLAP_PU", "2") == "+3V3" and _net_of(nets, f"D_S{n}_SLAP", "2") == "GND"
+        assert (f"C_S{n}_SLAP", "1") in nets[gpio] and _net_of(nets, f"C_S{n}_SLAP", "2") == "GND"
+        assert not any(ref == "J_PI" for ref, _ in nets[line])  # the GPIO only behind the resistor
+        refs = (f"R_S{n}_SLAP_PU", f"R_S{n}_SLAP", f"C_S{n}_SLAP", f"D_S{n}_SLAP")
+        assert [comps[ref]["value"] for ref in refs] == ["4k7", "1k", "10nF C0G", "SD03 3.3V"]
+
+
+def test_the_buzzer_footprint_is_the_cd_1206s_surface_mount_land() -> None:
+    """CUI's CD-1206 datasheet: "Terminal: SMD type"; the 12 mm pin-type footprint did not fit it."""
+    comps = table.components_of((table.OUT / "table-4-seat.net").read_text())
+    text = (table.OUT / "table-4-seat.net").read_text()
+    assert "CD-1206: surface-mount" in comps["BZ1"]["description"]
+    assert '(footprint "table:Buzzer_CUI_CD-1206_SMD_D12mm")' in text and "Buzzer_12x9.5RM7.6" not in text
+
+
+# ------------------------------------------------------------ the bill of materials follows the netlist
+
+
+def _count(comps: dict[str, dict[str, str]], ref: str, value: str | None = None, each: int = 1) -> int:
+    return each * sum(1 for r, c in comps.items()
+                      if re.match(ref, r) and (value is None or c["value"] == value))
+
+
+BOM_ROWS = {  # the row's first words -> how to count it in a netlist
+    "60 mm arcade button": lambda c: _count(c, r"SW_S\d+$"),
+    "5-way navigation switch": lambda c: _count(c, r"SW_S\d+_NAV$"),
+    "OLED 128×64": lambda c: _count(c, r"DS_S\d+$"),
+    "MCP23017-E/SP": lambda c: _count(c, r"U_NAV\d+$"),
+    "TCA9548A I2C multiplexer": lambda c: _count(c, r"U_MUX\d+$"),
+    "12-way ribbon seat cable": lambda c: _count(c, r"J_S\d+$"),
+    "WS2812B 16×16 panel": lambda c: _count(c, r"P_LED\d+$"),
+    "5 V supply": lambda c: _count(c, r"PS\d+$"),
+    "time-lag fuse 5×20 mm, Littelfuse 215 series: 8 A": lambda c: _count(c, r"F_", "8A T"),
+    "time-lag fuse 5×20 mm, Littelfuse 215 series: 2 A": lambda c: _count(c, r"F_", "2A T"),
+    "fuse holder 5×20 mm": lambda c: _count(c, r"F_"),
+    "lever connector WAGO 221-415": lambda c: _count(c, r"J_PWR$", each=2),
+    "lever connector WAGO 221-412": lambda c: _count(c, r"J_LED\d+_PWR$", each=2),
+    "lead pair 12 AWG": lambda c: _count(c, r"W_SUPPLY$"),
+    "lead pair 18 AWG": lambda c: _count(c, r"W_(PI|LED\d+|LOGIC)$"),
+    "USB-C plug pigtail": lambda c: _count(c, r"J_PI_USB$"),
+    "resistors 4.7 kΩ": lambda c: _count(c, r"R_", "4k7"),
+    "resistors 1 kΩ": lambda c: _count(c, r"R_", "1k"),
+    "capacitors 10 nF C0G": lambda c: _count(c, r"C_", "10nF C0G"),
+    "TVS diode 3.3 V": lambda c: _count(c, r"D_S\d+_SLAP$"),
+    "resistor 330 Ω": lambda c: _count(c, r"R_", "330"),
+    "capacitors 100 nF": lambda c: _count(c, r"C_", "100nF"),
+    "capacitor 1000 µF": lambda c: _count(c, r"C_", "1000uF 10V"),
+    "Schottky diode 1N5819": lambda c: _count(c, r"D_VSYS$"),
+}
+
+
+def test_the_bill_of_materials_counts_what_the_netlists_hold() -> None:
+    readme = (ROOT / "hardware" / "README.md").read_text()
+    rows = [[cell.strip() for cell in line.split("|")[1:-1]] for line in readme.splitlines()
+            if line.startswith("| ") and line.count("|") == 6]
+    comps = {name: table.components_of((table.OUT / f"table-{name}.net").read_text()) for name in BUILDS}
+    for start, count in BOM_ROWS.items():
+        row = next((r for r in rows if r[0].startswith(start)), None)
+        assert row is not None, f"hardware/README.md: no bill of materials row for {start!r}"
+        assert (int(row[1]), int(row[2])) == (count(comps["4-seat"]), count(comps["12-seat"])), row[0]
+    supply = next(r for r in rows if r[0].startswith("5 V supply"))
+    budget = power_budget(load_config(table.BUILDS["4-seat"]), "pi5")
+    assert f"at least {budget.supply_a} A" in supply[0] and "LRS-200-5 (40 A" in supply[0]  # PS1: rated 40 A
+    assert f"({budget.total_a:.2f} A" in supply[4]

@@ -45,7 +45,7 @@ def wired_data_pin(netlist: str) -> int:
         (end,) = [(r, parts.pin_name(r, p)) for r, p in ends if r == ref]
         return end
 
-    feed = other(net_of("J_LED", "DIN"), "R_LED")
+    feed = other(net_of("P_LED1", "DIN"), "R_LED")
     assert other(net_of("R_LED", "2" if feed[1] == "1" else "1"), "U_LVL") == ("U_LVL", "1Y")
     pico = [(r, p) for r, p in net_of("U_LVL", "1A") if r == "U_LED"]
     assert len(pico) == 1, "the level shifter's 1A must come from exactly one Pico pin"
