@@ -402,7 +402,7 @@ class RoundBase:
         """(cards or dice that reached the centre, the round's cards or dice): how much of
         what was dealt got played (Crazy: won into score piles). `simulate` and `bench bots`
         report it."""
-        raise NotImplementedError
+        raise NotImplementedError(f"{self.game} lacks to_centre (docs/games.md)")
 
     def deadline(self) -> int | None:
         """When (ns, the actions' clock) the round next changes with no action, or None.

@@ -97,23 +97,11 @@ class TinyRound(RoundBase):
     def scores(self) -> tuple[int, ...]:
         return tuple(self.laid)
 
+    def to_centre(self) -> tuple[int, int]:
+        """(cards laid into the middle, every card dealt: those laid and those still held)."""
+        laid = sum(self.laid)
+        return laid, laid + sum(len(h) for h in self.hands)
+
     def snapshot(self) -> dict[str, Any]:
         return {"centre": self.centre, "seats": [{"hand": list(h), "laid": n}
                                                  for h, n in zip(self.hands, self.laid, strict=True)]}
-
-
-class TinySight:
-    game = "tiny"
-
-    def __init__(self, rnd: TinyRound, seat: Seat) -> None:
-        self._r, self.seat = rnd, seat
-
-    @property
-    def over(self) -> bool:
-        return self._r.result is not None
-
-    def hand(self) -> list[int]:
-        return list(self._r.hands[self.seat])
-
-    def centre(self) -> int:
-        return self._r.centre
