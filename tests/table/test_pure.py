@@ -1,5 +1,6 @@
-"""The rules and the game import without any of the table's heavy libraries: a simulation, a
-scenario, a test of the rules loads no GPIO, no pydantic, no imaging and no terminal UI."""
+"""The engine, the table's core and the games' registry import without any of the table's heavy
+libraries: a simulation, a scenario, a test of the rules loads no GPIO, no pydantic, no imaging
+and no terminal UI (a game's screens and words load only when first drawn)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,12 @@ import json
 import pkgutil
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 
 import firmware_host.engine
+import firmware_host.games
 import firmware_host.table
 
 HEAVY = ("gpiozero", "pydantic", "PIL", "luma", "textual", "rich")
@@ -20,9 +23,19 @@ def modules(package: object) -> list[str]:
     return [m.name for m in pkgutil.walk_packages(package.__path__, f"{package.__name__}.")]  # type: ignore[attr-defined]
 
 
-@pytest.mark.parametrize("package", [firmware_host.engine, firmware_host.table], ids=["engine", "game"])
-def test_every_module_imports_without_the_heavy_libraries(package: object) -> None:
-    names = modules(package)
+def pure(package: object) -> list[str]:
+    """The games' registry (each game's entry, rules and sight, as `import firmware_host.games`
+    loads them)."""
+    return [f"{package.__name__}.{m.name}{part}" for m in pkgutil.iter_modules(package.__path__)  # type: ignore[attr-defined]
+            for part in ("", ".rules", ".sight")]
+
+
+WHOLE = [(firmware_host.engine, modules), (firmware_host.table, modules), (firmware_host.games, pure)]
+
+
+@pytest.mark.parametrize(("package", "listed"), WHOLE, ids=["engine", "table", "games"])
+def test_every_module_imports_without_the_heavy_libraries(package: object, listed: Any) -> None:
+    names = listed(package)
     assert len(names) >= 5  # the walk found the package's modules
     code = ("import importlib, json, sys\n"
             f"for name in {names!r}:\n    importlib.import_module(name)\n"
