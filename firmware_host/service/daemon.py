@@ -5,10 +5,10 @@ One thread owns the game: the loop (loop.py) takes everything through one queue
 socket's threads, signals, keys) and sleeps until the earliest timer, never
 polling. Each part of the work is a component of its own, built here:
 
-- Game (game.py): presses to the table, time advances it; its steps go to
+- TableFeed (table_feed.py): presses to the table, time advances it; its steps go to
 - StoreBinding (binding.py): matches begun, journaled, saved, aborted, resumed;
 - Screens (screens.py): the phase's screens and the game's;
-- Sounds (sounds.py), BotHands (bots.py), Status (status.py);
+- Sounds (sounds.py), BotHands (bot_hands.py), Status (status.py);
 - Configuration (configuration.py), SelfTests (selftest.py), Keys (keys.py),
   Watchdog (watchdog.py), TableCommands (commands.py);
 - Frontends (frontend.py): whoever watches, attached by the composition root.
