@@ -30,7 +30,7 @@ def bench_display(decisions: int = 1500, seed: int = 1) -> dict[str, Any]:
     from ..devices.displays.oled import DisplaySpec, SeatDisplays, open_luma
     from ..devices.emulated.oled import RecordingInterface, recording_opener
     from ..engine.game import sight_of
-    from ..service.screens import TableScreens
+    from ..service.screen_feed import TableScreens
     from ..table.controls import SeatController
     from ..views.centre import render_centre
     from ..views.seat import render_seat

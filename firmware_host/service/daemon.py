@@ -7,7 +7,7 @@ polling. Each part of the work is a component of its own, built here:
 
 - TableFeed (table_feed.py): presses to the table, time advances it; its steps go to
 - StoreBinding (binding.py): matches begun, journaled, saved, aborted, resumed;
-- Screens (screens.py): the phase's screens and the game's;
+- Screens (screen_feed.py): the phase's screens and the game's;
 - Sounds (sounds.py), BotHands (bot_hands.py), Status (status.py);
 - Configuration (configuration.py), SelfTests (selftest.py), Keys (keys.py),
   Watchdog (watchdog.py), TableCommands (commands.py);
@@ -52,7 +52,7 @@ from .journal import Store
 from .keys import Keys
 from .loop import Loop
 from .registry import Commands
-from .screens import Screens
+from .screen_feed import Screens
 from .selftest import SelfTests
 from .sounds import Sounds
 from .status import Status

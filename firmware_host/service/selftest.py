@@ -53,7 +53,7 @@ from .registry import Call, Commands
 
 if TYPE_CHECKING:
     from .loop import Loop
-    from .screens import Screens
+    from .screen_feed import Screens
 
 S = 1_000_000_000
 DEFAULT_TIMEOUT_S = 10.0

@@ -32,7 +32,7 @@ from firmware_host.games.classic.rules import (
 from firmware_host.games.crazy.deck import crazy_deck
 from firmware_host.games.crazy.rules import CrazyColour, CrazyOptions, CrazyRound, DiscardCrazy, PlayCrazy
 from firmware_host.games.dice.rules import DICE_PER_COLOUR, DiceOptions, DiceRound, DieColour, PlaceDie
-from firmware_host.games.domino.boards import board_for
+from firmware_host.games.domino.layouts import board_for
 from firmware_host.games.domino.rules import SET, DominoOptions, DominoRound, PlaceDomino, PlayJoker
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

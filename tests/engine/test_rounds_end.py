@@ -13,7 +13,7 @@ from firmware_host.engine.codec import from_dict, to_dict
 from firmware_host.engine.options import PLAYERS, parse_options
 from firmware_host.engine.round import Ending, Reason, Wake
 from firmware_host.games.crazy.rules import CRAZY_ROUNDS
-from firmware_host.games.domino.boards import layouts
+from firmware_host.games.domino.layouts import layouts
 from firmware_host.games.domino.rules import DiscardDomino, DominoCard
 from firmware_host.play import simulate as simulate_mod
 from firmware_host.play.simulate import make_bots, play_round, simulate, sweep, sweep_cases

@@ -164,7 +164,7 @@ class CrazyGame(Game):
         return keys(rnd, direct)
 
     def board(self, rnd: Any, seats: list[int]) -> dict[str, Any]:
-        from .board import board
+        from .web_board import board
 
         return board(rnd, seats)
 

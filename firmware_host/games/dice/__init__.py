@@ -132,7 +132,7 @@ class DiceGame(Game):
         return keys(rnd, direct)
 
     def board(self, rnd: Any, seats: list[int]) -> dict[str, Any]:
-        from .board import board
+        from .web_board import board
 
         return board(rnd, seats)
 

@@ -11,7 +11,7 @@ from ...engine.game import Game
 from ...engine.options import OptionSpec, number, one_of, text_name, whole, yes_no
 from ...engine.round import RulesError, Seat, field_int, field_square, field_str
 from ...table.controls import steps
-from .boards import board_for, layouts
+from .layouts import board_for, layouts
 from .rules import (
     MAX_PLAYERS,
     MIN_PLAYERS,
@@ -186,7 +186,7 @@ class DominoGame(Game):
         return keys(rnd, direct)
 
     def board(self, rnd: Any, seats: list[int]) -> dict[str, Any]:
-        from .board import board
+        from .web_board import board
 
         return board(rnd, seats)
 

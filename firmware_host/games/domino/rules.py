@@ -2,7 +2,7 @@
 
 Squares are (row, column) pairs. A square is free when it is on the board,
 not covered by a card or joker, and no token stands on it. The board's shape
-and colours are data (`Board`, built from `games/domino/data/` by `games/domino/boards.py`).
+and colours are data (`Board`, built from `games/domino/data/` by `games/domino/layouts.py`).
 """
 
 from __future__ import annotations

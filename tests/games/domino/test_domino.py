@@ -7,7 +7,7 @@ import random
 import pytest
 
 from firmware_host.engine.round import Ending, Reason, Refusal, RulesError
-from firmware_host.games.domino.boards import board_for, layouts
+from firmware_host.games.domino.layouts import board_for, layouts
 from firmware_host.games.domino.rules import (
     SET,
     Board,

@@ -8,7 +8,7 @@ from PIL import Image
 from firmware_host.config import ConfigError, emulated_config, parse_config
 from firmware_host.devices.displays.oled import specs_for
 from firmware_host.games.classic.rules import PlayCard, TurnHand
-from firmware_host.service.screens import TableScreens
+from firmware_host.service.screen_feed import TableScreens
 from firmware_host.table.controls import SeatController
 from firmware_host.table.matches import new_match
 from firmware_host.ui.terminal import FULL, LOWER, UPPER, capture_png, mono_text, rgb_text
