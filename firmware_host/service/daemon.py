@@ -89,7 +89,7 @@ class Daemon:
             keyboard = KeyboardSeats(self.buttons, (0,), spare)
         buses = {e.bus: self.board.i2c(e.bus) for e in config.inputs.expanders}
         self.inputs = TableInputs(keyboard.wiring if keyboard is not None else config.inputs,
-                                  self.board.factory, buses, loop.put)
+                                  self.board.factory, buses, loop.put, wake=lambda: loop.put(Wake()))
         self.inputs.gate = table.gate
         self.oleds = SeatDisplays(specs_for(list(config.screens)), self.board.screen_opener(config))
         self.led = LedLink(self.board.led_port(config), config.centre.width, config.centre.height)
