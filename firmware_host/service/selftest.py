@@ -46,6 +46,7 @@ from ..devices.inputs.mcp23017 import (
 )
 from ..system.errors import I2CBusMissing
 from ..system.logs import logger
+from ..system.realtime import join_the_rest
 from ..table.machine import Phase
 from ..table.presses import Event, InputEvent
 from ..views.centre import cap, seat_colour
@@ -322,6 +323,7 @@ class SelfTest:
         threading.Thread(target=self._probe, name="selftest-probe", daemon=True).start()
 
     def _probe(self) -> None:
+        join_the_rest()  # started by the game thread: beside it, like the daemon's others
         try:
             self._found(Check("GPIO chip", self.board.describe(), OK, "opened"))
             for spec in self.config.inputs.expanders:
