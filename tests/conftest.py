@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+import firmware_host.games  # noqa: F401  (registers the built-in games, as the command lines do)
+
 # The tiers, by test name (the function's, without its parameters), so a test keeps its tier when
 # its file moves. A test named in none is in the unit tier, which `./dev test unit` runs in
 # parallel; `./dev test` with no arguments runs every tier.

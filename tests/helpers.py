@@ -5,15 +5,15 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from firmware_host.game.arbiter import Arbiter
-from firmware_host.game.edges import Event, InputEvent
-from firmware_host.game.referee import Referee
+from firmware_host.engine.game import sight_of
+from firmware_host.engine.match import Match
+from firmware_host.games.classic.rules import Card, ClassicOptions, ClassicRound, Deal
+from firmware_host.games.domino.rules import Board, DominoCard, DominoColour, DominoOptions, DominoRound
 from firmware_host.play.simulate import make_bots
-from firmware_host.rules.classic import Card, ClassicOptions, ClassicRound, Deal
-from firmware_host.rules.domino import Board, DominoCard, DominoColour, DominoOptions, DominoRound
-from firmware_host.rules.match import Match
-from firmware_host.rules.sight import sight_of
-from firmware_host.service.store import Store
+from firmware_host.service.journal import Store
+from firmware_host.table.arbiter import Arbiter
+from firmware_host.table.presses import Event, InputEvent
+from firmware_host.table.referee import Referee
 
 OTHER_STACK = "R10 G10 B10 Y10 R9 G9 B9 Y9 R8 G8"
 
@@ -73,7 +73,7 @@ def seed_where_the_later_press_wins() -> int:
 
 
 def play_dice_round(match) -> None:
-    from firmware_host.rules.dice import PlaceDie, Reroll
+    from firmware_host.games.dice.rules import PlaceDie, Reroll
 
     while match.round.result is None:
         for seat in range(match.players):

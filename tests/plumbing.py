@@ -22,17 +22,17 @@ from firmware_host.config import emulated_config
 from firmware_host.control.server import ControlServer, serve_request
 from firmware_host.devices.emulated.pins import EmulatedButtons, emulated_factory
 from firmware_host.devices.inputs.pins import TableInputs
-from firmware_host.game.catalog import new_match
-from firmware_host.game.edges import Event, InputEvent
-from firmware_host.game.table import Phase, Table, Timing
 from firmware_host.play.scenario import load as load_scenario
 from firmware_host.play.scenario import run as run_scenario
 from firmware_host.service.binding import StoreBinding
 from firmware_host.service.commands import handle
-from firmware_host.service.game import Game
+from firmware_host.service.journal import Store
 from firmware_host.service.loop import Loop
-from firmware_host.service.store import Store
+from firmware_host.service.table_feed import TableFeed
 from firmware_host.system.children import ending_with_me
+from firmware_host.table.machine import Phase, Table, Timing
+from firmware_host.table.matches import new_match
+from firmware_host.table.presses import Event, InputEvent
 
 MS = 1_000_000
 S = 1_000_000_000
@@ -294,13 +294,13 @@ class DaemonProcess:
 
 def played_table(store: Store, players: int, seed: int, game: str = "classic",
                  options: dict[str, Any] | None = None, window_ms: float = 5.0,
-                 epsilon_ms: float = 0.2) -> tuple[Game, Table]:
+                 epsilon_ms: float = 0.2) -> tuple[TableFeed, Table]:
     """The table, its loop's game component and the store binding, as the daemon wires them,
     with a match of `players` seats started: "go" is at 0 on the inputs' clock. Press with
     `press`, let time run with `settle`."""
     table = Table(players, Timing(), seed=seed, window_ns=round(window_ms * MS),
                   epsilon_ns=round(epsilon_ms * MS))
-    game_part = Game(Loop(), table)
+    game_part = TableFeed(Loop(), table)
     binding = StoreBinding(table, store)
     game_part.follow(binding.began)
     game_part.follow(binding.journal)
@@ -312,16 +312,16 @@ def played_table(store: Store, players: int, seed: int, game: str = "classic",
 
 
 def scenario_table(name: str, store: Store, monkeypatch: Any, players: int, seed: int,
-                   window_ms: float = 5.0, epsilon_ms: float = 0.2) -> tuple[Game, Table]:
+                   window_ms: float = 5.0, epsilon_ms: float = 0.2) -> tuple[TableFeed, Table]:
     """`played_table` dealt as `scenarios/<name>` is (the match the table starts is that file's)."""
     played = run_scenario(load_scenario(ROOT / "scenarios" / name), name)
     deal = played.match
     fresh = new_match(deal.game, deal.players, deal.seed, deal.options, setup=deal.setups.get(0))
-    monkeypatch.setattr("firmware_host.game.table.new_match", lambda *a, **k: fresh)
+    monkeypatch.setattr("firmware_host.table.machine.new_match", lambda *a, **k: fresh)
     return played_table(store, players, seed, deal.game, None, window_ms, epsilon_ms)
 
 
-def press(game: Game, table: Table, seat: int, control: str, at_ms: float,
+def press(game: TableFeed, table: Table, seat: int, control: str, at_ms: float,
           arrive_ms: float | None = None) -> None:
     """A press stamped `at_ms`, reaching the loop at `arrive_ms`: the loop first does what fell
     due before it arrived, as the daemon's timers do. Before go (at_ms < 0) it is a false start."""
@@ -332,7 +332,7 @@ def press(game: Game, table: Table, seat: int, control: str, at_ms: float,
     game.advance(arrive)
 
 
-def settle(game: Game, table: Table, until: int) -> None:
+def settle(game: TableFeed, table: Table, until: int) -> None:
     """Time runs on to `until`: whatever falls due is done, in order."""
     while (due := table.deadline()) is not None and due <= until:
         game.advance(due)

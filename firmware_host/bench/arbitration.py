@@ -11,7 +11,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from ..game.catalog import new_match
+from ..table.matches import new_match
 
 ARBITRATION_PAIRS = 1_000_000
 
@@ -19,7 +19,7 @@ ARBITRATION_PAIRS = 1_000_000
 def bench_arbitration_order(pairs: int = ARBITRATION_PAIRS, seed: int = 1) -> dict[str, Any]:
     """Contested press pairs (delta >= epsilon), each press delivered late by up to the
     window, pairs overlapping in flight: how many come out in timestamp order."""
-    from ..game.arbiter import Arbiter
+    from ..table.arbiter import Arbiter
 
     rng = random.Random(f"order/{seed}")
     arb = Arbiter(seed=seed)
@@ -103,9 +103,9 @@ def bench_arbitration_latency(seconds: float = 10.0, seats: int = 12, rate_hz: f
     from ..config import emulated_config
     from ..devices.emulated.pins import EmulatedButtons, emulated_factory
     from ..devices.inputs.pins import TableInputs
-    from ..game.arbiter import Arbiter
-    from ..game.referee import Referee
     from ..system.realtime import Realtime, make_normal
+    from ..table.arbiter import Arbiter
+    from ..table.referee import Referee
 
     cfg = emulated_config(seats)
     factory = emulated_factory()

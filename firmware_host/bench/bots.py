@@ -30,13 +30,12 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from ..game.bots import Bot, Level
-from ..game.catalog import new_match
-from ..game.controls import SeatController
-from ..game.kinds import find
+from ..engine.game import find, sight_of
+from ..engine.match import Match, Round
 from ..play.simulate import POLL_NS, RoundStalled
-from ..rules.match import Match, Round
-from ..rules.sight import sight_of
+from ..table.bot_players import Bot, Level
+from ..table.controls import SeatController
+from ..table.matches import new_match
 
 GAMES = ("classic", "dice", "domino", "crazy")
 MASHES = ("slap", "alt")

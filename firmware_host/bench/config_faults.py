@@ -47,11 +47,11 @@ from ..config import (
     load_config,
     remember_good,
 )
-from ..game.table import Table
 from ..service.configuration import Configuration
 from ..service.loop import Loop
 from ..system.children import ending_with_me
 from ..system.memory import missing
+from ..table.machine import Table
 from .harness import DAEMON, ROOT, daemon_env
 
 TEMPLATE = Path(__file__).parents[1] / "data" / "wiring" / "4-seat.toml"
@@ -197,7 +197,7 @@ NOBODY_CHILD = """
 import json, sys
 from pathlib import Path
 from firmware_host.config import ConfigError, choose_config, emulated_config, last_good_path, remember_good
-from firmware_host.game.table import Table
+from firmware_host.table.machine import Table
 from firmware_host.service.configuration import Configuration
 from firmware_host.service.loop import Loop
 

@@ -9,10 +9,10 @@ import sys
 import time
 from typing import Any
 
-from ..game.catalog import new_match
-from ..game.kinds import find
+from ..engine.game import find
 from ..play.simulate import make_bots
 from ..system.children import ending_with_me
+from ..table.matches import new_match
 
 DISPLAY_TARGET_P99_MS = 5.0
 I2C_HZ = 400_000
@@ -28,9 +28,9 @@ def bench_display(decisions: int = 1500, seed: int = 1) -> dict[str, Any]:
     from ..devices.displays.ledproto import OVERHEAD
     from ..devices.displays.oled import SPI_HZ, DisplaySpec, SeatDisplays, open_luma
     from ..devices.emulated.oled import RecordingInterface, recording_opener
-    from ..game.controls import SeatController
-    from ..rules.sight import sight_of
-    from ..service.screens import TableScreens
+    from ..engine.game import sight_of
+    from ..service.screen_feed import TableScreens
+    from ..table.controls import SeatController
     from ..views.centre import render_centre
     from ..views.seat import render_seat
 

@@ -24,9 +24,9 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from ..game.catalog import new_match, resources_for
+from ..engine.match import Match
 from ..play.simulate import make_bots, play_round
-from ..rules.match import Match
+from ..table.matches import new_match, resources_for
 
 ENGINE_TARGET_ROUNDS_PER_S = 1500
 _MATCH_ROUNDS = 6

@@ -131,10 +131,11 @@ def broken_configs(count: int = 400, seed: int | str = 13) -> dict[str, Any]:
 
 _CHILD = textwrap.dedent("""
     import random, sys
-    from firmware_host.game.catalog import new_match
-    from firmware_host.rules.sight import sight_of
+    import firmware_host.games  # registers the built-in games: this child is a composition root
+    from firmware_host.table.matches import new_match
+    from firmware_host.engine.game import sight_of
     from firmware_host.play.simulate import make_bots
-    from firmware_host.service.store import Store
+    from firmware_host.service.journal import Store
     store = Store(sys.argv[1])
     rng = random.Random(sys.argv[2])
     resumed = store.resume()
@@ -183,7 +184,7 @@ _CHILD = textwrap.dedent("""
 def random_kills(kills: int = 100, seed: int | str = 13, state_db: Path | None = None) -> dict[str, Any]:
     """SIGKILL a child playing matches through the Store at random moments; count the rounds it
     had stored that are not in history afterwards, and the restarts that could not resume."""
-    from ..service.store import Store
+    from ..service.journal import Store
 
     rng = random.Random(seed)
     root = str(Path(__file__).resolve().parents[2])

@@ -38,9 +38,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..game.catalog import new_match
 from ..play.simulate import make_bots, play_round
-from ..service.store import Store
+from ..service.journal import Store
+from ..table.matches import new_match
 from .harness import ROOT, emulated_daemon
 
 TARGET_P99_MS = 5.0

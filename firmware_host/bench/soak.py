@@ -28,7 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..rules.options import GAMES
+from ..engine.options import GAMES
 from ..system.memory import RSS_PARTS, TRACE, rss_parts_mb, snapshot_growth, snapshots, threads
 from .harness import emulated_daemon
 

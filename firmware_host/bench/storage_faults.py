@@ -204,10 +204,10 @@ def _full_disk_run(state: Path, log: Path) -> dict[str, Any]:
 
 def _stored_match(db: Path, rounds: int = 3) -> None:
     """A match of `rounds` rounds with one stored, as the table leaves it (over when 1)."""
-    from ..game.catalog import new_match
+    from ..engine.game import sight_of
     from ..play.simulate import make_bots
-    from ..rules.sight import sight_of
-    from ..service.store import Store
+    from ..service.journal import Store
+    from ..table.matches import new_match
 
     store = Store(db)
     match = new_match("dice", 2, 3, {"rounds": rounds})

@@ -136,6 +136,8 @@ def _measured(bench: Bench, options: Any, shown: Shown) -> Figures:
 def run_benches(which: str, options: Any, progress: bool = False) -> tuple[Figures, str, bool]:
     """The figures (one bench's own, or each bench's under its name for `all`), the text, and
     whether every target was met. `progress`: show each bench running on a terminal (stderr)."""
+    from .. import games  # noqa: F401  (the benches' composition root: registers the built-in games)
+
     chosen = [BENCHES[which]] if which != "all" else [b for b in BENCHES.values() if b.in_all]
     with Shown(len(chosen), enabled=progress) as shown:
         if which != "all":

@@ -1,4 +1,4 @@
-"""What `table-host` and `tablectl` share about their output: the version, and a reader that
+"""What `table-host` and `tablectl` share: the games they offer, the version, and a reader that
 stops early (`tablectl history | head -1`)."""
 
 from __future__ import annotations
@@ -12,6 +12,13 @@ from typing import Any
 
 EXIT_PIPE = 141
 EXIT_BAD_INPUT = 2  # 128 + SIGPIPE: what a shell shows for a program its reader stopped
+
+
+def with_games() -> None:
+    """Register the built-in games (importing `firmware_host.games` does): the command lines are
+    the composition roots that do it, on the paths that need a game (`--version` and `tablectl
+    status` load none)."""
+    from .. import games  # noqa: F401
 
 
 def version_text(prog: str) -> str:
@@ -81,7 +88,7 @@ def one_line_errors(prog: str) -> Callable[[Callable[..., int]], Callable[..., i
             try:
                 return main(*args, **kwargs)
             except Exception as exc:
-                from ..rules.common import RulesError  # the rules' own root; loaded only now
+                from ..engine.round import RulesError  # the rules' own root; loaded only now
 
                 if not isinstance(exc, TableError | RulesError):
                     raise

@@ -65,8 +65,10 @@ def bash_options(name: str, or_games: bool) -> dict[str, Any]:
     """A game's options as KEY= for the game named earlier on the line (`new GAME`,
     `simulate --game GAME`); before a game is named, the games themselves (or, for
     --option, every game's options)."""
-    from ..rules.options import GAMES, SPECS
+    from ..engine.options import GAMES, SPECS
+    from .common import with_games
 
+    with_games()
     cases = "\n".join(f'    {game}) compgen -W "{" ".join(f"{k}=" for k in SPECS[game])}" -- "$1" ;;'
                       for game in GAMES)
     every = sorted({f"{k}=" for game in GAMES for k in SPECS[game]})
@@ -81,9 +83,11 @@ def bash_options(name: str, or_games: bool) -> dict[str, Any]:
 def with_completions(prog: str, parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """Game names, their options and bot levels where an argument takes them but has no
     `choices` (its own message for a wrong one is clearer than argparse's)."""
-    from ..game.bots import Level
-    from ..rules.options import GAMES
+    from ..engine.options import GAMES
+    from ..table.bot_players import Level
+    from .common import with_games
 
+    with_games()
     wanted: dict[tuple[str, str], dict[str, Any]] = {}
     if prog == "tablectl":
         wanted[("new", "game")] = wanted[("new", "options")] = bash_options("new_words", or_games=True)

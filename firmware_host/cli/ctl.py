@@ -31,7 +31,7 @@ from typing import Any, NoReturn
 from ..control.client import NotRunning, ask
 from ..control.protocol import HISTORY_MAX, add_subcommands
 from ..system import paths
-from .common import add_version, one_line_errors, quiet_broken_pipe
+from .common import add_version, one_line_errors, quiet_broken_pipe, with_games
 from .completion import describe_subcommands
 
 __all__ = ["NotRunning", "ask", "build_parser", "main"]
@@ -70,8 +70,9 @@ def build_parser() -> argparse.ArgumentParser:
 def game_options(game: str | None, items: list[str]) -> dict[str, Any]:
     """`new`'s game and KEY=VALUE options, checked here against the game's option list: a typo is
     refused now, naming what is allowed, not when the match starts."""
-    from ..rules.options import GAMES, SPECS
+    from ..engine.options import GAMES, SPECS
 
+    with_games()
     if game is None:
         raise ValueError(f"new needs a game: {', '.join(GAMES)} (its options may follow, e.g. rounds=3)")
     if game not in GAMES:

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from .common import add_version, one_line_errors, quiet_broken_pipe, version_text
+from .common import add_version, one_line_errors, quiet_broken_pipe, version_text, with_games
 from .completion import describe_subcommands
 
 EXIT_BAD_INPUT = 2
@@ -35,8 +35,9 @@ def _emit(data: dict[str, Any], as_json: bool, human: str) -> None:
 def build_parser() -> argparse.ArgumentParser:
     from ..bench.suite import BENCHES
     from ..control.protocol import BOT_LEVELS
-    from ..rules.options import GAMES
+    from ..engine.options import GAMES
 
+    with_games()
     p = _Parser(prog="table-host", description="The Ligretto table: referee, simulator, tools.")
     add_version(p, "table-host")
     p.add_argument("--json", action="store_true", help="one JSON object on stdout (commands with a report)")
@@ -86,7 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     _json_too(boot)
 
     watch = sub.add_parser("watch", help="watch bots play a match, round by round")
-    watch.add_argument("--game", choices=GAMES, default="classic", help="the game (default classic)")
+    watch.add_argument("--game", choices=GAMES, default=GAMES[0], help=f"the game (default {GAMES[0]})")
     watch.add_argument("--players", type=int, default=4, help="how many bots play (default 4)")
     watch.add_argument("--seed", default="0", help="the deal: the same seed plays the same match")
     watch.add_argument("--bots", default="medium", choices=BOT_LEVELS,
@@ -236,7 +237,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _watch(args)
         return _run(args)
     except Exception as exc:
-        from ..rules.common import RulesError
+        from ..engine.round import RulesError
 
         if not isinstance(exc, RulesError):
             raise
@@ -246,9 +247,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _simulate(args: argparse.Namespace) -> int:
-    from ..game.bots import Level
+    from ..engine.options import GAMES, check_game, parse_assignments
     from ..play.simulate import simulate
-    from ..rules.options import GAMES, check_game, parse_assignments
+    from ..table.bot_players import Level
 
     if args.sweep:
         return _sweep(args)
@@ -298,9 +299,9 @@ def _simulate(args: argparse.Namespace) -> int:
 
 def _sweep(args: argparse.Namespace) -> int:
     """Every round must end: exit 1 naming each case that stalled or raised."""
-    from ..game.bots import Level
+    from ..engine.options import GAMES
     from ..play.simulate import sweep, sweep_cases
-    from ..rules.options import GAMES
+    from ..table.bot_players import Level
 
     if args.game is not None and args.game not in GAMES:
         _fail(f"unknown game {args.game!r} (choose {', '.join(GAMES)})")
@@ -421,9 +422,9 @@ def _boot_config(args: argparse.Namespace) -> int:
 
 def _watch(args: argparse.Namespace) -> int:
     """Watch bots play a match at the table's pace (`--speed` faster), round by round."""
-    from ..game.bots import Level
+    from ..engine.options import check_game
     from ..play.watch import watch
-    from ..rules.options import check_game
+    from ..table.bot_players import Level
 
     check_game(args.game, args.players)
     level = args.bots  # argparse allows only the levels that play on a clock (BOT_LEVELS)

@@ -19,14 +19,15 @@ from pathlib import Path
 
 from ..config import choose_config, config_path
 from ..devices.board import EX_UNAVAILABLE, HardwareUnavailable, open_board
-from ..rules.common import RulesError
+from ..engine.round import RulesError
 from ..service.daemon import Daemon
-from ..service.store import StoreError
+from ..service.journal import StoreError
 from ..system import memory, paths
 from ..system.errors import TableError
 from ..system.logs import logger
 from ..system.realtime import Realtime
 from ..system.systemd import Notifier
+from .common import with_games
 
 log = logger("daemon")
 
@@ -53,7 +54,7 @@ def hold_table(database: Path) -> int:
     try:  # the pid is for the refusal above, said to a second table; the lock is what counts
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-    except OSError as exc:  # a full disk: the table starts DEGRADED (service/store.py), not here
+    except OSError as exc:  # a full disk: the table starts DEGRADED (service/journal.py), not here
         log.warning("cannot write the pid into %s: %s", lock, exc.strerror or exc)
     return fd
 
@@ -62,6 +63,7 @@ def run(config_file: str | None, emulate: bool, ui: str = "none") -> int:
     """Load the configuration, open the hardware it names, run. A broken file with a last good
     copy kept: run on the copy and say so loudly. GPIO that cannot be opened: say exactly what
     failed (journal and STATUS=) and exit 69, which systemd shows as status=69/UNAVAILABLE."""
+    with_games()
     path = config_path(config_file)
     try:
         lock = hold_table(paths.state_database())  # noqa: F841 - held until the process ends

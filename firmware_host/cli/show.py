@@ -348,6 +348,14 @@ def answer_shown(answer: Mapping[str, Any], cmd: str, action: str | None = None)
 # ------------------------------------------------------------------ table-host
 
 
+def centre_note(game: str) -> str:
+    """What reaching the centre means for `game`, where it is not plain (`Game.centre_note`)."""
+    from ..engine.game import get
+
+    entry = get(game)
+    return f" ({entry.centre_note})" if entry is not None and entry.centre_note else ""
+
+
 def simulate_shown(r: Mapping[str, Any]) -> list[Any]:
     n = r["players"]
     head = f"{r['game']}, {n} players, seed {r['seed']}, {r['bots']} bots"
@@ -355,6 +363,6 @@ def simulate_shown(r: Mapping[str, Any]) -> list[Any]:
             winners_line(r["winners"]),
             "endings: " + plain(r["endings"]),
             f"{r['rounds_played']} rounds; {r['centre_share']:.0%} of the cards dealt reached the centre"
-            + (" (won into score piles)" if r["game"] == "crazy" else ""),
+            + centre_note(r["game"]),
             f"actions {r['actions']}, refusals {r['refusals']}, "
             f"{r['rounds_per_s']} rounds/s, {r['actions_per_s']} actions/s"]

@@ -11,9 +11,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ..game.cues import Sound
-from ..game.edges import NAV, SELECTS
 from ..system.paths import ADMIN_GROUP
+from ..table.cues import Sound
+from ..table.presses import NAV, SELECTS
 
 
 def pin_index(name: str) -> int:
@@ -189,7 +189,7 @@ class I2CMux(_Strict):
 
 
 class BuzzerConfig(_Strict):
-    """The buzzer's GPIO and how it sounds (game/cues.py, devices/buzzer.py; docs/sounds.md)."""
+    """The buzzer's GPIO and how it sounds (table/cues.py, devices/buzzer.py; docs/sounds.md)."""
 
     gpio: int = Field(ge=0, le=27)
     enabled: bool = True

@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 
 MAX_SEATS = 12
 BOT_LEVELS = ("easy", "medium", "hard")
-"""The levels a table's bots play at (game/bots.py `Level`, without the simulator's instant one;
+"""The levels a table's bots play at (table/bot_players.py `Level`, without the simulator's instant one;
 a test keeps the two together)."""
 
 READS = "reads"  # changes nothing: open to whoever can connect
@@ -61,7 +61,7 @@ def seat_list(text: str) -> list[int]:
 HISTORY_MAX = 100
 """The most matches the daemon gives for one `history` request; `tablectl history --limit N` asks
 page after page (`before`: the answer's `next`). Every page is read beside the game, on the
-journal's read-only connection (service/store.py), so its size bounds what one request costs."""
+journal's read-only connection (service/journal.py), so its size bounds what one request costs."""
 
 
 def match_number(text: str) -> int:

@@ -1,7 +1,7 @@
-"""The buzzer's player: the table's tunes (game/cues.py) on a GPIO, one for each moment the players
+"""The buzzer's player: the table's tunes (table/cues.py) on a GPIO, one for each moment the players
 must hear.
 
-The table notes a `Cue` when something happens (game/table.py); the service hands each cue to the
+The table notes a `Cue` when something happens (table/machine.py); the service hands each cue to the
 `BuzzerPlayer` in one place. The player plays on its own thread, so the
 game's loop never waits for a tune, and a newer cue cuts off the tune still playing: the table
 only ever says what is happening now.
@@ -20,7 +20,7 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..game.cues import RESONANCE_HZ, TUNES, Cue, Note
+from ..table.cues import RESONANCE_HZ, TUNES, Cue, Note
 
 if TYPE_CHECKING:
     from ..config import BuzzerConfig

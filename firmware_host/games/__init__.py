@@ -1,8 +1,16 @@
-"""The games the table plays, one folder each: seat controls, bot, screens, readable table,
-scenario set-up and key help, registered with `game.kinds` when the folder is imported.
+"""The games the table plays, one package each: its entry (a `Game` subclass, engine/game.py)
+in its `__init__`, its pure rules and sight beside it, then its bot, screens, words, scenario
+set-up and board. Importing this package registers the built-in games, in the order menus list
+them; the composition roots import it once (docs/games.md)."""
 
-Each game's rules are in `rules/<game>.py`, registered with `rules.kinds`. A new game is a
-folder like these plus its rules, and nothing else changes (docs/architecture.md).
-"""
+from ..engine.game import register
+from .classic import ClassicGame
+from .crazy import CrazyGame
+from .dice import DiceGame
+from .domino import DominoGame
 
-from . import classic, crazy, dice, domino  # noqa: F401  (each registers itself)
+BUILT_IN = (ClassicGame(), DiceGame(), DominoGame(), CrazyGame())
+"""In menu order."""
+
+for _game in BUILT_IN:
+    register(_game)

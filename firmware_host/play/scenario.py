@@ -15,20 +15,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..game.arbiter import Arbiter, Decision
-from ..game.catalog import new_match
-from ..game.kinds import find
-from ..rules.codec import to_dict
-from ..rules.common import Ending, Reason, Refusal, RulesError, is_whole
-from ..rules.match import Match
-from ..rules.options import GAMES, SPECS, check_game, parse_options
+from ..engine.codec import to_dict
+from ..engine.game import find
+from ..engine.match import Match
+from ..engine.options import GAMES, SPECS, check_game, parse_options
+from ..engine.round import Ending, Reason, Refusal, RulesError, is_whole
+from ..engine.setups import check_keys, fail, listed, seat_no
 from ..system.errors import ScenarioError
+from ..table.arbiter import Arbiter, Decision
+from ..table.matches import new_match
 
 TOP_KEYS = {"game", "players", "seed", "names", "options", "round", "expect_totals",
             "expect_winners", "title", "source", "arbiter"}
 ARBITER_KEYS = {"window_ms", "epsilon_ms", "seed"}
 ROUND_KEYS = {"actions", "expect_scores", "expect_ending", "expect_finishers"}
-"""Every game's [[round]] keys; each game adds its own (`GameKind.scenario_keys`)."""
+"""Every game's [[round]] keys; each game adds its own (`Game.scenario_keys`)."""
 
 
 @dataclass(slots=True)
@@ -109,61 +110,6 @@ class ScenarioRun:
             **({"wakes": [{"round": r, "at_ms": at} for r, at in self.wakes]} if self.wakes else {}),
             **({"arbiter": self.decisions} if self.arbiter is not None else {}),
         }
-
-
-# ---------------------------------------------------------------- parsing helpers
-
-
-def fail(where: str, problem: str) -> ScenarioError:
-    """The error for a problem at `where` (a path like round[0].seat[1].hand); raise it."""
-    return ScenarioError(f"{where}: {problem}" if where else problem)
-
-
-def listed(value: Any, where: str) -> list[Any]:
-    """A list, or a string of words split at spaces."""
-    if isinstance(value, str):
-        return value.split()
-    if not isinstance(value, list):
-        raise fail(where, f"expected a list, not {value!r}")
-    return value
-
-
-def parsed(value: Any, where: str, parse: Any) -> list[Any]:
-    """Each item of a list through `parse`; a RulesError names the item."""
-    out = []
-    for i, item in enumerate(listed(value, where)):
-        try:
-            out.append(parse(str(item)))
-        except RulesError as exc:
-            raise fail(f"{where}[{i + 1}]", str(exc)) from None
-    return out
-
-
-def seat_no(value: Any, players: int, where: str) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= players:
-        raise fail(where, f"seat must be 1 to {players}, not {value!r}")
-    return value - 1
-
-
-def seat_tables(rnd: dict[str, Any], players: int, where: str, keys: set[str]) -> list[dict[str, Any]] | None:
-    """The round's [[round.seat]] tables, one per player, each with only known keys."""
-    seats = rnd.get("seat")
-    if seats is None:
-        return None
-    if not isinstance(seats, list) or len(seats) != players:
-        raise fail(f"{where}.seat", f"give all {players} seats")
-    for s, seat in enumerate(seats):
-        if not isinstance(seat, dict):
-            raise fail(f"{where}.seat[{s + 1}]", "expected a table")
-        check_keys(seat, keys, f"{where}.seat[{s + 1}]")
-    return seats
-
-
-def check_keys(d: dict[str, Any], allowed: set[str], where: str) -> None:
-    """Refuse a key the format does not have, naming the known ones."""
-    for key in d:
-        if key not in allowed:
-            raise fail(where, f"unknown key {key!r} (known: {', '.join(sorted(allowed))})")
 
 
 # ---------------------------------------------------------------- running

@@ -15,11 +15,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..game.bots import Bot, Level
-from ..game.catalog import new_match
-from ..rules.match import Match
-from ..rules.sight import sight_of
+from ..engine.game import sight_of
+from ..engine.match import Match
 from ..system.errors import RoundStalled
+from ..table.bot_players import Bot, Level
+from ..table.matches import new_match
 
 MAX_ACTIONS_PER_ROUND = 1_000_000
 MAX_ROUND_SECONDS = 3600
@@ -232,8 +232,8 @@ class SweepCase:
 
 def sweep_cases(games: list[str], seeds: int, levels: list[Level] | None = None) -> list[SweepCase]:
     """Every game, player count, option set and bot level, each for `seeds` seeds."""
-    from ..game.kinds import find
-    from ..rules.options import PLAYERS
+    from ..engine.game import find
+    from ..engine.options import PLAYERS
 
     out = []
     for game in games:

@@ -15,10 +15,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ..game.bots import Level
-from ..game.catalog import new_match
-from ..game.table import Timing
-from ..rules.codec import to_dict
+from ..engine.codec import to_dict
+from ..table.bot_players import Level
+from ..table.machine import Timing
+from ..table.matches import new_match
 from .simulate import make_bots, play_round
 
 

@@ -8,13 +8,13 @@ import logging
 import time
 from typing import Any
 
-from ..game.arbiter import Arbiter
-from ..game.referee import Outcome
-from ..game.table import FalseStart, Phase, Table
-from ..rules.codec import to_dict
+from ..engine.codec import to_dict
 from ..system.logs import logger
-from .game import Step
-from .store import Store
+from ..table.arbiter import Arbiter
+from ..table.machine import FalseStart, Phase, Table
+from ..table.referee import Outcome
+from .journal import Store
+from .table_feed import Step
 
 log = logger("daemon")
 

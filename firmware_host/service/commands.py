@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..game.bots import Level
-from ..game.table import Phase, Table
-from ..rules.options import GAMES
+from ..engine.options import GAMES
+from ..table.bot_players import Level
+from ..table.machine import Phase, Table
+from .journal import Store
 from .registry import Call, Commands
-from .store import Store
 
 LEVELS = tuple(level.value for level in Level)
 

@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from ..config import ConfigError, TableConfig, find_config, one_line, read_config
-from ..game.table import Table
 from ..system.logs import logger
 from ..system.realtime import join_the_rest
+from ..table.machine import Table
 from .events import ConfigRead, Signal
 from .loop import Loop
 from .registry import Call, Commands

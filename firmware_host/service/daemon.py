@@ -5,10 +5,10 @@ One thread owns the game: the loop (loop.py) takes everything through one queue
 socket's threads, signals, keys) and sleeps until the earliest timer, never
 polling. Each part of the work is a component of its own, built here:
 
-- Game (game.py): presses to the table, time advances it; its steps go to
+- TableFeed (table_feed.py): presses to the table, time advances it; its steps go to
 - StoreBinding (binding.py): matches begun, journaled, saved, aborted, resumed;
-- Screens (screens.py): the phase's screens and the game's;
-- Sounds (sounds.py), BotHands (bots.py), Status (status.py);
+- Screens (screen_feed.py): the phase's screens and the game's;
+- Sounds (sounds.py), BotHands (bot_hands.py), Status (status.py);
 - Configuration (configuration.py), SelfTests (selftest.py), Keys (keys.py),
   Watchdog (watchdog.py), TableCommands (commands.py);
 - Frontends (frontend.py): whoever watches, attached by the composition root.
@@ -36,27 +36,27 @@ from ..devices.displays.ledlink import LedLink
 from ..devices.displays.oled import SeatDisplays, specs_for
 from ..devices.emulated.keyboard import KeyboardSeats
 from ..devices.inputs.pins import TableInputs
-from ..game.table import Table
 from ..system import memory, paths, signals
 from ..system.logs import PaneHandler, logger
 from ..system.realtime import BESIDE, Realtime
 from ..system.systemd import Notifier, has_terminal, under_systemd
+from ..table.machine import Table
 from ..views.live import live_state
 from .binding import StoreBinding
-from .bots import BotHands
+from .bot_hands import BotHands
 from .commands import TableCommands
 from .configuration import Configuration
 from .events import FrontendReady, FrontendTrouble, Signal, Wake
 from .frontend import Frontend, Frontends, TableView, score_lines
-from .game import Game
+from .journal import Store
 from .keys import Keys
 from .loop import Loop
 from .registry import Commands
-from .screens import Screens
+from .screen_feed import Screens
 from .selftest import SelfTests
 from .sounds import Sounds
 from .status import Status
-from .store import Store
+from .table_feed import TableFeed
 from .watchdog import Watchdog
 
 log = logger("daemon")
@@ -105,7 +105,7 @@ class Daemon:
         self._edges = loop.register_timer(self._tick_inputs)
         self.configuration = Configuration(loop, config, config_file, table, self.notify,
                                            lambda: self.status.text(), remember_good)
-        self.game = Game(loop, table)
+        self.feed = TableFeed(loop, table)
         self.screens = Screens(loop, table, self.oleds, self.led, config.centre,
                                lambda: self.configuration.problem, lambda: self.selftests.active)
         self.screens.qr = config.web.seat_qr
@@ -123,12 +123,12 @@ class Daemon:
         for follower in (self.sounds.after_step, self.binding.began, self.screens.after_step,
                          self.binding.journal, self.screens.after_decisions, self.bots.after_step,
                          lambda step: self.screens.show_phase(step.now), self.status.after_step):
-            self.game.follow(follower)
+            self.feed.follow(follower)
         loop.on(Signal, self._on_signal)
         loop.on(FrontendTrouble, lambda _event, _now: True)  # woken: the status line follows
         loop.on(FrontendReady, lambda _event, _now: self.frontends.redraw() or True)
         loop.on(Request, lambda request, now: self.commands.serve(request, now))
-        loop.after_each(self.game.advance)
+        loop.after_each(self.feed.advance)
         loop.after_each(lambda _now: loop.update_timer(self._edges, self.inputs.next_deadline()))
         if self.buttons is not None:  # the bots' and the keys' buttons, let go when their hold is over
             buttons, let_go = self.buttons, loop.register_timer(self.buttons.let_go)

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..game.table import Phase, Table
+from ..table.machine import Phase, Table
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -36,7 +36,7 @@ class TableView:
     hands: dict[int, Text] = field(default_factory=dict)  # physical seat -> its cards as cards
     keys: str = ""  # the keys that do something now, in this game
     logged: int = 0  # lines the log ever gave (more than `notices` keeps): which ones are new
-    phase: str = ""  # the table's phase (game/table.py's Phase): whether a match is running
+    phase: str = ""  # the table's phase (table/machine.py's Phase): whether a match is running
     live: dict[str, Any] | None = None  # the table as data, for the web (views/live.py): built fresh
 
     @property

@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..control.protocol import BOT_LEVELS
-from ..game.table import Table
-from ..rules.common import RulesError
+from ..engine.round import RulesError
+from ..table.machine import Table
 from .events import Key
 from .loop import Loop
 

@@ -44,11 +44,11 @@ from ..devices.inputs.mcp23017 import (
     IODIRB,
     RESET_VALUES,
 )
-from ..game.edges import Event, InputEvent
-from ..game.table import Phase
 from ..system.errors import I2CBusMissing
 from ..system.logs import logger
 from ..system.realtime import join_the_rest
+from ..table.machine import Phase
+from ..table.presses import Event, InputEvent
 from ..views.centre import cap, seat_colour
 from ..views.font import draw_centred
 from ..views.seat import render_banner
@@ -57,7 +57,7 @@ from .registry import Call, Commands
 
 if TYPE_CHECKING:
     from .loop import Loop
-    from .screens import Screens
+    from .screen_feed import Screens
 
 S = 1_000_000_000
 DEFAULT_TIMEOUT_S = 10.0
@@ -245,7 +245,7 @@ def ask_buzzer(player: Any, buzzer: Any) -> Check:
     """The table's sound player (sounds.py) holds the buzzer's pin: ask it for a tune (its
     "go", one long note on the transducer's resonance, unless the configuration mutes it) and
     wait for the end. Nobody can hear it but the builder: the report asks."""
-    from ..game.cues import TUNES, tune_ms
+    from ..table.cues import TUNES, tune_ms
 
     if buzzer is None:
         return Check("buzzer", "-", NOT_TESTED, "no [buzzer] in the configuration")

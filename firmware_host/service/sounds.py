@@ -10,7 +10,7 @@ from typing import Any
 from ..devices.buzzer import Cue
 from ..system.logs import logger
 from .frontend import Frontends
-from .game import Step
+from .table_feed import Step
 
 log = logger("sounds")
 

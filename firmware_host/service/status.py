@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..game.table import Phase, Table
 from ..system import memory
+from ..table.machine import Phase, Table
 from .frontend import who
-from .game import Step
 from .registry import Call, Commands
+from .table_feed import Step
 
 
 class Status:

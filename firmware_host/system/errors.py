@@ -6,7 +6,7 @@ the builtin it resembles, so code that only knows Python's own (`except ValueErr
 OSError`) keeps catching it: a bad file is a `ValueError`, a directory the table cannot use an
 `OSError`.
 
-The rules have their own root, `rules.common.RulesError(ValueError)`: the rules import nothing of
+The rules have their own root, `engine.round.RulesError(ValueError)`: the rules import nothing of
 the project, so it cannot sit under `TableError`. It is not registered as a virtual subclass
 either: `except` matches by the real class hierarchy only, so `TableError.register(RulesError)`
 would make `issubclass` say yes while `except TableError` still let it through. A caller that

@@ -1,19 +1,10 @@
 """The centre matrix: RGB at the matrix's size (32x16 by default, 32x32 too), for all to see.
 
 Players read it from their seats, so values are digits, never pixels to count
-(docs/displays.md has the layout rules):
-- Ligretto: each open pile's top value as a 3x5 digit in the card's colour, a
-  1 px gap between piles, 8 to a row on 32 px (16 piles on 32x16, 40 on 32x32);
-  10 is a Roman X. Complete piles are dots along the bottom row. More open piles
-  than digit cells fall back to 1 px bars as tall as the value (`pile_layout`).
-- Dice: the board, a row per colour, a cell per face, lit when placed.
-- Domino: the board a pixel per square (two on 32x32 for the small two-player
-  board), free squares at half brightness,
-  covered ones dim, tokens the only full white with ticks in the margins on their
-  row and column; each seat's candidate placement in its seat colour.
-- Crazy: a slot per pile the round allows, the pile's value as large a digit as
-  the slots allow, in its top card's colour.
-A brightness cap (0..1) from configuration scales every pixel.
+(docs/displays.md has the layout rules). During a round the game draws it (`Game.draw_centre`,
+in each game's screens.py) with the pieces here: the cards' and seats' colours, open piles as
+digits (`digit_piles`); around the rounds this module draws the words, the countdown and the
+winner. A brightness cap (0..1) from configuration scales every pixel.
 """
 
 from __future__ import annotations
@@ -22,8 +13,8 @@ from typing import Any
 
 from PIL import Image, ImageDraw
 
-from ..game.kinds import find
-from ..rules.match import Match
+from ..engine.game import find
+from ..engine.match import Match
 from .font import DIGIT_H, DIGIT_W, draw_centred, draw_digit, draw_text, width
 
 DEFAULT_SIZE = (32, 16)
@@ -32,7 +23,6 @@ CARD_RGB = {"R": (255, 0, 0), "G": (0, 200, 0), "B": (0, 60, 255), "Y": (255, 20
 SEAT_RGB = [(255, 255, 255), (255, 0, 160), (0, 255, 255), (255, 120, 0), (120, 255, 0),
             (160, 120, 255), (255, 255, 0), (0, 120, 255), (255, 60, 60), (60, 255, 120),
             (200, 200, 120), (120, 200, 200)]
-SLOT_DIM = 0.15  # an empty Crazy pile slot's base line
 
 
 def seat_colour(seat: int) -> tuple[int, int, int]:
@@ -42,7 +32,7 @@ def seat_colour(seat: int) -> tuple[int, int, int]:
 def render_centre(match: Match, size: tuple[int, int] = DEFAULT_SIZE, brightness: float = 1.0,
                   blink: bool = True, candidates: dict[int, Any] | None = None) -> Image.Image:
     """The centre matrix for the round in progress. `blink` is the blink phase (the
-    caller flips it a few times a second); `candidates` the seats' selections (`GameKind.mark`)."""
+    caller flips it a few times a second); `candidates` the seats' selections (`Game.mark`)."""
     img = Image.new("RGB", size, (0, 0, 0))
     find(match.round.game).draw_centre(img, match.round, blink, candidates or {})
     return cap(img, brightness)
@@ -104,11 +94,12 @@ def pile_layout(size: tuple[int, int], piles: int) -> str:
     return "bars+more"
 
 
-def ligretto_piles(img: Image.Image, open_piles: list[tuple[tuple[int, int, int], int]],
-                    complete: list[tuple[int, int, int]]) -> None:
-    """Open piles as their top value in 3x5 digits in the card's colour, 8 to a row on 32 px
-    with a 1 px gap; complete piles as dots along the bottom row. Piles that do not fit as
-    digits fall back to 1 px bars as tall as the value (see `pile_layout`)."""
+def digit_piles(img: Image.Image, open_piles: list[tuple[tuple[int, int, int], int]],
+                complete: list[tuple[int, int, int]]) -> None:
+    """Open piles as their top value in 3x5 digits in the card's colour (10 a Roman X), 8 to a
+    row on 32 px with a 1 px gap (16 piles on 32x16, 40 on 32x32); complete piles as dots along
+    the bottom row. Piles that do not fit as digits fall back to 1 px bars as tall as the value
+    (see `pile_layout`)."""
     w, h = img.size
     layout = pile_layout(img.size, len(open_piles))
     if layout == "digits":

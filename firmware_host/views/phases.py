@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from PIL import Image
 
-from ..rules.options import GAMES
+from ..engine.options import GAMES
 from .address import render_attract
 from .centre import render_winner, render_word, seat_colour
 from .seat import (
@@ -25,7 +25,7 @@ from .seat import (
 )
 
 if TYPE_CHECKING:
-    from ..game.table import Table
+    from ..table.machine import Table
 
 S = 1_000_000_000
 WARNING = "CONFIG INVALID: TABLECTL"

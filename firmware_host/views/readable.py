@@ -1,10 +1,10 @@
 """The table in words and coloured cards, for a terminal: legible at a glance, at 80x24.
 
 The LED matrix and the OLEDs (centre.py, seat.py) are what the box shows; a
-newcomer at a laptop also wants to read the table: every centre pile's colour
-and top value, the dice board, the domino board with its tokens and each
-seat's candidate placement, the Crazy piles, and their own cards as cards.
-Built from the rules state and the seat controllers, never from pixels.
+newcomer at a laptop also wants to read the table: what lies in the middle and
+their own cards as cards, in the game's words (`Game.centre_words`,
+`seat_words`, `keys`, with the pieces here). Built from the rules state and the
+seat controllers, never from pixels.
 """
 
 from __future__ import annotations
@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
-from ..game.kinds import find
-from ..rules.options import GAMES, PLAYERS
+from ..engine.game import find
+from ..engine.options import GAMES, PLAYERS
 
 if TYPE_CHECKING:
-    from ..game.controls import SeatController
-    from ..game.table import Table
+    from ..table.controls import SeatController
+    from ..table.machine import Table
 
 STYLE = {"R": "red3", "G": "green4", "B": "dodger_blue2", "Y": "gold3", "P": "medium_purple3"}
 NAME = {"R": "red", "G": "green", "B": "blue", "Y": "yellow", "P": "purple"}
@@ -112,7 +112,7 @@ def seat_words(table: Table, seat: int) -> Text:
     controller = controller_of(table, seat)
     if controller is None or str(table.phase) != "playing" or table.match is None:
         return Text("")
-    out = controller.kind.seat_words(controller, table.match.round)
+    out = controller.entry.seat_words(controller, table.match.round)
     if controller.message:
         out.append("\n")
         out.append(f" {controller.message} ", style="bold white on dark_red")

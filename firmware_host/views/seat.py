@@ -1,7 +1,7 @@
 """The seat screen: 128x64, one bit per pixel, what one player needs and nothing more.
 
-Header: seat, round, total. Middle: the game (cards, dice, top domino card or
-hand) with the cursor drawn inverted. Bottom: counts, and the last refusal on
+Header: seat, round, total. Middle: the game's own (`Game.draw_seat`), the cursor drawn
+inverted. Bottom: counts, and the last refusal on
 an inverted bar so it is seen at a glance.
 """
 
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from PIL import Image, ImageDraw
 
-from ..game.controls import SeatController
-from ..rules.match import Match
+from ..engine.match import Match
+from ..table.controls import SeatController
 from .font import LARGE, SMALL, draw_centred, draw_text, width
 
 SIZE = (128, 64)
@@ -27,7 +27,7 @@ def render_seat(controller: SeatController) -> Image.Image:
     right = f"{total:+d}"
     draw_text(img, (SIZE[0] - width(right), 0), right)
     rnd = match.round
-    status = controller.kind.draw_seat(img, controller, rnd)
+    status = controller.entry.draw_seat(img, controller, rnd)
     draw_text(img, (0, 49), status)
     if rnd.result is not None:
         bottom_bar(img, f"ROUND OVER  {rnd.result.scores[seat]:+d}")

@@ -1,5 +1,5 @@
 """The history pages' data: the stored matches, one match step by step with its board, and its
-races, read from the journal (service/store.py). Functions over the store, no web server: the
+races, read from the journal (service/journal.py). Functions over the store, no web server: the
 routes (web/replays.py) serve what these return, the timelines and journals from a process of
 their own (`timeline_gzipped`, `journal_text`).
 
@@ -20,13 +20,13 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
-from ..rules.codec import from_dict, to_dict
-from ..rules.kinds import find as find_rules
-from ..rules.match import Match
-from ..service.store import Store, StoreError, read_match, read_only, record_of, replay_arguments
+from ..engine.codec import from_dict, to_dict
+from ..engine.game import find, title_of
+from ..engine.match import Match
+from ..service.journal import Store, StoreError, read_match, read_only, record_of, replay_arguments
 from ..system.children import die_with_parent
 from ..system.logs import logger
-from ..views.live import BOARDS
+from ..views.live import board_of
 
 STEPS_MAX = 20_000
 """At most this many steps of one match are rebuilt for a page (a long Classic match has a few
@@ -36,8 +36,12 @@ thousand); the rest is said to be left out, never silently cut."""
 def matches(store: Store, limit: int = 50, before: int | None = None) -> dict[str, Any]:
     """A page of the stored matches, newest first, as `tablectl history` lists them: `matches`,
     and `next` (the `before` of the page after it, None at the oldest). Read on the store's
-    read-only connection, never the writer's (service/store.py `history_page`)."""
-    return store.history_page(limit, before)
+    read-only connection, never the writer's (service/journal.py `history_page`). Each match
+    says its game's `title` too, for the page."""
+    page = store.history_page(limit, before)
+    for match in page["matches"]:
+        match["title"] = title_of(str(match["game"]))
+    return page
 
 
 def match_timeline(store: Store, match_id: int, boards: Any = None) -> dict[str, Any] | None:
@@ -115,7 +119,8 @@ def _facts(row: dict[str, Any], rounds: list[tuple[Any, ...]], seats: list[int])
     bots = _json(row["bots"] or "{}")
     winners = _json(row["winners"]) if row["winners"] else None
     return {
-        "match": row["id"], "game": str(row["game"]), "players": row["players"],
+        "match": row["id"], "game": str(row["game"]), "title": title_of(str(row["game"])),
+        "players": row["players"],
         "seats": [s + 1 for s in seats], "seed": row["seed"], "options": _json(row["options"]),
         "bots": {str(_seat(seats, int(p))): level for p, level in bots.items()
                  if str(p).isdigit()} if isinstance(bots, dict) else {},
@@ -149,7 +154,7 @@ def _steps(row: dict[str, Any], journal: list[tuple[Any, ...]], seats: list[int]
     try:
         arguments = replay_arguments(row["game"], row["players"], row["seed"], row["options"],
                                      row["boards"], [])
-        context = find_rules(row["game"]).journal_context(row["players"], arguments["resources"])
+        context = find(row["game"]).journal_context(row["players"], arguments["resources"])
     except Exception as exc:  # the match's own row: not even its deal can be shown
         return steps, f"the match's deal does not replay: {type(exc).__name__}: {exc}"
 
@@ -288,7 +293,9 @@ KEPT = 8  # timelines kept gzipped (a long Classic match: about 1 MB of JSON, 30
 def worker_start(parent: int) -> None:
     """The history's process, as it starts: it ends when the table that started it does (killed
     or not, it must not hold the state database for ever: system/children.py), then lowers its
-    priority."""
+    priority. It is a composition root of its own: it registers the built-in games."""
+    from .. import games  # noqa: F401
+
     die_with_parent(signal.SIGKILL, parent)
     idle_priority()
 
@@ -305,8 +312,7 @@ def idle_priority() -> None:
 
 def board(game: str, rnd: Any, seats: list[int]) -> dict[str, Any]:
     """A step's board as the live page draws it (views/live.py), so a replay looks like the table."""
-    build = BOARDS.get(game)
-    return {"kind": game, **(build(rnd, seats) if build is not None else {})}
+    return board_of(game, rnd, seats)
 
 
 

@@ -29,7 +29,7 @@ from typing import Any
 from aiohttp import web
 
 from ..control.protocol import HISTORY_MAX
-from ..service.store import Store, StoreError
+from ..service.journal import Store, StoreError
 from ..system import pieces
 from ..system.logs import logger
 from ..system.realtime import join_the_rest, lift_stragglers

@@ -8,9 +8,9 @@ import random
 import pytest
 
 from firmware_host.bench.bots import head_to_head, play_match, wilson
-from firmware_host.game.bots import Level
-from firmware_host.game.catalog import new_match
 from firmware_host.play.simulate import make_bots, play_round, simulate
+from firmware_host.table.bot_players import Level
+from firmware_host.table.matches import new_match
 
 
 def test_wilson_interval_matches_the_textbook_values() -> None:

@@ -8,12 +8,12 @@ import random
 import pytest
 
 from firmware_host.bench.bots import Masher, bench_bots, play_match, standing
-from firmware_host.game.bots import Bot, Level
-from firmware_host.game.catalog import new_match
-from firmware_host.game.controls import SeatController
+from firmware_host.engine.game import sight_of
+from firmware_host.games.crazy.rules import TOP, DiscardCrazy, PlayCrazy
 from firmware_host.play.simulate import make_bots, play_round
-from firmware_host.rules.crazy import TOP, DiscardCrazy, PlayCrazy
-from firmware_host.rules.sight import sight_of
+from firmware_host.table.bot_players import Bot, Level
+from firmware_host.table.controls import SeatController
+from firmware_host.table.matches import new_match
 
 
 @pytest.mark.parametrize("game", ["classic", "dice", "domino", "crazy"])  # each its own test: in parallel
@@ -56,7 +56,7 @@ def test_crazy_bots_win_piles_and_take_a_four_with_a_five() -> None:
     five = next(c for c in seat.draw + seat.hand if c.value == TOP)
     four = next(c for c in seat.draw + seat.hand if c.value == TOP - 1 and c != five)
     rnd.piles.clear()
-    from firmware_host.rules.crazy import Pile
+    from firmware_host.games.crazy.rules import Pile
 
     rnd.piles[7] = Pile(7, [(1, four, TOP - 1)])
     seat.hand = [five, *[c for c in seat.hand if c not in (five, four)]][:3]
@@ -67,7 +67,7 @@ def test_crazy_bots_win_piles_and_take_a_four_with_a_five() -> None:
 
 def test_crazy_bot_makes_a_four_when_a_crazy_card_is_its_five() -> None:
     """The 4 then the Crazy card as a 5 wins the pile: the bot lays the 4 rather than wait."""
-    from firmware_host.rules.crazy import Pile
+    from firmware_host.games.crazy.rules import Pile
 
     rnd = new_match("crazy", 2, 5).round
     seat = rnd.seats[0]

@@ -16,11 +16,11 @@ from firmware_host.devices.displays.oled import DisplaySpec
 from firmware_host.devices.emulated.controllers import model_for
 from firmware_host.devices.emulated.oled import RECORDED, RecordingInterface, open_recorded
 from firmware_host.devices.emulated.pins import HISTORY, emulated_factory
-from firmware_host.game.cues import Note
-from firmware_host.service.store import KEPT_COUNTS, Store
+from firmware_host.service.journal import KEPT_COUNTS, Store
 from firmware_host.system import memory
 from firmware_host.system.errors import PathError
 from firmware_host.system.recent import Recent
+from firmware_host.table.cues import Note
 
 EVENTS = 5000
 
@@ -82,7 +82,7 @@ def test_the_buzzer_remembers_the_newest_tunes_it_played() -> None:
 
 
 def test_the_store_forgets_the_action_counts_of_old_matches(tmp_path) -> None:
-    from firmware_host.game.catalog import new_match
+    from firmware_host.table.matches import new_match
 
     store = Store(tmp_path / "table.db")
     try:

@@ -17,10 +17,10 @@ from helpers import play_recorded
 from plumbing import DaemonProcess, on_a_terminal, served_table, wait_for
 
 from firmware_host.cli import host
-from firmware_host.game.catalog import new_match
-from firmware_host.game.table import Table
-from firmware_host.service.store import Store
+from firmware_host.service.journal import Store
 from firmware_host.system.children import ending_with_me
+from firmware_host.table.machine import Table
+from firmware_host.table.matches import new_match
 
 ROOT = Path(__file__).resolve().parents[2]
 PYTHON_VALUES = re.compile(r"\bNone\b|\bFalse\b|\bTrue\b|[{}]|\[\]|\[['\"]|'\w+':")

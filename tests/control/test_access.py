@@ -21,7 +21,7 @@ import pytest
 from plumbing import served_table
 
 from firmware_host.config import ConfigError, parse_config
-from firmware_host.game.table import Table
+from firmware_host.table.machine import Table
 
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE = (ROOT / "systemd" / "table.toml.example").read_text()

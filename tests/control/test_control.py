@@ -19,9 +19,9 @@ from plumbing import served_table
 
 from firmware_host.cli import ctl
 from firmware_host.control.server import HANDLERS
-from firmware_host.game.table import Table
-from firmware_host.service.store import Store
+from firmware_host.service.journal import Store
 from firmware_host.system.logs import TerminalFormatter, escape
+from firmware_host.table.machine import Table
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -25,7 +25,7 @@ from plumbing import request_owner, served_table, wait_for
 from firmware_host.control import server as control
 from firmware_host.control.client import ask
 from firmware_host.control.server import ControlServer, Request
-from firmware_host.game.table import Table
+from firmware_host.table.machine import Table
 
 NOBODY = 65534
 as_root = pytest.mark.skipif(os.geteuid() != 0, reason="a read-only peer needs root to become nobody")

@@ -13,9 +13,9 @@ from firmware_host.cli.completion import script, subcommands
 from firmware_host.control import protocol
 from firmware_host.control.protocol import CHANGES, READS, Command, arg, declare, read_only, reads_only
 from firmware_host.control.server import Access, Peer
-from firmware_host.game.bots import Level
 from firmware_host.service.commands import TableCommands
 from firmware_host.service.registry import Call, CommandError, Commands
+from firmware_host.table.bot_players import Level
 
 
 @pytest.fixture
@@ -69,7 +69,7 @@ def test_what_reads_and_what_changes() -> None:
 
 
 def test_the_table_commands_answer_and_unknown_ones_are_named() -> None:
-    from firmware_host.game.table import Table
+    from firmware_host.table.machine import Table
 
     commands = Commands()
     TableCommands(Table(2), None).register(commands)

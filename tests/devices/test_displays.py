@@ -14,8 +14,8 @@ from plumbing import wait_for
 from firmware_host.devices.displays.oled import DisplaySpec, SeatDisplays, open_luma
 from firmware_host.devices.emulated.controllers import ControllerError, SH1106Model, SSD1306Model, model_for
 from firmware_host.devices.emulated.oled import RecordingInterface
-from firmware_host.game.catalog import new_match
-from firmware_host.game.controls import SeatController
+from firmware_host.table.controls import SeatController
+from firmware_host.table.matches import new_match
 from firmware_host.views.seat import render_seat
 
 

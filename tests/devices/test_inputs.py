@@ -11,7 +11,7 @@ from firmware_host.devices.emulated.mcp23017 import EmulatedBus, EmulatedMCP2301
 from firmware_host.devices.emulated.pins import EmulatedButtons, emulated_factory
 from firmware_host.devices.inputs.mcp23017 import GPINTENA, GPINTENB, IOCON, IOCON_MIRROR
 from firmware_host.devices.inputs.pins import TableInputs
-from firmware_host.game.edges import SETTLE_GRACE_NS, Event, InputEvent, LineFilter, StartGate
+from firmware_host.table.presses import SETTLE_GRACE_NS, Event, InputEvent, LineFilter, StartGate
 
 MS = 1_000_000
 
@@ -151,7 +151,7 @@ def test_the_driver_programs_the_chip_for_mirrored_change_interrupts() -> None:
 
 
 def test_out_of_order_delivery_through_pins_is_put_right_by_the_arbiter(table) -> None:
-    from firmware_host.game.arbiter import Arbiter
+    from firmware_host.table.arbiter import Arbiter
 
     buttons, _, events = table()
     arb = Arbiter()

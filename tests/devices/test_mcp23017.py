@@ -39,7 +39,7 @@ from firmware_host.devices.inputs.mcp23017 import (
     OLATA,
 )
 from firmware_host.devices.inputs.pins import TableInputs
-from firmware_host.game.edges import Event, InputEvent
+from firmware_host.table.presses import Event, InputEvent
 
 MS = 1_000_000
 

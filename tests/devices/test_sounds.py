@@ -16,11 +16,11 @@ from plumbing import table_box, wait_for
 from firmware_host.config import BuzzerConfig, ConfigError, build_file, emulated_config, load_config
 from firmware_host.devices.buzzer import BuzzerPlayer, duty_for
 from firmware_host.devices.emulated.pins import emulated_factory
-from firmware_host.game.arbiter import Press
-from firmware_host.game.cues import LONGEST_MS, SOUNDS, TUNES, Cue, Note, tune_ms
-from firmware_host.game.referee import Outcome
-from firmware_host.game.table import Phase, Timing
-from firmware_host.rules.common import Reason, Refusal
+from firmware_host.engine.round import Reason, Refusal
+from firmware_host.table.arbiter import Press
+from firmware_host.table.cues import LONGEST_MS, SOUNDS, TUNES, Cue, Note, tune_ms
+from firmware_host.table.machine import Phase, Timing
+from firmware_host.table.referee import Outcome
 
 S = 1_000_000_000
 MS = 1_000_000

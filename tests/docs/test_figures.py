@@ -70,7 +70,7 @@ def kept(append: Callable[[int], None], items: Callable[[], Sequence[Any]], time
 def table_notices() -> int:
     import logging
 
-    from firmware_host.game.table import Table
+    from firmware_host.table.machine import Table
 
     quiet = logging.getLogger("tests.figures.quiet")
     quiet.propagate = False
@@ -86,9 +86,9 @@ def buzzer_heard() -> int:
 
 
 def referee_bounds() -> tuple[int, int, int]:
-    from firmware_host.game.arbiter import Arbiter
-    from firmware_host.game.catalog import new_match
-    from firmware_host.game.referee import Referee
+    from firmware_host.table.arbiter import Arbiter
+    from firmware_host.table.matches import new_match
+    from firmware_host.table.referee import Referee
 
     arbiter = Arbiter()
     referee = Referee(new_match("classic", 2, 1), arbiter)
@@ -162,7 +162,7 @@ def startup_targets() -> list[float]:
 
 
 def result_hold_s() -> list[float]:
-    from firmware_host.game.table import Timing
+    from firmware_host.table.machine import Timing
 
     return [Timing().result_hold_ns / 1e9]
 
@@ -170,7 +170,7 @@ def result_hold_s() -> list[float]:
 DAEMON = "docs/daemon.md"
 PINS, OLED = "firmware_host.devices.emulated.pins", "firmware_host.devices.emulated.oled"
 OLED_REAL = "firmware_host.devices.displays.oled"
-TABLE, STORE = "firmware_host.game.table", "firmware_host.service.store"
+TABLE, STORE = "firmware_host.table.machine", "firmware_host.service.journal"
 SERVER = "firmware_host.control.server"
 SOAK = "firmware_host.bench.soak"
 HISTORY, PERSISTENCE = "firmware_host.bench.history", "docs/persistence.md"
@@ -189,7 +189,7 @@ FIGURES = [
     Figure(DAEMON, r"the store's journal position per match \| the newest (\d+) matches",
            constants(STORE, "KEPT_COUNTS"), "journal positions kept"),
     Figure(DAEMON, r"SQLite's page cache \| (\d+) KiB",
-           constants("firmware_host.service.storage", "CACHE_KIB"), "SQLite page cache"),
+           constants("firmware_host.service.database", "CACHE_KIB"), "SQLite page cache"),
     Figure(DAEMON, r"`views/font.py`\) \| (\d+) strings",
            constants("firmware_host.views.font", "TEXTS_KEPT"), "text masks kept"),
     Figure(DAEMON, r"the control socket's handler threads \| (\d+), all started with the daemon",
@@ -236,7 +236,7 @@ FIGURES = [
     Figure(DAEMON, r"each key is a tap of its own \((\d+) ms held",
            constants("firmware_host.devices.emulated.keyboard", "HOLD_NS", scale=1_000_000), "key hold"),
     Figure(DAEMON, r"its\s+buttons are held (\d+) ms",
-           constants("firmware_host.service.bots", "BOT_HOLD_NS", scale=1_000_000), "bot hold"),
+           constants("firmware_host.service.bot_hands", "BOT_HOLD_NS", scale=1_000_000), "bot hold"),
     # tablectl and the socket
     Figure(DAEMON, r"what reached the engine: the last (\d+) clean input events",
            constants(TABLE, "TRACE_LEN"), "tablectl inputs"),

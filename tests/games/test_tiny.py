@@ -27,7 +27,7 @@ def tiny_game() -> Iterator[None]:
 
 
 def test_tiny_is_offered_once_registered_and_gone_after(tiny_game: None) -> None:
-    from firmware_host.rules.options import GAMES, PLAYERS, parse_options
+    from firmware_host.engine.options import GAMES, PLAYERS, parse_options
 
     assert list(GAMES) == ["classic", "dice", "domino", "crazy", "tiny"]
     assert PLAYERS["tiny"] == (2, 4)
@@ -41,9 +41,9 @@ def test_tiny_joins_starts_plays_a_round_and_scores_through_the_emulated_daemon(
         tiny_game: None, dirs: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from firmware_host.cli import ctl
     from firmware_host.config import emulated_config
-    from firmware_host.game.table import Phase, Timing
     from firmware_host.service.daemon import Daemon
     from firmware_host.service.events import Signal
+    from firmware_host.table.machine import Phase, Timing
 
     daemon = Daemon(emulated_config(4))
     daemon.table.timing = Timing(countdown_ns=300 * MS, round_result_ns=60_000 * MS)
@@ -70,7 +70,7 @@ def test_tiny_joins_starts_plays_a_round_and_scores_through_the_emulated_daemon(
     result = match.results[0]
     assert max(result.scores) == 3 and result.finishers[0] in (1, 2)  # a bot laid its third card
     assert scores["totals"] == list(match.totals)
-    from firmware_host.game.controls import SeatController
+    from firmware_host.table.controls import SeatController
     from firmware_host.views.seat import render_seat
 
     seat = render_seat(SeatController(0, match))  # Tiny's own hook draws the middle of the screen

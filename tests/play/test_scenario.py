@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from firmware_host.engine.round import Reason
 from firmware_host.play.scenario import ScenarioError, run_file
-from firmware_host.rules.common import Reason
 
 CLASSIC = "game = 'classic'\nplayers = 2\n"
 DICE = "game = 'dice'\nplayers = 2\n"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from firmware_host.game.bots import Level
 from firmware_host.play.watch import describe, watch
+from firmware_host.table.bot_players import Level
 
 
 class FakeClock:
@@ -46,7 +46,7 @@ def test_watch_refuses_a_speed_that_is_not_above_zero() -> None:
 
 
 def test_actions_are_described_with_seats_and_piles_from_one() -> None:
-    from firmware_host.rules.classic import Card, PlayCard, TurnHand
+    from firmware_host.games.classic.rules import Card, PlayCard, TurnHand
 
     assert describe(TurnHand(0, 5)) == "turn"
     assert describe(PlayCard(1, Card.parse("R3"), 5)) == "play card=R3"

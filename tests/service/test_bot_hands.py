@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from firmware_host.config import emulated_config
-from firmware_host.game.edges import Event, InputEvent
-from firmware_host.game.table import Phase
 from firmware_host.service.daemon import Daemon
 from firmware_host.service.events import AbortAsked
+from firmware_host.table.machine import Phase
+from firmware_host.table.presses import Event, InputEvent
 
 MS = 1_000_000
 S = 1_000_000_000

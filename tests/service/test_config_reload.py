@@ -26,10 +26,10 @@ from firmware_host.config import (
     read_config,
     remember_good,
 )
-from firmware_host.game.table import Table
 from firmware_host.service.configuration import Configuration
 from firmware_host.service.loop import Loop
 from firmware_host.system.children import ending_with_me
+from firmware_host.table.machine import Table
 
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE = (ROOT / "systemd" / "table.toml.example").read_bytes()

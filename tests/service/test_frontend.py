@@ -12,10 +12,10 @@ from plumbing import wait_for
 
 from firmware_host.config import emulated_config
 from firmware_host.devices.buzzer import Cue
-from firmware_host.game.table import Phase
 from firmware_host.service.daemon import Daemon
 from firmware_host.service.events import Key, Signal
 from firmware_host.service.frontend import TableView
+from firmware_host.table.machine import Phase
 
 
 class FakeFrontend:

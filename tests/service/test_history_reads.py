@@ -18,9 +18,9 @@ from plumbing import wait_for
 
 from firmware_host.config import emulated_config
 from firmware_host.control.client import ask
-from firmware_host.game.catalog import new_match
-from firmware_host.service import store as store_module
-from firmware_host.service.store import Store
+from firmware_host.service import journal as store_module
+from firmware_host.service.journal import Store
+from firmware_host.table.matches import new_match
 
 LIMIT_MAX = 100  # control/protocol.py's HISTORY_MAX, as docs/persistence.md says it
 

@@ -315,8 +315,8 @@ def test_the_real_daemon_process_runs_the_probe_and_a_timed_out_walk(tmp_path: P
 
 
 def test_each_seat_screen_asks_for_its_control_and_shows_what_arrived() -> None:
-    from firmware_host.game.edges import Event, InputEvent
     from firmware_host.service.selftest import SelfTest
+    from firmware_host.table.presses import Event, InputEvent
     from firmware_host.views.seat import render_banner
 
     shown: dict[int, Any] = {}
@@ -486,8 +486,8 @@ def test_the_test_picture_shows_whole_only_on_the_controller_it_was_driven_as() 
 def picture_walk(shown: dict[int, Any], kind: str = "ssd1306") -> Any:
     """A self-test of seat 1 whose screen took the probe's frame, walked to its picture step."""
     from firmware_host.config import parse_config
-    from firmware_host.game.edges import Event, InputEvent
     from firmware_host.service.selftest import Check, SelfTest
+    from firmware_host.table.presses import Event, InputEvent
 
     data = emulated_config(4).model_dump()
     data["screens"][0]["kind"] = kind
@@ -502,8 +502,8 @@ def picture_walk(shown: dict[int, Any], kind: str = "ssd1306") -> Any:
 
 
 def test_the_walk_ends_each_seat_asking_the_builder_to_confirm_its_screens_picture() -> None:
-    from firmware_host.game.edges import Event, InputEvent
     from firmware_host.service.selftest import screen_frame
+    from firmware_host.table.presses import Event, InputEvent
 
     shown: dict[int, Any] = {}
     test = picture_walk(shown)
@@ -525,7 +525,7 @@ NOUGHT_NINE_SIX = "0.96-inch modules usually carry an SSD1306 (1.3-inch modules 
                                                         ("sh1106", "ssd1306", NOUGHT_NINE_SIX)])
 def test_a_garbled_picture_names_the_other_controller_and_how_to_set_it(kind: str, other: str,
                                                                        modules: str) -> None:
-    from firmware_host.game.edges import Event, InputEvent
+    from firmware_host.table.presses import Event, InputEvent
 
     test = picture_walk({}, kind)
     test.on_input(InputEvent(Event.PRESS, 0, "alt", 20), 20)

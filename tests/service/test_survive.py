@@ -17,9 +17,9 @@ from helpers import play_recorded
 from firmware_host.config import ConfigError, emulated_config, load_config
 from firmware_host.devices.displays import ledproto
 from firmware_host.devices.displays.ledlink import LedLink
-from firmware_host.game.catalog import new_match
-from firmware_host.rules.match import Match
-from firmware_host.service.store import Store
+from firmware_host.engine.match import Match
+from firmware_host.service.journal import Store
+from firmware_host.table.matches import new_match
 
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE = (ROOT / "systemd" / "table.toml.example").read_bytes()
@@ -79,8 +79,8 @@ def test_the_last_good_copy_is_replaced_whole_never_written_in_place(dirs: Path)
 
 
 def test_a_match_for_more_seats_than_are_wired_is_set_aside_not_a_crash(dirs: Path) -> None:
-    from firmware_host.game.table import Phase
     from firmware_host.service.daemon import Daemon
+    from firmware_host.table.machine import Phase
 
     db = dirs / "table.db"
     store = Store(db)
@@ -285,8 +285,8 @@ def test_a_match_whose_last_round_is_stored_but_not_its_end_ends(tmp_path: Path)
 
 
 def test_an_aborted_match_does_not_come_back_after_a_restart(dirs: Path) -> None:
-    from firmware_host.game.table import Phase
     from firmware_host.service.daemon import Daemon
+    from firmware_host.table.machine import Phase
 
     db = dirs / "table.db"
     daemon = Daemon(emulated_config(2), state_db=db)
@@ -313,9 +313,9 @@ def test_an_aborted_match_does_not_come_back_after_a_restart(dirs: Path) -> None
 def test_a_new_game_between_rounds_is_refused_so_the_match_is_not_left_unfinished(dirs: Path) -> None:
     """It was: `tablectl new` at a round's result went to the lobby and left the match unfinished in
     the store, for ever: a restart brought it back, at its round result, in a game nobody had chosen."""
-    from firmware_host.game.table import Phase
-    from firmware_host.rules.common import RulesError
+    from firmware_host.engine.round import RulesError
     from firmware_host.service.daemon import Daemon
+    from firmware_host.table.machine import Phase
 
     db = dirs / "table.db"
     daemon = Daemon(emulated_config(2), state_db=db)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from firmware_host.rules.common import RulesError
+from firmware_host.engine.round import RulesError
 from firmware_host.system import errors
 from firmware_host.system.errors import TableError
 
@@ -36,7 +36,7 @@ def test_the_errors_keep_their_old_homes_and_the_rules_keep_their_own_root() -> 
     from firmware_host.config import ConfigError
     from firmware_host.devices.board import HardwareUnavailable
     from firmware_host.play.scenario import ScenarioError
-    from firmware_host.service.store import StoreError
+    from firmware_host.service.journal import StoreError
     from firmware_host.system.paths import PathError
 
     for error in (ConfigError, HardwareUnavailable, ScenarioError, StoreError, PathError):

@@ -15,13 +15,13 @@ from plumbing import table_box
 
 from firmware_host.cli.host import build_parser
 from firmware_host.config import ConfigError, emulated_config
-from firmware_host.game.arbiter import Arbiter
-from firmware_host.game.edges import Event, InputEvent
-from firmware_host.game.referee import Referee
-from firmware_host.game.table import Phase, Timing
-from firmware_host.rules.classic import Card
-from firmware_host.rules.match import Match
+from firmware_host.engine.match import Match
+from firmware_host.games.classic.rules import Card
 from firmware_host.system import logs
+from firmware_host.table.arbiter import Arbiter
+from firmware_host.table.machine import Phase, Timing
+from firmware_host.table.presses import Event, InputEvent
+from firmware_host.table.referee import Referee
 
 S = 1_000_000_000
 ROOT = Path(__file__).resolve().parents[2]

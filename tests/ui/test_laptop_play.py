@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from plumbing import table_box
 
-from firmware_host.game.table import Phase, Table, Timing
-from firmware_host.rules.dice import PlaceDie, Reroll
+from firmware_host.games.dice.rules import PlaceDie, Reroll
+from firmware_host.table.machine import Phase, Table, Timing
 
 S = 1_000_000_000
 MS = 1_000_000

@@ -10,9 +10,9 @@ import pytest
 from rich.cells import cell_len
 
 from firmware_host.config import emulated_config
-from firmware_host.game.table import Phase
 from firmware_host.service.daemon import Daemon
 from firmware_host.service.events import Key
+from firmware_host.table.machine import Phase
 from firmware_host.ui.plain import QUESTION, TerminalUI
 
 S = 1_000_000_000

@@ -11,9 +11,9 @@ import pytest
 from PIL import Image
 
 from firmware_host.config import emulated_config
-from firmware_host.game.table import Phase
 from firmware_host.service.daemon import Daemon
 from firmware_host.service.events import Key
+from firmware_host.table.machine import Phase
 from firmware_host.ui.terminal import mono_braille, rgb_cells
 from firmware_host.ui.textual_app import LogPane, TableApp, centre_text
 from firmware_host.views.seat import render_countdown
@@ -76,7 +76,7 @@ def test_a_laptop_player_joins_adds_bots_and_plays_through_the_pins(dirs: Path) 
         await until(pilot, lambda: not app._thread.is_alive())
 
     daemon, app = play(script)
-    from firmware_host.service.store import Store
+    from firmware_host.service.journal import Store
 
     saved = Store(None).history(5)  # the match the laptop played went to the table's database
     assert [(m["game"], m["players"]) for m in saved] == [("classic", 4)]

@@ -8,9 +8,9 @@ from pathlib import Path
 from PIL import Image
 
 from firmware_host.config import emulated_config
-from firmware_host.game.table import Phase, Table
-from firmware_host.rules.common import Ending, RoundResult
-from firmware_host.rules.options import GAMES
+from firmware_host.engine.options import GAMES
+from firmware_host.engine.round import Ending, RoundResult
+from firmware_host.table.machine import Phase, Table
 from firmware_host.views.centre import render_word
 from firmware_host.views.phases import WARNING, countdown_left, phase_centre, phase_seat
 from firmware_host.views.seat import (

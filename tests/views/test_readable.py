@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from firmware_host.game.table import Phase, Table, Timing
+from firmware_host.games.classic.rules import ClassicRound
+from firmware_host.games.crazy.rules import CrazyRound
+from firmware_host.games.dice.rules import DiceRound
+from firmware_host.games.domino.rules import DominoRound
 from firmware_host.play.simulate import make_bots, play_round
-from firmware_host.rules.classic import ClassicRound
-from firmware_host.rules.crazy import CrazyRound
-from firmware_host.rules.dice import DiceRound
-from firmware_host.rules.domino import DominoRound
+from firmware_host.table.machine import Phase, Table, Timing
 from firmware_host.views.readable import NAME, STYLE, centre_words, key_help, seat_words
 
 S = 1_000_000_000

@@ -16,15 +16,15 @@ import pytest
 from helpers import deal
 from PIL import Image, ImageChops
 
-from firmware_host.game.catalog import new_match
-from firmware_host.game.controls import SeatController
+from firmware_host.engine.match import Match
+from firmware_host.engine.round import Reason, Refusal
+from firmware_host.games.classic.rules import Card, PlayCard
+from firmware_host.games.crazy.rules import PlayCrazy
 from firmware_host.games.crazy.scenario import setup as _crazy_setup
-from firmware_host.rules.classic import Card, PlayCard
-from firmware_host.rules.common import Reason, Refusal
-from firmware_host.rules.crazy import PlayCrazy
-from firmware_host.rules.dice import Die
-from firmware_host.rules.domino import DominoCard, PlaceDomino
-from firmware_host.rules.match import Match
+from firmware_host.games.dice.rules import Die
+from firmware_host.games.domino.rules import DominoCard, PlaceDomino
+from firmware_host.table.controls import SeatController
+from firmware_host.table.matches import new_match
 from firmware_host.views.centre import render_centre, render_winner, render_word
 from firmware_host.views.seat import render_banner, render_seat
 
@@ -68,7 +68,7 @@ def domino() -> Match:
 
 
 def crazy() -> Match:
-    from firmware_host.game.catalog import crazy_deck
+    from firmware_host.games.crazy.deck import crazy_deck
 
     rnd = {"seat": [{"hand": ["R1", "R2p", "R*"], "draw": ["R3t", "R4w"]},
                     {"hand": ["Y2f", "Y5d", "Y3w"], "draw": ["Y4p"]}]}
@@ -114,7 +114,7 @@ def domino_two() -> Match:
 
 def crazy_five() -> Match:
     """Five players, five piles (the most a round allows), one topped by a Crazy card."""
-    from firmware_host.game.catalog import crazy_deck
+    from firmware_host.games.crazy.deck import crazy_deck
 
     rnd = {"seat": [{"hand": ["R1", "R2", "R3"], "draw": ["R4", "R5"]},
                     {"hand": ["Y1", "Y2"], "draw": ["Y3"]},

@@ -19,10 +19,10 @@ import pytest
 from plumbing import ROOT, SHOTS, journaled, qr_read, wait_for
 
 from firmware_host.config import emulated_config
-from firmware_host.game.table import Phase, Timing
 from firmware_host.play.scenario import load, run
 from firmware_host.service.daemon import Daemon
 from firmware_host.system.paths import state_database
+from firmware_host.table.machine import Phase, Timing
 from firmware_host.web.frontend import WebView
 
 CHROMIUM = "/usr/bin/chromium"
@@ -241,9 +241,11 @@ def test_every_game_fits_a_tv_and_a_phone(browser: Any, live: Any, game: str, se
             for url, viewport in ((table.url + "big", TV), (table.url, PHONE)):
                 page = open_page(browser, url, viewport)
                 page.evaluate("""() => { const s = window.tableState;
-                    const cards = s.board.hands.flatMap(h => h.row).filter(Boolean);
-                    draw({...s, board: {...s.board, piles: Array.from({length: 48}, (_, i) =>
-                        ({...cards[i % cards.length], size: 1, seat: 1, complete: false}))}}); }""")
+                    const cards = s.board.hands.flatMap(h => h.holding).filter(e => e.type === "cards")
+                        .flatMap(e => e.cards).filter(c => c && c.c);
+                    const piles = {type: "piles", empty: "", cards: Array.from({length: 48}, (_, i) =>
+                        ({c: cards[i % cards.length].c, v: cards[i % cards.length].v, size: 1, seat: 1}))};
+                    draw({...s, board: {...s.board, middle: [piles]}}); }""")
                 assert page.locator("#board .piles .card").count() == 48
                 fits(page, whole_screen=viewport == TV)
                 if viewport == TV:

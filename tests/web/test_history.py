@@ -13,9 +13,9 @@ import pytest
 from helpers import play_recorded
 from plumbing import DaemonProcess, alive, descendants, left_after, press, scenario_table, settle
 
-from firmware_host.game.catalog import new_match
-from firmware_host.service import storage
-from firmware_host.service.store import Store
+from firmware_host.service import database as storage
+from firmware_host.service.journal import Store
+from firmware_host.table.matches import new_match
 from firmware_host.web import history
 
 MS = 1_000_000
@@ -264,7 +264,7 @@ def test_a_bot_match_in_the_real_daemon_replays_step_by_step(tmp_path: Path) -> 
     finally:
         store.close()
     assert timeline is not None and timeline["problem"] is None
-    from firmware_host.rules.codec import from_dict
+    from firmware_host.engine.codec import from_dict
 
     actions = [(e["round"] - 1, from_dict("classic", e["action"])) for e in journal["journal"]]
     assert len(actions) >= 5  # bots on a loaded machine: enough steps to compare

@@ -19,8 +19,8 @@ from aiohttp import web
 from helpers import play_recorded
 from plumbing import MS, SHOTS, played_table, press, settle
 
-from firmware_host.game.catalog import new_match
-from firmware_host.service.store import Store
+from firmware_host.service.journal import Store
+from firmware_host.table.matches import new_match
 from firmware_host.web import replays
 from firmware_host.web.server import Hub, build_app
 
@@ -95,6 +95,11 @@ def get(url: str, method: str = "GET", headers: dict[str, str] | None = None) ->
     return asyncio.run(fetch())
 
 
+def _piles(board: dict[str, Any]) -> list[dict[str, Any]]:
+    """The open piles of a board in the page's vocabulary (views/boards.py)."""
+    return next(e["cards"] for e in board["middle"] if e["type"] == "piles")
+
+
 def test_the_json_the_pages_read(served: tuple[Served, int, int, Any]) -> None:
     server, played, tie, match = served
     status, headers, body = get(server.url + "/api/matches")
@@ -107,8 +112,8 @@ def test_the_json_the_pages_read(served: tuple[Served, int, int, Any]) -> None:
     assert status == 200 and timeline["problem"] is None and timeline["races"] == []
     assert len(timeline["steps"]) == len(match.journal) + 1  # the deal, then each action
     last = timeline["steps"][-1]
-    assert last["board"]["kind"] == "classic"
-    tops = [[p["c"], p["v"]] for p in last["board"]["piles"]]  # the page's cards: colour AND value
+    assert timeline["game"] == "classic" and timeline["title"] == listed[1]["title"] == "Ligretto"
+    tops = [[p["c"], p["v"]] for p in _piles(last["board"])]  # the page's cards: colour AND value
     assert "state" not in last
     assert tops == [[p[-1][1].colour.letter, p[-1][1].value] for p in match.round.piles]
 
@@ -198,11 +203,11 @@ def test_stepping_through_a_match_shows_each_steps_piles(served: tuple[Served, i
     page.wait_for_function("() => window.historyReady === true && document.body.dataset.step === '0'",
                            timeout=10_000)
     assert pile_tops(page) == []  # the deal: no pile yet
-    with_piles = next(s["step"] for s in timeline["steps"] if len(s["board"]["piles"]) >= 2)
+    with_piles = next(s["step"] for s in timeline["steps"] if len(_piles(s["board"])) >= 2)
     for _ in range(with_piles):
         page.click("#forward")
     page.wait_for_function(f"() => document.body.dataset.step === '{with_piles}'")
-    expected = [f"{COLOURS[p['c']]} {p['v']}" for p in timeline["steps"][with_piles]["board"]["piles"]]
+    expected = [f"{COLOURS[p['c']]} {p['v']}" for p in _piles(timeline["steps"][with_piles]["board"])]
     assert pile_tops(page) == expected and len(expected) >= 2
     page.screenshot(path=str(SHOTS / "replay-classic.png"))
     page.click("#last")

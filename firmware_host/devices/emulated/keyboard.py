@@ -11,7 +11,7 @@ from collections import deque
 from collections.abc import Mapping
 
 from ...config import InputsConfig, Line
-from ...game.edges import SELECTS
+from ...table.presses import SELECTS
 from .pins import EmulatedButtons
 
 # Key names as terminals (and Textual) report them.

@@ -16,7 +16,7 @@ from time import monotonic_ns
 from typing import Any
 
 from ...config import InputsConfig, pin_index
-from ...game.edges import ARBITRATED, Event, InputEvent, LineFilter, StartGate
+from ...table.presses import ARBITRATED, Event, InputEvent, LineFilter, StartGate
 from .mcp23017 import MCP23017, Bus
 
 SPIKE_REPORT_NS = 1_000_000_000

@@ -1,4 +1,6 @@
-"""Ligretto, the card game: its entry (seat controls here; bot, screens, words, scenario beside).
+"""Ligretto, the card game: its entry. The rules (round, actions) and the sight are beside it,
+pure; the bot, the screens (PIL), the words (rich) and the scenario set-up are loaded when first
+asked for, so a table that never draws in words never loads rich.
 
 The cursor runs over row places, the stack top and the discard top; slap plays the
 card; alt turns 3 hand cards; with pro_row, up marks the row place under the cursor as
@@ -8,20 +10,72 @@ that the round is stuck (arbitrated, as it changes the game).
 
 from __future__ import annotations
 
+import random
 from typing import Any, ClassVar
 
-from ...game.controls import steps
-from ...game.kinds import register
-from ...rules.classic import MoveToRow, PlayCard, TurnHand, VoteStuck
-from ...rules.common import Refusal
-from ..kind import FolderKind
+from ...engine.game import Game
+from ...engine.options import OptionSpec, one_of, whole, yes_no
+from ...engine.round import Refusal, Seat, field_int, field_str
+from ...table.controls import steps
+from .rules import (
+    MAX_PLAYERS,
+    MIN_PLAYERS,
+    Card,
+    ClassicOptions,
+    ClassicRound,
+    MoveToRow,
+    PlayCard,
+    TurnHand,
+    VoteStuck,
+)
+from .sight import ClassicSight
 
 
-class ClassicKind(FolderKind):
+class ClassicGame(Game):
     name = "classic"
-    scenario_keys: ClassVar[frozenset[str]] = frozenset({"seat", "pile"})
+    title = "Ligretto"
+    players = (MIN_PLAYERS, MAX_PLAYERS)
+    options: ClassVar[dict[str, OptionSpec]] = {
+        "rounds": OptionSpec(whole(1, 1000), 5, "rounds in the match"),
+        "recycle": OptionSpec(one_of("shuffle", "turn_over"), "shuffle", "how a used-up hand is renewed"),
+        "pro_row": OptionSpec(yes_no, False, "the row is a descending, alternating buffer"),
+        "descending": OptionSpec(yes_no, False, "centre piles run from 10 down to 1"),
+        "alternate_colours": OptionSpec(yes_no, False, "each pile card differs in colour from the one below"),
+        "stack_face_down": OptionSpec(yes_no, False, "stack cards reach the centre only through the row"),
+    }
+    actions: ClassVar[dict[str, type]] = {
+        "play": PlayCard, "turn": TurnHand, "row": MoveToRow, "stuck": VoteStuck}
+    fields: ClassVar[dict[type, frozenset[str]]] = {
+        PlayCard: frozenset({"card"}), TurnHand: frozenset(), MoveToRow: frozenset({"card", "place"}),
+        VoteStuck: frozenset()}
     routine: ClassVar[frozenset[type]] = frozenset({TurnHand})
     shared_board = False
+    scenario_keys: ClassVar[frozenset[str]] = frozenset({"seat", "pile"})
+
+    # ------------------------------------------------------------ the match and the journal
+
+    def new_round(self, match: Any, rng: random.Random, setup: dict[str, Any]) -> ClassicRound:
+        o = match.options
+        opts = ClassicOptions(o["recycle"], o["pro_row"], o["descending"],
+                              o["alternate_colours"], o["stack_face_down"])
+        return ClassicRound(match.players, opts, rng, **setup)
+
+    def sight(self, rnd: Any, seat: Seat) -> Any:
+        return ClassicSight(rnd, seat)
+
+    def encode(self, action: Any) -> dict[str, Any]:
+        if isinstance(action, MoveToRow):
+            return {"card": str(action.card), "place": action.place}
+        if isinstance(action, PlayCard):
+            return {"card": str(action.card)}
+        return {}
+
+    def decode(self, kind: type, d: dict[str, Any], seat: Seat, ts: int, context: Any) -> Any:
+        if kind is PlayCard:
+            return PlayCard(seat, Card.parse(field_str(d, "card")), ts)
+        if kind is MoveToRow:
+            return MoveToRow(seat, Card.parse(field_str(d, "card")), field_int(d, "place"), ts)
+        return kind(seat, ts)
 
     # ------------------------------------------------------------ controls
 
@@ -96,7 +150,44 @@ class ClassicKind(FolderKind):
             return f"doesn't fit: needs a {need} of another colour"
         return f"doesn't fit: needs {card.colour.letter}{need} out"
 
-    # ------------------------------------------------------------ the rest, beside
+    # ------------------------------------------------------------ the bot, screens and words, beside
+
+    def policy(self, bot: Any, sight: Any) -> Any:
+        from .bot import policy
+
+        return policy(bot, sight)
+
+    def draw_seat(self, img: Any, c: Any, rnd: Any) -> str:
+        from .screens import seat
+
+        return seat(img, c, rnd)
+
+    def draw_centre(self, img: Any, rnd: Any, blink: bool, marks: dict[int, Any]) -> None:
+        from .screens import centre
+
+        centre(img, rnd, blink, marks)
+
+    def centre_words(self, rnd: Any, table: Any) -> Any:
+        from .words import centre
+
+        return centre(rnd, table)
+
+    def seat_words(self, c: Any, rnd: Any) -> Any:
+        from .words import seat
+
+        return seat(c, rnd)
+
+    def keys(self, rnd: Any, direct: bool = False) -> str:
+        from .words import keys
+
+        return keys(rnd, direct)
+
+    def board(self, rnd: Any, seats: list[int]) -> dict[str, Any]:
+        from .web_board import board
+
+        return board(rnd, seats)
+
+    # ------------------------------------------------------------ scenario files and tools
 
     def scenario_options(self, options: dict[str, Any], rounds: int) -> dict[str, Any]:
         return {"rounds": rounds, **options}
@@ -113,6 +204,3 @@ class ClassicKind(FolderKind):
                 {"pro_row": True, "stack_face_down": True, "alternate_colours": True},
                 {"recycle": "turn_over", "pro_row": True, "descending": True, "alternate_colours": True,
                  "stack_face_down": True}]
-
-
-KIND = register(ClassicKind())

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from types import MethodType
 
-from ...game.bots import Bot, Level
-from ...rules.classic import MoveToRow, PlayCard, TurnHand, VoteStuck
-from ...rules.codec import Action
-from ...rules.sight import ClassicSight
+from ...engine.codec import Action
+from ...table.bot_players import Bot, Level
+from .rules import MoveToRow, PlayCard, TurnHand, VoteStuck
+from .sight import ClassicSight
 
 
 def policy(bot: Bot, sight: ClassicSight) -> object:

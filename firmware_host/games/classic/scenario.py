@@ -5,9 +5,9 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from ...play.scenario import fail, listed, parsed, seat_no, seat_tables
-from ...rules.classic import DECK, STACK_SIZE, Card, Deal, row_size
-from ...rules.common import RulesError, is_digits
+from ...engine.round import RulesError, is_digits
+from ...engine.setups import fail, listed, parsed, seat_no, seat_tables
+from .rules import DECK, STACK_SIZE, Card, Deal, row_size
 
 
 def _pileparsed(rnd: dict[str, Any], players: int) -> list[set[Card]]:

@@ -1,5 +1,7 @@
-"""Ligretto on the seat screen (its row, stack and discard as cards) and the centre matrix
-(each open pile's top value as a digit in the card's colour)."""
+"""Ligretto on the seat screen (its row, stack and discard as cards) and the centre matrix:
+each open pile's top value as a 3x5 digit in the card's colour, complete piles as dots along
+the bottom row, more open piles than digit cells as 1 px bars as tall as the value
+(views/centre.py `digit_piles`)."""
 
 from __future__ import annotations
 
@@ -7,11 +9,11 @@ from typing import Any
 
 from PIL import Image, ImageDraw
 
-from ...game.controls import SeatController
-from ...rules.classic import Card, ClassicRound
-from ...views.centre import CARD_RGB, ligretto_piles
+from ...table.controls import SeatController
+from ...views.centre import CARD_RGB, digit_piles
 from ...views.font import SMALL, draw_centred
 from ...views.seat import SIZE, card_face
+from .rules import Card, ClassicRound
 
 
 def seat(img: Image.Image, c: SeatController, rnd: ClassicRound) -> str:
@@ -39,5 +41,5 @@ def seat(img: Image.Image, c: SeatController, rnd: ClassicRound) -> str:
 def centre(img: Image.Image, rnd: ClassicRound, blink: bool, marks: dict[int, Any]) -> None:
     tops = sorted(rnd.pile_tops(), key=lambda c: (c.colour, c.value))
     done = sorted(rnd.complete_tops(), key=lambda c: c.colour)
-    ligretto_piles(img, [(CARD_RGB[c.colour.letter], c.value) for c in tops],
+    digit_piles(img, [(CARD_RGB[c.colour.letter], c.value) for c in tops],
                     [CARD_RGB[c.colour.letter] for c in done])

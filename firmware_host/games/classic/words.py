@@ -6,9 +6,9 @@ from typing import Any
 
 from rich.text import Text
 
-from ...game.controls import SeatController
-from ...rules.classic import Card, ClassicRound
+from ...table.controls import SeatController
 from ...views.readable import STYLE, chip, colour_word
+from .rules import Card, ClassicRound
 
 KEYS = "←/→ choose a card · space plays it · enter turns 3 from your hand"
 PRO_ROW = "↑ marks the row place for the next card · ↓ unmarks, or votes stuck"

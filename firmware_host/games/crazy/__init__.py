@@ -1,24 +1,89 @@
 """Ligretto Crazy: its entry. left/right pick a hand card, up/down its target (a pile, or a
-new pile, and a Crazy card's value); slap plays it; alt discards it face down."""
+new pile, and a Crazy card's value); slap plays it; alt discards it face down. The rules and the
+sight are beside it, pure; the bot, screens, words and scenario set-up are loaded when first
+asked for."""
 
 from __future__ import annotations
 
+import random
 from typing import Any, ClassVar
 
-from ...game.catalog import crazy_deck
-from ...game.controls import steps
-from ...game.kinds import register
-from ...rules.crazy import DiscardCrazy, PlayCrazy
-from ...rules.match import Resources
-from ..kind import FolderKind
+from ...engine.game import Game
+from ...engine.options import OptionSpec, whole
+from ...engine.round import RulesError, Seat, field_int, field_str
+from ...table.controls import steps
+from .deck import crazy_deck
+from .rules import (
+    CRAZY_ROUNDS,
+    MAX_PLAYERS,
+    MIN_PLAYERS,
+    CrazyCard,
+    CrazyColour,
+    CrazyOptions,
+    CrazyRound,
+    DeckSpec,
+    DiscardCrazy,
+    PlayCrazy,
+    crazy_card_name,
+    crazy_index,
+    parse_crazy_card,
+)
+from .sight import CrazySight
 
 
-class CrazyKind(FolderKind):
+class CrazyGame(Game):
     name = "crazy"
+    title = "Ligretto Crazy"
+    players = (MIN_PLAYERS, MAX_PLAYERS)
+    options: ClassVar[dict[str, OptionSpec]] = {
+        "target": OptionSpec(whole(1, 10_000), 100, "the match ends after a round that brings a total here"),
+        "rounds": OptionSpec(whole(1, 1000), CRAZY_ROUNDS,
+                             "house rule, off by default: the match also ends after this many rounds"),
+    }
+    actions: ClassVar[dict[str, type]] = {"play": PlayCrazy, "discard": DiscardCrazy}
+    fields: ClassVar[dict[type, frozenset[str]]] = {
+        PlayCrazy: frozenset({"card", "pile", "value"}), DiscardCrazy: frozenset({"card"})}
     routine: ClassVar[frozenset[type]] = frozenset({DiscardCrazy})
+    centre_note = "won into score piles"
 
-    def resources(self, players: int, options: dict[str, Any]) -> Resources:
-        return Resources(deck=crazy_deck())
+    # ------------------------------------------------------------ the match and the journal
+
+    def resources(self, players: int, options: dict[str, Any]) -> DeckSpec:
+        """The split of a colour's cards into values and styles."""
+        return crazy_deck()
+
+    def check_resources(self, resources: Any) -> None:
+        if not isinstance(resources, DeckSpec):
+            raise RulesError("crazy needs its deck split")
+
+    def new_round(self, match: Any, rng: random.Random, setup: dict[str, Any]) -> CrazyRound:
+        return CrazyRound(match.players, CrazyOptions(match.options["target"]), rng, match.resources,
+                          **setup)
+
+    def is_over(self, match: Any) -> bool:
+        cap = match.options["rounds"]  # a house rule: None unless the table opted in
+        reached = max(match.totals) >= match.options["target"]
+        return reached or (cap is not None and match.rounds_played >= cap)
+
+    def sight(self, rnd: Any, seat: Seat) -> Any:
+        return CrazySight(rnd, seat)
+
+    def journal_context(self, players: int, resources: Any) -> dict[str, CrazyCard]:
+        return crazy_index([resources.cards(CrazyColour(s)) for s in range(players)])
+
+    def encode(self, action: Any) -> dict[str, Any]:
+        out: dict[str, Any] = {"card": crazy_card_name(action.card)}
+        if isinstance(action, PlayCrazy):
+            out["pile"] = action.pile
+            if action.value is not None:
+                out["value"] = action.value
+        return out
+
+    def decode(self, kind: type, d: dict[str, Any], seat: Seat, ts: int, context: Any) -> Any:
+        card = parse_crazy_card(field_str(d, "card"), context or {})
+        if kind is DiscardCrazy:
+            return DiscardCrazy(seat, card, ts)
+        return PlayCrazy(seat, card, field_int(d, "pile", None), field_int(d, "value", None), ts)
 
     # ------------------------------------------------------------ controls
 
@@ -66,7 +131,44 @@ class CrazyKind(FolderKind):
         wanted = targets.index((action.pile, action.value))
         return presses + steps(start, wanted, len(targets), ("up", "down")) + ["slap"]
 
-    # ------------------------------------------------------------ the rest, beside
+    # ------------------------------------------------------------ the bot, screens and words, beside
+
+    def policy(self, bot: Any, sight: Any) -> Any:
+        from .bot import policy
+
+        return policy(bot, sight)
+
+    def draw_seat(self, img: Any, c: Any, rnd: Any) -> str:
+        from .screens import seat
+
+        return seat(img, c, rnd)
+
+    def draw_centre(self, img: Any, rnd: Any, blink: bool, marks: dict[int, Any]) -> None:
+        from .screens import centre
+
+        centre(img, rnd, blink, marks)
+
+    def centre_words(self, rnd: Any, table: Any) -> Any:
+        from .words import centre
+
+        return centre(rnd, table)
+
+    def seat_words(self, c: Any, rnd: Any) -> Any:
+        from .words import seat
+
+        return seat(c, rnd)
+
+    def keys(self, rnd: Any, direct: bool = False) -> str:
+        from .words import keys
+
+        return keys(rnd, direct)
+
+    def board(self, rnd: Any, seats: list[int]) -> dict[str, Any]:
+        from .web_board import board
+
+        return board(rnd, seats)
+
+    # ------------------------------------------------------------ scenario files and tools
 
     def scenario_setup(self, rnd: dict[str, Any], players: int, where: str, rng: Any,
                        options: dict[str, Any], match: Any) -> dict[str, Any]:
@@ -84,6 +186,3 @@ class CrazyKind(FolderKind):
 
     def long_options(self) -> dict[str, Any]:
         return {"rounds": 1000, "target": 10_000}
-
-
-KIND = register(CrazyKind())

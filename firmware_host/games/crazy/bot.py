@@ -7,10 +7,10 @@ from dataclasses import dataclass
 from types import MethodType
 from typing import Any
 
-from ...game.bots import Bot, Level
-from ...rules.codec import Action
-from ...rules.crazy import BOTTOM, TOP, CrazyCard, DiscardCrazy, PlayCrazy
-from ...rules.sight import CrazySight
+from ...engine.codec import Action
+from ...table.bot_players import Bot, Level
+from .rules import BOTTOM, TOP, CrazyCard, DiscardCrazy, PlayCrazy
+from .sight import CrazySight
 
 FOUR = TOP - 1
 PATIENCE = 2

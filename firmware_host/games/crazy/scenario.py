@@ -5,10 +5,10 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from ...play.scenario import fail, parsed, seat_tables
-from ...rules.common import RulesError, is_digits, is_whole
-from ...rules.crazy import HAND_SIZE, CrazyCard, CrazyColour, CrazyRound, CrazySetup, DiscardCrazy, PlayCrazy
-from ...rules.match import Match
+from ...engine.match import Match
+from ...engine.round import RulesError, is_digits, is_whole
+from ...engine.setups import fail, parsed, seat_tables
+from .rules import HAND_SIZE, CrazyCard, CrazyColour, CrazyRound, CrazySetup, DiscardCrazy, PlayCrazy
 
 
 def _crazy_spec(text: str) -> tuple[CrazyColour | None, int, str | None]:

@@ -1,5 +1,6 @@
 """Crazy on the seat screen (the hand in each card's own style, where the selected card goes)
-and the centre matrix (a slot per pile the round allows, its value as large as fits)."""
+and the centre matrix (a slot per pile the round allows, the pile's value as large a digit as
+the slots allow, in its top card's colour)."""
 
 from __future__ import annotations
 
@@ -7,12 +8,13 @@ from typing import Any
 
 from PIL import Image, ImageDraw
 
-from ...game.controls import SeatController
-from ...rules.crazy import CrazyCard, CrazyRound
-from ...views.centre import CARD_RGB, SLOT_DIM, scale
+from ...table.controls import SeatController
+from ...views.centre import CARD_RGB, scale
 from ...views.font import DIGIT_H, DIGIT_W, LARGE, SMALL, draw_centred, draw_digit, draw_text
 from ...views.seat import box
+from .rules import CrazyCard, CrazyRound
 
+SLOT_DIM = 0.15  # an empty pile slot's base line
 WORDS = {1: "ONE", 2: "TWO", 3: "THREE", 4: "FOUR", 5: "FIVE"}
 PIPS = {
     1: [(1, 1)],

@@ -6,9 +6,9 @@ from typing import Any
 
 from rich.text import Text
 
-from ...game.controls import SeatController
-from ...rules.crazy import CrazyCard, CrazyRound
+from ...table.controls import SeatController
 from ...views.readable import NAME, STYLE, chip
+from .rules import CrazyCard, CrazyRound
 
 KEYS = "←/→ choose a card · ↑/↓ choose its pile and value · space plays it · enter discards it"
 

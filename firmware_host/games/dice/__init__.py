@@ -1,20 +1,74 @@
-"""Dice Ligretto: its entry. The cursor runs over your dice; slap places one; alt rerolls them all."""
+"""Dice Ligretto: its entry. The cursor runs over your dice; slap places one; alt rerolls them all.
+The rules and the sight are beside it, pure; the bot, screens, words and scenario set-up are
+loaded when first asked for."""
 
 from __future__ import annotations
 
+import random
 from typing import Any, ClassVar
 
-from ...game.controls import steps
-from ...game.kinds import register
-from ...rules.common import Refusal
-from ...rules.dice import FACES, DieColour, PlaceDie, Reroll
-from ..kind import FolderKind
+from ...engine.game import Game
+from ...engine.options import OptionSpec, whole
+from ...engine.round import Refusal, RulesError, Seat, field_str, is_whole
+from ...table.controls import steps
+from .rules import (
+    FACES,
+    MAX_PLAYERS,
+    MIN_PLAYERS,
+    DiceOptions,
+    DiceRound,
+    Die,
+    DieColour,
+    PlaceDie,
+    Reroll,
+    handicap,
+)
+from .sight import DiceSight
 
 
-class DiceKind(FolderKind):
+class DiceGame(Game):
     name = "dice"
-    scenario_keys: ClassVar[frozenset[str]] = frozenset({"seat", "board"})
+    title = "Ligretto Dice"
+    players = (MIN_PLAYERS, MAX_PLAYERS)
+    options: ClassVar[dict[str, OptionSpec]] = {
+        "rounds": OptionSpec(whole(1, 1000), None, "rounds in the match (default 3 per player)"),
+        "handicap": OptionSpec(handicap, (), "dice per seat, e.g. 7,7,5,5 (total at most 24)"),
+    }
+    actions: ClassVar[dict[str, type]] = {"place": PlaceDie, "reroll": Reroll}
+    fields: ClassVar[dict[type, frozenset[str]]] = {
+        PlaceDie: frozenset({"die"}), Reroll: frozenset({"faces"})}
     routine: ClassVar[frozenset[type]] = frozenset({Reroll})
+    scenario_keys: ClassVar[frozenset[str]] = frozenset({"seat", "board"})
+
+    # ------------------------------------------------------------ the match and the journal
+
+    def settle_options(self, options: dict[str, Any], players: int) -> None:
+        if options["rounds"] is None:
+            options["rounds"] = 3 * players
+
+    def new_round(self, match: Any, rng: random.Random, setup: dict[str, Any]) -> DiceRound:
+        return DiceRound(match.players, DiceOptions(match.options["handicap"]), rng, **setup)
+
+    def sight(self, rnd: Any, seat: Seat) -> Any:
+        return DiceSight(rnd, seat)
+
+    def encode(self, action: Any) -> dict[str, Any]:
+        if isinstance(action, PlaceDie):
+            return {"die": str(Die(action.colour, action.face))}
+        if isinstance(action, Reroll) and action.faces is not None:
+            return {"faces": list(action.faces)}
+        return {}
+
+    def decode(self, kind: type, d: dict[str, Any], seat: Seat, ts: int, context: Any) -> Any:
+        if kind is PlaceDie:
+            die = Die.parse(field_str(d, "die"))
+            return PlaceDie(seat, DieColour(die.colour), die.face, ts)
+        faces = d.get("faces")
+        if faces is not None and (not isinstance(faces, list) or not all(is_whole(f) for f in faces)):
+            raise RulesError(f"'faces' must be a list of die faces 1 to 6, not {faces!r}")
+        return Reroll(seat, ts, tuple(faces) if faces is not None else None)
+
+    # ------------------------------------------------------------ controls
 
     def choices(self, c: Any) -> list[Any]:
         return list(c.match.round.dice[c.seat])
@@ -45,12 +99,48 @@ class DiceKind(FolderKind):
             return f"doesn't fit: {DieColour(action.colour).name.lower()} row is full"
         return f"doesn't fit: {DieColour(action.colour).letter}{placed + 1} goes next"
 
+    # ------------------------------------------------------------ the bot, screens and words, beside
+
+    def policy(self, bot: Any, sight: Any) -> Any:
+        from .bot import policy
+
+        return policy(bot, sight)
+
+    def draw_seat(self, img: Any, c: Any, rnd: Any) -> str:
+        from .screens import seat
+
+        return seat(img, c, rnd)
+
+    def draw_centre(self, img: Any, rnd: Any, blink: bool, marks: dict[int, Any]) -> None:
+        from .screens import centre
+
+        centre(img, rnd, blink, marks)
+
+    def centre_words(self, rnd: Any, table: Any) -> Any:
+        from .words import centre
+
+        return centre(rnd, table)
+
+    def seat_words(self, c: Any, rnd: Any) -> Any:
+        from .words import seat
+
+        return seat(c, rnd)
+
+    def keys(self, rnd: Any, direct: bool = False) -> str:
+        from .words import keys
+
+        return keys(rnd, direct)
+
+    def board(self, rnd: Any, seats: list[int]) -> dict[str, Any]:
+        from .web_board import board
+
+        return board(rnd, seats)
+
+    # ------------------------------------------------------------ scenario files
+
     def scenario_setup(self, rnd: dict[str, Any], players: int, where: str, rng: Any,
                        options: dict[str, Any], match: Any) -> dict[str, Any]:
-        from ...rules.options import parse_options
+        from ...engine.options import parse_options
         from .scenario import setup
 
         return setup(rnd, players, where, rng, parse_options(self.name, players, options))
-
-
-KIND = register(DiceKind())

@@ -5,10 +5,10 @@ from __future__ import annotations
 from types import MethodType
 from typing import Any
 
-from ...game.bots import Bot, Level
-from ...rules.codec import Action
-from ...rules.dice import PlaceDie, Reroll
-from ...rules.sight import DiceSight
+from ...engine.codec import Action
+from ...table.bot_players import Bot, Level
+from .rules import PlaceDie, Reroll
+from .sight import DiceSight
 
 
 def play(bot: Bot, s: DiceSight, now: int) -> Action:

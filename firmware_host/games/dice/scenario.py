@@ -5,9 +5,9 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from ...play.scenario import fail, parsed, seat_tables
-from ...rules.common import is_whole
-from ...rules.dice import DICE_PER_COLOUR, FACES, DiceOptions, Die, DieColour, dice_counts
+from ...engine.round import is_whole
+from ...engine.setups import fail, parsed, seat_tables
+from .rules import DICE_PER_COLOUR, FACES, DiceOptions, Die, DieColour, dice_counts
 
 
 def setup(rnd: dict[str, Any], players: int, where: str, rng: random.Random,

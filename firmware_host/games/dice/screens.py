@@ -7,11 +7,11 @@ from typing import Any
 
 from PIL import Image, ImageDraw
 
-from ...game.controls import SeatController
-from ...rules.dice import FACES, DiceRound, Die, DieColour
+from ...table.controls import SeatController
 from ...views.centre import CARD_RGB, scale
 from ...views.font import LARGE, draw_centred
 from ...views.seat import box
+from .rules import FACES, DiceRound, Die, DieColour
 
 
 def seat(img: Image.Image, c: SeatController, rnd: DiceRound) -> str:

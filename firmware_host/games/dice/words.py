@@ -6,9 +6,9 @@ from typing import Any
 
 from rich.text import Text
 
-from ...game.controls import SeatController
-from ...rules.dice import FACES, DiceRound, DieColour
+from ...table.controls import SeatController
 from ...views.readable import STYLE, chip, colour_word
+from .rules import FACES, DiceRound, DieColour
 
 KEYS = "←/→ choose a die · space places it · enter rerolls all your dice"
 

@@ -1,25 +1,101 @@
 """Ligretto Domino: its entry. The cursor cycles the legal placements of your top card; slap
-lays it; alt discards it; up switches to joker squares, down back."""
+lays it; alt discards it; up switches to joker squares, down back. The rules and the sight are
+beside it, pure; the bot, screens, words and scenario set-up are loaded when first asked for."""
 
 from __future__ import annotations
 
+import random
 from typing import Any, ClassVar
 
-from ...game.catalog import board_for, layouts
-from ...game.controls import steps
-from ...game.kinds import register
-from ...rules.domino import DiscardDomino, PlaceDomino, PlayJoker, score_round
-from ...rules.match import Resources
-from ..kind import FolderKind
+from ...engine.game import Game
+from ...engine.options import OptionSpec, number, one_of, text_name, whole, yes_no
+from ...engine.round import RulesError, Seat, field_int, field_square, field_str
+from ...table.controls import steps
+from .layouts import board_for, layouts
+from .rules import (
+    MAX_PLAYERS,
+    MIN_PLAYERS,
+    Board,
+    DiscardDomino,
+    DominoCard,
+    DominoOptions,
+    DominoRound,
+    PlaceDomino,
+    PlayJoker,
+    next_boards,
+    score_round,
+)
+from .sight import DominoSight
 
 
-class DominoKind(FolderKind):
+class DominoGame(Game):
     name = "domino"
-    scenario_keys: ClassVar[frozenset[str]] = frozenset({"seat", "tokens"})
+    title = "Ligretto Domino"
+    players = (MIN_PLAYERS, MAX_PLAYERS)
+    options: ClassVar[dict[str, OptionSpec]] = {
+        "rounds": OptionSpec(whole(1, 1000), 6, "rounds in the match"),
+        "layout": OptionSpec(text_name, None, "board layout (default: the recommended one)"),
+        "tokens": OptionSpec(one_of("recommended", "random"), "recommended", "where tokens start"),
+        "joker_hold_s": OptionSpec(number(0.0, 600.0), 5.0, "seconds a joker keeps its token reserved"),
+        "joker_wait_s": OptionSpec(number(0.0, 600.0), 10.0,
+                                   "seconds the round waits for a joker when no card fits anywhere"),
+        "keep_boards": OptionSpec(yes_no, False, "player boards carry over to the next match"),
+    }
+    actions: ClassVar[dict[str, type]] = {
+        "place": PlaceDomino, "joker": PlayJoker, "discard": DiscardDomino}
+    fields: ClassVar[dict[type, frozenset[str]]] = {
+        PlaceDomino: frozenset({"card", "token", "near", "far"}),
+        PlayJoker: frozenset({"token", "square"}), DiscardDomino: frozenset()}
     routine: ClassVar[frozenset[type]] = frozenset({DiscardDomino})
+    scenario_keys: ClassVar[frozenset[str]] = frozenset({"seat", "tokens"})
 
-    def resources(self, players: int, options: dict[str, Any]) -> Resources:
-        return Resources(board=board_for(players, options.get("layout")))
+    # ------------------------------------------------------------ the match and the journal
+
+    def resources(self, players: int, options: dict[str, Any]) -> Board:
+        """The board layout the options name, or the recommended one for this many players."""
+        return board_for(players, options.get("layout"))
+
+    def check_resources(self, resources: Any) -> None:
+        if not isinstance(resources, Board):
+            raise RulesError("domino needs a board layout")
+
+    def new_round(self, match: Any, rng: random.Random, setup: dict[str, Any]) -> DominoRound:
+        o = match.options
+        setup.setdefault("aside", match.boards)
+        return DominoRound(match.players, DominoOptions(o["tokens"], o["joker_hold_s"], o["joker_wait_s"]),
+                           rng, match.resources, **setup)
+
+    def round_over(self, match: Any, rnd: Any) -> None:
+        aside = rnd.result.detail["put_aside"]
+        held = [st.held() for st in rnd.seats]
+        match.boards = next_boards(match.boards, aside, held)
+
+    def carried_over(self, match: Any) -> list[list[Any]] | None:
+        if not match.options["keep_boards"] or not match.is_over:
+            return None
+        return [list(b) for b in match.boards]
+
+    def carried_card(self, text: str) -> DominoCard:
+        return DominoCard.parse(text)
+
+    def sight(self, rnd: Any, seat: Seat) -> Any:
+        return DominoSight(rnd, seat)
+
+    def encode(self, action: Any) -> dict[str, Any]:
+        if isinstance(action, PlaceDomino):
+            return {"card": str(action.card), "token": action.token,
+                    "near": list(action.near), "far": list(action.far)}
+        if isinstance(action, PlayJoker):
+            return {"token": action.token, "square": list(action.square)}
+        return {}
+
+    def decode(self, kind: type, d: dict[str, Any], seat: Seat, ts: int, context: Any) -> Any:
+        if kind is PlaceDomino:
+            return PlaceDomino(seat, DominoCard.parse(field_str(d, "card")), field_int(d, "token"),
+                               field_square(d.get("near"), "near"), field_square(d.get("far"), "far"), ts)
+        if kind is PlayJoker:
+            return PlayJoker(seat, field_int(d, "token"), field_square(d.get("square"), "square"), ts)
+        return DiscardDomino(seat, ts)
 
     # ------------------------------------------------------------ controls
 
@@ -73,11 +149,46 @@ class DominoKind(FolderKind):
             c.joker_mode = saved
         return [o._replace(ts=0) if isinstance(o, PlaceDomino) else o for o in options]
 
-    # ------------------------------------------------------------ screens
+    # ------------------------------------------------------------ the bot, screens and words, beside
+
+    def policy(self, bot: Any, sight: Any) -> Any:
+        from .bot import policy
+
+        return policy(bot, sight)
 
     def mark(self, c: Any) -> Any:
         choice = c.selected()
         return choice if isinstance(choice, PlaceDomino) else None
+
+    def draw_seat(self, img: Any, c: Any, rnd: Any) -> str:
+        from .screens import seat
+
+        return seat(img, c, rnd)
+
+    def draw_centre(self, img: Any, rnd: Any, blink: bool, marks: dict[int, Any]) -> None:
+        from .screens import centre
+
+        centre(img, rnd, blink, marks)
+
+    def centre_words(self, rnd: Any, table: Any) -> Any:
+        from .words import centre
+
+        return centre(rnd, table)
+
+    def seat_words(self, c: Any, rnd: Any) -> Any:
+        from .words import seat
+
+        return seat(c, rnd)
+
+    def keys(self, rnd: Any, direct: bool = False) -> str:
+        from .words import keys
+
+        return keys(rnd, direct)
+
+    def board(self, rnd: Any, seats: list[int]) -> dict[str, Any]:
+        from .web_board import board
+
+        return board(rnd, seats)
 
     # ------------------------------------------------------------ scenario files and tools
 
@@ -109,6 +220,3 @@ class DominoKind(FolderKind):
         placed = [st.placed for st in rnd.seats]
         finishers = tuple(s for s, n in enumerate(placed) if n == max(placed))
         return score_round(rnd.players, finishers, rnd.held_counts())[0]
-
-
-KIND = register(DominoKind())

@@ -5,10 +5,10 @@ from __future__ import annotations
 from types import MethodType
 from typing import Any
 
-from ...game.bots import Bot, Level
-from ...rules.codec import Action
-from ...rules.domino import DiscardDomino
-from ...rules.sight import DominoSight
+from ...engine.codec import Action
+from ...table.bot_players import Bot, Level
+from .rules import DiscardDomino
+from .sight import DominoSight
 
 
 def play(bot: Bot, s: DominoSight, now_ns: int) -> Action | None:

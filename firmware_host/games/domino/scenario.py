@@ -6,11 +6,11 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from ...play.scenario import fail, listed, parsed, seat_tables
-from ...rules.codec import from_dict
-from ...rules.common import is_whole
-from ...rules.domino import SET, TOKENS, DominoCard
-from ...rules.match import Match
+from ...engine.codec import from_dict
+from ...engine.match import Match
+from ...engine.round import is_whole
+from ...engine.setups import fail, listed, parsed, seat_tables
+from .rules import SET, TOKENS, DominoCard
 
 
 def setup(rnd: dict[str, Any], players: int, where: str, rng: random.Random,

@@ -1,6 +1,7 @@
 """Domino on the seat screen (the top card, the placement or joker square under the cursor)
-and the centre matrix (the board a square per pixel or two, tokens in white, each seat's
-candidate placement in its seat colour)."""
+and the centre matrix: the board a pixel per square (two on 32x32 for the small two-player
+board), free squares at half brightness, covered ones dim, tokens the only full white with ticks
+in the margins on their row and column; each seat's candidate placement in its seat colour."""
 
 from __future__ import annotations
 
@@ -8,11 +9,11 @@ from functools import cache
 
 from PIL import Image, ImageDraw
 
-from ...game.controls import SeatController
-from ...rules.domino import JOKER, DominoRound, PlaceDomino
+from ...table.controls import SeatController
 from ...views.centre import CARD_RGB, scale, seat_colour
 from ...views.font import draw_text
 from ...views.seat import card_face
+from .rules import JOKER, DominoRound, PlaceDomino
 
 
 def seat(img: Image.Image, c: SeatController, rnd: DominoRound) -> str:

@@ -6,10 +6,10 @@ from typing import Any
 
 from rich.text import Text
 
-from ...game.controls import SeatController
-from ...game.table import Table
-from ...rules.domino import JOKER, DominoRound, PlaceDomino
+from ...table.controls import SeatController
+from ...table.machine import Table
 from ...views.readable import STYLE, chip, controller_of
+from .rules import JOKER, DominoRound, PlaceDomino
 
 KEYS = ("←/→ next placement · space lays the card · enter discards it · "
         "↑ joker: ←/→ choose a square, space plays it · ↓ back")

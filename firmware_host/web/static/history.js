@@ -1,6 +1,6 @@
 // History and replays: the matches played (/history) and one match step by step with its race
 // view (/history/N). Read-only: it only GETs /api/matches. The board and the seats are drawn by
-// table.js's own functions (BOARDS, seatHolding, card), so a replay looks like the live table.
+// table.js's own functions (drawBoard, seatHolding, card), so a replay looks like the live table.
 // Every text goes in with textContent (el()), never as markup.
 "use strict";
 
@@ -55,7 +55,7 @@ async function showMatches() {
     link.href = "/history/" + encodeURIComponent(m.match);
     const result = m.set_aside ? "set aside: " + m.set_aside
       : m.winners ? "won by seat " + m.winners.join(" and ") : m.ended ? "over" : "not finished";
-    table.appendChild(row([link, GAME_NAMES[m.game] || m.game, m.seats.join(", "), when(m.started),
+    table.appendChild(row([link, m.title || m.game, m.seats.join(", "), when(m.started),
       String(m.rounds.length), result]));
   }
   text("note", list.length ? "" : before ? "no older match" : "no match has been played yet");
@@ -84,8 +84,7 @@ function drawStep() {
   const step = match.steps[replay.at];
   if (!step) return;
   const s = { board: step.board, winners: [] };
-  const build = step.board && BOARDS[step.board.kind];
-  fill("board", ...(build ? build(step.board) : []));
+  fill("board", ...(step.board ? drawBoard(step.board) : []));
   fill("seats", ...seatsAt(match, step).map((seat) => seatBox(s, seat)));
   text("step-text", "round " + step.round + ": " + step.text +
     (step.ts_ns !== null ? " @ " + ms(step.ts_ns) : "") +
@@ -178,7 +177,7 @@ async function showMatch() {
   }
   replay.match = match;
   document.body.dataset.game = match.game;
-  text("game", (GAME_NAMES[match.game] || match.game) + " · match " + match.match);
+  text("game", (match.title || match.game) + " · match " + match.match);
   text("facts", match.players + " players at seats " + match.seats.join(", ") + " · started " + when(match.started) +
     (match.winners ? " · won by seat " + match.winners.join(" and ") : "") +
     (match.set_aside ? " · set aside: " + match.set_aside : ""));

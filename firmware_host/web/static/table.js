@@ -8,7 +8,6 @@ const PHASES = {
   attract: "waiting for players", lobby: "lobby", countdown: "get ready",
   playing: "playing", round_result: "round over", match_result: "match over",
 };
-const GAME_NAMES = { classic: "Ligretto", dice: "Ligretto Dice", domino: "Ligretto Domino", crazy: "Ligretto Crazy" };
 const REASONS = { too_late: "too late", false_start: "false start" };
 
 function el(tag, cls, text) {
@@ -46,65 +45,87 @@ function empty(extra) {
   return el("span", "card none" + (extra ? " " + extra : ""), "–");
 }
 
-// ------------------------------------------------------------------ the middle of the table
+// ------------------------------------------------------------------ the board
 
-// The open piles as cards, each marked with the seat whose card is on top.
-function pileCards(piles, mark, hint) {
-  const row = el("div", "piles");
-  for (const p of piles) {
-    const node = card(p, mark(p));
-    node.dataset.seat = p.seat;
-    row.appendChild(node);
-  }
-  if (!piles.length) row.appendChild(el("div", "hint", hint));
-  if (piles.length > 20) row.classList.add("many");  // up to 48 with 12 seats: smaller cards
-  return row;
+// A board is what the game's hook gives (views/boards.py, docs/web.md "The boards"): a line
+// above the middle, the middle's elements, and each seat's. The page draws the elements and
+// never asks which game it shows.
+
+// One place of a row: a card, an empty place (a dash), or a place in no colour with its value.
+function place(x, extra) {
+  const cls = [extra, x && x.look].filter(Boolean).join(" ");
+  if (!x || (x.c === undefined && x.v === undefined)) return empty(cls);
+  if (x.c === undefined) return el("span", "card " + cls, x.v);
+  return card(x, cls);
 }
 
-function classicBoard(board) {
-  const piles = pileCards(board.piles, (p) => (p.complete ? "complete" : ""), "no pile yet: a 1 starts one");
-  const head = el("div", "board-head", board.piles.length + (board.piles.length === 1 ? " pile" : " piles") + (board.descending ? ", counting down" : ""));
-  return [head, piles];
+function sizes(e) {
+  return [e.small ? "small" : "", e.shape === "die" ? "die" : ""].filter(Boolean).join(" ");
 }
 
-function diceBoard(board) {
-  const rows = el("div", "dice-rows");
-  for (const row of board.rows) {
-    const line = el("div", "dice-row");
-    for (let face = 1; face <= row.faces; face++) {
-      line.appendChild(face <= row.placed ? card({ c: row.c, v: face }, "die") : el("span", "card die free", face));
+const ELEMENTS = {
+  // The open piles, each marked with the seat whose card is on top.
+  piles(e) {
+    const row = el("div", "piles");
+    for (const p of e.cards) {
+      const node = place(p, "");
+      if (p && p.seat !== undefined) node.dataset.seat = p.seat;
+      row.appendChild(node);
     }
-    rows.appendChild(line);
-  }
-  return [el("div", "board-head", "faces placed per colour"), rows];
-}
-
-function dominoBoard(board) {
-  const grid = el("div", "domino");
-  grid.style.gridTemplateColumns = "repeat(" + board.cols + ", 1fr)";
-  for (const sq of board.squares) {
-    const node = el("span", "square " + (COLOURS[sq.c] || "grey"));
-    node.style.gridRow = String(sq.r + 1);
-    node.style.gridColumn = String(sq.col + 1);
-    if (sq.token) {
-      node.appendChild(el("span", "token" + (sq.held ? " held" : ""), sq.token));
-    } else if (sq.joker) {
-      node.classList.add("covered");
-      node.appendChild(el("span", "mark", "★"));
-    } else if (sq.by !== undefined) {
-      node.classList.add("covered");
-      node.appendChild(el("span", "mark", sq.by === null ? "" : sq.by));
-    } else {
-      node.appendChild(el("span", "mark free", sq.c));  // its colour as a letter too
+    if (!e.cards.length) row.appendChild(el("div", "hint", e.empty));
+    if (e.cards.length > 20) row.classList.add("many");  // up to 48 with 12 seats: smaller cards
+    return [row];
+  },
+  cards(e) {
+    return e.cards.map((x) => place(x, sizes(e)));
+  },
+  rows(e) {
+    const rows = el("div", "rows");
+    for (const line of e.rows) {
+      const row = el("div", "row");
+      for (const x of line) row.appendChild(place(x, sizes(e)));
+      rows.appendChild(row);
     }
-    grid.appendChild(node);
-  }
-  return [el("div", "board-head", "the board: tokens 1–4, free squares by colour letter, covered squares by seat, ★ a joker"), grid];
+    return [rows];
+  },
+  grid(e) {
+    const grid = el("div", "grid");
+    grid.style.gridTemplateColumns = "repeat(" + e.cols + ", 1fr)";
+    for (const sq of e.squares) {
+      const node = el("span", "square " + (COLOURS[sq.c] || "grey"));
+      node.style.gridRow = String(sq.r + 1);
+      node.style.gridColumn = String(sq.col + 1);
+      if (sq.token) {
+        node.appendChild(el("span", "token" + (sq.held ? " held" : ""), sq.token));
+      } else if (sq.cover !== undefined) {
+        node.classList.add("covered");
+        node.appendChild(el("span", "mark", sq.cover));
+      } else {
+        node.appendChild(el("span", "mark free", sq.c));  // its colour as a letter too
+      }
+      grid.appendChild(node);
+    }
+    return [grid];
+  },
+  tile(e) {
+    const pair = el("span", "pair");
+    for (const c of e.halves) pair.appendChild(el("span", "half " + (COLOURS[c] || "grey"), c));  // the letter too
+    return [pair];
+  },
+  count(e) {
+    return [el("span", "count", e.text)];
+  },
+  gap() {
+    return [el("span", "gap")];
+  },
+};
+
+function elements(list) {
+  return (list || []).flatMap((e) => (ELEMENTS[e.type] ? ELEMENTS[e.type](e) : []));
 }
 
-function crazyBoard(board) {
-  const piles = pileCards(board.piles, (p) => (p.crazy ? "crazy" : ""), "no pile yet: a 1 or a Crazy starts one");
-  return [el("div", "board-head", board.piles.length + " of " + board.limit + " piles"), piles];
+function drawBoard(board) {
+  return [el("div", "board-head", board.head), ...elements(board.middle)];
 }
 
 // The address as a QR code (its modules from the table: "1" dark), dark on a light margin.
@@ -134,14 +155,12 @@ function qr(rows) {
   return svg;
 }
 
-const BOARDS = { classic: classicBoard, dice: diceBoard, domino: dominoBoard, crazy: crazyBoard };
-
 function banner(s) {
   const lines = [];
   if (s.phase === "attract") {
     lines.push(el("div", "big-word", "Slap to play"));
   } else if (s.phase === "lobby") {
-    lines.push(el("div", "big-word", GAME_NAMES[s.game] || s.game));
+    lines.push(el("div", "big-word", s.title || s.game));
     const [lo, hi] = s.players_range;
     lines.push(el("div", "", s.seats.length + " joined (" + lo + " to " + hi + " players) · seat 1 starts"));
   } else if (s.phase === "countdown") {
@@ -170,27 +189,7 @@ function seatHolding(s, seat) {
   const h = b.hands.find((x) => x.seat === seat.seat);
   if (!h) return null;
   const row = el("div", "holding");
-  if (b.kind === "classic") {
-    for (const c of h.row) row.appendChild(c ? card(c, "small") : empty("small"));
-    row.appendChild(el("span", "gap"));
-    row.appendChild(h.stack_top ? card(h.stack_top, "small stack") : empty("small stack"));
-    row.appendChild(h.discard_top ? card(h.discard_top, "small") : empty("small"));
-    row.appendChild(el("span", "count", "stack " + h.stack + " · hand " + h.hand));
-  } else if (b.kind === "dice") {
-    for (const d of h.dice) row.appendChild(card(d, "small die"));
-    row.appendChild(el("span", "count", h.dice.length + " dice"));
-  } else if (b.kind === "domino") {
-    if (h.top) {
-      const pair = el("span", "pair");
-      pair.appendChild(el("span", "half " + COLOURS[h.top[0]], h.top[0]));  // the letter too
-      pair.appendChild(el("span", "half " + COLOURS[h.top[1]], h.top[1]));
-      row.appendChild(pair);
-    }
-    row.appendChild(el("span", "count", "hand " + h.hand + " · jokers " + h.jokers));
-  } else if (b.kind === "crazy") {
-    for (const c of h.hand) row.appendChild(card(c, "small"));
-    row.appendChild(el("span", "count", "draw " + h.draw + " · won " + h.won));
-  }
+  for (const node of elements(h.holding)) row.appendChild(node);
   return row;
 }
 
@@ -253,15 +252,14 @@ function draw(s) {
   document.body.dataset.phase = s.phase;
   document.body.dataset.game = s.game;
   document.body.dataset.seats = String(s.seats.length);
-  text("game", GAME_NAMES[s.game] || s.game);
+  text("game", s.title || s.game);
   text("phase", PHASES[s.phase] || s.phase);
   text("round", s.round ? "round " + s.round + (s.rounds ? " of " + s.rounds : "") +
     (s.target ? " · first to " + s.target : "") : "");
   text("status", s.status);
   text("address", s.address);
   fill("banner", ...banner(s));
-  const build = s.board && BOARDS[s.board.kind];
-  fill("board", ...(build ? build(s.board) : []));
+  fill("board", ...(s.board ? drawBoard(s.board) : []));
   fill("seats", ...s.seats.map((seat) => seatBox(s, seat)));
   fill("results", ...results(s));
   fill("decisions", ...decisions(s));

@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 from typing import Any, ClassVar, NamedTuple
 
-from firmware_host.rules.common import (
+from firmware_host.engine.round import (
     Ending,
     Reason,
     Refusal,
@@ -17,10 +17,7 @@ from firmware_host.rules.common import (
     RoundResult,
     RulesError,
     Seat,
-    field_int,
 )
-from firmware_host.rules.kinds import GameRules
-from firmware_host.rules.options import OptionSpec, whole
 
 HAND, LOW, HIGH = 3, 1, 6
 
@@ -100,46 +97,11 @@ class TinyRound(RoundBase):
     def scores(self) -> tuple[int, ...]:
         return tuple(self.laid)
 
+    def to_centre(self) -> tuple[int, int]:
+        """(cards laid into the middle, every card dealt: those laid and those still held)."""
+        laid = sum(self.laid)
+        return laid, laid + sum(len(h) for h in self.hands)
+
     def snapshot(self) -> dict[str, Any]:
         return {"centre": self.centre, "seats": [{"hand": list(h), "laid": n}
                                                  for h, n in zip(self.hands, self.laid, strict=True)]}
-
-
-class TinySight:
-    game = "tiny"
-
-    def __init__(self, rnd: TinyRound, seat: Seat) -> None:
-        self._r, self.seat = rnd, seat
-
-    @property
-    def over(self) -> bool:
-        return self._r.result is not None
-
-    def hand(self) -> list[int]:
-        return list(self._r.hands[self.seat])
-
-    def centre(self) -> int:
-        return self._r.centre
-
-
-class TinyRules(GameRules):
-    name = "tiny"
-    players = (2, 4)
-    options: ClassVar[dict[str, OptionSpec]] = {
-        "rounds": OptionSpec(whole(1, 100), 2, "rounds in the match"),
-        "goal": OptionSpec(whole(1, 20), 5, "cards a seat lays to end the round"),
-    }
-    actions: ClassVar[dict[str, type]] = {"lay": Lay, "redraw": Redraw}
-    fields: ClassVar[dict[type, frozenset[str]]] = {Lay: frozenset({"card"}), Redraw: frozenset()}
-
-    def new_round(self, match: Any, rng: random.Random, setup: dict[str, Any]) -> TinyRound:
-        return TinyRound(match.players, match.options["goal"], rng, **setup)
-
-    def sight(self, rnd: Any, seat: Seat) -> TinySight:
-        return TinySight(rnd, seat)
-
-    def encode(self, action: Any) -> dict[str, Any]:
-        return {"card": action.card} if isinstance(action, Lay) else {}
-
-    def decode(self, kind: type, d: dict[str, Any], seat: Seat, ts: int, context: Any) -> Any:
-        return Lay(seat, field_int(d, "card"), ts) if kind is Lay else Redraw(seat, ts)

@@ -1,0 +1,782 @@
+"""Ligretto Domino (docs/rules.md, "Ligretto Domino"): two-coloured cards laid next to four tokens.
+
+Squares are (row, column) pairs. A square is free when it is on the board,
+not covered by a card or joker, and no token stands on it. The board's shape
+and colours are data (`Board`, built from `games/domino/data/` by `games/domino/layouts.py`).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from itertools import combinations_with_replacement
+from typing import Any, ClassVar, NamedTuple
+
+from ...engine.round import Ending, Reason, Refusal, RoundBase, RoundResult, RulesError, Seat, TableColour
+
+MIN_PLAYERS, MAX_PLAYERS = 2, 4
+TOKENS = 4
+JOKERS = 2
+ASIDE = 2  # cards a loser puts onto the player board, and a winner-free round takes back
+
+Square = tuple[int, int]
+_STEPS = ((-1, 0), (1, 0), (0, -1), (0, 1))
+
+
+class DominoColour(TableColour):
+    RED = 0
+    YELLOW = 1
+    GREEN = 2
+    BLUE = 3
+    PURPLE = 4
+
+    @classmethod
+    def parse(cls, letter: str) -> DominoColour:
+        for c in cls:
+            if letter.upper() in (c.letter, c.name):
+                return c
+        raise RulesError(f"not a domino colour: {letter!r} (use R, Y, G, B, P)")
+
+
+class DominoCard(NamedTuple):
+    """A card's two halves, lower colour first, so equal cards compare equal."""
+
+    a: DominoColour
+    b: DominoColour
+
+    def __str__(self) -> str:
+        return f"{self.a.letter}{self.b.letter}"
+
+    @classmethod
+    def parse(cls, text: str) -> DominoCard:
+        t = text.strip()
+        if len(t) != 2:
+            raise RulesError(f"not a domino card: {text!r} (write two colour letters, e.g. RB)")
+        a, b = sorted((DominoColour.parse(t[0]), DominoColour.parse(t[1])))
+        return cls(a, b)
+
+
+SET: tuple[DominoCard, ...] = tuple(
+    DominoCard(a, b) for a, b in combinations_with_replacement(DominoColour, 2)
+)
+"""A player's 15 cards: every pair of the 5 colours, doubles included."""
+
+
+def _is_square(value: object) -> bool:
+    """A (row, column) pair of whole numbers (True is not one: its type is bool)."""
+    return type(value) is tuple and len(value) == 2 and type(value[0]) is int and type(value[1]) is int
+
+
+def _as_square(value: object) -> Square:
+    """Lists from JSON become tuples; anything else is left for `_is_square` to refuse."""
+    return tuple(value) if isinstance(value, list) else value  # type: ignore[return-value]
+
+
+def _touch(a: Square, b: Square) -> bool:
+    """Edge to edge (a corner is not enough)."""
+    return abs(a[0] - b[0]) + abs(a[1] - b[1]) == 1
+
+
+_ZONES: dict[Square, frozenset[Square]] = {}
+
+
+def _zone(sq: Square) -> frozenset[Square]:
+    """The squares at most two steps from `sq` (a token's places lie within them), kept."""
+    r, c = sq
+    found = _ZONES[sq] = frozenset((r + dr, c + dc) for dr in range(-2, 3) for dc in range(-2, 3)
+                                   if abs(dr) + abs(dc) <= 2)
+    return found
+
+
+def neighbours(sq: Square) -> Iterator[Square]:
+    r, c = sq
+    for dr, dc in _STEPS:
+        yield (r + dr, c + dc)
+
+
+@dataclass(frozen=True, slots=True)
+class Board:
+    name: str
+    colours: Mapping[Square, DominoColour]
+    tokens: tuple[Square, ...]
+    """The layout's recommended token squares."""
+
+    def __post_init__(self) -> None:
+        if len(self.tokens) != TOKENS or len(set(self.tokens)) != TOKENS:
+            raise RulesError(f"layout {self.name}: needs {TOKENS} distinct token squares")
+        for sq in self.tokens:
+            if sq not in self.colours:
+                raise RulesError(f"layout {self.name}: token square {sq} is off the board")
+
+
+Steps = dict[Square, tuple[tuple[Square, tuple[int, int]], ...]]
+_GEOMETRY: dict[int, tuple[Board, dict[Square, tuple[Square, ...]], Steps]] = {}
+
+
+def _geometry(board: Board) -> tuple[dict[Square, tuple[Square, ...]], Steps]:
+    """Each square's neighbours on the board, and with each the colour pair (lower first, as
+    on a card) a card covering both shows. Every action asks, so it is worked out once per
+    layout (the last few layouts are kept)."""
+    kept = _GEOMETRY.get(id(board))
+    if kept is None or kept[0] is not board:
+        cols = board.colours
+        adj = {sq: tuple(n for n in neighbours(sq) if n in cols) for sq in cols}
+        steps = {sq: tuple((n, (min(cols[sq], cols[n]), max(cols[sq], cols[n]))) for n in near)
+                 for sq, near in adj.items()}
+        while len(_GEOMETRY) >= 8:
+            del _GEOMETRY[next(iter(_GEOMETRY))]
+        kept = _GEOMETRY[id(board)] = (board, adj, steps)
+    return kept[1], kept[2]
+
+
+@dataclass(frozen=True, slots=True)
+class DominoOptions:
+    tokens: str = "recommended"  # or "random"
+    joker_hold_s: float = 5.0
+    joker_wait_s: float = 10.0
+    """No card fits anywhere and only a joker could help: the round ends when none is played this long."""
+
+
+class PlaceDomino(NamedTuple):
+    """Lay the top card on `near` (touching the token) and `far`; the token moves to `far`.
+
+    For a token this seat blocked, `near` and `far` may be any free pair on the board.
+    """
+
+    seat: Seat
+    card: DominoCard
+    token: int
+    near: Square
+    far: Square
+    ts: int = 0
+
+
+class PlayJoker(NamedTuple):
+    seat: Seat
+    token: int
+    square: Square
+    ts: int = 0
+
+
+class DiscardDomino(NamedTuple):
+    """The top card fits nowhere this seat may place it now: onto the discard pile."""
+
+    seat: Seat
+    ts: int = 0
+
+
+DominoAction = PlaceDomino | PlayJoker | DiscardDomino
+
+JOKER = "joker"
+ANY_SEAT = -1
+"""A token blocked before anyone played (a cramped layout): whoever places first frees it."""
+
+
+@dataclass(slots=True)
+class Token:
+    square: Square
+    reserved_by: Seat | None = None
+    reserved_until: int = 0
+    blocked_for: Seat | None = None
+
+
+@dataclass(slots=True)
+class DominoSeat:
+    hand: list[DominoCard]  # face down, top last
+    discard: list[DominoCard] = field(default_factory=list)
+    jokers: int = JOKERS
+    placed: int = 0
+
+    def held(self) -> list[DominoCard]:
+        return self.hand + self.discard
+
+
+class DominoRound(RoundBase):
+    game = "domino"
+
+    def __init__(
+        self,
+        players: int,
+        options: DominoOptions,
+        rng: random.Random,
+        board: Board,
+        aside: Sequence[Sequence[DominoCard]] | None = None,
+        hands: Sequence[Sequence[DominoCard]] | None = None,
+        tokens: Sequence[Square] | None = None,
+        jokers: Sequence[int] | None = None,
+    ) -> None:
+        if not MIN_PLAYERS <= players <= MAX_PLAYERS:
+            raise RulesError(f"Ligretto Domino takes {MIN_PLAYERS} to {MAX_PLAYERS} players, not {players}")
+        self.players = players
+        self.options = options
+        self.board = board
+        self.aside = [list(a) for a in aside] if aside is not None else [[] for _ in range(players)]
+        if hands is None:
+            hands = []
+            for seat in range(players):
+                cards = list(SET)
+                for c in self.aside[seat]:
+                    cards.remove(c)
+                rng.shuffle(cards)
+                hands.append(cards)
+        if len(hands) != players:
+            raise RulesError(f"cards given for {len(hands)} seats, {players} are playing")
+        self.seats = [DominoSeat(hand=list(h)) for h in hands]
+        if jokers is not None:
+            for st, n in zip(self.seats, jokers, strict=True):
+                st.jokers = n
+        if tokens is None and options.tokens == "random":
+            tokens = rng.sample(sorted(board.colours), TOKENS)
+        elif tokens is None:
+            tokens = board.tokens
+        if len(tokens) != TOKENS or len(set(tokens)) != TOKENS:
+            raise RulesError(f"{TOKENS} tokens on distinct squares are needed")
+        for sq in tokens:
+            if sq not in board.colours:
+                raise RulesError(f"token square {list(sq)} is off the board")
+        self.tokens = [Token(tuple(sq)) for sq in tokens]  # type: ignore[arg-type]
+        self.covered: dict[Square, tuple[Seat, DominoCard | str]] = {}
+        self._adj, self._steps = _geometry(board)
+        self._free = set(board.colours) - {t.square for t in self.tokens}
+        """The free squares, kept as cards, jokers and tokens move (`free` is asked very often)."""
+        self._colours_at: dict[int, frozenset[tuple[int, int]]] = {}
+        """Per token (-1: anywhere on the board), the colour pairs a card could cover now."""
+        self._placements_seen: dict[tuple[Seat, DominoCard], tuple[PlaceDomino, ...]] = {}
+        self._hold_ns = int(options.joker_hold_s * 1e9)
+        self._wait_ns = int(options.joker_wait_s * 1e9)
+        self.waiting_since: int | None = None
+        """Set while no card can be placed but a joker could open a place: when that began."""
+        self.result: RoundResult | None = None
+        for seat, st in enumerate(self.seats):
+            if not st.hand:
+                self._finish(Ending.LIGRETTO_STOP, (seat,))
+                return
+        self._check_blocked(None)
+        self._check_no_placement(0)
+
+    # ------------------------------------------------------------ geometry
+
+    def free(self, sq: Square) -> bool:
+        """On the board, not covered by a card or joker, no token on it."""
+        return sq in self._free
+
+    def places_at(self, token: int) -> Iterator[tuple[Square, Square]]:
+        """Every (near, far) pair of free squares a card could cover next to this token."""
+        free, adj = self._free, self._adj
+        for near in adj[self.tokens[token].square]:
+            if near in free:
+                for far in adj[near]:
+                    if far in free:
+                        yield near, far
+
+    def free_pairs(self) -> Iterator[tuple[Square, Square]]:
+        """Every ordered pair of edge-adjacent free squares on the board."""
+        free, adj = self._free, self._adj
+        for sq in self.board.colours:
+            if sq in free:
+                for other in adj[sq]:
+                    if other in free:
+                        yield sq, other
+
+    def _colours(self, token: int) -> frozenset[tuple[int, int]]:
+        """The colour pairs (lower first, as on a card) a card could cover at `token` now, or
+        anywhere on the board for -1: whether a card fits is then one look-up."""
+        found = self._colours_at.get(token)
+        if found is None:
+            free, steps = self._free, self._steps
+            nears = self._adj[self.tokens[token].square] if token >= 0 else self.board.colours
+            found = self._colours_at[token] = frozenset(
+                key for near in nears if near in free for far, key in steps[near] if far in free)
+        return found
+
+    def _changed(self, *squares: Square) -> None:
+        """These squares were covered, freed or got a token: what was worked out from them is
+        stale. A token's places lie within two steps of its square, so only the colours of
+        tokens that close are worked out again (and the whole board's)."""
+        kept = self._colours_at
+        kept.pop(-1, None)
+        if kept:
+            zones = [_ZONES.get(sq) or _zone(sq) for sq in squares]
+            tokens = self.tokens
+            for i in list(kept):
+                at = tokens[i].square
+                for zone in zones:
+                    if at in zone:
+                        del kept[i]
+                        break
+        self._placements_seen.clear()
+
+    def _move(self, tok: Token, to: Square) -> None:
+        if tok.square not in self.covered:
+            self._free.add(tok.square)
+        self._free.discard(to)
+        tok.square = to
+
+    def _cover(self, sq: Square, what: tuple[Seat, DominoCard | str]) -> None:
+        self.covered[sq] = what
+        self._free.discard(sq)
+
+    def matches(self, card: DominoCard, near: Square, far: Square) -> bool:
+        cols = self.board.colours
+        x, y = cols[near], cols[far]
+        return (x, y) == card if x <= y else (y, x) == card
+
+    def placements(self, seat: Seat, card: DominoCard, ts: int | None = None) -> Iterator[PlaceDomino]:
+        """Every legal placement of `card` for `seat` (reservations checked when `ts` is given).
+
+        Without `ts` (screens and cursors ask often) the answer is kept until the board
+        or a token changes."""
+        if ts is not None:
+            return self._placements(seat, card, ts)
+        key = (seat, card)
+        found = self._placements_seen.get(key)
+        if found is None:
+            found = self._placements_seen[key] = tuple(self._placements(seat, card, None))
+        return iter(found)
+
+    def owed(self, seat: Seat) -> list[int]:
+        """Tokens this seat blocked: its next card must move one of them (rulebook 002)."""
+        t0, t1, t2, t3 = self.tokens  # TOKENS: every action asks, so no loop
+        if t0.blocked_for is t1.blocked_for is t2.blocked_for is t3.blocked_for is None:
+            return []
+        return [i for i, tok in enumerate(self.tokens) if tok.blocked_for == seat]
+
+    def _placements(self, seat: Seat, card: DominoCard, ts: int | None) -> Iterator[PlaceDomino]:
+        owed = self.owed(seat)
+        for i, tok in enumerate(self.tokens):
+            if owed and i not in owed:
+                continue
+            if tok.blocked_for is not None:
+                if tok.blocked_for in (seat, ANY_SEAT):
+                    for near, far in self.free_pairs():
+                        if self.matches(card, near, far):
+                            yield PlaceDomino(seat, card, i, near, far)
+                continue
+            if ts is not None and self._reserved_against(tok, seat, ts):
+                continue
+            for near, far in self.places_at(i):
+                if self.matches(card, near, far):
+                    yield PlaceDomino(seat, card, i, near, far)
+
+    def joker_squares(self, token: int) -> list[Square]:
+        tok = self.tokens[token]
+        if tok.blocked_for is not None:
+            return []
+        return [sq for sq in self._adj[tok.square] if sq in self._free]
+
+    def top_card(self, seat: Seat) -> DominoCard | None:
+        hand = self.seats[seat].hand
+        return hand[-1] if hand else None
+
+    def legal_actions(self, seat: Seat, ts: int = 0) -> Iterator[DominoAction]:
+        if self.result is not None:
+            return
+        top = self.top_card(seat)
+        if top is not None:
+            fits = False
+            for place in self.placements(seat, top, ts):
+                fits = True
+                yield place
+            if not fits:
+                yield DiscardDomino(seat)
+        if self.seats[seat].jokers and not self.owed(seat):
+            for i, tok in enumerate(self.tokens):
+                if not self._reserved_against(tok, seat, ts):
+                    for sq in self.joker_squares(i):
+                        yield PlayJoker(seat, i, sq)
+
+    def _reserved_against(self, tok: Token, seat: Seat, ts: int) -> bool:
+        return tok.reserved_by is not None and tok.reserved_by != seat and ts < tok.reserved_until
+
+    # ------------------------------------------------------------ changes
+
+    def _discard(self, action: DiscardDomino) -> Refusal | None:
+        st = self.seats[action.seat]
+        if not st.hand:
+            return Refusal(Reason.NOT_HELD, "no card turned up")
+        token = self._fitting_token(action.seat, st.hand[-1], action.ts)
+        if token is not None:  # the rulebook: a card that matches is put down
+            return Refusal(Reason.FITS, f"token {token + 1}")
+        st.discard.append(st.hand.pop())
+        self._undo.append((DominoRound._undiscard, action.seat, self._turn_over_if_empty(st)))
+        return None
+
+    def _fitting_token(self, seat: Seat, card: DominoCard, ts: int) -> int | None:
+        """The first token `card` could be laid at by `seat` now (as `placements` finds them)."""
+        owed = self.owed(seat)
+        kept = self._colours_at
+        for i, tok in enumerate(self.tokens):  # a card is its colour pair, lower first
+            if owed and i not in owed:
+                continue
+            if tok.blocked_for is not None:
+                if tok.blocked_for in (seat, ANY_SEAT) and card in self._colours(-1):
+                    return i
+                continue
+            if tok.reserved_by is not None and tok.reserved_by != seat and ts < tok.reserved_until:
+                continue
+            if card in (kept.get(i) or self._colours(i)):
+                return i
+        return None
+
+    def _claimable(self, seat: Seat, token: int, ts: int) -> Refusal | None:
+        if not 0 <= token < TOKENS:
+            return Refusal(Reason.NO_SUCH_TOKEN)
+        tok = self.tokens[token]
+        owed = self.owed(seat)
+        if owed and token not in owed:
+            return Refusal(Reason.BLOCKED, f"move token {owed[0] + 1} first")
+        if tok.blocked_for not in (None, seat, ANY_SEAT):
+            return Refusal(Reason.BLOCKED, f"seat {tok.blocked_for + 1} must free it")
+        if self._reserved_against(tok, seat, ts):
+            return Refusal(Reason.RESERVED, f"joker of seat {tok.reserved_by + 1}")  # type: ignore[operator]
+        return None
+
+    def _place(self, action: PlaceDomino) -> Refusal | None:
+        seat, card, token, near, far, ts = action
+        if type(near) is not tuple or type(far) is not tuple:
+            near, far = _as_square(near), _as_square(far)
+        st = self.seats[seat]
+        if not st.hand or st.hand[-1] != card:
+            return Refusal(Reason.NOT_HELD, "not your top card")
+        if not (_is_square(near) and _is_square(far)):
+            return Refusal(Reason.NO_FIT, "squares are (row, column)")
+        refusal = self._claimable(seat, token, ts)
+        if refusal is not None:
+            return refusal
+        tok = self.tokens[token]
+        if abs(near[0] - far[0]) + abs(near[1] - far[1]) != 1:
+            return Refusal(Reason.NO_FIT, "the halves must touch")
+        free = self._free
+        if near not in free or far not in free:
+            for sq in (near, far):
+                if sq not in self.board.colours:
+                    return Refusal(Reason.OFF_BOARD, f"square {list(sq)}")
+            return Refusal(Reason.SQUARE_TAKEN)
+        if tok.blocked_for is None and not _touch(tok.square, near):
+            return Refusal(Reason.NOT_ADJACENT)
+        if not self.matches(card, near, far):
+            return Refusal(Reason.NO_FIT, "colours differ")
+        freed = tok.square  # the card covers both squares and the token moves to far (_cover, _move)
+        before = self._before()
+        covered = self.covered
+        covered[near] = covered[far] = (seat, card)
+        free.discard(near)
+        free.discard(far)
+        freed_now = freed not in covered
+        if freed_now:
+            free.add(freed)
+        tok.square = far
+        tok.blocked_for = None
+        for other in self.tokens:  # a joker holds its token only until its player's next card
+            if other.reserved_by == seat:
+                other.reserved_by = None
+        tok.reserved_by = None
+        self._changed(near, far, freed)
+        st.hand.pop()
+        st.placed += 1
+        self._undo.append((DominoRound._unplace, seat, card, near, far, freed if freed_now else None,
+                           self._turn_over_if_empty(st), before))
+        if not st.hand:
+            self._finish(Ending.LIGRETTO_STOP, (seat,))
+            return None
+        # _check_blocked(seat), then _check_no_placement(ts) in one look at the tokens: most
+        # of the time some seat holds a card that fits at some token, and that is all.
+        kept = self._colours_at
+        near: set[tuple[int, int]] = set()
+        for i, other in enumerate(self.tokens):
+            if other.blocked_for is None:
+                found = kept.get(i) or self._colours(i)
+                if found:
+                    near |= found
+                else:
+                    other.blocked_for = seat
+                    other.reserved_by = None
+                    self._placements_seen.clear()
+        for held in self.seats:
+            if not near.isdisjoint(held.hand) or not near.isdisjoint(held.discard):
+                self.waiting_since = None
+                return None
+        self._check_no_placement(ts)
+        return None
+
+    def _joker(self, action: PlayJoker) -> Refusal | None:
+        seat, token, square, ts = action
+        square = _as_square(square)
+        st = self.seats[seat]
+        if not _is_square(square):
+            return Refusal(Reason.NOT_ADJACENT, "a square is (row, column)")
+        if st.jokers <= 0:
+            return Refusal(Reason.NO_JOKERS)
+        refusal = self._claimable(seat, token, ts)
+        if refusal is not None:
+            return refusal
+        tok = self.tokens[token]
+        if tok.blocked_for is not None:
+            return Refusal(Reason.BLOCKED, "place a card anywhere first")
+        if not _touch(tok.square, square):
+            return Refusal(Reason.NOT_ADJACENT)
+        if square not in self.board.colours:
+            return Refusal(Reason.OFF_BOARD, f"square {list(square)}")
+        if not self.free(square):
+            return Refusal(Reason.SQUARE_TAKEN)
+        before = self._before()
+        st.jokers -= 1
+        freed = tok.square
+        self._undo.append((DominoRound._unjoker, seat, square, freed if freed not in self.covered else None,
+                           before))
+        self._cover(square, (seat, JOKER))
+        self._move(tok, square)
+        self._changed(square, freed)
+        tok.reserved_by = seat
+        tok.reserved_until = ts + self._hold_ns
+        self._check_blocked(seat)
+        self._check_no_placement(ts)
+        return None
+
+    def _turn_over_if_empty(self, st: DominoSeat) -> tuple[DominoCard, ...] | None:
+        """The discard pile, as it lay, when it became the hand (for the undo), else None."""
+        if not st.hand and st.discard:
+            turned = tuple(st.discard)
+            st.hand = st.discard[::-1]
+            st.discard = []
+            return turned
+        return None
+
+    def _check_blocked(self, seat: Seat | None) -> None:
+        """A token with no place left is blocked; the seat that blocked it must free it."""
+        kept = self._colours_at
+        for i, tok in enumerate(self.tokens):
+            if tok.blocked_for is None and not (kept.get(i) or self._colours(i)):
+                # At set-up nobody blocked it: the first seat to place anywhere frees it.
+                tok.blocked_for = seat if seat is not None else ANY_SEAT
+                tok.reserved_by = None
+                self._placements_seen.clear()
+
+    def can_place_any(self, seat: Seat, cards: Sequence[DominoCard]) -> bool:
+        """Could `seat` lay one of `cards` now (reservations aside, as they lapse)?
+
+        A token with no place left counts as one this seat may relocate, since
+        a joker that just blocked it would make it this seat's to free.
+        """
+        wanted = set(cards)  # a card is its colour pair, lower first
+        anywhere = False
+        for i, tok in enumerate(self.tokens):
+            if tok.blocked_for is None:
+                near = self._colours(i)
+                if not near:
+                    anywhere = True
+                elif not wanted.isdisjoint(near):
+                    return True
+            elif tok.blocked_for in (seat, ANY_SEAT):
+                anywhere = True
+        return anywhere and not wanted.isdisjoint(self._colours(-1))
+
+    def joker_route(self, seat: Seat, cards: Sequence[DominoCard], depth: int | None = None,
+                    ts: int | None = None) -> PlayJoker | None:
+        """A joker after which (with up to `depth` jokers in all) one of `cards` can be laid."""
+        depth = self.seats[seat].jokers if depth is None else depth
+        if depth <= 0:
+            return None
+        for i, tok in enumerate(self.tokens):
+            if tok.blocked_for is not None:
+                continue
+            if ts is not None and self._reserved_against(tok, seat, ts):
+                continue
+            for sq in self.joker_squares(i):
+                old = tok.square
+                self._cover(sq, (seat, JOKER))
+                self._move(tok, sq)
+                self._changed(sq, old)
+                try:
+                    if self.can_place_any(seat, cards) or self.joker_route(seat, cards, depth - 1):
+                        return PlayJoker(seat, i, sq)
+                finally:
+                    self._move(tok, old)
+                    del self.covered[sq]
+                    self._free.add(sq)
+                    self._changed(sq, old)
+        return None
+
+    def _check_no_placement(self, ts: int) -> None:
+        """End the round when no seat can ever place a card again, jokers included (exact).
+
+        When only a joker could open a place, the round waits `joker_wait_s` from `ts`
+        for one (`deadline`), then ends the same way."""
+        self.waiting_since = None
+        if self.result is not None:
+            return
+        if self._someone_can_place():
+            return
+        if any(self._joker_helps(seat) for seat in range(self.players)):
+            self.waiting_since = ts
+            return
+        self._no_placement()
+
+    def _someone_can_place(self) -> bool:
+        """`can_place_any` for every seat and its held cards, asked after every card placed:
+        the usual answer (a card some seat holds fits at an unblocked token) without building
+        a list or a set per seat."""
+        near: set[tuple[int, int]] = set()
+        kept = self._colours_at
+        for i, tok in enumerate(self.tokens):
+            if tok.blocked_for is None:
+                near |= kept.get(i) or self._colours(i)
+        for st in self.seats:
+            if not near.isdisjoint(st.hand) or not near.isdisjoint(st.discard):
+                return True
+        return any(self.can_place_any(seat, st.held()) for seat, st in enumerate(self.seats))
+
+    def _joker_helps(self, seat: Seat) -> bool:
+        """A joker this seat may play would open a place for one of its cards (a seat that owes
+        a blocked token may play no joker before moving it)."""
+        st = self.seats[seat]
+        return bool(st.jokers) and not self.owed(seat) and self.joker_route(seat, st.held()) is not None
+
+    def joker_needed(self, seat: Seat) -> bool:
+        """Is the round waiting for a joker this seat could play (its screen says so)?"""
+        return self.waiting_since is not None and self._joker_helps(seat)
+
+    def deadline(self) -> int | None:
+        due = [t.reserved_until for t in self.tokens if t.reserved_by is not None]
+        if self.waiting_since is not None:
+            due.append(self.waiting_since + self._wait_ns)
+        return min(due, default=None) if self.result is None else None
+
+    def _due(self, now: int) -> None:
+        self._undo.append((DominoRound._unwake, self._before()))
+        for tok in self.tokens:
+            if tok.reserved_by is not None and tok.reserved_until <= now:
+                tok.reserved_by = None
+        if self.waiting_since is not None and now >= self.waiting_since + self._wait_ns:
+            self._no_placement()
+
+    _handlers: ClassVar[dict[type, Callable[[Any, Any], Refusal | None]]] = {
+        PlaceDomino: _place, PlayJoker: _joker, DiscardDomino: _discard}
+
+    # ------------------------------------------------------------ taking back (RoundBase._lost_race)
+
+    def _unshare(self, action: Any) -> None:
+        self.seats = [DominoSeat(st.hand[:], st.discard[:], st.jokers, st.placed) for st in self.seats]
+        self.tokens = [Token(t.square, t.reserved_by, t.reserved_until, t.blocked_for) for t in self.tokens]
+        self.covered = dict(self.covered)
+        self._free = set(self._free)
+        self._colours_at, self._placements_seen = {}, {}
+
+    def _before(self) -> tuple[Any, ...]:
+        """What an action may change besides the squares it covers: every token, and the wait."""
+        return (tuple((t.square, t.reserved_by, t.reserved_until, t.blocked_for) for t in self.tokens),
+                self.waiting_since)
+
+    def _restore(self, before: tuple[Any, ...]) -> None:
+        tokens, self.waiting_since = before
+        for tok, (square, reserved_by, reserved_until, blocked_for) in zip(self.tokens, tokens, strict=True):
+            tok.square, tok.reserved_by, tok.reserved_until, tok.blocked_for = (
+                square, reserved_by, reserved_until, blocked_for)
+        self.result = None
+        self._colours_at.clear()
+        self._placements_seen.clear()
+
+    def _unplace(self, seat: Seat, card: DominoCard, near: Square, far: Square, freed: Square | None,
+                 turned: tuple[DominoCard, ...] | None, before: tuple[Any, ...]) -> None:
+        st = self.seats[seat]
+        if turned is not None:
+            st.hand, st.discard = [], list(turned)
+        st.hand.append(card)
+        st.placed -= 1
+        del self.covered[near], self.covered[far]
+        self._free |= {near, far}
+        if freed is not None:
+            self._free.discard(freed)
+        self._restore(before)
+
+    def _unjoker(self, seat: Seat, square: Square, freed: Square | None, before: tuple[Any, ...]) -> None:
+        self.seats[seat].jokers += 1
+        del self.covered[square]
+        self._free.add(square)
+        if freed is not None:
+            self._free.discard(freed)
+        self._restore(before)
+
+    def _undiscard(self, seat: Seat, turned: tuple[DominoCard, ...] | None) -> None:
+        st = self.seats[seat]
+        if turned is not None:
+            st.hand, st.discard = [], list(turned)
+        st.hand.append(st.discard.pop())
+
+    def _unwake(self, before: tuple[Any, ...]) -> None:
+        self._restore(before)
+
+    # ------------------------------------------------------------ the end
+
+    def _no_placement(self) -> None:
+        most = max(st.placed for st in self.seats)
+        self._finish(Ending.NO_PLACEMENT, tuple(s for s, st in enumerate(self.seats) if st.placed == most))
+
+    def _finish(self, ending: Ending, finishers: tuple[Seat, ...]) -> None:
+        scores, aside = score_round(self.players, finishers, self.held_counts())
+        self._end(RoundResult(ending, finishers, scores, {"put_aside": list(aside)}))
+
+    def to_centre(self) -> tuple[int, int]:
+        placed = sum(st.placed for st in self.seats)
+        return placed, placed + sum(len(st.hand) + len(st.discard) for st in self.seats)
+
+    def held_counts(self) -> list[int]:
+        return [len(st.held()) for st in self.seats]
+
+    def snapshot(self) -> dict[str, object]:
+        return {
+            "layout": self.board.name,
+            "tokens": [
+                {"square": list(t.square), "reserved_by": t.reserved_by,
+                 "blocked_for": t.blocked_for}
+                for t in self.tokens
+            ],
+            "covered": sorted([list(sq), seat, str(c)] for sq, (seat, c) in self.covered.items()),
+            "seats": [
+                {"hand": [str(c) for c in st.hand[::-1]], "discard": [str(c) for c in st.discard[::-1]],
+                 "jokers": st.jokers, "placed": st.placed, "aside": [str(c) for c in self.aside[s]]}
+                for s, st in enumerate(self.seats)
+            ],
+        }
+
+
+def score_round(
+    players: int, finishers: Sequence[Seat], held: Sequence[int]
+) -> tuple[tuple[int, ...], tuple[bool, ...]]:
+    """Points per seat, and which seats must put 2 cards aside (docs/rules.md, "Ligretto Domino", Scoring)."""
+    scores = [0] * players
+    aside = [False] * players
+    others = [s for s in range(players) if s not in finishers]
+    for s in finishers:
+        scores[s] = 2
+    if players >= 3 and others:
+        fewest = min(held[s] for s in others)
+        for s in others:
+            if held[s] == fewest:
+                scores[s] = 1
+            else:
+                aside[s] = True
+    else:
+        for s in others:
+            aside[s] = True
+    return tuple(scores), tuple(aside)
+
+
+def next_boards(
+    boards: Sequence[Sequence[DominoCard]],
+    must_put_aside: Sequence[bool],
+    held: Sequence[Sequence[DominoCard]],
+) -> list[list[DominoCard]]:
+    """Player boards after a round: losers put 2 cards aside, held cards first; then, if
+    every board has cards, each takes exactly 2 back."""
+    out = [list(b) for b in boards]
+    for seat, must in enumerate(must_put_aside):
+        if must:
+            passed = set(out[seat]).union(held[seat])  # on the board already, or offered first
+            candidates = [*held[seat], *(c for c in SET if c not in passed)]
+            out[seat].extend(candidates[:ASIDE])
+    if all(out):
+        for board in out:
+            del board[:ASIDE]
+    return out

@@ -1,0 +1,55 @@
+"""What one player of Ligretto Domino can see, and nothing more.
+
+Bots decide from this, so a bot cannot peek at the face-down rest of a hand. The sight reads the
+live round; it holds no copy. Pure, as the rules are: the engine and the standard library only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ...engine.round import Seat
+from .rules import DominoCard, DominoRound, PlaceDomino, PlayJoker, Square
+
+
+class DominoSight:
+    __slots__ = ("_r", "seat")
+    game = DominoRound.game
+
+    def __init__(self, rnd: DominoRound, seat: Seat) -> None:
+        self._r = rnd
+        self.seat = seat
+
+    @property
+    def over(self) -> bool:
+        return self._r.result is not None
+
+    def top_card(self) -> DominoCard | None:
+        """The card this player has turned up; the rest of the hand is face down."""
+        return self._r.top_card(self.seat)
+
+    def jokers(self) -> int:
+        return self._r.seats[self.seat].jokers
+
+    def placements(self, ts: int = 0) -> list[PlaceDomino]:
+        card = self.top_card()
+        return [] if card is None else list(self._r.placements(self.seat, card, ts))
+
+    def joker_squares(self, ts: int = 0) -> Iterator[tuple[int, Square]]:
+        r = self._r
+        for i, tok in enumerate(r.tokens):
+            if not r._reserved_against(tok, self.seat, ts):
+                for sq in r.joker_squares(i):
+                    yield i, sq
+
+    def held(self) -> int:
+        return len(self._r.seats[self.seat].held())
+
+    def joker_needed(self) -> bool:
+        """The seat's screen says UP: JOKER: the round waits for a joker this seat could play."""
+        return self._r.joker_needed(self.seat)
+
+    def joker_for_top(self, ts: int = 0) -> PlayJoker | None:
+        """A joker (or two in a row) that would let the turned-up card be laid."""
+        card = self.top_card()
+        return None if card is None else self._r.joker_route(self.seat, [card], ts=ts)

@@ -1,0 +1,61 @@
+"""The table fed in the loop: presses go to it, time advances it, and each step it takes is
+handed to the components that follow it (the store, the screens, the sounds, the bots, the
+status), in the order they asked for it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..engine.round import RulesError
+from ..table.machine import Table
+from ..table.presses import InputEvent
+from .events import AbortAsked
+from .loop import Loop
+
+
+@dataclass(frozen=True)
+class Step:
+    """What one advance of the table did: its decisions, the wakes time caused, its sounds."""
+
+    now: int
+    outcomes: list[Any]
+    wakes: list[Any]
+    cues: list[Any]
+    acting: list[int] = field(default_factory=list)  # the seats whose action was taken
+    false_starts: list[Any] = field(default_factory=list)  # presses before go (table/machine.py FalseStart)
+
+
+class TableFeed:
+    """Feeds the table its presses and its time, and hands each step to the followers."""
+
+    def __init__(self, loop: Loop, table: Table) -> None:
+        self.loop, self.table = loop, table
+        self.followers: list[Callable[[Step], None]] = []
+        self._due = loop.register_timer(lambda _now: None)  # wakes the loop: the advance does the rest
+        loop.on(InputEvent, self.on_input)
+        loop.on(AbortAsked, self.on_abort)
+
+    def follow(self, follower: Callable[[Step], None]) -> None:
+        self.followers.append(follower)
+
+    def on_input(self, event: InputEvent, now: int) -> None:
+        self.table.on_input(event, now)
+
+    def on_abort(self, _event: AbortAsked, now: int) -> None:
+        try:
+            self.table.abort(now)
+        except RulesError as exc:
+            self.table._note(str(exc))
+
+    def advance(self, now: int) -> None:
+        table = self.table
+        outcomes = table.tick(now)
+        cues = table.take_cues()  # the one place the table's sounds leave it
+        acting = [o.press.seat for o in outcomes
+                  if o.action is not None and o.refusal is None and table.match is not None]
+        step = Step(now, outcomes, table.take_wakes(), cues, acting, table.take_false_starts())
+        for follower in self.followers:
+            follower(step)
+        self.loop.update_timer(self._due, table.deadline())

@@ -1,0 +1,82 @@
+"""Computer players for every game (each game's entry brings its policy).
+
+A bot looks at its seat's sight (only what a player at the table sees),
+picks an action, and says how long a person of its level would take to make
+it. Levels differ in reaction time (randomised, human-like) and in play
+quality: weaker bots overlook fitting cards and choose less well. `instant`
+plays well with no delay, for simulation and benchmarks.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from ..engine.codec import Action
+from ..engine.game import find, routine_actions
+
+
+class Level(StrEnum):
+    INSTANT = "instant"
+    EASY = "easy"
+    MEDIUM = "medium"
+    HARD = "hard"
+
+
+@dataclass(frozen=True, slots=True)
+class Skill:
+    reaction_ms: float  # mean time to notice and act
+    spread_ms: float  # standard deviation of that time
+    overlook: float  # chance of not seeing a given fitting card
+    quick_ms: float  # time for a routine move (turning cards, rerolling)
+
+
+SKILLS: dict[Level, Skill] = {
+    Level.INSTANT: Skill(0.0, 0.0, 0.0, 0.0),
+    Level.EASY: Skill(1500.0, 450.0, 0.35, 700.0),
+    Level.MEDIUM: Skill(950.0, 280.0, 0.15, 450.0),
+    Level.HARD: Skill(600.0, 160.0, 0.04, 300.0),
+}
+_MIN_MS = 120.0  # nobody reacts faster than this
+
+
+class Bot:
+    def __init__(self, level: Level | str, rng: random.Random) -> None:
+        self.level = Level(level)
+        self.skill = SKILLS[self.level]
+        self.rng = rng
+        self.fruitless = 0  # turns in a row without a play (pro_row stuck vote, Domino jokers)
+        self.memory: dict[str, Any] = {}
+        """What a game's policy keeps between decisions (its own keys)."""
+
+    def delay_ns(self, action: Action) -> int:
+        """How long this bot takes to make `action`, drawn afresh each time."""
+        s = self.skill
+        if s.reaction_ms == 0:
+            return 0
+        routine = type(action) in routine_actions()
+        mean = s.quick_ms if routine else s.reaction_ms
+        ms = max(_MIN_MS, self.rng.gauss(mean, s.spread_ms * (0.5 if routine else 1.0)))
+        return int(ms * 1e6)
+
+    def sees(self) -> bool:
+        """Whether the bot notices a given fitting card (weaker bots overlook some)."""
+        return self.skill.overlook == 0 or self.rng.random() >= self.skill.overlook
+
+    def choose(self, sight: Any, now_ns: int = 0) -> Action | None:
+        """The bot's next action, or None when it has nothing to do."""
+        if sight.over:
+            return None
+        return self.policy(sight)(sight, now_ns)
+
+    def policy(self, sight: Any) -> Callable[[Any, int], Action | None]:
+        """The decision function for this kind of game (looked up once per round)."""
+        return find(sight.game).policy(self, sight)
+
+    def played(self, action: Action) -> Action:
+        """A play after turns without one: the count of fruitless turns starts again."""
+        self.fruitless = 0
+        return action

@@ -1,0 +1,167 @@
+"""Inputs → arbiter → seats → match: the path every press takes, on the Pi and in emulation.
+
+The table (state machine, daemon) owns one Referee per match and feeds it from
+a single thread: input events as they come off the queue, and `decide(now)`
+whenever `next_deadline()` is reached. Nothing here reads a clock. What it
+notes speaks of physical seats, numbered from 1; the arbiter's draws and late
+presses are DEBUG lines (`table_host.arbiter`): a player hears of a tie only
+when two seats wanted the same spot (a contest).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from ..engine.codec import Action, to_dict
+from ..engine.match import Match
+from ..engine.round import Reason, Refusal
+from ..system.logs import logger
+from .arbiter import Arbiter, Decision, Press
+from .controls import SeatController
+from .presses import ARBITRATED, Event, InputEvent
+
+arbiter_log = logger("arbiter")
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    press: Press
+    action: Action | None
+    refusal: Refusal | None
+    decided_ns: int  # the `now` at which the engine decided
+    contest: Contest | None = None  # a lost race: who won, both edge times, how the arbiter decided
+
+
+@dataclass(frozen=True, slots=True)
+class Contest:
+    """Two seats wanted the same spot: who won, both edge times, and the gap.
+
+    `tie`: the presses fell within the arbiter's epsilon, so a draw ordered them. `decision`: what
+    the arbiter logged for the losing press (the draw of a tie, or how late it came), if anything."""
+
+    winner: int
+    loser: int
+    winner_ts: int
+    loser_ts: int
+    tie: bool = False
+    decision: Decision | None = None
+
+    @property
+    def delta_ns(self) -> int:
+        return self.loser_ts - self.winner_ts
+
+    @property
+    def reason(self) -> str:
+        """Why the winner had it: "tie" (a draw), "late" (the earlier press reached the table
+        after the later one was decided) or "first" (pressed first)."""
+        if self.tie:
+            return "tie"
+        return "late" if self.delta_ns < 0 else "first"
+
+    def describe(self, seats: list[int] | None = None) -> str:
+        """`seats`: the physical seat of each player (else players are taken for seats)."""
+        winner, loser = (seats[self.winner], seats[self.loser]) if seats else (self.winner, self.loser)
+        times = f"({self.winner_ts / 1e6:.3f} ms vs {self.loser_ts / 1e6:.3f} ms)"
+        if self.delta_ns < 0 and self.tie:  # the arbiter drew the tie for the later press
+            return (f"seat {winner + 1} won a tie with seat {loser + 1}, pressed "
+                    f"{-self.delta_ns / 1e6:.1f} ms later {times}")
+        if self.delta_ns < 0:  # no tie: the earlier press reached the table late
+            return (f"seat {winner + 1} pressed {-self.delta_ns / 1e6:.1f} ms after seat {loser + 1}, "
+                    f"whose press reached the table late {times}")
+        return f"seat {winner + 1} was {self.delta_ns / 1e6:.1f} ms earlier than seat {loser + 1} {times}"
+
+
+class Referee:
+    def __init__(self, match: Match, arbiter: Arbiter, log: Callable[..., None] | None = None,
+                 seats: list[int] | None = None) -> None:
+        """`log(text, level)`: where notes go besides `notices`; `seats`: each player's physical
+        seat (0-based), so that notes name the seat a person sits at."""
+        self.match = match
+        self.seat_of = list(seats) if seats is not None else list(range(match.players))
+        self.arbiter = arbiter
+        self.seats = [SeatController(s, match) for s in range(match.players)]
+        self.contests: deque[Contest] = deque(maxlen=1000)
+        self.notices: deque[str] = deque(maxlen=200)
+        self._log = log
+        self._logged: dict[int, Decision] = {}  # press (arrival number): the arbiter's note, this release
+        arbiter.on_decision = self._arbitrated
+
+    def on_input(self, event: InputEvent) -> None:
+        """One clean input event: arbitrated controls wait, navigation acts at once."""
+        if event.kind is Event.PRESS:
+            if event.control in ARBITRATED or self.seats[event.seat].arbitrates(event.control):
+                self.arbiter.push(event.seat, event.control, event.ts)
+            else:
+                self.seats[event.seat].nav(event.control)
+        elif event.kind is Event.FALSE_START:
+            self.seats[event.seat].message = "false start"
+            self._note(f"Seat {self._seat(event.seat)}: false start ({event.control} before go)")
+        elif event.kind is Event.STUCK:
+            self.seats[event.seat].message = f"{event.control} stuck"
+            self._note(f"Seat {self._seat(event.seat)}: {event.control} held down, ignored until released",
+                       logging.WARNING)
+        elif event.kind is Event.UNSTUCK:
+            self.seats[event.seat].message = ""
+            self._note(f"Seat {self._seat(event.seat)}: {event.control} released, working again")
+        elif event.kind in ("fault", "recovered"):
+            self._note(event.detail, logging.WARNING if event.kind == "fault" else logging.INFO)
+
+    def new_round(self) -> None:
+        """A fresh round: every seat's cursor at the start, no mark, no refusal from the last round."""
+        for controller in self.seats:
+            controller.cursor = controller.target = 0
+            controller.joker_mode, controller.destination, controller.message = False, None, ""
+
+    def next_deadline(self) -> int | None:
+        return self.arbiter.due()
+
+    def decide(self, now: int) -> list[Outcome]:
+        """Hand every due press, in arbiter order, to its seat and the engine."""
+        outcomes = []
+        self._logged.clear()
+        for press in self.arbiter.release(now):
+            controller = self.seats[press.seat]
+            action = controller.action(press.control, press.ts)
+            refusal = contest = None
+            if action is not None:
+                refusal = self.match.apply(action)
+                if refusal is not None and refusal.reason is Reason.TOO_LATE:
+                    refusal, contest = self._contest(press, action, refusal)
+                controller.result(action, refusal)
+            outcomes.append(Outcome(press, action, refusal, now, contest))
+        return outcomes
+
+    def _contest(self, press: Press, action: Action, refusal: Refusal) -> tuple[Refusal, Contest | None]:
+        """A lost race: written down, and called a tie only when the presses fell within
+        epsilon (a later press won otherwise because this one reached the table late)."""
+        if refusal.by_seat is None or refusal.delta_ns is None:
+            return refusal, None
+        tie = abs(refusal.delta_ns) < self.arbiter.epsilon_ns
+        contest = Contest(refusal.by_seat, press.seat, press.ts - refusal.delta_ns, press.ts, tie,
+                          self._logged.get(press.seq))
+        self.contests.append(contest)
+        arbiter_log.debug("contest over %s: %s", to_dict(action), contest.describe(self.seat_of))
+        self._note(f"Seats {self._seat(contest.winner)} and {self._seat(contest.loser)} wanted "
+                   f"the same spot: {contest.describe(self.seat_of)}")
+        return replace(refusal, tie=tie), contest
+
+    def _arbitrated(self, decision: Decision) -> None:
+        """The arbiter's internals: kept, and a DEBUG line (the players hear of contests)."""
+        for press in decision.presses:  # released in this same `decide`: its contest finds it
+            self._logged[press.seq] = decision
+        text = f"arbiter: {decision.describe(self.seat_of)}"
+        self.notices.append(text)
+        arbiter_log.debug("%s", text)
+
+    def _seat(self, player: int) -> int:
+        return self.seat_of[player] + 1 if player < len(self.seat_of) else player + 1
+
+    def _note(self, text: str, level: int = logging.INFO) -> None:
+        self.notices.append(text)
+        if self._log is not None:
+            self._log(text, level)
+        else:
+            logger("table").log(level, "%s", text)
