@@ -8,7 +8,7 @@ As gpiozero swaps pin factories, the daemon swaps boards and never asks which on
   board that is not a Pi, or the kernel's gpio-sim in the virtual Pi). gpiozero is told which Pi's
   numbering the lines follow, since it cannot read that from such a board.
 - `EmulatedBoard` ("emulated"): every part simulated in this process, each model following its
-  datasheet (inputs/mcp23017.py, displays/oled.py, displays/emulated_led.py); keyboard seats and
+  datasheet (emulated/mcp23017.py, emulated/oled.py, emulated/led.py); keyboard seats and
   bots press its buttons through the same pins and expanders the Pi path reads.
 
 Nothing falls back: GPIO that cannot be opened raises `HardwareUnavailable` naming what failed;
