@@ -19,7 +19,6 @@ from pathlib import Path
 
 from ..config import choose_config, config_path
 from ..devices.board import EX_UNAVAILABLE, HardwareUnavailable, open_board
-from ..engine.round import RulesError
 from ..service.daemon import Daemon
 from ..service.journal import StoreError
 from ..system import memory, paths
@@ -94,7 +93,7 @@ def run(config_file: str | None, emulate: bool, ui: str = "none") -> int:
         log.error("%s", message)
         Notifier().send(f"STATUS={message}", f"ERRNO={errno.ENODEV}")
         return EX_UNAVAILABLE
-    except (TableError, RulesError) as exc:  # every error the table reports (system/errors.py)
+    except TableError as exc:  # every error the table reports (system/errors.py)
         log.error("%s", exc)
         return 2
     log.info("hardware: %s", board.describe())

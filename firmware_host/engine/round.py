@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from enum import IntEnum, StrEnum
 from typing import Any, ClassVar, NamedTuple, Self
 
+from ..system.errors import TableError
+
 Seat = int
 """A seat index, 0-based inside the engine (seat 1 on the table is 0 here)."""
 
@@ -48,7 +50,7 @@ def is_whole(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-class RulesError(ValueError):
+class RulesError(TableError, ValueError):
     """Set-up or options that no round can be built from (bad player count, bad deck)."""
 
 

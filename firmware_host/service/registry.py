@@ -13,6 +13,7 @@ from typing import Any
 
 from ..control.protocol import BY_NAME, LOCAL, wire
 from ..control.server import Request
+from ..system.errors import TableBug
 
 
 @dataclass(frozen=True)
@@ -31,7 +32,7 @@ class Call:
 CommandHandler = Callable[[Call], "dict[str, Any] | None"]
 
 
-class CommandError(RuntimeError):
+class CommandError(TableBug):
     """The commands declared and the handlers registered do not agree (a programming error)."""
 
 

@@ -29,6 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..system.errors import TableError
 from ..system.logs import logger
 
 log = logger("web")
@@ -49,7 +50,7 @@ REFUSED_ANSWER = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; 
                  "Content-Length: {length}\r\nConnection: close\r\n\r\n{text}"
 
 
-class TooFewDescriptors(Exception):
+class TooFewDescriptors(TableError, OSError):
     """The process's descriptor limit leaves the web no share it could serve with."""
 
 
