@@ -142,6 +142,7 @@ COMMANDS: list[Command] = [
     Command("scores", "the current match: scores round by round, totals, winners"),
     Command("seats", "the seats that joined, how many bots, how many seats are wired"),
     Command("inputs", "what reached the engine, with each edge's kernel time"),
+    Command("decisions", "the engine's decisions since a cursor, each once (a bench's reader)", cli=False),
     Command("new", "choose the next game", CHANGES, usage="tablectl new GAME [KEY=VALUE ...]", arguments=(
         arg("game", nargs="?", help="the game (an unknown one is refused, naming the games)"),
         arg("options", nargs="*", metavar="KEY=VALUE", help="the game's options, e.g. rounds=3"))),
@@ -170,6 +171,17 @@ COMMANDS: list[Command] = [
                 arg("--file", help="check, set: the configuration file (default: the daemon's)"),
                 arg("--create", action="store_true",
                     help="set: no file yet: start one from the built-in 4-seat wiring, emulated"))),
+    Command("firmware", "the LED controller's firmware: its version and this table-host's; flash puts "
+                        "this one on it", CHANGES,
+            actions={"status": READS, "flash": LOCAL, "pause": CHANGES, "resume": CHANGES},
+            default_action="status", usage="tablectl firmware [flash [--force]] [--port PATH]", arguments=(
+                arg("action", nargs="?", choices=("status", "flash"), default="status",
+                    help="status (the default): both versions and whether they match; flash: copy this "
+                         "table-host's firmware to the controller (as root: sudo), reset it, check it"),
+                arg("--port", metavar="PATH",
+                    help="the controller's serial port (default: [centre] port, /dev/table-led)"),
+                arg("--force", action="store_true",
+                    help="flash: copy the firmware even if the controller runs this version already"))),
     Command("selftest", "is the box wired right? probe every part, then walk the seats", CHANGES,
             actions={"start": CHANGES, "abort": CHANGES, "status": READS}, default_action="status",
             arguments=(

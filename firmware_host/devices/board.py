@@ -33,6 +33,7 @@ from .displays.oled import DisplaySpec, hardware_opener
 from .emulated.keyboard import KeyboardSeats
 from .emulated.oled import RecordingInterface, recording_opener
 from .emulated.pins import EmulatedButtons, TimedMockPin
+from .i2cmux import SYSFS
 from .inputs.mcp23017 import Bus
 
 DEV = Path("/dev")
@@ -47,6 +48,9 @@ class Board:
     factory: Any
     presser: EmulatedButtons | None = None
     """Only an emulated board can press its own buttons (keyboard seats, bots)."""
+    sysfs: Path | None = None
+    """Where the kernel's I2C multiplexers show (the self-test reads their idle_state); None: the
+    board has none (emulated)."""
 
     def i2c(self, bus: int) -> Bus:
         raise NotImplementedError
@@ -257,6 +261,7 @@ class PiBoard(Board):
             self.chip_found = "as [hardware] chip names it"
         self.factory = self._factory(self.chip)
         self._buses: dict[int, SMBusLine] = {}
+        self.sysfs = SYSFS
 
     def _revision(self) -> int:
         """The board's revision code as gpiozero reads it (gpiozero.pins.local.get_pi_revision:

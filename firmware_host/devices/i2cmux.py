@@ -82,6 +82,33 @@ def channel_bus(parent: int, address: int, channel: int, sysfs: Path = SYSFS) ->
     return int(found.group(1))
 
 
+IDLE_AS_IS, IDLE_DISCONNECT = -1, -2
+"""The pca954x driver's `idle_state` (Documentation/ABI/testing/sysfs-bus-i2c-devices-pca954x):
+-1 leaves the mux on its last channel (the default), -2 disconnects it after every transfer (the
+i2c-mux overlay's `disconnect_on_idle`), 0..7 parks it on that channel."""
+
+
+def idle_state(parent: int, address: int, sysfs: Path = SYSFS) -> int:
+    """What the kernel does with the mux between transfers, read from sysfs."""
+    mux = f"i2c-mux at 0x{address:02x} on i2c-{parent}"
+    device = mux_device(parent, address, sysfs)
+    if not device.is_dir():
+        raise I2CBusMissing(f"no {mux} in sysfs ({device} missing): is "
+                            f"`{overlay_line(parent, address)}` in config.txt and the box rebooted?")
+    path = device / "idle_state"
+    try:
+        text = path.read_text().strip()
+    except FileNotFoundError:
+        raise I2CBusMissing(f"the {mux} has no idle_state ({path} missing): no pca954x driver has "
+                            "taken it; `dmesg | grep pca954x` says more") from None
+    except OSError as exc:
+        raise I2CBusMissing(f"the {mux}: cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        return int(text)
+    except ValueError:
+        raise I2CBusMissing(f"the {mux}: {path} holds {text[:40]!r}, not a number") from None
+
+
 def resolve_bus(screen: Any, muxes: Iterable[Any], sysfs: Path = SYSFS) -> int:
     """N of /dev/i2c-N a seat's I2C screen (config.SeatScreen) is on: its fixed `bus` when it
     has one (someone knows better), else its mux channel's bus as the kernel numbered it."""

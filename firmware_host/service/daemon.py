@@ -37,7 +37,7 @@ from ..devices.displays.oled import SeatDisplays, specs_for
 from ..devices.inputs.pins import TableInputs
 from ..system import memory, paths, signals
 from ..system.logs import PaneHandler, logger
-from ..system.realtime import Realtime
+from ..system.realtime import BESIDE, Realtime
 from ..system.systemd import Notifier, has_terminal, under_systemd
 from ..table.machine import Table
 from ..views.live import live_state
@@ -85,7 +85,7 @@ class Daemon:
         keyboard = self.board.keyboard(config) if terminal else None
         buses = {e.bus: self.board.i2c(e.bus) for e in config.inputs.expanders}
         self.inputs = TableInputs(keyboard.wiring if keyboard is not None else config.inputs,
-                                  self.board.factory, buses, loop.put)
+                                  self.board.factory, buses, loop.put, wake=lambda: loop.put(Wake()))
         self.inputs.gate = table.gate
         self.oleds = SeatDisplays(specs_for(list(config.screens)), self.board.screen_opener(config))
         self.led = LedLink(self.board.led_port(config), config.centre.width, config.centre.height)
@@ -253,6 +253,9 @@ class Daemon:
         """The loop; returns when told to stop, having closed everything."""
         frozen = self.collector.freeze()  # start-up's objects, never walked again (memory.py)
         log.debug("start-up's %d objects kept out of the collector's way", frozen)
+        if self.realtime is not None:  # its other threads, all started: beside the game (realtime.py)
+            lifted = self.realtime.lift_the_rest()
+            log.debug("%d threads at SCHED_RR %d beside the game thread", lifted, BESIDE)
         status = self.status.text()
         self.notify.send("READY=1", f"STATUS={status}")
         log.info("table-host ready: %s", status)

@@ -25,6 +25,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PIL import Image, ImageDraw
@@ -32,6 +33,7 @@ from PIL import Image, ImageDraw
 from ..config import TableConfig
 from ..control.protocol import SELFTEST_MAX_TIMEOUT_S
 from ..devices.displays.oled import specs_for
+from ..devices.i2cmux import IDLE_AS_IS, IDLE_DISCONNECT, idle_state, mux_device
 from ..devices.inputs.mcp23017 import (
     INTFA,
     INTFB,
@@ -42,7 +44,9 @@ from ..devices.inputs.mcp23017 import (
     IODIRB,
     RESET_VALUES,
 )
+from ..system.errors import I2CBusMissing
 from ..system.logs import logger
+from ..system.realtime import join_the_rest
 from ..table.machine import Phase
 from ..table.presses import Event, InputEvent
 from ..views.centre import cap, seat_colour
@@ -135,8 +139,53 @@ def unserved_interrupt(bus: Any, name: str, address: int, interrupt_gpio: int) -
             f"GPIO{interrupt_gpio}: check its INTA wire")
 
 
+def probe_mux(mux: Any, sharing: Sequence[int], sysfs: Path) -> Check:
+    """A TCA9548A's `idle_state` as the kernel runs it. Alone on its bus it may stay on its last
+    channel; beside another mux on the same bus it must disconnect after every transfer (-2, the
+    overlay's disconnect_on_idle, hardware/README.md), or each keeps a channel open and a screen
+    at 0x3C behind one takes the frames meant for the 0x3C behind the other."""
+    check = Check(f"mux 0x{mux.address:02x}", f"i2c-{mux.bus}")
+    try:
+        state = idle_state(mux.bus, mux.address, sysfs)
+    except I2CBusMissing as exc:
+        check.result, check.detail = MISSING, str(exc)
+        return check
+    what = {IDLE_AS_IS: "stays on its last channel", IDLE_DISCONNECT: "disconnects after every transfer"}.get(
+        state, f"parks on channel {state}")
+    seen = f"idle_state {state}: {what}"
+    if state == IDLE_DISCONNECT or not sharing:
+        check.result = OK
+        check.detail = seen + ("" if sharing else " (alone on its bus)")
+        return check
+    others = ", ".join(f"0x{a:02x}" for a in sharing)
+    path = mux_device(mux.bus, mux.address, sysfs) / "idle_state"
+    check.result = UNEXPECTED
+    line = f"dtoverlay=i2c-mux,pca9548,addr=0x{mux.address:02x},disconnect_on_idle"
+    check.detail = (f"{seen}, but it shares i2c-{mux.bus} with the mux at {others}: a screen behind one "
+                    "takes the frames for the screen at its address behind the other. config.txt needs "
+                    f"`{line}` (install.sh writes it; reboot), which a Raspberry Pi OS kernel has since "
+                    f"2024 (update it); until the next boot: echo -2 | sudo tee {path}")
+    return check
+
+
 def screen_frame(seat: int) -> Image.Image:
-    return render_banner(f"seat {seat + 1}", "screen answers", "press what it asks", big="SELF-TEST")
+    """The probe's frame, and the picture the walk asks the builder to confirm: a border on all
+    four edges. An SH1106 driven as an SSD1306 (or the reverse) takes every byte and shows it
+    wrong: the SSD1306's horizontal addressing means nothing to an SH1106, which writes the whole
+    frame into its first page; an SSD1306 shows the SH1106's 132-column frame two pixels to the
+    right, its right edge lost. No read-back both datasheets define tells the two apart (neither
+    can be read over SPI), so the builder is asked."""
+    img = render_banner(f"seat {seat + 1}", "is the border whole?", "slap: yes, alt: no", big="SELF-TEST")
+    ImageDraw.Draw(img).rectangle((0, 0, img.width - 1, img.height - 1), outline=1)
+    return img
+
+
+PICTURE = "picture"
+"""The walk's last step on a seat whose screen answered: the builder confirms its picture."""
+ASK_PICTURE = ("look at its screen: is the border around the test picture whole, on all four edges? "
+               "SLAP = yes, ALT = no (garbled, cut off or shifted)")
+OTHER_KIND = {"ssd1306": "sh1106", "sh1106": "ssd1306"}
+MODULES = {"ssd1306": "0.96-inch modules", "sh1106": "1.3-inch modules"}
 
 
 def matrix_pattern(size: tuple[int, int], brightness: float, panel: int = 16) -> Image.Image:
@@ -174,6 +223,10 @@ def probe_led(led: Any, size: tuple[int, int], brightness: float) -> list[Check]
     controller.detail = (f"{stats.controller}, protocol {stats.protocol}, {size[0]}x{size[1]}, "
                          f"data on GP{stats.data_pin}"
                          + ("" if stats.native else ", CRC and pixel copy as Python loops (slow)"))
+    if not stats.firmware_current:  # it plays, but not the firmware this table-host carries
+        controller.result = UNEXPECTED
+        controller.detail += (f"; its firmware is {stats.firmware}, this table-host carries "
+                              f"{stats.firmware_expected}: sudo tablectl firmware flash")
     generation = led.show(matrix_pattern(size, brightness))
     until = time.monotonic() + LED_ACK_WAIT_S
     while led.stats.acked_generation < generation and time.monotonic() < until:
@@ -270,17 +323,23 @@ class SelfTest:
         threading.Thread(target=self._probe, name="selftest-probe", daemon=True).start()
 
     def _probe(self) -> None:
+        join_the_rest()  # started by the game thread: beside it, like the daemon's others
         try:
             self._found(Check("GPIO chip", self.board.describe(), OK, "opened"))
             for spec in self.config.inputs.expanders:
                 self._found(probe_expander(self.board.i2c(spec.bus), spec.name, spec.bus, spec.address))
+            sysfs = getattr(self.board, "sysfs", None)
+            for mux in self.config.i2c_muxes if sysfs is not None else ():  # an emulated board has none
+                sharing = [m.address for m in self.config.i2c_muxes if m.bus == mux.bus and m is not mux]
+                self._found(probe_mux(mux, sharing, sysfs))
             specs = specs_for(list(self.config.screens))
             answers = self.oleds.probe({s.seat: screen_frame(s.seat) for s in specs}, SCREEN_TIMEOUT_S)
             for spec in specs:
                 problem = answers.get(spec.seat, "no screen worker")
                 self._found(Check(f"seat {spec.seat + 1} screen", f"{spec.bus}, 0x{spec.address:02x}",
                                   MISSING if problem else OK,
-                                  problem or f"{spec.kind}: a frame went through"))
+                                  problem or f"{spec.kind}: a frame went through (whether it shows right, "
+                                             "only the builder sees: the walk asks)"))
             centre = self.config.centre
             for check in probe_led(self.led, (centre.width, centre.height), centre.brightness):
                 self._found(check)
@@ -306,6 +365,7 @@ class SelfTest:
             return
         down = {c.part.removeprefix("expander "): c for c in self.parts
                 if c.part.startswith("expander ") and c.result != OK}
+        screens = {c.part: c for c in self.parts if c.part.endswith(" screen")}
         for seat in self.seats:
             for control, line in self.config.inputs.seats[seat].lines().items():
                 check = Check(f"seat {seat + 1} {control}", line.key())
@@ -313,6 +373,10 @@ class SelfTest:
                 if chip is not None:
                     check.result, check.detail = NOT_TESTED, f"expander {line.expander} is {chip.result}"
                 self.walk.append(Step(seat, control, check, line.expander))
+            screen = screens.get(f"seat {seat + 1} screen")
+            if screen is not None and screen.result == OK:  # it took a frame: does it show it right?
+                where = f"{self.config.screens[seat].kind}, {screen.where}"
+                self.walk.append(Step(seat, PICTURE, Check(f"seat {seat + 1} {PICTURE}", where)))
         self.state = "walking"
         self._say("self-test: walking the seats " + ", ".join(str(s + 1) for s in self.seats)
                   + f" ({self.timeout_ns / S:g} s a control; hold a slap {self.config.inputs.stuck_s:g} s "
@@ -332,7 +396,10 @@ class SelfTest:
             self._finish("done")
             return
         self._step_due = now + self.timeout_ns
-        self._say(f"seat {step.seat + 1}: press {step.control.upper()} ({step.check.where})")
+        if step.control == PICTURE:
+            self._say(f"seat {step.seat + 1}: {ASK_PICTURE} ({step.check.where})")
+        else:
+            self._say(f"seat {step.seat + 1}: press {step.control.upper()} ({step.check.where})")
         self._draw(now)
 
     def on_input(self, event: InputEvent, now: int) -> None:
@@ -346,6 +413,13 @@ class SelfTest:
         if self.state != "walking" or step is None or event.kind not in (Event.PRESS, Event.FALSE_START):
             return
         came = f"seat {event.seat + 1}'s {event.control}"
+        if step.control == PICTURE:
+            if event.seat != step.seat:
+                return  # another seat's press says nothing about this screen
+            self._picture(step, event.control == "slap")
+            self._say(step.check.line())
+            self._next(now)
+            return
         if (event.seat, event.control) == (step.seat, step.control):
             step.check.result = OK
             self._last_word[step.seat] = f"{step.control} ok"
@@ -360,6 +434,21 @@ class SelfTest:
         self._say(step.check.line())
         self._next(now)
 
+    def _picture(self, step: Step, whole: bool) -> None:
+        """The builder's answer about a seat's test picture."""
+        kind = self.config.screens[step.seat].kind
+        if whole:
+            step.check.result, step.check.detail = OK, "the builder saw the border whole"
+            self._last_word[step.seat] = "picture ok"
+            return
+        other = OTHER_KIND[kind]
+        step.check.result = UNEXPECTED
+        step.check.detail = (f"the builder saw it garbled or cut off. Driven as {kind}: {MODULES[other]} "
+                             f"usually carry an {other.upper()} ({MODULES[kind]} an {kind.upper()}): "
+                             f"sudo tablectl config set screens.{step.seat + 1}.kind '\"{other}\"' and run "
+                             "the self-test again")
+        self._last_word[step.seat] = f"picture: not {kind}?"
+
     def deadline(self) -> int | None:
         """The current control's timeout, or the next second of its countdown on the screen."""
         if self.state != "walking" or self._current() is None:
@@ -373,6 +462,8 @@ class SelfTest:
         if now >= self._step_due:
             step.check.result = NOT_PRESSED
             step.check.detail = f"nothing in {self.timeout_ns / S:g} s"
+            if step.control == PICTURE:
+                step.check.detail += "; not confirmed (SLAP if its border is whole, ALT if not)"
             if step.expander is not None:
                 spec = self._expanders[step.expander]
                 why = unserved_interrupt(self.board.i2c(spec.bus), spec.name, spec.address,
@@ -419,7 +510,9 @@ class SelfTest:
         left = max(1, -(-(self._step_due - now) // S))
         self._redraw_at = self._step_due - (left - 1) * S  # when the seconds shown change
         for seat in range(len(self.config.inputs.seats)):
-            if seat == step.seat:
+            if seat == step.seat and step.control == PICTURE:
+                frame = screen_frame(seat)  # the picture itself: nothing drawn over it
+            elif seat == step.seat:
                 mine = [s for s in self.walk if s.seat == seat]
                 number = mine.index(step) + 1
                 frame = render_banner(f"seat {seat + 1}: press", f"{number} of {len(mine)}   {left} s",
@@ -454,6 +547,8 @@ class SelfTest:
         step = self._current()
         if self.state != "walking" or step is None:
             return ""
+        if step.control == PICTURE:
+            return f"seat {step.seat + 1}: {ASK_PICTURE}"
         return f"seat {step.seat + 1}: press {step.control.upper()}"
 
     def report(self) -> dict[str, Any]:

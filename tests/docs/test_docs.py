@@ -209,7 +209,10 @@ def test_the_readme_layout_names_every_room_of_the_package() -> None:
     assert named == rooms | {"data"}, f"README.md's layout names {sorted(named)}; the rooms: {sorted(rooms)}"
 
 
-CITED_ELSEWHERE = {"homeassistant/components/recorder/util.py"}  # another project's file, cited
+CITED_ELSEWHERE = {  # other projects' files, cited
+    "homeassistant/components/recorder/util.py",  # Home Assistant's (docs/persistence.md)
+    "examples/rp2/pio_ws2812.py",  # MicroPython's (docs/led-protocol.md)
+}
 
 
 def test_every_file_the_documents_name_is_there() -> None:

@@ -18,6 +18,7 @@ import pytest
 from helpers import play_recorded
 from plumbing import served_table, wait_for
 
+from firmware_host import __version__
 from firmware_host.cli import ctl
 from firmware_host.control.server import ControlServer
 from firmware_host.service.journal import Store
@@ -237,11 +238,18 @@ def test_json_goes_before_or_after_the_command(table_daemon) -> None:
     assert json.loads(cli("boot-config", "--json").stdout)["config_txt"]
 
 
-@pytest.mark.parametrize("prog", ["cli", "ctl"])
-def test_version(prog: str) -> None:
-    result = cli("--version", prog=prog)
+def test_version(tmp_path: Path) -> None:
+    result = cli("--version", prog="ctl")
     assert result.returncode == 0
-    assert re.fullmatch(r"(table-host|tablectl) \d+\.\d+\.\d+\S*\n", result.stdout)
+    assert re.fullmatch(r"tablectl \d+\.\d+\.\d+\S*\n", result.stdout)
+    # table-host's names the LED controller's firmware too: no table runs here to ask it.
+    from firmware_host.devices.displays.firmware import expected
+
+    alone = {**os.environ, "TABLE_HOST_SOCKET": str(tmp_path / "none.sock")}
+    result = cli("--version", env=alone)
+    assert result.returncode == 0 and result.stdout == (
+        f"table-host {__version__}\nLED controller firmware: no table runs to ask it\n"
+        f"LED controller firmware this table-host carries: {expected()}\n")
 
 
 def finished_dice_match(store: Store, seats: list[int]):
@@ -420,3 +428,22 @@ def test_running_needs_no_test_or_schematic_tools() -> None:
     extras = project["optional-dependencies"]
     assert any(d.startswith("skidl") for d in extras["schematics"])
     assert not any(d.startswith("skidl") for d in extras["dev"])
+
+
+def test_decisions_are_read_from_a_cursor_over_the_socket_and_a_bad_cursor_is_named(table_daemon) -> None:
+    """`decisions` (`table-host bench attack` reads the engine's decisions with it): the table's
+    trace from a cursor; a cursor that is no whole number, or past the trace, is refused."""
+    from firmware_host.control.client import ask
+
+    env, table, _ = table_daemon
+    path = Path(env["TABLE_HOST_SOCKET"])
+    table._trace({"decided": "slap", "seat": 2, "ts_ns": 10, "decided_ns": 5_000_020, "refused": None})
+    table._trace({"input": "press", "seat": 1, "control": "slap", "ts_ns": 30, "received_ns": 31})
+    decided = {"decided": "slap", "seat": 2, "ts_ns": 10, "decided_ns": 5_000_020, "refused": None}
+    assert ask({"cmd": "decisions", "since": 0}, path) == {"ok": True, "decisions": [decided], "next": 2,
+                                                           "missed": 0, "window_ns": 5_000_000}
+    assert ask({"cmd": "decisions", "since": 2}, path)["decisions"] == []
+    whole = "a whole number 0 or more"
+    for bad, said in ((-1, whole), ("2", whole), (3, "past the trace")):
+        refused = ask({"cmd": "decisions", "since": bad}, path)
+        assert refused["ok"] is False and said in refused["error"], refused

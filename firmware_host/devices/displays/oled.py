@@ -328,7 +328,11 @@ class FactoryGPIO:
                     device.close()
 
 
-SPI_HZ = 8_000_000  # luma's default clock, and bench.py's figure for an SPI frame
+SPI_HZ = {"ssd1306": 8_000_000, "sh1106": 2_000_000}
+"""Each controller's SPI clock, from its datasheet and what luma takes (0.5, 1, 2, 4, 8, 16 or 32
+MHz): the SSD1306 asks a clock cycle of at least 100 ns (rev 1.1, Table 13-4: 10 MHz), so 8 MHz;
+the SH1106's serial timing is slower (the Linux kernel's fbtft SH1106 driver reads its datasheet
+as 2 MHz), so 2 MHz. It was 8 MHz for both, four times what the SH1106 is specified for."""
 RESET_HOLD_S = 0.001
 """Reset held low this long: the SSD1306 asks 3 us at least (rev 1.1 §8.9, power-on step 2)."""
 
@@ -370,7 +374,7 @@ def open_spi(spec: DisplaySpec, cfg: Any, factory: Any, spidev: Callable[[], Any
     gpio = FactoryGPIO(factory)
     try:
         interface = _board_spi()(spi=spidev(), gpio=gpio, port=port, device=device, gpio_DC=cfg.dc_gpio,
-                                 gpio_RST=cfg.reset_gpio, bus_speed_hz=SPI_HZ,
+                                 gpio_RST=cfg.reset_gpio, bus_speed_hz=SPI_HZ[spec.kind],
                                  reset_hold_time=RESET_HOLD_S if cfg.reset_gpio is not None else 0)
     except Exception as exc:  # a pin in use, /dev/spidev not there or not ours (EACCES)
         gpio.cleanup()
