@@ -329,7 +329,7 @@ class ChipBoard(PiBoard):
     def _factory_class(self, base: type) -> type:
         revision = self.revision
 
-        class NamedChipFactory(base):  # type: ignore[misc, valid-type]
+        class NamedChipFactory(base):
             """gpiozero asks /proc which Pi this is; a plain chip cannot say, the file does."""
 
             def _get_revision(self) -> int:

@@ -427,6 +427,14 @@ class RoundBase:
         """What a game does when its deadline has passed, pushing its undo as a handler does
         (games with a deadline override it)."""
 
+    def scores(self) -> tuple[int, ...]:
+        """What each seat would score if the round were called now (every game's round says)."""
+        raise NotImplementedError(f"{self.game} lacks scores (docs/games.md)")
+
+    def snapshot(self) -> dict[str, object]:
+        """The round's state as plain data, which a scenario file's expect_* tables are held to."""
+        raise NotImplementedError(f"{self.game} lacks snapshot (docs/games.md)")
+
     def _end(self, result: RoundResult) -> None:
         self.result = result
 

@@ -79,7 +79,7 @@ class Commands:
             action = command.default_action if action is None else action
             if command.kind_of(action) == LOCAL:
                 raise ValueError(f"{name} {action} runs in tablectl, with your own rights: update tablectl")
-        handler = self._handlers.get((name, action if command.actions else None))
+        handler = self._handlers.get((command.name, action if command.actions else None))
         if handler is None:
             *others, last = [a for a, k in command.actions.items() if k != LOCAL]
             raise ValueError(f"{name} takes {', '.join(others)} or {last}")
