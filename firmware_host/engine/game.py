@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 
 from .round import Refusal, RoundBase, RulesError, Seat
 
@@ -56,7 +56,11 @@ class Canvas(Protocol):
     def mode(self) -> str: ...
 
 
-class Game:
+R = TypeVar("R", bound=RoundBase)
+"""A game's own round type: its hooks are given its rounds (`class DiceGame(Game[DiceRound])`)."""
+
+
+class Game(Generic[R]):
     """One game. A subclass sets the class attributes and overrides the hooks its game needs:
     the required ones (`REQUIRED`) raise `NotImplementedError` naming the game and the hook; the
     optional ones' defaults fit a game of whole rounds whose seat picks one of a list of choices
@@ -111,11 +115,11 @@ class Game:
     def check_resources(self, resources: Any) -> None:
         """Refuse a match whose resources (`resources`) were not given."""
 
-    def new_round(self, match: Match, rng: random.Random, setup: dict[str, Any]) -> RoundBase:
+    def new_round(self, match: Match, rng: random.Random, setup: dict[str, Any]) -> R:
         """The round numbered `match.round_no`; `setup` fixes its cards (scenarios)."""
         raise self.lacking("new_round")
 
-    def round_over(self, match: Match, rnd: RoundBase) -> None:
+    def round_over(self, match: Match, rnd: R) -> None:
         """What a finished round leaves for the next ones (its result is already recorded)."""
 
     def is_over(self, match: Match) -> bool:
@@ -132,7 +136,7 @@ class Game:
 
     # ------------------------------------------------------------ seeing and spelling (engine/codec.py)
 
-    def sight(self, rnd: RoundBase, seat: Seat) -> object:
+    def sight(self, rnd: R, seat: Seat) -> object:
         """What `seat` sees of the round: all a bot may decide from."""
         raise self.lacking("sight")
 
@@ -192,7 +196,7 @@ class Game:
         """The buttons that make `action` from the controller's state (bots press them)."""
         return None
 
-    def explain(self, refusal: Refusal, action: Action, rnd: RoundBase) -> str | None:
+    def explain(self, refusal: Refusal, action: Action, rnd: R) -> str | None:
         """A "doesn't fit" in words a player can act on; None: the generic wording."""
         return None
 
@@ -208,32 +212,32 @@ class Game:
         """What seat `c` has selected that the centre shows in its seat colour, or None."""
         return None
 
-    def draw_seat(self, img: Canvas, c: Controls, rnd: RoundBase) -> str:
+    def draw_seat(self, img: Canvas, c: Controls, rnd: R) -> str:
         """Draw the middle of a 128x64 seat screen (a PIL image); returns its status line."""
         raise self.lacking("draw_seat")
 
-    def draw_centre(self, img: Canvas, rnd: RoundBase, blink: bool, marks: dict[int, object]) -> None:
+    def draw_centre(self, img: Canvas, rnd: R, blink: bool, marks: dict[int, object]) -> None:
         """Draw the round on the centre matrix (a PIL RGB image); `marks` the seats' `mark`s."""
         raise self.lacking("draw_centre")
 
     # ------------------------------------------------------------ words for a terminal (views/readable.py)
 
-    def centre_words(self, rnd: RoundBase, table: object) -> object:
+    def centre_words(self, rnd: R, table: object) -> object:
         """The middle of the table as rich Text for a terminal."""
         raise self.lacking("centre_words")
 
-    def seat_words(self, c: Controls, rnd: RoundBase) -> object:
+    def seat_words(self, c: Controls, rnd: R) -> object:
         """One seat's own cards as rich Text for a terminal."""
         raise self.lacking("seat_words")
 
-    def keys(self, rnd: RoundBase | None, direct: bool = False) -> str:
+    def keys(self, rnd: R | None, direct: bool = False) -> str:
         """What the keys do in this game (`rnd` the round in progress, or None); `direct`: the
         seat has the direct buttons 1-5 (select1..5), so their keys are offered too."""
         raise self.lacking("keys")
 
     # ------------------------------------------------------------ the web page (views/live.py)
 
-    def board(self, rnd: RoundBase, seats: list[int]) -> dict[str, Any]:
+    def board(self, rnd: R, seats: list[int]) -> dict[str, Any]:
         """The round for the web page, in its small vocabulary of elements (views/boards.py);
         `seats[p]` is the seat (from 0) player p sits at."""
         raise self.lacking("board")
@@ -263,19 +267,19 @@ class Game:
         """Options for a match that goes on for as long as a benchmark needs."""
         return {"rounds": 1000}
 
-    def standing(self, rnd: RoundBase) -> tuple[int, ...]:
+    def standing(self, rnd: R) -> tuple[int, ...]:
         """What each seat would score if the round were called now."""
         return tuple(rnd.scores())
 
 
 # ---------------------------------------------------------------- the registry
 
-_games: dict[str, Game] = {}
-_actions: dict[type, tuple[Game, str]] = {}
+_games: dict[str, Game[Any]] = {}
+_actions: dict[type, tuple[Game[Any], str]] = {}
 _routine: set[type] = set()
 
 
-def register(game: Game) -> Game:
+def register(game: Game[Any]) -> Game[Any]:
     """Add a game (a game registered again under its name replaces the old entry); menus list
     the games in the order they were registered."""
     if not game.name:
@@ -303,11 +307,11 @@ def names() -> tuple[str, ...]:
     return tuple(_games)
 
 
-def get(name: str) -> Game | None:
+def get(name: str) -> Game[Any] | None:
     return _games.get(name)
 
 
-def find(name: str) -> Game:
+def find(name: str) -> Game[Any]:
     """The game registered as `name`, or a RulesError naming the games that are."""
     game = _games.get(name)
     if game is None:
@@ -315,7 +319,7 @@ def find(name: str) -> Game:
     return game
 
 
-def of_action(kind: type) -> tuple[Game, str] | None:
+def of_action(kind: type) -> tuple[Game[Any], str] | None:
     """The game an action type belongs to, and its `do` word."""
     return _actions.get(kind)
 

@@ -31,7 +31,7 @@ from .rules import (
 from .sight import CrazySight
 
 
-class CrazyGame(Game):
+class CrazyGame(Game[CrazyRound]):
     name = "crazy"
     title = "Ligretto Crazy"
     players = (MIN_PLAYERS, MAX_PLAYERS)
@@ -65,7 +65,7 @@ class CrazyGame(Game):
         reached = max(match.totals) >= match.options["target"]
         return reached or (cap is not None and match.rounds_played >= cap)
 
-    def sight(self, rnd: Any, seat: Seat) -> Any:
+    def sight(self, rnd: CrazyRound, seat: Seat) -> Any:
         return CrazySight(rnd, seat)
 
     def journal_context(self, players: int, resources: Any) -> dict[str, CrazyCard]:
@@ -138,32 +138,32 @@ class CrazyGame(Game):
 
         return policy(bot, sight)
 
-    def draw_seat(self, img: Any, c: Any, rnd: Any) -> str:
+    def draw_seat(self, img: Any, c: Any, rnd: CrazyRound) -> str:
         from .screens import seat
 
         return seat(img, c, rnd)
 
-    def draw_centre(self, img: Any, rnd: Any, blink: bool, marks: dict[int, Any]) -> None:
+    def draw_centre(self, img: Any, rnd: CrazyRound, blink: bool, marks: dict[int, Any]) -> None:
         from .screens import centre
 
         centre(img, rnd, blink, marks)
 
-    def centre_words(self, rnd: Any, table: Any) -> Any:
+    def centre_words(self, rnd: CrazyRound, table: Any) -> Any:
         from .words import centre
 
         return centre(rnd, table)
 
-    def seat_words(self, c: Any, rnd: Any) -> Any:
+    def seat_words(self, c: Any, rnd: CrazyRound) -> Any:
         from .words import seat
 
         return seat(c, rnd)
 
-    def keys(self, rnd: Any, direct: bool = False) -> str:
+    def keys(self, rnd: CrazyRound | None, direct: bool = False) -> str:
         from .words import keys
 
         return keys(rnd, direct)
 
-    def board(self, rnd: Any, seats: list[int]) -> dict[str, Any]:
+    def board(self, rnd: CrazyRound, seats: list[int]) -> dict[str, Any]:
         from .web_board import board
 
         return board(rnd, seats)

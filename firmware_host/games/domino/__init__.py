@@ -28,7 +28,7 @@ from .rules import (
 from .sight import DominoSight
 
 
-class DominoGame(Game):
+class DominoGame(Game[DominoRound]):
     name = "domino"
     title = "Ligretto Domino"
     players = (MIN_PLAYERS, MAX_PLAYERS)
@@ -65,8 +65,10 @@ class DominoGame(Game):
         return DominoRound(match.players, DominoOptions(o["tokens"], o["joker_hold_s"], o["joker_wait_s"]),
                            rng, match.resources, **setup)
 
-    def round_over(self, match: Any, rnd: Any) -> None:
-        aside = rnd.result.detail["put_aside"]
+    def round_over(self, match: Any, rnd: DominoRound) -> None:
+        assert rnd.result is not None  # asked once the round has ended (engine/match.py)
+        aside = rnd.result.detail["put_aside"]  # the round's own list of bools (rules.py, _end)
+        assert isinstance(aside, list)
         held = [st.held() for st in rnd.seats]
         match.boards = next_boards(match.boards, aside, held)
 
@@ -78,7 +80,7 @@ class DominoGame(Game):
     def carried_card(self, text: str) -> DominoCard:
         return DominoCard.parse(text)
 
-    def sight(self, rnd: Any, seat: Seat) -> Any:
+    def sight(self, rnd: DominoRound, seat: Seat) -> Any:
         return DominoSight(rnd, seat)
 
     def encode(self, action: Any) -> dict[str, Any]:
@@ -160,32 +162,32 @@ class DominoGame(Game):
         choice = c.selected()
         return choice if isinstance(choice, PlaceDomino) else None
 
-    def draw_seat(self, img: Any, c: Any, rnd: Any) -> str:
+    def draw_seat(self, img: Any, c: Any, rnd: DominoRound) -> str:
         from .screens import seat
 
         return seat(img, c, rnd)
 
-    def draw_centre(self, img: Any, rnd: Any, blink: bool, marks: dict[int, Any]) -> None:
+    def draw_centre(self, img: Any, rnd: DominoRound, blink: bool, marks: dict[int, Any]) -> None:
         from .screens import centre
 
         centre(img, rnd, blink, marks)
 
-    def centre_words(self, rnd: Any, table: Any) -> Any:
+    def centre_words(self, rnd: DominoRound, table: Any) -> Any:
         from .words import centre
 
         return centre(rnd, table)
 
-    def seat_words(self, c: Any, rnd: Any) -> Any:
+    def seat_words(self, c: Any, rnd: DominoRound) -> Any:
         from .words import seat
 
         return seat(c, rnd)
 
-    def keys(self, rnd: Any, direct: bool = False) -> str:
+    def keys(self, rnd: DominoRound | None, direct: bool = False) -> str:
         from .words import keys
 
         return keys(rnd, direct)
 
-    def board(self, rnd: Any, seats: list[int]) -> dict[str, Any]:
+    def board(self, rnd: DominoRound, seats: list[int]) -> dict[str, Any]:
         from .web_board import board
 
         return board(rnd, seats)
@@ -215,7 +217,7 @@ class DominoGame(Game):
                 *({"layout": name} for name, (_, counts, _) in layouts().items()
                   if players in counts and name != usual)]
 
-    def standing(self, rnd: Any) -> tuple[int, ...]:
+    def standing(self, rnd: DominoRound) -> tuple[int, ...]:
         """Scored as if nobody could place any more: those who placed most finished."""
         placed = [st.placed for st in rnd.seats]
         finishers = tuple(s for s, n in enumerate(placed) if n == max(placed))
