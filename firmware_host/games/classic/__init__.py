@@ -14,6 +14,7 @@ import random
 from typing import Any, ClassVar
 
 from ...engine.game import Game
+from ...engine.match import Match
 from ...engine.options import OptionSpec, one_of, whole, yes_no
 from ...engine.round import Refusal, Seat, field_int, field_str
 from ...table.controls import steps
@@ -54,7 +55,7 @@ class ClassicGame(Game[ClassicRound]):
 
     # ------------------------------------------------------------ the match and the journal
 
-    def new_round(self, match: Any, rng: random.Random, setup: dict[str, Any]) -> ClassicRound:
+    def new_round(self, match: Match, rng: random.Random, setup: dict[str, Any]) -> ClassicRound:
         o = match.options
         opts = ClassicOptions(o["recycle"], o["pro_row"], o["descending"],
                               o["alternate_colours"], o["stack_face_down"])
@@ -192,8 +193,8 @@ class ClassicGame(Game[ClassicRound]):
     def scenario_options(self, options: dict[str, Any], rounds: int) -> dict[str, Any]:
         return {"rounds": rounds, **options}
 
-    def scenario_setup(self, rnd: dict[str, Any], players: int, where: str, rng: Any,
-                       options: dict[str, Any], match: Any) -> dict[str, Any]:
+    def scenario_setup(self, rnd: dict[str, Any], players: int, where: str, rng: random.Random,
+                       options: dict[str, Any], match: Match | None) -> dict[str, Any]:
         from .scenario import setup
 
         return setup(rnd, players, where, rng)

@@ -9,6 +9,7 @@ import random
 from typing import Any, ClassVar
 
 from ...engine.game import Game
+from ...engine.match import Match
 from ...engine.options import OptionSpec, whole
 from ...engine.round import RulesError, Seat, field_int, field_str
 from ...table.controls import steps
@@ -56,11 +57,11 @@ class CrazyGame(Game[CrazyRound]):
         if not isinstance(resources, DeckSpec):
             raise RulesError("crazy needs its deck split")
 
-    def new_round(self, match: Any, rng: random.Random, setup: dict[str, Any]) -> CrazyRound:
+    def new_round(self, match: Match, rng: random.Random, setup: dict[str, Any]) -> CrazyRound:
         return CrazyRound(match.players, CrazyOptions(match.options["target"]), rng, match.resources,
                           **setup)
 
-    def is_over(self, match: Any) -> bool:
+    def is_over(self, match: Match) -> bool:
         cap = match.options["rounds"]  # a house rule: None unless the table opted in
         reached = max(match.totals) >= match.options["target"]
         return reached or (cap is not None and match.rounds_played >= cap)
@@ -170,13 +171,13 @@ class CrazyGame(Game[CrazyRound]):
 
     # ------------------------------------------------------------ scenario files and tools
 
-    def scenario_setup(self, rnd: dict[str, Any], players: int, where: str, rng: Any,
-                       options: dict[str, Any], match: Any) -> dict[str, Any]:
+    def scenario_setup(self, rnd: dict[str, Any], players: int, where: str, rng: random.Random,
+                       options: dict[str, Any], match: Match | None) -> dict[str, Any]:
         from .scenario import setup
 
         return setup(rnd, players, where, crazy_deck(), rng)
 
-    def scenario_action(self, match: Any, raw: dict[str, Any], where: str) -> Any:
+    def scenario_action(self, match: Match, raw: dict[str, Any], where: str) -> Any:
         from .scenario import action
 
         return action(match, raw)

@@ -8,6 +8,7 @@ import random
 from typing import Any, ClassVar
 
 from ...engine.game import Game
+from ...engine.match import Match
 from ...engine.options import OptionSpec, whole
 from ...engine.round import Refusal, RulesError, Seat, field_str, is_whole
 from ...table.controls import steps
@@ -46,7 +47,7 @@ class DiceGame(Game[DiceRound]):
         if options["rounds"] is None:
             options["rounds"] = 3 * players
 
-    def new_round(self, match: Any, rng: random.Random, setup: dict[str, Any]) -> DiceRound:
+    def new_round(self, match: Match, rng: random.Random, setup: dict[str, Any]) -> DiceRound:
         return DiceRound(match.players, DiceOptions(match.options["handicap"]), rng, **setup)
 
     def sight(self, rnd: DiceRound, seat: Seat) -> Any:
@@ -138,8 +139,8 @@ class DiceGame(Game[DiceRound]):
 
     # ------------------------------------------------------------ scenario files
 
-    def scenario_setup(self, rnd: dict[str, Any], players: int, where: str, rng: Any,
-                       options: dict[str, Any], match: Any) -> dict[str, Any]:
+    def scenario_setup(self, rnd: dict[str, Any], players: int, where: str, rng: random.Random,
+                       options: dict[str, Any], match: Match | None) -> dict[str, Any]:
         from ...engine.options import parse_options
         from .scenario import setup
 

@@ -8,6 +8,7 @@ import random
 from typing import Any, ClassVar
 
 from ...engine.game import Game
+from ...engine.match import Match
 from ...engine.options import OptionSpec, number, one_of, text_name, whole, yes_no
 from ...engine.round import RulesError, Seat, field_int, field_square, field_str
 from ...table.controls import steps
@@ -59,20 +60,20 @@ class DominoGame(Game[DominoRound]):
         if not isinstance(resources, Board):
             raise RulesError("domino needs a board layout")
 
-    def new_round(self, match: Any, rng: random.Random, setup: dict[str, Any]) -> DominoRound:
+    def new_round(self, match: Match, rng: random.Random, setup: dict[str, Any]) -> DominoRound:
         o = match.options
         setup.setdefault("aside", match.boards)
         return DominoRound(match.players, DominoOptions(o["tokens"], o["joker_hold_s"], o["joker_wait_s"]),
                            rng, match.resources, **setup)
 
-    def round_over(self, match: Any, rnd: DominoRound) -> None:
+    def round_over(self, match: Match, rnd: DominoRound) -> None:
         assert rnd.result is not None  # asked once the round has ended (engine/match.py)
         aside = rnd.result.detail["put_aside"]  # the round's own list of bools (rules.py, _end)
         assert isinstance(aside, list)
         held = [st.held() for st in rnd.seats]
         match.boards = next_boards(match.boards, aside, held)
 
-    def carried_over(self, match: Any) -> list[list[Any]] | None:
+    def carried_over(self, match: Match) -> list[list[Any]] | None:
         if not match.options["keep_boards"] or not match.is_over:
             return None
         return [list(b) for b in match.boards]
@@ -197,14 +198,14 @@ class DominoGame(Game[DominoRound]):
     def scenario_options(self, options: dict[str, Any], rounds: int) -> dict[str, Any]:
         return {"rounds": rounds, **options}
 
-    def scenario_setup(self, rnd: dict[str, Any], players: int, where: str, rng: Any,
-                       options: dict[str, Any], match: Any) -> dict[str, Any]:
+    def scenario_setup(self, rnd: dict[str, Any], players: int, where: str, rng: random.Random,
+                       options: dict[str, Any], match: Match | None) -> dict[str, Any]:
         from .scenario import setup
 
         aside = match.boards if match is not None else [[] for _ in range(players)]
         return setup(rnd, players, where, rng, aside)
 
-    def scenario_action(self, match: Any, raw: dict[str, Any], where: str) -> Any:
+    def scenario_action(self, match: Match, raw: dict[str, Any], where: str) -> Any:
         from .scenario import action
 
         return action(match, raw, where)
