@@ -83,16 +83,13 @@ def one_line_errors(prog: str) -> Callable[[Callable[..., int]], Callable[..., i
     def decorate(main: Callable[..., int]) -> Callable[..., int]:
         @functools.wraps(main)
         def wrapped(*args: Any, **kwargs: Any) -> int:
-            from ..system.errors import TableError
+            from ..system.errors import TableBug, TableError
 
             try:
                 return main(*args, **kwargs)
-            except Exception as exc:
-                from ..engine.round import RulesError  # the rules' own root; loaded only now
-
-                if not isinstance(exc, TableError | RulesError):
-                    raise
-                print(f"{prog}: error: {exc}", file=sys.stderr)
+            except TableError as exc:
+                bug = " (a bug in table-host: please report it)" if isinstance(exc, TableBug) else ""
+                print(f"{prog}: error: {exc}{bug}", file=sys.stderr)
                 return EXIT_BAD_INPUT
 
         return wrapped

@@ -236,12 +236,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         if command == "watch":
             return _watch(args)
         return _run(args)
-    except Exception as exc:
-        from ..engine.round import RulesError
-
-        if not isinstance(exc, RulesError):
-            raise
-        _fail(str(exc))
     except KeyboardInterrupt:
         return 130
 

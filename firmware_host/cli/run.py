@@ -16,10 +16,10 @@ import errno
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from ..config import choose_config, config_path
 from ..devices.board import EX_UNAVAILABLE, HardwareUnavailable, open_board
-from ..engine.round import RulesError
 from ..service.daemon import Daemon
 from ..service.journal import StoreError
 from ..system import memory, paths
@@ -94,7 +94,7 @@ def run(config_file: str | None, emulate: bool, ui: str = "none") -> int:
         log.error("%s", message)
         Notifier().send(f"STATUS={message}", f"ERRNO={errno.ENODEV}")
         return EX_UNAVAILABLE
-    except (TableError, RulesError) as exc:  # every error the table reports (system/errors.py)
+    except TableError as exc:  # every error the table reports (system/errors.py)
         log.error("%s", exc)
         return 2
     log.info("hardware: %s", board.describe())
@@ -128,10 +128,16 @@ def attach_web(daemon: Daemon, terminal: bool) -> None:
     if not web.enabled:
         return
     from ..web.frontend import WebView
-    from ..web.replays import routes as history_routes
+
+    def history_routes(app: Any) -> None:
+        """The history's pages, imported when the web thread builds its app: they need aiohttp,
+        which the table need not load before it is ready (web/frontend.py)."""
+        from ..web.replays import routes
+
+        routes(daemon.store)(app)
 
     view = WebView(web.bind, web.port, web.max_clients, database=paths.state_database(),
-                   routes=[history_routes(daemon.store)], names=web.names, url=web.url)
+                   routes=[history_routes], names=web.names, url=web.url)
     found = view.listen()
     daemon.address = (web.url or found) if found else ""  # what people type: [web] url wins
     daemon.attach(view)

@@ -26,10 +26,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..config import TableConfig
+from ..config import TableConfig, gpios_used
 from ..system import paths
 from ..system.errors import HardwareUnavailable
 from .displays.oled import DisplaySpec, hardware_opener
+from .emulated.keyboard import KeyboardSeats
 from .emulated.oled import RecordingInterface, recording_opener
 from .emulated.pins import EmulatedButtons, TimedMockPin
 from .i2cmux import SYSFS
@@ -59,6 +60,10 @@ class Board:
 
     def led_port(self, config: TableConfig) -> str:
         return config.centre.port
+
+    def keyboard(self, config: TableConfig) -> KeyboardSeats | None:
+        """Keys that press seat 1's buttons (a terminal's), where the board can press them."""
+        return None
 
     def describe(self) -> str:
         return self.name
@@ -324,7 +329,7 @@ class ChipBoard(PiBoard):
     def _factory_class(self, base: type) -> type:
         revision = self.revision
 
-        class NamedChipFactory(base):  # type: ignore[misc, valid-type]
+        class NamedChipFactory(base):
             """gpiozero asks /proc which Pi this is; a plain chip cannot say, the file does."""
 
             def _get_revision(self) -> int:
@@ -357,6 +362,12 @@ class EmulatedBoard(Board):
 
     def led_port(self, config: TableConfig) -> str:
         return str(self.led.path)
+
+    def keyboard(self, config: TableConfig) -> KeyboardSeats | None:
+        """Seat 1 on the keys, and keys 1-5 as its direct buttons on GPIOs the build leaves free."""
+        assert self.presser is not None
+        spare = tuple(g for g in range(4, 28) if g not in gpios_used(config))
+        return KeyboardSeats(self.presser, (0,), spare)
 
     def close(self) -> None:
         super().close()

@@ -8,25 +8,59 @@ roots (the command lines, the benches' harness, the tests' conftest) do that onc
 elsewhere registers itself with `register`. Nothing here imports a game: callers look one up by
 its name (`find`) or by one of its actions' types (`of_action`), and never branch on a game.
 
-The hooks' arguments that belong to higher rooms (a `SeatController`, a PIL image, the
-`Table`) are named only in docstrings and typed `Any`, so this module imports nothing above
-the engine. docs/games.md lists every hook: required or optional, its default, who calls it.
+The hooks' arguments that belong to higher rooms are typed by what the hooks use of them,
+as Protocols (`Controls` for a `SeatController`, `Canvas` for a PIL image), so this module
+imports nothing above the engine and mypy still checks every caller and every hook against
+them (docs/architecture.md). A game's own values (its round, sight, action and choices) are
+its own types: the base names the engine's where one exists (`RoundBase`, `Match`) and `object`
+where the engine knows nothing of them. docs/games.md lists every hook: required or optional,
+its default, who calls it.
 """
 
 from __future__ import annotations
 
 import random
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 
-from .round import Refusal, RulesError, Seat
+from .round import Refusal, RoundBase, RulesError, Seat
 
 if TYPE_CHECKING:
+    from .codec import Action
     from .match import Match
     from .options import OptionSpec
 
 
-class Game:
+class Controls(Protocol):
+    """A seat's controls as a game's hooks read and set them: table/controls.py's
+    `SeatController`, which the engine may not import."""
+
+    seat: int
+    match: Match
+    cursor: int
+    target: int
+    joker_mode: bool
+    destination: int | None
+    message: str
+
+    def selected(self) -> Any: ...
+
+
+class Canvas(Protocol):
+    """What a game draws on: a PIL image (views/), which the engine may not import."""
+
+    @property
+    def size(self) -> tuple[int, int]: ...
+
+    @property
+    def mode(self) -> str: ...
+
+
+R = TypeVar("R", bound=RoundBase)
+"""A game's own round type: its hooks are given its rounds (`class DiceGame(Game[DiceRound])`)."""
+
+
+class Game(Generic[R]):
     """One game. A subclass sets the class attributes and overrides the hooks its game needs:
     the required ones (`REQUIRED`) raise `NotImplementedError` naming the game and the hook; the
     optional ones' defaults fit a game of whole rounds whose seat picks one of a list of choices
@@ -81,16 +115,16 @@ class Game:
     def check_resources(self, resources: Any) -> None:
         """Refuse a match whose resources (`resources`) were not given."""
 
-    def new_round(self, match: Match, rng: random.Random, setup: dict[str, Any]) -> Any:
+    def new_round(self, match: Match, rng: random.Random, setup: dict[str, Any]) -> R:
         """The round numbered `match.round_no`; `setup` fixes its cards (scenarios)."""
         raise self.lacking("new_round")
 
-    def round_over(self, match: Match, rnd: Any) -> None:
+    def round_over(self, match: Match, rnd: R) -> None:
         """What a finished round leaves for the next ones (its result is already recorded)."""
 
     def is_over(self, match: Match) -> bool:
         """Asked once the round in progress has ended."""
-        return match.rounds_played >= match.options["rounds"]
+        return bool(match.rounds_played >= match.options["rounds"])
 
     def carried_over(self, match: Match) -> list[list[Any]] | None:
         """What the next match starts from, once this one is over; None: nothing."""
@@ -102,7 +136,7 @@ class Game:
 
     # ------------------------------------------------------------ seeing and spelling (engine/codec.py)
 
-    def sight(self, rnd: Any, seat: Seat) -> Any:
+    def sight(self, rnd: R, seat: Seat) -> object:
         """What `seat` sees of the round: all a bot may decide from."""
         raise self.lacking("sight")
 
@@ -110,32 +144,32 @@ class Game:
         """What `decode` needs besides the dict (a deck's cards by name), built once a replay."""
         return None
 
-    def encode(self, action: Any) -> dict[str, Any]:
+    def encode(self, action: Action) -> dict[str, Any]:
         """An action's own fields, besides do, seat and time."""
         return {}
 
-    def decode(self, kind: type, d: dict[str, Any], seat: Seat, ts: int, context: Any) -> Any:
+    def decode(self, kind: type, d: dict[str, Any], seat: Seat, ts: int, context: Any) -> Action:
         """The action of type `kind` that `d` spells (its fields already checked)."""
         raise self.lacking("decode")
 
     # ------------------------------------------------------------ a seat's controls (table/controls.py)
 
-    def choices(self, c: Any) -> list[Any]:
+    def choices(self, c: Controls) -> list[Any]:
         """What the cursor of `SeatController` `c` runs over."""
         return []
 
-    def targets(self, c: Any) -> list[Any]:
+    def targets(self, c: Controls) -> list[Any]:
         """Where the selected choice may go, chosen with up/down; [] when there is no such choice."""
         return []
 
-    def nav(self, c: Any, control: str) -> None:
+    def nav(self, c: Controls, control: str) -> None:
         """up/down (left/right move the cursor for every game)."""
 
-    def arbitrates(self, c: Any, control: str) -> bool:
+    def arbitrates(self, c: Controls, control: str) -> bool:
         """A navigation button that changes the game, so goes through the arbiter."""
         return False
 
-    def action(self, c: Any, control: str, ts: int) -> Any:
+    def action(self, c: Controls, control: str, ts: int) -> Action | None:
         """slap, alt or an arbitrated navigation button: the engine action it means, or None."""
         if control == "alt":
             return self.alt(c, ts)
@@ -147,63 +181,63 @@ class Game:
             return None
         return self.slap(c, choice, ts)
 
-    def alt(self, c: Any, ts: int) -> Any:
+    def alt(self, c: Controls, ts: int) -> Action | None:
         """The alt button's action, or None."""
         return None
 
-    def slap(self, c: Any, choice: Any, ts: int) -> Any:
+    def slap(self, c: Controls, choice: Any, ts: int) -> Action | None:
         """Slap with the cursor on `choice` (never None): the action, or None."""
         return None
 
-    def after(self, c: Any, action: Any) -> None:
+    def after(self, c: Controls, action: Action) -> None:
         """An action was taken: reset what the controls held for it."""
 
-    def presses_for(self, c: Any, action: Any) -> list[str] | None:
+    def presses_for(self, c: Controls, action: Action) -> list[str] | None:
         """The buttons that make `action` from the controller's state (bots press them)."""
         return None
 
-    def explain(self, refusal: Refusal, action: Any, rnd: Any) -> str | None:
+    def explain(self, refusal: Refusal, action: Action, rnd: R) -> str | None:
         """A "doesn't fit" in words a player can act on; None: the generic wording."""
         return None
 
     # ------------------------------------------------------------ bots (table/bot_players.py)
 
-    def policy(self, bot: Any, sight: Any) -> Callable[[Any, int], Any]:
+    def policy(self, bot: object, sight: object) -> Callable[[Any, int], Action | None]:
         """The bot's decision function for this game: (sight, now ns) -> action or None."""
         raise self.lacking("policy")
 
     # ------------------------------------------------------------ screens (views/seat.py, views/centre.py)
 
-    def mark(self, c: Any) -> Any:
+    def mark(self, c: Controls) -> object:
         """What seat `c` has selected that the centre shows in its seat colour, or None."""
         return None
 
-    def draw_seat(self, img: Any, c: Any, rnd: Any) -> str:
+    def draw_seat(self, img: Canvas, c: Controls, rnd: R) -> str:
         """Draw the middle of a 128x64 seat screen (a PIL image); returns its status line."""
         raise self.lacking("draw_seat")
 
-    def draw_centre(self, img: Any, rnd: Any, blink: bool, marks: dict[int, Any]) -> None:
+    def draw_centre(self, img: Canvas, rnd: R, blink: bool, marks: dict[int, object]) -> None:
         """Draw the round on the centre matrix (a PIL RGB image); `marks` the seats' `mark`s."""
         raise self.lacking("draw_centre")
 
     # ------------------------------------------------------------ words for a terminal (views/readable.py)
 
-    def centre_words(self, rnd: Any, table: Any) -> Any:
+    def centre_words(self, rnd: R, table: object) -> object:
         """The middle of the table as rich Text for a terminal."""
         raise self.lacking("centre_words")
 
-    def seat_words(self, c: Any, rnd: Any) -> Any:
+    def seat_words(self, c: Controls, rnd: R) -> object:
         """One seat's own cards as rich Text for a terminal."""
         raise self.lacking("seat_words")
 
-    def keys(self, rnd: Any, direct: bool = False) -> str:
+    def keys(self, rnd: R | None, direct: bool = False) -> str:
         """What the keys do in this game (`rnd` the round in progress, or None); `direct`: the
         seat has the direct buttons 1-5 (select1..5), so their keys are offered too."""
         raise self.lacking("keys")
 
     # ------------------------------------------------------------ the web page (views/live.py)
 
-    def board(self, rnd: Any, seats: list[int]) -> dict[str, Any]:
+    def board(self, rnd: R, seats: list[int]) -> dict[str, Any]:
         """The round for the web page, in its small vocabulary of elements (views/boards.py);
         `seats[p]` is the seat (from 0) player p sits at."""
         raise self.lacking("board")
@@ -214,12 +248,12 @@ class Game:
         """A file's options, given it has `rounds` [[round]] tables."""
         return options
 
-    def scenario_setup(self, rnd: dict[str, Any], players: int, where: str, rng: Any,
-                       options: dict[str, Any], match: Any) -> dict[str, Any]:
+    def scenario_setup(self, rnd: dict[str, Any], players: int, where: str, rng: random.Random,
+                       options: dict[str, Any], match: Match | None) -> dict[str, Any]:
         """A [[round]] table into the round's set-up (`match` is None for the first round)."""
         return {}
 
-    def scenario_action(self, match: Any, raw: dict[str, Any], where: str) -> Any:
+    def scenario_action(self, match: Match, raw: dict[str, Any], where: str) -> Action:
         """A file's action (seats already from 0) into an engine action."""
         from .codec import from_dict
 
@@ -233,19 +267,19 @@ class Game:
         """Options for a match that goes on for as long as a benchmark needs."""
         return {"rounds": 1000}
 
-    def standing(self, rnd: Any) -> tuple[int, ...]:
+    def standing(self, rnd: R) -> tuple[int, ...]:
         """What each seat would score if the round were called now."""
         return tuple(rnd.scores())
 
 
 # ---------------------------------------------------------------- the registry
 
-_games: dict[str, Game] = {}
-_actions: dict[type, tuple[Game, str]] = {}
+_games: dict[str, Game[Any]] = {}
+_actions: dict[type, tuple[Game[Any], str]] = {}
 _routine: set[type] = set()
 
 
-def register(game: Game) -> Game:
+def register(game: Game[Any]) -> Game[Any]:
     """Add a game (a game registered again under its name replaces the old entry); menus list
     the games in the order they were registered."""
     if not game.name:
@@ -273,11 +307,11 @@ def names() -> tuple[str, ...]:
     return tuple(_games)
 
 
-def get(name: str) -> Game | None:
+def get(name: str) -> Game[Any] | None:
     return _games.get(name)
 
 
-def find(name: str) -> Game:
+def find(name: str) -> Game[Any]:
     """The game registered as `name`, or a RulesError naming the games that are."""
     game = _games.get(name)
     if game is None:
@@ -285,7 +319,7 @@ def find(name: str) -> Game:
     return game
 
 
-def of_action(kind: type) -> tuple[Game, str] | None:
+def of_action(kind: type) -> tuple[Game[Any], str] | None:
     """The game an action type belongs to, and its `do` word."""
     return _actions.get(kind)
 
@@ -302,6 +336,6 @@ def title_of(name: str) -> str:
     return (game.title or name) if game is not None else name
 
 
-def sight_of(rnd: Any, seat: Seat) -> Any:
+def sight_of(rnd: RoundBase, seat: Seat) -> object:
     """What `seat` sees of any game's round (its game makes the sight)."""
     return find(rnd.game).sight(rnd, seat)

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from enum import IntEnum, StrEnum
 from typing import Any, ClassVar, NamedTuple, Self
 
+from ..system.errors import TableError
+
 Seat = int
 """A seat index, 0-based inside the engine (seat 1 on the table is 0 here)."""
 
@@ -48,7 +50,7 @@ def is_whole(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-class RulesError(ValueError):
+class RulesError(TableError, ValueError):
     """Set-up or options that no round can be built from (bad player count, bad deck)."""
 
 
@@ -424,6 +426,14 @@ class RoundBase:
     def _due(self, now: int) -> None:
         """What a game does when its deadline has passed, pushing its undo as a handler does
         (games with a deadline override it)."""
+
+    def scores(self) -> tuple[int, ...]:
+        """What each seat would score if the round were called now (every game's round says)."""
+        raise NotImplementedError(f"{self.game} lacks scores (docs/games.md)")
+
+    def snapshot(self) -> dict[str, object]:
+        """The round's state as plain data, which a scenario file's expect_* tables are held to."""
+        raise NotImplementedError(f"{self.game} lacks snapshot (docs/games.md)")
 
     def _end(self, result: RoundResult) -> None:
         self.result = result

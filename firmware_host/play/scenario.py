@@ -68,7 +68,7 @@ def _numbered_from_one(state: dict[str, Any]) -> dict[str, Any]:
     if "piles" in state:
         out["piles"] = piles
     if "stuck_votes" in state:
-        out["stuck_votes"] = [s + 1 for s in state["stuck_votes"]]  # type: ignore[union-attr]
+        out["stuck_votes"] = [s + 1 for s in state["stuck_votes"]]
     if "tokens" in state:
         out["tokens"] = [{k: (v + 1 if k in ("reserved_by", "blocked_for") and v is not None and v >= 0
                               else v) for k, v in t.items()} for t in state["tokens"]]
@@ -424,7 +424,8 @@ def locate(text: str, message: str) -> str:
     if found is None:
         return message
     want_round, part, index = int(found[1]) - 1, found[2], found[3]
-    round_no, counts, line = -1, {}, None
+    counts: dict[str, int] = {}
+    round_no, line = -1, None
     for header in _HEADER.finditer(text):
         at = text.count("\n", 0, header.start()) + 1
         if header[2] is None:

@@ -28,13 +28,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..config import ConfigError, TableConfig, gpios_used, remember_good
+from ..config import ConfigError, TableConfig, remember_good
 from ..control.server import ControlServer, Request
 from ..devices.board import Board, open_board
 from ..devices.buzzer import BuzzerPlayer
 from ..devices.displays.ledlink import LedLink
 from ..devices.displays.oled import SeatDisplays, specs_for
-from ..devices.emulated.keyboard import KeyboardSeats
 from ..devices.inputs.pins import TableInputs
 from ..system import memory, paths, signals
 from ..system.logs import PaneHandler, logger
@@ -83,10 +82,7 @@ class Daemon:
         self.board = board if board is not None else open_board(config)
         self.buttons = self.board.presser
         # A terminal's keys play seat 1 on an emulated board, 1-5 on direct buttons of its own.
-        keyboard = None
-        if terminal and self.buttons is not None:
-            spare = tuple(g for g in range(4, 28) if g not in gpios_used(config))
-            keyboard = KeyboardSeats(self.buttons, (0,), spare)
+        keyboard = self.board.keyboard(config) if terminal else None
         buses = {e.bus: self.board.i2c(e.bus) for e in config.inputs.expanders}
         self.inputs = TableInputs(keyboard.wiring if keyboard is not None else config.inputs,
                                   self.board.factory, buses, loop.put, wake=lambda: loop.put(Wake()))

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ..system import paths
+from ..system.errors import TableError
 
 log = logging.getLogger("table_host.store")
 
@@ -92,7 +93,7 @@ ID_MAX = (1 << 63) - 1
 """SQLite's largest integer: a database whose newest match has it has no id for the next one."""
 
 
-class StorageError(RuntimeError):
+class StorageError(TableError, RuntimeError):
     """The state database cannot be used, and moving it aside would not help. `trouble` is the
     disk's part in the operator's words (a full disk, an I/O error, a read-only file system): the
     table then starts anyway, holding what it would write until the disk takes it. None when it
@@ -103,7 +104,7 @@ class StorageError(RuntimeError):
         self.trouble = trouble
 
 
-class Damaged(Exception):
+class Damaged(TableError, ValueError):
     """The file is not a database this table can use; the message says why, in one line."""
 
 

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from PIL import Image
     from rich.text import Text
 
-    from ..devices.buzzer import Cue
+    from ..table.cues import Cue
 
 
 @dataclass(frozen=True)

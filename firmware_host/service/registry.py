@@ -13,6 +13,7 @@ from typing import Any
 
 from ..control.protocol import BY_NAME, LOCAL, wire
 from ..control.server import Request
+from ..system.errors import TableBug
 
 
 @dataclass(frozen=True)
@@ -31,7 +32,7 @@ class Call:
 CommandHandler = Callable[[Call], "dict[str, Any] | None"]
 
 
-class CommandError(RuntimeError):
+class CommandError(TableBug):
     """The commands declared and the handlers registered do not agree (a programming error)."""
 
 
@@ -78,7 +79,7 @@ class Commands:
             action = command.default_action if action is None else action
             if command.kind_of(action) == LOCAL:
                 raise ValueError(f"{name} {action} runs in tablectl, with your own rights: update tablectl")
-        handler = self._handlers.get((name, action if command.actions else None))
+        handler = self._handlers.get((command.name, action if command.actions else None))
         if handler is None:
             *others, last = [a for a, k in command.actions.items() if k != LOCAL]
             raise ValueError(f"{name} takes {', '.join(others)} or {last}")

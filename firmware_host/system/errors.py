@@ -1,23 +1,28 @@
-"""Every error the table reports, under one root (as gpiozero's exc.py keeps its own).
+"""Every error the table raises on purpose, under one root (as gpiozero's exc.py keeps its own).
 
-`TableError` is what a caller catches to turn any refusal into one line (exit 2 on the command
-line, a one-line answer on the control socket): it never means a bug. Each error also subclasses
-the builtin it resembles, so code that only knows Python's own (`except ValueError`, `except
-OSError`) keeps catching it: a bad file is a `ValueError`, a directory the table cannot use an
-`OSError`.
+`TableError` is what a caller catches to turn any of them into one line naming the problem (exit
+2 on either command line, a one-line answer on the control socket). Its children say whose fault
+it is: most are what the table was given (a file, a request, a disk, missing hardware), which it
+reports and survives; those under `TableBug` are always a bug in the table's own code, reported
+as such. Each error also subclasses the builtin it resembles, so code that only knows Python's
+own (`except ValueError`, `except OSError`) keeps catching it: a bad file is a `ValueError`, a
+directory the table cannot use an `OSError`.
 
-The rules have their own root, `engine.round.RulesError(ValueError)`: the rules import nothing of
-the project, so it cannot sit under `TableError`. It is not registered as a virtual subclass
-either: `except` matches by the real class hierarchy only, so `TableError.register(RulesError)`
-would make `issubclass` say yes while `except TableError` still let it through. A caller that
-reports errors catches `(TableError, RulesError)`; the two roots are the whole list.
+The errors defined elsewhere sit under the same root: the rules' `engine.round.RulesError` (the
+engine may import this module and nothing else of the project), the database's
+`service.database.StorageError` and the commands' `service.registry.CommandError`.
+`tests/system/test_errors.py` finds every exception class in the package and holds it to this.
 """
 
 from __future__ import annotations
 
 
 class TableError(Exception):
-    """The root: a problem the table reports in one line and survives."""
+    """The root: an error the table raised on purpose, reported in one line."""
+
+
+class TableBug(TableError, RuntimeError):
+    """Always a bug in the table's own code, never in what it was given: the line says so."""
 
 
 class ConfigError(TableError, ValueError):
@@ -40,7 +45,7 @@ class ScenarioError(TableError, ValueError):
     """A scenario file that cannot be run; the message names the place and the problem."""
 
 
-class RoundStalled(TableError, RuntimeError):
+class RoundStalled(TableBug):
     """A round that would not end: always a bug in the rules or the bots."""
 
 

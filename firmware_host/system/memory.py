@@ -27,7 +27,6 @@ import os
 import sys
 import threading
 import time
-import tracemalloc
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -186,6 +185,8 @@ def trace_if_asked(environ: Mapping[str, str] | None = None) -> Path | None:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise PathError(f"{TRACE}={directory}: cannot make the directory: {exc.strerror}") from None
+    import tracemalloc  # a diagnosis's (and its pickle): not every start's
+
     tracemalloc.start(TRACE_FRAMES)
     start = time.monotonic()
 
@@ -214,6 +215,8 @@ def snapshots(directory: Path) -> list[tuple[float, Path]]:
 def snapshot_growth(first: Path, last: Path, top: int = 12) -> list[str]:
     """What grew from one snapshot to another, the most first: bytes, blocks and the innermost
     frames of the code that allocated them (ours first: a list appended to, a cache filled)."""
+    import tracemalloc
+
     old, new = tracemalloc.Snapshot.load(str(first)), tracemalloc.Snapshot.load(str(last))
     ignore = (tracemalloc.Filter(False, tracemalloc.__file__),)
     lines = []

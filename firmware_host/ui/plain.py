@@ -34,7 +34,7 @@ from ..service.frontend import TableView
 from .terminal import mono_braille, rgb_text
 
 if TYPE_CHECKING:
-    from ..devices.buzzer import Cue
+    from ..table.cues import Cue
 
 __all__ = ["TableView", "TerminalUI", "parse_keys"]
 

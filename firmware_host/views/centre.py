@@ -119,6 +119,7 @@ def digit_piles(img: Image.Image, open_piles: list[tuple[tuple[int, int, int], i
             draw.line((x, bottom, x, bottom - value + 1), fill=scale(rgb, BAR_SHADE) if shaded else rgb)
     pitch = 2 if len(complete) <= (w + 1) // 2 else 1
     px = img.load()
+    assert px is not None  # a PIL image that exists in memory always has its pixels
     for i, rgb in enumerate(complete[:w]):
         px[i * pitch, h - 1] = rgb
 

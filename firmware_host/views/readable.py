@@ -45,7 +45,9 @@ def centre_words(table: Table) -> Text:
     """What lies in the middle, or the table's phase in words outside play."""
     phase, match = str(table.phase), table.match
     if phase == "playing" and match is not None:
-        return find(match.game).centre_words(match.round, table)
+        words = find(match.game).centre_words(match.round, table)
+        assert isinstance(words, Text), f"{match.game}'s centre_words gave {type(words).__name__}, not Text"
+        return words
     return _phase_words(table)
 
 
@@ -113,6 +115,7 @@ def seat_words(table: Table, seat: int) -> Text:
     if controller is None or str(table.phase) != "playing" or table.match is None:
         return Text("")
     out = controller.entry.seat_words(controller, table.match.round)
+    assert isinstance(out, Text), f"{table.match.game}'s seat_words gave {type(out).__name__}, not Text"
     if controller.message:
         out.append("\n")
         out.append(f" {controller.message} ", style="bold white on dark_red")

@@ -29,6 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..system.errors import TableError
 from ..system.logs import logger
 from .listen import on_our_network
 
@@ -52,7 +53,7 @@ BUSY, FORBIDDEN = "503 Service Unavailable", "403 Forbidden"
 NOT_OUR_NETWORK = "the table's web view answers its own network only"
 
 
-class TooFewDescriptors(Exception):
+class TooFewDescriptors(TableError, OSError):
     """The process's descriptor limit leaves the web no share it could serve with."""
 
 

@@ -394,7 +394,7 @@ def fake_checkout(tmp: Path) -> Path:
     shutil.copy(ROOT / "pyproject.toml", tmp / "pyproject.toml")
     bin_dir = tmp / ".venv/bin"
     bin_dir.mkdir(parents=True)
-    for name in ("python", "table-host", "ruff", "lint-imports"):
+    for name in ("python", "table-host", "ruff", "lint-imports", "mypy"):
         tool = bin_dir / name
         tool.write_text(f'#!/bin/sh\necho "{name} $*" >> "{tmp}/calls"\n')
         tool.chmod(0o755)
@@ -415,8 +415,8 @@ def test_dev_run_installs_only_what_running_needs(tmp_path: Path) -> None:
     assert dev(checkout, "run") == ["table-host run"]  # installed once
     calls = dev(checkout, "test", "-x")
     assert calls[0].startswith("python -m pip install") and calls[0].endswith("-e .[dev,schematics]")
-    assert calls[-3:] == ["ruff check firmware_host tests schematics", "lint-imports --no-logo --no-cache",
-                          "python -m pytest -x"]
+    assert calls[-4:] == ["ruff check firmware_host tests schematics", "lint-imports --no-logo --no-cache",
+                          "mypy ", "python -m pytest -x"]
 
 
 def test_running_needs_no_test_or_schematic_tools() -> None:

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ...system.errors import TableError
 from . import ledproto
 from .carried import BOARD_DIR, BOARD_FILES, SHARED_DIR, SHARED_FILES, expected, files
 
@@ -56,7 +57,7 @@ def version_of(name: str) -> str:
     return name[len(prefix):] if name.startswith(prefix) else name
 
 
-class FlashError(Exception):
+class FlashError(TableError, RuntimeError):
     """A step of the flash failed: the message says which and what to do."""
 
 

@@ -25,6 +25,7 @@ from typing import Any
 
 from PIL import Image
 
+from ...system.errors import TableError
 from ...system.logs import logger
 from . import ledproto
 from .firmware import HANDS_OFF, version_of
@@ -44,7 +45,7 @@ SILENT_LIMIT_S = 1.0
 IDLE_CHECK_S = 1.0  # no answer this long: the controller is gone, start over
 
 
-class Paused(Exception):
+class Paused(TableError, RuntimeError):
     """`pause()` asked the link to let go of the port (tablectl firmware flash)."""
 
 

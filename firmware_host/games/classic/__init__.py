@@ -14,6 +14,7 @@ import random
 from typing import Any, ClassVar
 
 from ...engine.game import Game
+from ...engine.match import Match
 from ...engine.options import OptionSpec, one_of, whole, yes_no
 from ...engine.round import Refusal, Seat, field_int, field_str
 from ...table.controls import steps
@@ -31,7 +32,7 @@ from .rules import (
 from .sight import ClassicSight
 
 
-class ClassicGame(Game):
+class ClassicGame(Game[ClassicRound]):
     name = "classic"
     title = "Ligretto"
     players = (MIN_PLAYERS, MAX_PLAYERS)
@@ -54,13 +55,13 @@ class ClassicGame(Game):
 
     # ------------------------------------------------------------ the match and the journal
 
-    def new_round(self, match: Any, rng: random.Random, setup: dict[str, Any]) -> ClassicRound:
+    def new_round(self, match: Match, rng: random.Random, setup: dict[str, Any]) -> ClassicRound:
         o = match.options
         opts = ClassicOptions(o["recycle"], o["pro_row"], o["descending"],
                               o["alternate_colours"], o["stack_face_down"])
         return ClassicRound(match.players, opts, rng, **setup)
 
-    def sight(self, rnd: Any, seat: Seat) -> Any:
+    def sight(self, rnd: ClassicRound, seat: Seat) -> Any:
         return ClassicSight(rnd, seat)
 
     def encode(self, action: Any) -> dict[str, Any]:
@@ -141,7 +142,7 @@ class ClassicGame(Game):
             return [*steps(c.cursor, options.index(action.card), len(options)), "slap"]
         return None
 
-    def explain(self, refusal: Refusal, action: Any, rnd: Any) -> str | None:
+    def explain(self, refusal: Refusal, action: Any, rnd: ClassicRound) -> str | None:
         if not isinstance(action, PlayCard | MoveToRow):
             return None
         card = action.card
@@ -157,32 +158,32 @@ class ClassicGame(Game):
 
         return policy(bot, sight)
 
-    def draw_seat(self, img: Any, c: Any, rnd: Any) -> str:
+    def draw_seat(self, img: Any, c: Any, rnd: ClassicRound) -> str:
         from .screens import seat
 
         return seat(img, c, rnd)
 
-    def draw_centre(self, img: Any, rnd: Any, blink: bool, marks: dict[int, Any]) -> None:
+    def draw_centre(self, img: Any, rnd: ClassicRound, blink: bool, marks: dict[int, Any]) -> None:
         from .screens import centre
 
         centre(img, rnd, blink, marks)
 
-    def centre_words(self, rnd: Any, table: Any) -> Any:
+    def centre_words(self, rnd: ClassicRound, table: Any) -> Any:
         from .words import centre
 
         return centre(rnd, table)
 
-    def seat_words(self, c: Any, rnd: Any) -> Any:
+    def seat_words(self, c: Any, rnd: ClassicRound) -> Any:
         from .words import seat
 
         return seat(c, rnd)
 
-    def keys(self, rnd: Any, direct: bool = False) -> str:
+    def keys(self, rnd: ClassicRound | None, direct: bool = False) -> str:
         from .words import keys
 
         return keys(rnd, direct)
 
-    def board(self, rnd: Any, seats: list[int]) -> dict[str, Any]:
+    def board(self, rnd: ClassicRound, seats: list[int]) -> dict[str, Any]:
         from .web_board import board
 
         return board(rnd, seats)
@@ -192,8 +193,8 @@ class ClassicGame(Game):
     def scenario_options(self, options: dict[str, Any], rounds: int) -> dict[str, Any]:
         return {"rounds": rounds, **options}
 
-    def scenario_setup(self, rnd: dict[str, Any], players: int, where: str, rng: Any,
-                       options: dict[str, Any], match: Any) -> dict[str, Any]:
+    def scenario_setup(self, rnd: dict[str, Any], players: int, where: str, rng: random.Random,
+                       options: dict[str, Any], match: Match | None) -> dict[str, Any]:
         from .scenario import setup
 
         return setup(rnd, players, where, rng)

@@ -9,6 +9,7 @@ import random
 from typing import Any, ClassVar
 
 from ...engine.game import Game
+from ...engine.match import Match
 from ...engine.options import OptionSpec, whole
 from ...engine.round import RulesError, Seat, field_int, field_str
 from ...table.controls import steps
@@ -31,7 +32,7 @@ from .rules import (
 from .sight import CrazySight
 
 
-class CrazyGame(Game):
+class CrazyGame(Game[CrazyRound]):
     name = "crazy"
     title = "Ligretto Crazy"
     players = (MIN_PLAYERS, MAX_PLAYERS)
@@ -56,16 +57,16 @@ class CrazyGame(Game):
         if not isinstance(resources, DeckSpec):
             raise RulesError("crazy needs its deck split")
 
-    def new_round(self, match: Any, rng: random.Random, setup: dict[str, Any]) -> CrazyRound:
+    def new_round(self, match: Match, rng: random.Random, setup: dict[str, Any]) -> CrazyRound:
         return CrazyRound(match.players, CrazyOptions(match.options["target"]), rng, match.resources,
                           **setup)
 
-    def is_over(self, match: Any) -> bool:
+    def is_over(self, match: Match) -> bool:
         cap = match.options["rounds"]  # a house rule: None unless the table opted in
         reached = max(match.totals) >= match.options["target"]
         return reached or (cap is not None and match.rounds_played >= cap)
 
-    def sight(self, rnd: Any, seat: Seat) -> Any:
+    def sight(self, rnd: CrazyRound, seat: Seat) -> Any:
         return CrazySight(rnd, seat)
 
     def journal_context(self, players: int, resources: Any) -> dict[str, CrazyCard]:
@@ -138,45 +139,45 @@ class CrazyGame(Game):
 
         return policy(bot, sight)
 
-    def draw_seat(self, img: Any, c: Any, rnd: Any) -> str:
+    def draw_seat(self, img: Any, c: Any, rnd: CrazyRound) -> str:
         from .screens import seat
 
         return seat(img, c, rnd)
 
-    def draw_centre(self, img: Any, rnd: Any, blink: bool, marks: dict[int, Any]) -> None:
+    def draw_centre(self, img: Any, rnd: CrazyRound, blink: bool, marks: dict[int, Any]) -> None:
         from .screens import centre
 
         centre(img, rnd, blink, marks)
 
-    def centre_words(self, rnd: Any, table: Any) -> Any:
+    def centre_words(self, rnd: CrazyRound, table: Any) -> Any:
         from .words import centre
 
         return centre(rnd, table)
 
-    def seat_words(self, c: Any, rnd: Any) -> Any:
+    def seat_words(self, c: Any, rnd: CrazyRound) -> Any:
         from .words import seat
 
         return seat(c, rnd)
 
-    def keys(self, rnd: Any, direct: bool = False) -> str:
+    def keys(self, rnd: CrazyRound | None, direct: bool = False) -> str:
         from .words import keys
 
         return keys(rnd, direct)
 
-    def board(self, rnd: Any, seats: list[int]) -> dict[str, Any]:
+    def board(self, rnd: CrazyRound, seats: list[int]) -> dict[str, Any]:
         from .web_board import board
 
         return board(rnd, seats)
 
     # ------------------------------------------------------------ scenario files and tools
 
-    def scenario_setup(self, rnd: dict[str, Any], players: int, where: str, rng: Any,
-                       options: dict[str, Any], match: Any) -> dict[str, Any]:
+    def scenario_setup(self, rnd: dict[str, Any], players: int, where: str, rng: random.Random,
+                       options: dict[str, Any], match: Match | None) -> dict[str, Any]:
         from .scenario import setup
 
         return setup(rnd, players, where, crazy_deck(), rng)
 
-    def scenario_action(self, match: Any, raw: dict[str, Any], where: str) -> Any:
+    def scenario_action(self, match: Match, raw: dict[str, Any], where: str) -> Any:
         from .scenario import action
 
         return action(match, raw)

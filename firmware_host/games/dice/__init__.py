@@ -8,6 +8,7 @@ import random
 from typing import Any, ClassVar
 
 from ...engine.game import Game
+from ...engine.match import Match
 from ...engine.options import OptionSpec, whole
 from ...engine.round import Refusal, RulesError, Seat, field_str, is_whole
 from ...table.controls import steps
@@ -26,7 +27,7 @@ from .rules import (
 from .sight import DiceSight
 
 
-class DiceGame(Game):
+class DiceGame(Game[DiceRound]):
     name = "dice"
     title = "Ligretto Dice"
     players = (MIN_PLAYERS, MAX_PLAYERS)
@@ -46,10 +47,10 @@ class DiceGame(Game):
         if options["rounds"] is None:
             options["rounds"] = 3 * players
 
-    def new_round(self, match: Any, rng: random.Random, setup: dict[str, Any]) -> DiceRound:
+    def new_round(self, match: Match, rng: random.Random, setup: dict[str, Any]) -> DiceRound:
         return DiceRound(match.players, DiceOptions(match.options["handicap"]), rng, **setup)
 
-    def sight(self, rnd: Any, seat: Seat) -> Any:
+    def sight(self, rnd: DiceRound, seat: Seat) -> Any:
         return DiceSight(rnd, seat)
 
     def encode(self, action: Any) -> dict[str, Any]:
@@ -91,7 +92,7 @@ class DiceGame(Game):
             return [*steps(c.cursor, wanted, len(options)), "slap"]
         return None
 
-    def explain(self, refusal: Refusal, action: Any, rnd: Any) -> str | None:
+    def explain(self, refusal: Refusal, action: Any, rnd: DiceRound) -> str | None:
         if not isinstance(action, PlaceDie):
             return None
         placed = rnd.board[action.colour]
@@ -106,40 +107,40 @@ class DiceGame(Game):
 
         return policy(bot, sight)
 
-    def draw_seat(self, img: Any, c: Any, rnd: Any) -> str:
+    def draw_seat(self, img: Any, c: Any, rnd: DiceRound) -> str:
         from .screens import seat
 
         return seat(img, c, rnd)
 
-    def draw_centre(self, img: Any, rnd: Any, blink: bool, marks: dict[int, Any]) -> None:
+    def draw_centre(self, img: Any, rnd: DiceRound, blink: bool, marks: dict[int, Any]) -> None:
         from .screens import centre
 
         centre(img, rnd, blink, marks)
 
-    def centre_words(self, rnd: Any, table: Any) -> Any:
+    def centre_words(self, rnd: DiceRound, table: Any) -> Any:
         from .words import centre
 
         return centre(rnd, table)
 
-    def seat_words(self, c: Any, rnd: Any) -> Any:
+    def seat_words(self, c: Any, rnd: DiceRound) -> Any:
         from .words import seat
 
         return seat(c, rnd)
 
-    def keys(self, rnd: Any, direct: bool = False) -> str:
+    def keys(self, rnd: DiceRound | None, direct: bool = False) -> str:
         from .words import keys
 
         return keys(rnd, direct)
 
-    def board(self, rnd: Any, seats: list[int]) -> dict[str, Any]:
+    def board(self, rnd: DiceRound, seats: list[int]) -> dict[str, Any]:
         from .web_board import board
 
         return board(rnd, seats)
 
     # ------------------------------------------------------------ scenario files
 
-    def scenario_setup(self, rnd: dict[str, Any], players: int, where: str, rng: Any,
-                       options: dict[str, Any], match: Any) -> dict[str, Any]:
+    def scenario_setup(self, rnd: dict[str, Any], players: int, where: str, rng: random.Random,
+                       options: dict[str, Any], match: Match | None) -> dict[str, Any]:
         from ...engine.options import parse_options
         from .scenario import setup
 

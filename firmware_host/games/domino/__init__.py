@@ -8,6 +8,7 @@ import random
 from typing import Any, ClassVar
 
 from ...engine.game import Game
+from ...engine.match import Match
 from ...engine.options import OptionSpec, number, one_of, text_name, whole, yes_no
 from ...engine.round import RulesError, Seat, field_int, field_square, field_str
 from ...table.controls import steps
@@ -28,7 +29,7 @@ from .rules import (
 from .sight import DominoSight
 
 
-class DominoGame(Game):
+class DominoGame(Game[DominoRound]):
     name = "domino"
     title = "Ligretto Domino"
     players = (MIN_PLAYERS, MAX_PLAYERS)
@@ -59,18 +60,20 @@ class DominoGame(Game):
         if not isinstance(resources, Board):
             raise RulesError("domino needs a board layout")
 
-    def new_round(self, match: Any, rng: random.Random, setup: dict[str, Any]) -> DominoRound:
+    def new_round(self, match: Match, rng: random.Random, setup: dict[str, Any]) -> DominoRound:
         o = match.options
         setup.setdefault("aside", match.boards)
         return DominoRound(match.players, DominoOptions(o["tokens"], o["joker_hold_s"], o["joker_wait_s"]),
                            rng, match.resources, **setup)
 
-    def round_over(self, match: Any, rnd: Any) -> None:
-        aside = rnd.result.detail["put_aside"]
+    def round_over(self, match: Match, rnd: DominoRound) -> None:
+        assert rnd.result is not None  # asked once the round has ended (engine/match.py)
+        aside = rnd.result.detail["put_aside"]  # the round's own list of bools (rules.py, _end)
+        assert isinstance(aside, list)
         held = [st.held() for st in rnd.seats]
         match.boards = next_boards(match.boards, aside, held)
 
-    def carried_over(self, match: Any) -> list[list[Any]] | None:
+    def carried_over(self, match: Match) -> list[list[Any]] | None:
         if not match.options["keep_boards"] or not match.is_over:
             return None
         return [list(b) for b in match.boards]
@@ -78,7 +81,7 @@ class DominoGame(Game):
     def carried_card(self, text: str) -> DominoCard:
         return DominoCard.parse(text)
 
-    def sight(self, rnd: Any, seat: Seat) -> Any:
+    def sight(self, rnd: DominoRound, seat: Seat) -> Any:
         return DominoSight(rnd, seat)
 
     def encode(self, action: Any) -> dict[str, Any]:
@@ -160,32 +163,32 @@ class DominoGame(Game):
         choice = c.selected()
         return choice if isinstance(choice, PlaceDomino) else None
 
-    def draw_seat(self, img: Any, c: Any, rnd: Any) -> str:
+    def draw_seat(self, img: Any, c: Any, rnd: DominoRound) -> str:
         from .screens import seat
 
         return seat(img, c, rnd)
 
-    def draw_centre(self, img: Any, rnd: Any, blink: bool, marks: dict[int, Any]) -> None:
+    def draw_centre(self, img: Any, rnd: DominoRound, blink: bool, marks: dict[int, Any]) -> None:
         from .screens import centre
 
         centre(img, rnd, blink, marks)
 
-    def centre_words(self, rnd: Any, table: Any) -> Any:
+    def centre_words(self, rnd: DominoRound, table: Any) -> Any:
         from .words import centre
 
         return centre(rnd, table)
 
-    def seat_words(self, c: Any, rnd: Any) -> Any:
+    def seat_words(self, c: Any, rnd: DominoRound) -> Any:
         from .words import seat
 
         return seat(c, rnd)
 
-    def keys(self, rnd: Any, direct: bool = False) -> str:
+    def keys(self, rnd: DominoRound | None, direct: bool = False) -> str:
         from .words import keys
 
         return keys(rnd, direct)
 
-    def board(self, rnd: Any, seats: list[int]) -> dict[str, Any]:
+    def board(self, rnd: DominoRound, seats: list[int]) -> dict[str, Any]:
         from .web_board import board
 
         return board(rnd, seats)
@@ -195,14 +198,14 @@ class DominoGame(Game):
     def scenario_options(self, options: dict[str, Any], rounds: int) -> dict[str, Any]:
         return {"rounds": rounds, **options}
 
-    def scenario_setup(self, rnd: dict[str, Any], players: int, where: str, rng: Any,
-                       options: dict[str, Any], match: Any) -> dict[str, Any]:
+    def scenario_setup(self, rnd: dict[str, Any], players: int, where: str, rng: random.Random,
+                       options: dict[str, Any], match: Match | None) -> dict[str, Any]:
         from .scenario import setup
 
         aside = match.boards if match is not None else [[] for _ in range(players)]
         return setup(rnd, players, where, rng, aside)
 
-    def scenario_action(self, match: Any, raw: dict[str, Any], where: str) -> Any:
+    def scenario_action(self, match: Match, raw: dict[str, Any], where: str) -> Any:
         from .scenario import action
 
         return action(match, raw, where)
@@ -215,7 +218,7 @@ class DominoGame(Game):
                 *({"layout": name} for name, (_, counts, _) in layouts().items()
                   if players in counts and name != usual)]
 
-    def standing(self, rnd: Any) -> tuple[int, ...]:
+    def standing(self, rnd: DominoRound) -> tuple[int, ...]:
         """Scored as if nobody could place any more: those who placed most finished."""
         placed = [st.placed for st in rnd.seats]
         finishers = tuple(s for s, n in enumerate(placed) if n == max(placed))

@@ -18,7 +18,7 @@ from .rules import Lay, Redraw, TinyRound
 from .sight import TinySight
 
 
-class TinyGame(Game):
+class TinyGame(Game[TinyRound]):
     name = "tiny"
     title = "Tiny"
     players = (2, 4)
