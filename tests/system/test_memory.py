@@ -28,11 +28,10 @@ def test_what_is_frozen_is_not_walked_by_a_full_collection() -> None:
     junk = [[i] for i in range(200_000)]  # a start-up's worth of objects
     try:
         assert Collector().freeze() >= len(junk)
-        frozen = gc.get_freeze_count()
-        collected = gc.collect(2)
-        assert gc.get_freeze_count() == frozen and collected >= 0
+        gc.collect(2)  # a frozen object may still be freed by its count (another test's, meanwhile)
+        assert gc.get_freeze_count() >= len(junk)
         walked = {id(o) for o in gc.get_objects(generation=2)}
-        assert id(junk[0]) not in walked  # out of the collector's way
+        assert not any(id(junk[i]) in walked for i in (0, 1, len(junk) // 2, -1))  # out of its way
     finally:
         gc.unfreeze()
 
