@@ -112,11 +112,12 @@ class Screens:
     what it draws. It owns the countdown's timer: the number changes on the second."""
 
     def __init__(self, loop: Loop, table: Table, oleds: Any, led: Any, centre: Any,
-                 problem: Callable[[], str], testing: Callable[[], bool]) -> None:
+                 problem: Callable[[], str]) -> None:
         """`centre`: the configuration's [centre] (width, height, brightness); `problem`: the
-        configuration's warning ("" when none); `testing`: the self-test has the screens."""
+        configuration's warning ("" when none)."""
         self.loop, self.table, self.oleds, self.led, self.centre = loop, table, oleds, led, centre
-        self.problem, self.testing = problem, testing
+        self.problem = problem
+        self._holder: Any = None  # the self-test, which has the screens while it is `active`
         self.game: TableScreens | None = None  # the match's screens, once one is bound
         self.phase_seats: dict[int, Any] = {}  # what the seats show outside play
         self.phase_centre: Any = None
@@ -127,6 +128,13 @@ class Screens:
         self._bound: Any = None
         self._count = loop.register_timer(lambda _now: None)
         loop.on(InputEvent, self.on_press)
+
+    def held_by(self, holder: Any) -> None:
+        """While `holder.active` (the self-test), it draws on the screens, not the phase."""
+        self._holder = holder
+
+    def testing(self) -> bool:
+        return self._holder is not None and bool(self._holder.active)
 
     @property
     def size(self) -> tuple[int, int]:

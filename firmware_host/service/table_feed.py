@@ -36,6 +36,7 @@ class TableFeed:
         self._due = loop.register_timer(lambda _now: None)  # wakes the loop: the advance does the rest
         loop.on(InputEvent, self.on_input)
         loop.on(AbortAsked, self.on_abort)
+        loop.after_each(self.advance)  # the first hook: the table decides, then the others follow it
 
     def follow(self, follower: Callable[[Step], None]) -> None:
         self.followers.append(follower)

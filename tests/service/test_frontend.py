@@ -70,8 +70,8 @@ def test_nothing_is_drawn_when_nothing_changed(dirs: Path) -> None:
     try:
         daemon.attach(seen)
         daemon.loop.settle(time.monotonic_ns())
-        daemon.frontends.draw()
-        daemon.frontends.draw()
+        daemon.frontends.draw(daemon.views)
+        daemon.frontends.draw(daemon.views)
         assert len(seen.views) == 1
     finally:
         daemon.close()

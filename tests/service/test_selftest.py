@@ -17,7 +17,7 @@ import pytest
 
 from firmware_host.cli import ctl
 from firmware_host.config import emulated_config
-from firmware_host.devices.board import EmulatedBoard, open_board
+from firmware_host.devices.board import EmulatedBoard, open_board, open_parts
 from firmware_host.devices.displays.ledctl import led_index
 from firmware_host.devices.emulated.oled import RecordingInterface
 from firmware_host.devices.inputs.mcp23017 import IODIRA, IODIRB
@@ -315,8 +315,8 @@ def test_each_seat_screen_asks_for_its_control_and_shows_what_arrived() -> None:
     shown: dict[int, Any] = {}
     config = emulated_config(4)
     board = open_board(config)  # its expanders answer, with no interrupt pending
-    test = SelfTest(config, board, None, None, lambda _item: None, shown.__setitem__,
-                    seats=[0, 1], timeout_s=10)
+    parts = open_parts(board, config, lambda _event: None)
+    test = SelfTest(config, parts, lambda _item: None, shown.__setitem__, seats=[0, 1], timeout_s=10)
     test.on_probed(0)  # nothing probed: straight to the walk
     S = 1_000_000_000
 
@@ -337,7 +337,7 @@ def test_each_seat_screen_asks_for_its_control_and_shows_what_arrived() -> None:
     test.tick(7 + 10 * S)
     assert on(0, "seat 1: press", "4 of 6   10 s", "right not pressed", big="UP")
     assert test.prompt() == "seat 1: press UP"
-    board.close()
+    parts.close()
 
 
 def test_a_led_controller_missing_or_of_another_size_is_reported(
