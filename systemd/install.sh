@@ -7,6 +7,10 @@
 #          --screen (the big screen: a kiosk on the HDMI port, cage + chromium, docs/web.md).
 # Raspberry Pi OS has the gpio, i2c and spi groups and their udev rules (raspberrypi-sys-mods);
 # on another Debian (a non-Pi board, the test bench) this creates the groups and the rules.
+# The package and group checks (installed, offered, pick_browser, missing_groups): their own file,
+# which tests/service/test_install_checks.py sources to run them under `set -euo pipefail` as here.
+. "$(cd "$(dirname "$0")" && pwd)/install-checks.sh"
+
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 root=""
@@ -33,8 +37,9 @@ if [ -z "$staging" ]; then
     # The unit's SupplementaryGroups: systemd refuses to start it (216/GROUP) if one is missing.
     # The ones made here are noted in /opt/table-host/created-groups: uninstall.sh removes those only.
     created=()
-    for g in table-admin gpio i2c spi dialout; do
-        getent group "$g" >/dev/null || { groupadd --system "$g"; created+=("$g"); }
+    for g in $(missing_groups table-admin gpio i2c spi dialout); do
+        groupadd --system "$g"
+        created+=("$g")
     done
     id table-host >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin \
         --gid table-admin table-host
@@ -51,7 +56,7 @@ fi
 need_packages() {
     local missing=() p
     for p in "$@"; do
-        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+        installed "$p" || missing+=("$p")
     done
     [ ${#missing[@]} -eq 0 ] && return 0
     if [ -n "$staging" ]; then
@@ -118,31 +123,29 @@ install -D -m 0644 "$src/systemd/table-web.socket" "$root/etc/systemd/system/tab
 
 # --screen: the big screen on the HDMI port, the kiosk table-screen.service (cage running the
 # browser as the unprivileged user table-screen on tty1). The browser's package is asked of apt:
-# Debian (bookworm, trixie) names it chromium, Raspberry Pi OS bookworm's own build is
-# chromium-browser (its trixie names it chromium); whichever apt offers, chromium first.
+# Debian (bookworm, trixie) and Raspberry Pi OS since August 2024 name it chromium; Raspberry
+# Pi OS named its build chromium-browser before. Whichever apt offers, chromium first.
 if [ "$screen" -eq 1 ]; then
-    browser=""
-    for candidate in chromium chromium-browser; do
-        if dpkg-query -W -f='${Status}' "$candidate" 2>/dev/null | grep -q 'install ok installed' \
-            || apt-cache policy "$candidate" 2>/dev/null | grep -q 'Candidate: [0-9]'; then
-            browser=$candidate
-            break
-        fi
-    done
-    [ -n "$browser" ] || { echo "install.sh: --screen: apt offers neither chromium nor chromium-browser" \
-        "(apt-get update first?)" >&2; exit 2; }
+    browser=$(pick_browser) || { echo "install.sh: --screen: apt offers neither chromium nor" \
+        "chromium-browser (apt-get update first?)" >&2; exit 2; }
     if [ -z "$staging" ]; then
         # xwayland: Debian bookworm's cage (0.1.4) will not start without the Xwayland binary
         # ("Cannot create XWayland server"), though the browser draws with Wayland itself.
         need_packages cage xwayland "$browser"
-        # The screen's user: no login, a home for the browser's profile, the display and input groups.
-        groups=$(for g in video render input; do getent group "$g" >/dev/null && printf '%s,' "$g"; done)
+        # The screen's user: no login, a home for the browser's profile. The unit's
+        # SupplementaryGroups (video render input: the display and the input devices) must exist,
+        # or systemd refuses to start it (216/GROUP): the missing ones are made, as above.
+        for g in $(missing_groups video render input); do
+            echo "install.sh: no $g group here: making it (the screen's unit needs it)"
+            groupadd --system "$g"
+            echo "$g" >> /opt/table-host/created-groups
+        done
         if ! id table-screen >/dev/null 2>&1; then
             useradd --system --create-home --home-dir /var/lib/table-screen --shell /usr/sbin/nologin \
                 table-screen
             echo table-screen >> /opt/table-host/created-users  # uninstall.sh removes it
         fi
-        [ -n "$groups" ] && usermod --append --groups "${groups%,}" table-screen
+        usermod --append --groups video,render,input table-screen
     fi
     sed "s|@BROWSER@|/usr/bin/$browser|" "$src/systemd/table-screen.service" \
         | install -D -m 0644 /dev/stdin "$root/etc/systemd/system/table-screen.service"

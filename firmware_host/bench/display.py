@@ -16,7 +16,6 @@ from ..table.matches import new_match
 
 DISPLAY_TARGET_P99_MS = 5.0
 I2C_HZ = 400_000
-SPI_HZ = 8_000_000
 USB_BYTES_PER_S = 1_000_000  # USB full speed CDC, a conservative effective rate
 
 
@@ -27,7 +26,7 @@ def bench_display(decisions: int = 1500, seed: int = 1) -> dict[str, Any]:
 
     from ..devices.displays.ledlink import LedLink, frame_payload
     from ..devices.displays.ledproto import OVERHEAD
-    from ..devices.displays.oled import DisplaySpec, SeatDisplays, open_luma
+    from ..devices.displays.oled import SPI_HZ, DisplaySpec, SeatDisplays, open_luma
     from ..devices.emulated.oled import RecordingInterface, recording_opener
     from ..engine.game import sight_of
     from ..service.screen_feed import TableScreens
@@ -51,7 +50,8 @@ def bench_display(decisions: int = 1500, seed: int = 1) -> dict[str, Any]:
     buses = {
         "oled_ssd1306_i2c_ms": round(wire["ssd1306"]["i2c_bytes"] * 9 / I2C_HZ * 1e3, 2),
         "oled_sh1106_i2c_ms": round(wire["sh1106"]["i2c_bytes"] * 9 / I2C_HZ * 1e3, 2),
-        "oled_ssd1306_spi_ms": round(wire["ssd1306"]["spi_bytes"] * 8 / SPI_HZ * 1e3, 3),
+        "oled_ssd1306_spi_ms": round(wire["ssd1306"]["spi_bytes"] * 8 / SPI_HZ["ssd1306"] * 1e3, 3),
+        "oled_sh1106_spi_ms": round(wire["sh1106"]["spi_bytes"] * 8 / SPI_HZ["sh1106"] * 1e3, 3),
         "centre_usb_serial_ms": round(centre_bytes / USB_BYTES_PER_S * 1e3, 2),
     }
     games: dict[str, Any] = {}
@@ -131,6 +131,8 @@ def bench_display(decisions: int = 1500, seed: int = 1) -> dict[str, Any]:
 
 
 def display_text(f: dict[str, Any]) -> str:
+    from ..devices.displays.oled import SPI_HZ
+
     lines = ["display: engine decision to every affected frame queued (real OLED workers, "
              "LED link to the emulated controller)"]
     for name, g in f["games"].items():
@@ -141,7 +143,9 @@ def display_text(f: dict[str, Any]) -> str:
     lines.append(f"  bytes per frame: OLED I2C {b['oled_ssd1306_i2c']} (SSD1306) / {b['oled_sh1106_i2c']} "
                  f"(SH1106), OLED SPI {b['oled_ssd1306_spi']}, centre {b['centre_usb_serial_32x16']}")
     lines.append(f"  modelled bus time: I2C 400 kHz {t['oled_ssd1306_i2c_ms']} ms / "
-                 f"{t['oled_sh1106_i2c_ms']} ms, SPI 8 MHz {t['oled_ssd1306_spi_ms']} ms, "
+                 f"{t['oled_sh1106_i2c_ms']} ms, SPI {SPI_HZ['ssd1306'] / 1e6:g} MHz (SSD1306) "
+                 f"{t['oled_ssd1306_spi_ms']} ms / {SPI_HZ['sh1106'] / 1e6:g} MHz (SH1106) "
+                 f"{t['oled_sh1106_spi_ms']} ms, "
                  f"USB serial {t['centre_usb_serial_ms']} ms")
     lines.append(f"  target: p99 <= {f['target_p99_ms']} ms: {'meets' if f['meets_target'] else 'MISSES'} "
                  f"({f['queue_p99_ms']} ms)")

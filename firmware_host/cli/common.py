@@ -23,10 +23,26 @@ def with_games() -> None:
 
 def version_text(prog: str) -> str:
     """From the package itself (pyproject.toml takes it from there too): asking the installed
-    metadata (importlib.metadata) would cost more than the rest of the command."""
+    metadata (importlib.metadata) would cost more than the rest of the command. table-host's
+    adds the LED controller's firmware: the running daemon's link says what the controller
+    reported; this table-host's own is computed from the files it carries."""
     from .. import __version__
 
-    return f"{prog} {__version__}"
+    if prog != "table-host":
+        return f"{prog} {__version__}"
+    from ..control.client import NotRunning, ask
+    from ..devices.displays.carried import expected
+
+    try:
+        answer = ask({"cmd": "firmware", "action": "status"}, timeout=2.0)
+        led = answer.get("firmware") or {}
+        said = led.get("controller") or "not heard from yet"
+        match = " (the same)" if led.get("current") else \
+            " (another: sudo tablectl firmware flash)" if led.get("controller") else ""
+    except (NotRunning, OSError):
+        said, match = "no table runs to ask it", ""
+    return (f"{prog} {__version__}\nLED controller firmware: {said}{match}\n"
+            f"LED controller firmware this table-host carries: {expected()}")
 
 
 def add_version(parser: argparse.ArgumentParser, prog: str) -> None:

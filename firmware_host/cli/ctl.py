@@ -5,6 +5,7 @@
     tablectl scores | history | seats
     tablectl selftest [--probe] [--seats 1,3] [--timeout S] | selftest --abort | selftest --report
     tablectl inputs                  what reached the engine, with edge and decision times
+    tablectl firmware [flash]        the LED controller's firmware; flash puts this table-host's on it
 
 Human output by default, `--json` (before or after the command) for scripts: one JSON object.
 Seats are numbered from 1 in both. Exit 0 when the table did it, 1 when it refused or is not
@@ -141,6 +142,87 @@ def selftest(args: argparse.Namespace) -> int:
         print()
         show.print_all(*show.selftest_tables(report))
     return 0 if report["passed"] else 1
+
+
+def firmware(args: argparse.Namespace) -> int:
+    """`tablectl firmware [flash]`: the LED controller's firmware version as its hello says it,
+    this table-host's, and whether they match; `flash` puts this table-host's on it
+    (devices/displays/firmware.py). Through the running daemon's link when one runs (it is
+    paused for the flash), else on the port itself (as root: the port is the dialout group's)."""
+    from ..devices.displays import firmware as fw
+
+    try:
+        daemon = ask({"cmd": "firmware", "action": "status"}, timeout=5.0)
+    except NotRunning:
+        daemon = None
+    if daemon is not None and refused(daemon, args.json):
+        return 1
+    known = daemon["firmware"] if daemon is not None else None
+    port, size = firmware_port(args, known)
+    out = sys.stderr if args.json else sys.stdout
+    if args.action == "flash":
+        hooks: dict[str, Any] = {}
+        if daemon is not None:
+            def pause() -> None:
+                answer = ask({"cmd": "firmware", "action": "pause", "seconds": 300})
+                if not answer.get("ok"):
+                    raise fw.FlashError(f"the daemon would not pause its LED link: {answer.get('error')}")
+
+            def resume() -> None:
+                with contextlib.suppress(NotRunning):
+                    ask({"cmd": "firmware", "action": "resume"})
+
+            def reported() -> str | None:
+                with contextlib.suppress(NotRunning):
+                    now = ask({"cmd": "firmware", "action": "status"})["firmware"]
+                    return now["controller"] if now["online"] else None
+                return None
+
+            hooks = {"pause": pause, "resume": resume, "reported": reported}
+        try:
+            done = fw.flash(port, size, say=lambda line: print(line, file=out, flush=True), force=args.force,
+                            **hooks)
+        except fw.FlashError as exc:
+            return failed(f"firmware flash: {exc}", args.json)
+        report = done.as_dict() | {"controller": done.after}
+    elif known is not None:
+        report = known
+    else:  # no daemon: ask the controller itself
+        try:
+            locked = fw.open_locked(port, wait_s=0)
+        except fw.FlashError as exc:
+            return failed(f"no table runs to ask, and {exc}", args.json)
+        try:
+            heard = fw.hello(locked, *size)
+        finally:
+            locked.close()
+        controller = "" if heard is None else fw.version_of(heard[1]) if heard[0] >= 3 else \
+            f"{heard[1]} (protocol {heard[0]})"
+        report = {"controller": controller, "expected": fw.expected(), "current": controller == fw.expected(),
+                  "port": port, "online": heard is not None}
+    if args.json:
+        print(json.dumps({"ok": True, **report}))
+    else:
+        from . import show
+
+        for line in show.firmware_lines({**report, "steps": []}):  # a flash's steps went out as they came
+            print(line)
+    return 0 if report["current"] else 1  # a script can tell: 1 while the controller needs flashing
+
+
+def firmware_port(args: argparse.Namespace, known: dict[str, Any] | None) -> tuple[str, tuple[int, int]]:
+    """The controller's port and matrix size: --port, else the running daemon's, else the
+    configuration's [centre] (the built-in defaults without a file)."""
+    if known is not None:
+        size = (int(known["size"][0]), int(known["size"][1]))
+        return args.port or known["port"], size
+    from ..config import CentreConfig, ConfigError, load_config
+
+    try:
+        centre = load_config(paths.config_file()).centre if paths.config_file().exists() else CentreConfig()
+    except (ConfigError, OSError):
+        centre = CentreConfig()
+    return args.port or centre.port, (centre.width, centre.height)
 
 
 def request_for(args: argparse.Namespace) -> dict[str, Any]:
@@ -444,6 +526,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return debug_bundle(Path(args.path), args.json)
     if args.cmd == "selftest":
         return selftest(args)
+    if args.cmd == "firmware":
+        return firmware(args)
     try:
         body = request_for(args)
     except ValueError as exc:

@@ -132,13 +132,40 @@ def status_rows(answer: Mapping[str, Any]) -> list[tuple[str, Any]]:
                     f"allocator {value.get('allocator')}"
         elif key == "web_view" and isinstance(value, Mapping):
             value = web_view_line(value)
+        elif key == "led_controller" and isinstance(value, Mapping):
+            value = led_controller_line(value)
         elif key == "priority" and isinstance(value, Mapping):
             value = "; ".join(f"{k} thread {v}" for k, v in value.items())
         rows.append((words(key), value))
     return rows
 
 
-WEB_REFUSED = {"full": "connections full", "per_address": "connections past an address's share"}
+def led_controller_line(led: Mapping[str, Any]) -> str:
+    """The LED controller in `tablectl status`: what answered, its firmware, and whether it is the
+    firmware this table-host carries (if not, how to put it on)."""
+    if led.get("paused"):
+        return f"paused: tablectl firmware flash has the port ({led.get('problem') or 'flashing'})"
+    if not led.get("online"):
+        seen = f"; last seen with firmware {led['firmware']}" if led.get("firmware") else ""
+        return f"offline: {led.get('problem') or 'not heard from yet'}{seen}"
+    if led.get("current"):
+        return f"{led.get('name')}: the firmware this table-host carries"
+    return (f"{led.get('name')}: firmware {led.get('firmware')}, this table-host carries "
+            f"{led.get('expected')}: sudo tablectl firmware flash")
+
+
+def firmware_lines(report: Mapping[str, Any]) -> list[str]:
+    """`tablectl firmware` and `tablectl firmware flash`, for a person."""
+    lines = [f"LED controller: {report.get('controller') or 'no answer'}",
+             f"this table-host carries: {report.get('expected')}"]
+    if report.get("controller"):
+        lines.append("the same: yes" if report.get("current") else
+                     "the same: NO: sudo tablectl firmware flash")
+    return [*(report.get("steps") or []), *lines]
+
+
+WEB_REFUSED = {"full": "connections full", "per_address": "connections past an address's share",
+               "network": "from outside the table's network (global IPv6)"}
 WEB_REFUSED_BROWSERS = {"full": "browsers full", "per_address": "browsers past an address's share",
                         "host": "not the table's name (Host)", "origin": "another site's page (Origin)"}
 WEB_CLOSED = {"head": "request head too slow", "idle": "idle", "unread": "answer unread"}
@@ -190,6 +217,8 @@ def inputs_tables(answer: Mapping[str, Any]) -> list[Any]:
             control, taken = e["decided"], e.get("decided_ns")
         else:
             what, control, taken = str(e.get("input")), e.get("control"), e.get("received_ns")
+            if e.get("detail"):
+                what += f": {e['detail']}"
         after = NOTHING if taken is None or e.get("ts_ns") is None else f"{(taken - e['ts_ns']) / 1e6:.3f}"
         t.add_row(*cells(_ms(e.get("ts_ns"), start), seat_text, control, what, after))
     out: list[Any] = [head, t]

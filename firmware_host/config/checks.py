@@ -145,4 +145,10 @@ def semantic_problems(cfg: TableConfig) -> list[str]:
                 problems.append(f"{where}: {key} is already used by {used[key]}")
             else:
                 used[key] = where
+    # A press reaches the arbiter once its minimum time is over; the arbiter holds every press
+    # for the window from its stamp, so a confirmation later than that would decide it late.
+    if cfg.inputs.min_press_us * 2 > cfg.arbiter.window_ms * 1000:
+        problems.append(f"inputs.min_press_us: {cfg.inputs.min_press_us:g} µs is more than half the "
+                        f"arbiter's window ({cfg.arbiter.window_ms:g} ms): a press would reach the arbiter "
+                        "too late to be ordered; keep it at most half of arbiter.window_ms")
     return problems

@@ -101,6 +101,9 @@ class InputsConfig(_Strict):
     seats: list[SeatWiring] = Field(min_length=2, max_length=12)
     expanders: list[Expander] = []
     debounce_ms: float = Field(30.0, ge=0, le=500)
+    min_press_us: float = Field(1000.0, ge=0, le=10_000, description=(
+        "a slap line must stay down this long in all before it is a press (stamped with its first "
+        "edge): an ESD spike lasts microseconds, a press tens of ms; 0 takes the first edge"))
     stuck_s: float = Field(2.0, gt=0, le=600)
     false_start_lockout_ms: float = Field(0.0, ge=0, le=5000)
 

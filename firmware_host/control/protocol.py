@@ -170,6 +170,17 @@ COMMANDS: list[Command] = [
                 arg("--file", help="check, set: the configuration file (default: the daemon's)"),
                 arg("--create", action="store_true",
                     help="set: no file yet: start one from the built-in 4-seat wiring, emulated"))),
+    Command("firmware", "the LED controller's firmware: its version and this table-host's; flash puts "
+                        "this one on it", CHANGES,
+            actions={"status": READS, "flash": LOCAL, "pause": CHANGES, "resume": CHANGES},
+            default_action="status", usage="tablectl firmware [flash [--force]] [--port PATH]", arguments=(
+                arg("action", nargs="?", choices=("status", "flash"), default="status",
+                    help="status (the default): both versions and whether they match; flash: copy this "
+                         "table-host's firmware to the controller (as root: sudo), reset it, check it"),
+                arg("--port", metavar="PATH",
+                    help="the controller's serial port (default: [centre] port, /dev/table-led)"),
+                arg("--force", action="store_true",
+                    help="flash: copy the firmware even if the controller runs this version already"))),
     Command("selftest", "is the box wired right? probe every part, then walk the seats", CHANGES,
             actions={"start": CHANGES, "abort": CHANGES, "status": READS}, default_action="status",
             arguments=(

@@ -8,7 +8,7 @@ As gpiozero swaps pin factories, the daemon swaps boards and never asks which on
   board that is not a Pi, or the kernel's gpio-sim in the virtual Pi). gpiozero is told which Pi's
   numbering the lines follow, since it cannot read that from such a board.
 - `EmulatedBoard` ("emulated"): every part simulated in this process, each model following its
-  datasheet (inputs/mcp23017.py, displays/oled.py, displays/emulated_led.py); keyboard seats and
+  datasheet (emulated/mcp23017.py, emulated/oled.py, emulated/led.py); keyboard seats and
   bots press its buttons through the same pins and expanders the Pi path reads.
 
 Nothing falls back: GPIO that cannot be opened raises `HardwareUnavailable` naming what failed;
@@ -32,6 +32,7 @@ from ..system.errors import HardwareUnavailable
 from .displays.oled import DisplaySpec, hardware_opener
 from .emulated.oled import RecordingInterface, recording_opener
 from .emulated.pins import EmulatedButtons, TimedMockPin
+from .i2cmux import SYSFS, I2CMuxes
 from .inputs.mcp23017 import Bus
 from .parts import OK, Check, Part, Parts, Timers
 
@@ -55,6 +56,9 @@ class Board(Part):
     factory: Any
     presser: EmulatedButtons | None = None
     """Only an emulated board can press its own buttons (keyboard seats, bots)."""
+    sysfs: Path | None = None
+    """Where the kernel's I2C multiplexers show (the self-test reads their idle_state); None: the
+    board has none (emulated)."""
 
     def i2c(self, bus: int) -> Bus:
         raise NotImplementedError
@@ -85,20 +89,21 @@ class TableParts(Parts):
     """The parts one board built, by name for the components that drive one (the screens, the
     sounds, the keys), and in probe order for those that only go round them all."""
 
-    def __init__(self, board: Board, inputs: TableInputs, screens: SeatDisplays, led: LedLink,
-                 buzzer: Buzzer, keyboard: KeyboardSeats | None) -> None:
-        super().__init__(board, inputs, screens, led, buzzer)
+    def __init__(self, board: Board, inputs: TableInputs, muxes: I2CMuxes, screens: SeatDisplays,
+                 led: LedLink, buzzer: Buzzer, keyboard: KeyboardSeats | None) -> None:
+        super().__init__(board, inputs, muxes, screens, led, buzzer)
         self.board, self.inputs, self.screens, self.led, self.buzzer = board, inputs, screens, led, buzzer
         self.keyboard = keyboard
         """A terminal's keys on seat 1's emulated buttons (None on real hardware or headless)."""
 
 
-def open_parts(board: Board, config: TableConfig, put: Callable[[Any], None], keys: bool = False,
+def open_parts(board: Board, config: TableConfig, put: Callable[[Any], None],
+               wake: Callable[[], None] | None = None, keys: bool = False,
                on_error: Callable[[str], None] | None = None) -> TableParts:
     """Every part of the table on `board`, each opened (a part that cannot open says so in its
-    `problem`). `put`: where the inputs' events go (the loop's queue, from any thread). `keys`: a
-    terminal plays seat 1 on an emulated board (its direct buttons on GPIOs the build leaves
-    free)."""
+    `problem`). `put`: where the inputs' events go (the loop's queue, from any thread); `wake`:
+    wakes the loop with no event (an input's deadline came earlier). `keys`: a terminal plays
+    seat 1 on an emulated board (its direct buttons on GPIOs the build leaves free)."""
     from .buzzer import open_buzzer
     from .displays.ledlink import LedLink
     from .displays.oled import SeatDisplays, specs_for
@@ -111,11 +116,12 @@ def open_parts(board: Board, config: TableConfig, put: Callable[[Any], None], ke
         keyboard = KeyboardSeats(board.presser, (0,), spare)
     buses = {e.bus: board.i2c(e.bus) for e in config.inputs.expanders}
     wiring = keyboard.wiring if keyboard is not None else config.inputs
-    inputs = TableInputs(wiring, board.factory, buses, put)
+    inputs = TableInputs(wiring, board.factory, buses, put, wake=wake)
+    muxes = I2CMuxes(config.i2c_muxes, board.sysfs)
     screens = SeatDisplays(specs_for(list(config.screens)), board.screen_opener(config))
     led = LedLink(board.led_port(config), config.centre.width, config.centre.height)
     buzzer = open_buzzer(config.buzzer, board.factory, on_error=on_error)
-    return TableParts(board, inputs, screens, led, buzzer, keyboard)
+    return TableParts(board, inputs, muxes, screens, led, buzzer, keyboard)
 
 
 class SMBusLine:
@@ -302,6 +308,7 @@ class PiBoard(Board):
             self.chip_found = "as [hardware] chip names it"
         self.factory = self._factory(self.chip)
         self._buses: dict[int, SMBusLine] = {}
+        self.sysfs = SYSFS
 
     def _revision(self) -> int:
         """The board's revision code as gpiozero reads it (gpiozero.pins.local.get_pi_revision:

@@ -81,7 +81,8 @@ class Daemon:
         self.pane = PaneHandler().attach() if terminal else None
         self.store = Store(state_db)
         self.board = board if board is not None else open_board(config)
-        self.parts = parts = open_parts(self.board, config, loop.put, keys=terminal,
+        self.parts = parts = open_parts(self.board, config, loop.put, wake=lambda: loop.put(Wake()),
+                                        keys=terminal,
                                         on_error=logger("sounds").warning)
         parts.inputs.gate = table.gate
         self.control = self._listen(config)

@@ -31,6 +31,8 @@ from PIL import Image
 from ..config import TableConfig
 from ..control.protocol import SELFTEST_MAX_TIMEOUT_S
 from ..devices.displays.ledlink import matrix_pattern
+from ..devices.displays.oled import screen_frame
+from ..devices.i2cmux import probe_mux
 from ..devices.inputs.mcp23017 import probe_expander, unserved_interrupt
 from ..devices.parts import (
     MISSING,
@@ -57,10 +59,18 @@ if TYPE_CHECKING:
     from .screen_feed import Screens
 
 __all__ = ["MISSING", "MISWIRED", "NOT_PRESSED", "NOT_TESTED", "OK", "PROBLEMS", "UNEXPECTED", "WAITING",
-           "Check", "SelfTest", "SelfTests", "matrix_pattern", "probe_expander", "unserved_interrupt"]
+           "Check", "SelfTest", "SelfTests", "matrix_pattern", "probe_expander", "probe_mux", "screen_frame",
+           "unserved_interrupt"]
 
 S = 1_000_000_000
 DEFAULT_TIMEOUT_S = 10.0
+
+PICTURE = "picture"
+"""The walk's last step on a seat whose screen answered: the builder confirms its picture."""
+ASK_PICTURE = ("look at its screen: is the border around the test picture whole, on all four edges? "
+               "SLAP = yes, ALT = no (garbled, cut off or shifted)")
+OTHER_KIND = {"ssd1306": "sh1106", "sh1106": "ssd1306"}
+MODULES = {"ssd1306": "0.96-inch modules", "sh1106": "1.3-inch modules"}
 
 
 # ---------------------------------------------------------------- the self-test
@@ -134,6 +144,7 @@ class SelfTest:
             return
         down = {c.part.removeprefix("expander "): c for c in self.parts
                 if c.part.startswith("expander ") and c.result != OK}
+        screens = {c.part: c for c in self.parts if c.part.endswith(" screen")}
         for seat in self.seats:
             for control, line in self.config.inputs.seats[seat].lines().items():
                 check = Check(f"seat {seat + 1} {control}", line.key())
@@ -141,6 +152,10 @@ class SelfTest:
                 if chip is not None:
                     check.result, check.detail = NOT_TESTED, f"expander {line.expander} is {chip.result}"
                 self.walk.append(Step(seat, control, check, line.expander))
+            screen = screens.get(f"seat {seat + 1} screen")
+            if screen is not None and screen.result == OK:  # it took a frame: does it show it right?
+                where = f"{self.config.screens[seat].kind}, {screen.where}"
+                self.walk.append(Step(seat, PICTURE, Check(f"seat {seat + 1} {PICTURE}", where)))
         self.state = "walking"
         self._say("self-test: walking the seats " + ", ".join(str(s + 1) for s in self.seats)
                   + f" ({self.timeout_ns / S:g} s a control; hold a slap {self.config.inputs.stuck_s:g} s "
@@ -160,7 +175,10 @@ class SelfTest:
             self._finish("done")
             return
         self._step_due = now + self.timeout_ns
-        self._say(f"seat {step.seat + 1}: press {step.control.upper()} ({step.check.where})")
+        if step.control == PICTURE:
+            self._say(f"seat {step.seat + 1}: {ASK_PICTURE} ({step.check.where})")
+        else:
+            self._say(f"seat {step.seat + 1}: press {step.control.upper()} ({step.check.where})")
         self._draw(now)
 
     def on_input(self, event: InputEvent, now: int) -> None:
@@ -174,6 +192,13 @@ class SelfTest:
         if self.state != "walking" or step is None or event.kind not in (Event.PRESS, Event.FALSE_START):
             return
         came = f"seat {event.seat + 1}'s {event.control}"
+        if step.control == PICTURE:
+            if event.seat != step.seat:
+                return  # another seat's press says nothing about this screen
+            self._picture(step, event.control == "slap")
+            self._say(step.check.line())
+            self._next(now)
+            return
         if (event.seat, event.control) == (step.seat, step.control):
             step.check.result = OK
             self._last_word[step.seat] = f"{step.control} ok"
@@ -188,6 +213,21 @@ class SelfTest:
         self._say(step.check.line())
         self._next(now)
 
+    def _picture(self, step: Step, whole: bool) -> None:
+        """The builder's answer about a seat's test picture."""
+        kind = self.config.screens[step.seat].kind
+        if whole:
+            step.check.result, step.check.detail = OK, "the builder saw the border whole"
+            self._last_word[step.seat] = "picture ok"
+            return
+        other = OTHER_KIND[kind]
+        step.check.result = UNEXPECTED
+        step.check.detail = (f"the builder saw it garbled or cut off. Driven as {kind}: {MODULES[other]} "
+                             f"usually carry an {other.upper()} ({MODULES[kind]} an {kind.upper()}): "
+                             f"sudo tablectl config set screens.{step.seat + 1}.kind '\"{other}\"' and run "
+                             "the self-test again")
+        self._last_word[step.seat] = f"picture: not {kind}?"
+
     def deadline(self) -> int | None:
         """The current control's timeout, or the next second of its countdown on the screen."""
         if self.state != "walking" or self._current() is None:
@@ -201,6 +241,8 @@ class SelfTest:
         if now >= self._step_due:
             step.check.result = NOT_PRESSED
             step.check.detail = f"nothing in {self.timeout_ns / S:g} s"
+            if step.control == PICTURE:
+                step.check.detail += "; not confirmed (SLAP if its border is whole, ALT if not)"
             if step.expander is not None:
                 why = self.devices.why_silent(step.expander)
                 step.check.detail += f"; {why}" if why else ""
@@ -245,7 +287,9 @@ class SelfTest:
         left = max(1, -(-(self._step_due - now) // S))
         self._redraw_at = self._step_due - (left - 1) * S  # when the seconds shown change
         for seat in range(len(self.config.inputs.seats)):
-            if seat == step.seat:
+            if seat == step.seat and step.control == PICTURE:
+                frame = screen_frame(seat)  # the picture itself: nothing drawn over it
+            elif seat == step.seat:
                 mine = [s for s in self.walk if s.seat == seat]
                 number = mine.index(step) + 1
                 frame = render_banner(f"seat {seat + 1}: press", f"{number} of {len(mine)}   {left} s",
@@ -280,6 +324,8 @@ class SelfTest:
         step = self._current()
         if self.state != "walking" or step is None:
             return ""
+        if step.control == PICTURE:
+            return f"seat {step.seat + 1}: {ASK_PICTURE}"
         return f"seat {step.seat + 1}: press {step.control.upper()}"
 
     def report(self) -> dict[str, Any]:

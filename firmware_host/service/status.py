@@ -44,6 +44,45 @@ class Status:
 
     def register(self, commands: Commands) -> None:
         commands.register("debug", self.debug)
+        commands.register("firmware", self.firmware, action="status")
+        commands.register("firmware", self.firmware_pause, action="pause")
+        commands.register("firmware", self.firmware_resume, action="resume")
+
+    # ------------------------------------------------------------ the LED controller's firmware
+
+    def firmware(self, _call: Call) -> dict[str, Any]:
+        """The controller's firmware as its hello said it, and the one this table-host carries."""
+        link, centre = self.parts.led, self.configuration.config.centre
+        stats = link.stats
+        return {"firmware": {"controller": stats.firmware, "expected": stats.firmware_expected,
+                             "current": stats.firmware_current, "online": stats.online,
+                             "paused": stats.paused, "port_open": link.port_open, "port": link.path,
+                             "size": [centre.width, centre.height], "problem": stats.last_error}}
+
+    def firmware_pause(self, call: Call) -> dict[str, Any]:
+        """`tablectl firmware flash` is about to take the port: the link lets go (its worker
+        closes the port; `port_open` says when) and keeps off it until resumed, or `seconds`."""
+        seconds = call.get("seconds", 300)
+        if not isinstance(seconds, int | float) or not 0 < seconds <= 900:
+            raise ValueError("firmware pause: seconds must be above 0 and at most 900")
+        self.parts.led.pause(float(seconds), wait=False)
+        return self.firmware(call)
+
+    def firmware_resume(self, call: Call) -> dict[str, Any]:
+        self.parts.led.resume()
+        return self.firmware(call)
+
+    def led_controller(self) -> dict[str, Any]:
+        """`tablectl status`'s line on the LED controller: what answers, and its firmware."""
+        stats = self.parts.led.stats
+        out: dict[str, Any] = {"online": stats.online, "name": stats.controller,
+                               "firmware": stats.firmware, "expected": stats.firmware_expected,
+                               "current": stats.firmware_current}
+        if stats.paused:
+            out["paused"] = True
+        if stats.last_error:
+            out["problem"] = stats.last_error
+        return out
 
     def after_step(self, _step: Step) -> None:
         text = self.text()
@@ -89,6 +128,7 @@ class Status:
                                             "threads": memory.threads(),
                                             "allocator": memory.describe(),
                                             "collector": self.collector.figures()}}
+        extra["led_controller"] = self.led_controller()
         if self.problem():
             extra["warning"] = self.problem()
         if self.address():

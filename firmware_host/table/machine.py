@@ -118,8 +118,9 @@ class Table:
 
     def on_input(self, event: InputEvent, now: int) -> None:
         """A clean input event from a physical seat."""
-        self.trace.append({"input": str(event.kind), "seat": event.seat + 1, "control": event.control,
-                           "ts_ns": event.ts, "received_ns": now})
+        entry = {"input": str(event.kind), "seat": event.seat + 1, "control": event.control,
+                 "ts_ns": event.ts, "received_ns": now}
+        self.trace.append(entry | {"detail": event.detail} if event.detail else entry)
         if event.seat < 0:  # an expander fault or recovery: say it, keep going
             level = logging.WARNING if event.kind == "fault" else logging.INFO
             self._note(event.detail, level, inputs_log)

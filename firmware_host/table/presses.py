@@ -9,6 +9,14 @@ buttons' names and the events they make (`InputEvent`), which the table reads.
   `SETTLE_GRACE_NS` after the window, once any edge still on its way has
   arrived. A quick slap is a press and a release, never a button left down that
   turns stuck and swallows the next press.
+- Minimum press (lines with `min_press_ns`, the GPIO lines): a contact is a press only once the
+  line has been down that long in all, counting from the first edge and through bounce; an ESD
+  spike (microseconds) or a glitch is dropped without a trace, and the line is free at once.
+  The press keeps the first edge's stamp. It is confirmed by the edge that ends a long enough
+  contact (in stamp order, however late it is delivered), or by the clock once the time has
+  passed while the caller reads the line still down (`confirm`). Gaps shorter than
+  `min_press_ns` are bounce within the press; a longer gap before it was confirmed ends it as
+  a spike.
 - Stuck: a button still down `stuck_ns` after its press is reported stuck and
   ignored until it is released (a jammed or shorted button must not block or
   flood the table).
@@ -36,6 +44,7 @@ class Event(StrEnum):
     STUCK = "stuck"
     UNSTUCK = "unstuck"
     FALSE_START = "false_start"
+    SPIKE = "spike"  # a contact too short to be a press (min_press_ns): traced, never played
 
 
 NAV = ("left", "right", "up", "down", "alt")
@@ -60,20 +69,41 @@ class LineFilter:
 
     debounce_ns: int = DEFAULT_DEBOUNCE_NS
     stuck_ns: int = DEFAULT_STUCK_NS
+    min_press_ns: int = 0
     down: bool = False
     stuck: bool = False
     _quiet_until: int = -(1 << 62)
     _down_since: int | None = None
     _late: tuple[bool, int] | None = None  # the last edge dropped in the quiet window
     bounces: int = 0
+    spikes: int = 0  # contacts too short to be a press (min_press_ns)
+    # A press waiting to be confirmed (min_press_ns): its first edge's stamp, how long the line
+    # was down before its last opening, since when it is down now (None: open since _open_at),
+    # and whether the clock saw the line disagree with the edges (one still on its way).
+    _pending: int | None = None
+    _held: int = 0
+    _since: int | None = None
+    _open_at: int = 0
+    _awaiting_edge: bool = False
 
     def start(self, down: bool, ts: int) -> None:
         """The line's level when watching begins: held at start-up is no press."""
         self.down = down
         self._down_since = ts if down else None
+        self._pending = None
+
+    @property
+    def pending(self) -> int | None:
+        """The stamp of a press waiting for its minimum time (None: none waits)."""
+        return self._pending
 
     def edge(self, down: bool, ts: int) -> Event | None:
-        """A raw edge; returns the clean event it makes, if any. Call `settle(ts)` first."""
+        """A raw edge; returns the clean event it makes, if any. Call `settle(ts, edge=True)` and
+        `confirm(ts, down, edge=True)` first."""
+        if self._pending is not None:  # the contact is judged by `confirm`; the window still runs
+            self.bounces += 1
+            self._late = (down, ts)
+            return None
         if ts < self._quiet_until:
             self.bounces += 1
             self._late = (down, ts)
@@ -86,7 +116,13 @@ class LineFilter:
         if down:
             self._down_since = ts
             self._quiet_until = ts + self.debounce_ns
-            return None if self.stuck else Event.PRESS
+            if self.stuck:
+                return None
+            if self.min_press_ns > 0:
+                self._pending, self._held, self._since, self._open_at = ts, 0, ts, ts
+                self._awaiting_edge = False
+                return None
+            return Event.PRESS
         self._down_since = None
         self._quiet_until = ts + self.debounce_ns
         if self.stuck:
@@ -94,9 +130,77 @@ class LineFilter:
             return Event.UNSTUCK
         return Event.RELEASE
 
+    def confirm(self, now: int, down: bool, edge: bool = False) -> tuple[Event, int] | None:
+        """Judge the waiting press; (PRESS, its first stamp) once it has held `min_press_ns`.
+
+        `edge`: `now` is the stamp of the line's next edge and `down` its level (call before
+        `edge`). Else `now` is the clock and `down` the line's level read now: the press is
+        confirmed if the line is down and has been long enough; the line open for
+        `min_press_ns` ends it as a spike; a line that disagrees with the edges seen has an
+        edge on its way, whose stamp decides (or, should none come within SETTLE_GRACE_NS, the
+        press is dropped: nothing showed it held)."""
+        start = self._pending
+        if start is None:
+            return None
+        if edge:
+            self._awaiting_edge = False
+            if not down and self._since is not None:  # the contact opens: was it long enough?
+                self._held += now - self._since
+                self._since, self._open_at = None, now
+                return self._confirmed() if self._held >= self.min_press_ns else None
+            if down and self._since is None:  # closes again: bounce, or a new contact after a spike
+                if now - self._open_at >= self.min_press_ns or now - start >= self._limit():
+                    self._spike()
+                else:
+                    self._since = now
+            return None
+        if self._since is not None and down:
+            if self._held + now - self._since >= self.min_press_ns:
+                return self._confirmed()
+        elif self._since is None and not down:
+            if now - self._open_at >= self.min_press_ns:
+                self._spike()
+                return None
+        else:
+            self._awaiting_edge = True
+        if now - start >= SETTLE_GRACE_NS:
+            self._spike()
+        return None
+
+    def confirm_due(self) -> int | None:
+        """When the clock may confirm or drop the waiting press (for the caller's timer)."""
+        start = self._pending
+        if start is None:
+            return None
+        if self._awaiting_edge:
+            return start + SETTLE_GRACE_NS
+        if self._since is not None:
+            return self._since + self.min_press_ns - self._held
+        return self._open_at + self.min_press_ns
+
+    def _limit(self) -> int:
+        """How long a contact may chatter before it is no press: a real one settles within the
+        debounce time."""
+        return max(self.debounce_ns, 10 * self.min_press_ns)
+
+    def _confirmed(self) -> tuple[Event, int]:
+        start = self._pending
+        assert start is not None
+        self._pending = None
+        return Event.PRESS, start
+
+    def _spike(self) -> None:
+        """Not a press: forgotten, and the line free at once (no quiet window left behind)."""
+        self._pending = None
+        self.spikes += 1
+        self.down = False
+        self._down_since = None
+        self._late = None
+        self._quiet_until = -(1 << 62)
+
     def settle_due(self) -> int | None:
         """When the clock may apply the window's last dropped edge (for the caller's timer)."""
-        if self._late is None or self._late[0] == self.down:
+        if self._pending is not None or self._late is None or self._late[0] == self.down:
             return None
         return self._quiet_until + SETTLE_GRACE_NS
 
@@ -114,7 +218,7 @@ class LineFilter:
 
     def stuck_due(self) -> int | None:
         """When this line will count as stuck if it stays down (for the caller's timer)."""
-        if self._down_since is None or self.stuck:
+        if self._down_since is None or self.stuck or self._pending is not None:
             return None
         return self._down_since + self.stuck_ns
 

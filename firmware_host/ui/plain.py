@@ -4,7 +4,7 @@ Seat 1 is yours: arrows move the cursor, space slaps, enter is alt, 1-5 the
 direct buttons. In the lobby: space joins, left/right choose the game, enter
 starts; `b` adds a bot, `B` removes one, `l` the next bot's level; `q` quits
 (during a match after a yes). Keys go through the emulated pins like any
-button (inputs/keyboard.py). The Textual UI (textual_app.py) is the default;
+button (devices/emulated/keyboard.py). The Textual UI (textual_app.py) is the default;
 this one needs nothing but a tty.
 
 Everything drawn fits the terminal's width: where the frames fit beside the

@@ -2,7 +2,7 @@
 
 The daemon runs exactly as on the Pi, in its own thread; this app is only a
 display and a keyboard. Keys go to the daemon's queue and from there to seat
-1's emulated pins (inputs/keyboard.py), so a key press takes the Pi's path:
+1's emulated pins (devices/emulated/keyboard.py), so a key press takes the Pi's path:
 mock pin, edge filter, arbiter, engine. What is drawn are the frames the
 devices were sent: the centre matrix in colour, a seat's OLED in braille
 (`z` for the sharper half-block view), and beside them the table in words and

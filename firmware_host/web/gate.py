@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..system.logs import logger
+from .listen import on_our_network
 
 log = logger("web")
 
@@ -45,8 +46,10 @@ ACCEPT_BATCH = 32  # connections taken at one wake of the loop, then the loop's 
 SAY_EVERY_S = 60.0  # one kind of trouble: into the journal once a minute at most
 SWEEP_S = 1.0  # how often the deadlines are looked at (they are seconds long)
 OUT_OF_DESCRIPTORS = (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM)
-REFUSED_ANSWER = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\n" \
+REFUSED_ANSWER = "HTTP/1.1 {status}\r\nContent-Type: text/plain; charset=utf-8\r\n" \
                  "Content-Length: {length}\r\nConnection: close\r\n\r\n{text}"
+BUSY, FORBIDDEN = "503 Service Unavailable", "403 Forbidden"
+NOT_OUR_NETWORK = "the table's web view answers its own network only"
 
 
 class TooFewDescriptors(Exception):
@@ -161,7 +164,7 @@ class Gate:
         self.guards: set[Guard] = set()
         self.open = 0
         self.per_address: dict[str, int] = {}
-        self.refused = {"full": 0, "per_address": 0}
+        self.refused = {"full": 0, "per_address": 0, "network": 0}
         self.closed = {"head": 0, "idle": 0, "unread": 0}
         self.out_of_descriptors = 0  # accepts that failed for want of a descriptor
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -253,10 +256,12 @@ class Gate:
         itself = key == address(str(own[0]))
         limit = self.limits.connections
         refusal = None
-        if self.open >= (limit if itself else limit - OWN_RESERVE):
-            refusal = "full", f"the table serves {self.open} connections, its most: try again later"
+        if not on_our_network(str(peer[0]), str(own[0])):  # global IPv6 from outside the table's /64
+            refusal = "network", NOT_OUR_NETWORK, FORBIDDEN
+        elif self.open >= (limit if itself else limit - OWN_RESERVE):
+            refusal = "full", f"the table serves {self.open} connections, its most: try again later", BUSY
         elif not itself and self.per_address.get(key, 0) >= PER_ADDRESS:
-            refusal = "per_address", f"{PER_ADDRESS} connections from one address at most"
+            refusal = "per_address", f"{PER_ADDRESS} connections from one address at most", BUSY
         if refusal is not None:
             self._refuse(conn, key, *refusal)
             return
@@ -273,14 +278,14 @@ class Gate:
         if self._sweeper is None:
             self._sweeper = self._loop.call_later(SWEEP_S, self._sweep)
 
-    def _refuse(self, conn: socket.socket, key: str, reason: str, text: str) -> None:
+    def _refuse(self, conn: socket.socket, key: str, reason: str, text: str, status: str = BUSY) -> None:
         """Closed at once, nothing read: a browser is told why in one short answer, if its socket
         takes it without waiting."""
         self.refused[reason] += 1
         self.journal.say(reason, f"{key}: connection refused: {text}")
         body = text + "\n"
         with contextlib.suppress(OSError):
-            conn.send(REFUSED_ANSWER.format(length=len(body), text=body).encode(),
+            conn.send(REFUSED_ANSWER.format(status=status, length=len(body.encode()), text=body).encode(),
                       socket.MSG_DONTWAIT | socket.MSG_NOSIGNAL)
         conn.close()
 

@@ -73,3 +73,29 @@ def own_address() -> str:
         if not ipaddress.ip_address(found).is_loopback:
             return found
     return f"{socket.gethostname()}.local"
+
+
+GLOBAL_UNICAST = ipaddress.ip_network("2000::/3")
+"""IPv6 global unicast (RFC 4291 §2.4), which table-web.socket's IPAddressAllow= admits."""
+GLOBAL_V6_PREFIX = 64
+"""The length of a LAN's IPv6 prefix: SLAAC addresses (RFC 4862 with RFC 4291's 64-bit
+interface identifiers) share their first 64 bits on one link."""
+
+
+def on_our_network(peer: str, local: str) -> bool:
+    """Whether a browser at `peer`, connected to our address `local`, is on the table's own
+    network as far as this server decides it. systemd's list on table-web.socket admits the
+    private ranges and link-local (the kernel refuses the rest) and global IPv6, whose prefix
+    the ISP chooses, so no fixed list can name the table's own: a global IPv6 peer counts only
+    when it shares the /64 of the address it reached. Everything else was the socket's to refuse."""
+    try:
+        ours, theirs = (ipaddress.ip_address(a.split("%")[0]) for a in (local, peer))
+    except ValueError:
+        return False
+    if isinstance(theirs, ipaddress.IPv6Address) and theirs.ipv4_mapped is not None:
+        return True  # an IPv4 browser on the dual-stack socket
+    if theirs not in GLOBAL_UNICAST:
+        return True
+    if ours.version != 6:
+        return False
+    return theirs in ipaddress.ip_network(f"{ours}/{GLOBAL_V6_PREFIX}", strict=False)

@@ -11,7 +11,7 @@ from firmware_host.devices.emulated.mcp23017 import EmulatedBus, EmulatedMCP2301
 from firmware_host.devices.emulated.pins import EmulatedButtons, emulated_factory
 from firmware_host.devices.inputs.mcp23017 import GPINTENA, GPINTENB, IOCON, IOCON_MIRROR
 from firmware_host.devices.inputs.pins import TableInputs
-from firmware_host.table.presses import Event, InputEvent, LineFilter, StartGate
+from firmware_host.table.presses import SETTLE_GRACE_NS, Event, InputEvent, LineFilter, StartGate
 
 MS = 1_000_000
 
@@ -370,3 +370,207 @@ def test_an_edge_delivered_late_is_still_judged_by_its_time_stamp() -> None:
     assert flt.settle(30 * MS) is None  # the clock at the window's end: too early to decide
     assert flt.edge(True, 25 * MS) is None  # the last contact of the bounce, delivered late
     assert flt.settle(400 * MS) is None and flt.down  # it ended closed: one press, nothing to settle
+
+
+# ------------------------------------------------------------ the minimum press (min_press_us)
+
+US = 1_000
+
+
+class Clock:
+    """CLOCK_MONOTONIC as the table reads it, set by the test: each edge is delivered at its stamp
+    unless the test says otherwise."""
+
+    def __init__(self, now: int = 0) -> None:
+        self.now = now
+
+    def __call__(self) -> int:
+        return self.now
+
+
+@pytest.fixture
+def timed():
+    """Four seats as the emulated default with the default minimum press (1 ms), and a clock."""
+
+    def make(min_press_us: float | None = None):
+        cfg = emulated_config(4)
+        if min_press_us is not None:
+            data = cfg.model_dump()
+            data["inputs"]["min_press_us"] = min_press_us
+            cfg = parse_config(data)
+        factory = emulated_factory()
+        buttons = EmulatedButtons(cfg.inputs, factory)
+        events: list[InputEvent] = []
+        clock = Clock()
+        inputs = TableInputs(cfg.inputs, factory, buttons.buses, events.append, clock=clock)
+        inputs.gate.go(0)
+
+        def at(ns: int, seat: int, control: str, down: bool) -> None:
+            clock.now = ns
+            buttons.set(seat, control, down, ns)
+
+        def tick(ns: int) -> None:
+            clock.now = ns
+            inputs.tick(ns)
+
+        return at, tick, inputs, events
+
+    return make
+
+
+def test_the_default_minimum_press_is_1_ms() -> None:
+    assert emulated_config(4).inputs.min_press_us == 1000
+
+
+def test_a_50_us_spike_is_no_press_and_leaves_the_line_free_at_once(timed) -> None:
+    at, tick, inputs, events = timed()
+    t = 7_000 * MS
+    at(t, 0, "slap", True)
+    assert events == [] and inputs.next_deadline() == t + 1 * MS  # judged by the clock, no polling
+    at(t + 50 * US, 0, "slap", False)
+    assert inputs.next_deadline() == t + 50 * US + 1 * MS  # open that long: it was a spike
+    tick(t + 50 * US + 1 * MS)
+    # No press; the table is told, with the spike's stamp (its trace: `tablectl inputs`).
+    spike = InputEvent(Event.SPIKE, 0, "slap", t, "a contact shorter than 1000 µs")
+    assert events == [spike] and inputs._filters[(0, "slap")].spikes == 1
+    at(t + 3 * MS, 0, "slap", True)  # a real slap 3 ms later, inside the 30 ms debounce window
+    tick(t + 4 * MS)
+    assert events == [spike, InputEvent(Event.PRESS, 0, "slap", t + 3 * MS)]
+
+
+def test_a_noisy_line_tells_its_spikes_once_a_second_with_how_many(timed) -> None:
+    at, _, _, events = timed()
+    t = 7_000 * MS
+    for k in range(40):  # 40 spikes 100 ms apart, each ended by the next contact's edge
+        at(t + k * 100 * MS, 0, "slap", True)
+        at(t + k * 100 * MS + 20 * US, 0, "slap", False)
+    assert [(e.kind, e.ts, e.detail) for e in events] == [
+        (Event.SPIKE, t, "a contact shorter than 1000 µs"),
+        (Event.SPIKE, t + 1_000 * MS, "10 contacts shorter than 1000 µs since the last told"),
+        (Event.SPIKE, t + 2_000 * MS, "10 contacts shorter than 1000 µs since the last told"),
+        (Event.SPIKE, t + 3_000 * MS, "10 contacts shorter than 1000 µs since the last told")]
+
+
+def test_a_press_held_past_the_minimum_keeps_its_first_edges_stamp(timed) -> None:
+    at, tick, _, events = timed()
+    t = 7_000 * MS
+    at(t, 1, "slap", True)
+    tick(t + 1 * MS - 1)
+    assert events == []
+    tick(t + 1 * MS)
+    assert events == [InputEvent(Event.PRESS, 1, "slap", t)]
+    at(t + 60 * MS, 1, "slap", False)
+    assert events[-1] == InputEvent(Event.RELEASE, 1, "slap", t + 60 * MS)
+
+
+def test_bounce_within_the_press_counts_its_contacts_and_keeps_the_first_stamp(timed) -> None:
+    at, tick, inputs, events = timed()
+    t = 7_000 * MS
+    for offset, down in ((0, True), (200, False), (400, True), (500, False), (700, True)):
+        at(t + offset * US, 2, "slap", down)
+    # Down 200 + 100 µs so far, 700 µs to go from the last contact.
+    assert events == [] and inputs.next_deadline() == t + 1400 * US
+    tick(t + 1400 * US)
+    assert events == [InputEvent(Event.PRESS, 2, "slap", t)]
+
+
+def test_a_release_stamped_past_the_minimum_confirms_the_press_at_once(timed) -> None:
+    """As `tap` delivers it (benchmarks, tests): both edges at once, the release's stamp later."""
+    at, _, _, events = timed()
+    t = 7_000 * MS
+    at(t, 3, "slap", True)
+    at(t + 40 * MS, 3, "slap", False)
+    assert events == [InputEvent(Event.PRESS, 3, "slap", t),
+                      InputEvent(Event.RELEASE, 3, "slap", t + 40 * MS)]
+
+
+def test_a_press_delivered_after_its_minimum_with_the_line_still_down_counts_at_once(timed) -> None:
+    _, _, inputs, events = timed()
+    t = 7_000 * MS
+    inputs.clock.now = t + 5 * MS  # lgpio's thread ran 5 ms after the edge
+    inputs._line_pins[(0, "slap")].press(t)
+    assert events == [InputEvent(Event.PRESS, 0, "slap", t)]
+
+
+def test_without_a_minimum_the_first_edge_is_the_press_spike_or_not(timed) -> None:
+    at, _, _, events = timed(min_press_us=0)
+    t = 7_000 * MS
+    at(t, 0, "slap", True)
+    assert events == [InputEvent(Event.PRESS, 0, "slap", t)]
+
+
+def test_the_expanders_lines_have_no_minimum_their_chip_reports_what_it_latched() -> None:
+    cfg = emulated_config(12)
+    factory = emulated_factory()
+    buttons = EmulatedButtons(cfg.inputs, factory)
+    events: list[InputEvent] = []
+    inputs = TableInputs(cfg.inputs, factory, buttons.buses, events.append, clock=Clock(3_000 * MS))
+    inputs.gate.go(0)
+    buttons.set(7, "left", True, 3_000 * MS)
+    assert presses(events) == [(7, "left", 3_000 * MS)]
+    filters = inputs._filters
+    assert filters[(7, "left")].min_press_ns == 0 and filters[(7, "slap")].min_press_ns == 1 * MS
+
+
+def test_line_filter_a_late_delivered_spike_waits_for_its_edge_then_is_dropped() -> None:
+    """lgpio's thread late: the clock looks after the minimum, the line reads up but no opening
+    has been delivered yet. The press waits for that edge; its stamp shows a spike."""
+    flt = LineFilter(debounce_ns=30 * MS, min_press_ns=1 * MS)
+    flt.start(False, 0)
+    assert flt.edge(True, 10 * MS) is None and flt.pending == 10 * MS
+    assert flt.confirm(15 * MS, down=False) is None  # the line is up: an edge is on its way
+    assert flt.confirm_due() == 10 * MS + SETTLE_GRACE_NS
+    assert flt.confirm(10 * MS + 50 * US, down=False, edge=True) is None
+    assert flt.edge(False, 10 * MS + 50 * US) is None
+    assert flt.confirm(16 * MS, down=False) is None and flt.pending is None and flt.spikes == 1
+    assert not flt.down and flt.settle_due() is None and flt.stuck_due() is None
+
+
+def test_line_filter_a_press_whose_edges_never_come_is_dropped_after_the_grace() -> None:
+    flt = LineFilter(debounce_ns=30 * MS, min_press_ns=1 * MS)
+    flt.start(False, 0)
+    flt.edge(True, 10 * MS)
+    assert flt.confirm(12 * MS, down=False) is None and flt.pending == 10 * MS
+    assert flt.confirm(10 * MS + SETTLE_GRACE_NS, down=False) is None and flt.pending is None
+
+
+def test_line_filter_chatter_that_never_holds_is_no_press() -> None:
+    """Contacts of 10 µs every 0.5 ms: never 1 ms down in all within the debounce time."""
+    flt = LineFilter(debounce_ns=30 * MS, min_press_ns=1 * MS)
+    flt.start(False, 0)
+    confirmed = []
+    for k in range(100):
+        t = k * 500 * US
+        for down, ts in ((True, t), (False, t + 10 * US)):
+            confirmed.append(flt.confirm(ts, down, edge=True))
+            flt.edge(down, ts)
+    # Ended as no press once it chattered past the debounce time (30 ms); the next contact waits anew.
+    assert confirmed == [None] * 200 and flt.spikes == 1 and flt.pending == 30 * MS
+
+
+def test_a_minimum_press_above_half_the_window_is_refused_by_name() -> None:
+    data = emulated_config(4).model_dump()
+    data["inputs"]["min_press_us"] = 3000  # the window is 5 ms
+    with pytest.raises(ConfigError) as err:
+        parse_config(data)
+    assert "inputs.min_press_us: 3000 µs is more than half the arbiter's window (5 ms)" in str(err.value)
+
+
+def test_a_press_that_starts_waiting_wakes_the_loop_so_its_timer_is_set_anew() -> None:
+    """The daemon's loop sleeps until its next timer or event; a waiting press sinks no event, so
+    without a wake the loop slept past the press's minimum time (a held-press bench measured
+    presses reaching the loop up to 100 ms after their edge)."""
+    cfg = emulated_config(4)
+    factory = emulated_factory()
+    buttons = EmulatedButtons(cfg.inputs, factory)
+    events: list[InputEvent] = []
+    woken: list[int] = []
+    clock = Clock(7_000 * MS)
+    inputs = TableInputs(cfg.inputs, factory, buttons.buses, events.append, clock=clock,
+                         wake=lambda: woken.append(clock.now))
+    inputs.gate.go(0)
+    buttons.set(0, "slap", True, 7_000 * MS)
+    assert events == [] and woken == [7_000 * MS] and inputs.next_deadline() == 7_001 * MS
+    buttons.set(0, "slap", False, 7_000 * MS + 40 * MS)  # confirmed by this edge: an event, no wake
+    buttons.set(1, "slap", True, 6_000 * MS)  # delivered a second late: confirmed at once, no wake
+    assert [e.kind for e in events] == [Event.PRESS, Event.RELEASE, Event.PRESS] and woken == [7_000 * MS]

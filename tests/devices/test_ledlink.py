@@ -14,8 +14,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image
+from plumbing import wait_for
 
-from firmware_host.devices.displays import ledproto
+from firmware_host.devices.displays import firmware, ledlink, ledproto
 from firmware_host.devices.displays.ledctl import Controller, byte_map, led_index
 from firmware_host.devices.displays.ledlink import LedLink
 from firmware_host.devices.emulated.led import EmulatedLedController, Strip
@@ -118,10 +119,10 @@ def test_the_controller_answers_hello_and_writes_frames_into_the_strip_buffer_as
     sent: list[bytes] = []
     strip = Strip(32 * 16, clocked=False)
     ctl = Controller(sent.append, strip, 32, 16, data_pin=2)
-    ctl.take(1, ledproto.HELLO, memoryview(bytes((2, 32, 16))))
+    ctl.take(1, ledproto.HELLO, memoryview(bytes((3, 32, 16))))
     (reply,), _ = ledproto.Decoder().feed(sent[-1])
-    assert reply[1] == ledproto.HELLO_REPLY and reply[2][:4] == bytes((2, 32, 16, 2))
-    assert reply[2][5:] == b"table-led 2.0"
+    assert reply[1] == ledproto.HELLO_REPLY and reply[2][:4] == bytes((3, 32, 16, 2))
+    assert reply[2][5:] == b"table-led unversioned"  # no ledversion.py: copied by hand
     frame = Image.new("RGB", (32, 16), (1, 2, 3))
     frame.putpixel((0, 1), (7, 8, 9))  # LED 31: the second row runs back
     ctl.take(2, ledproto.FRAME, memoryview(bytes((32, 16)) + frame.tobytes()))
@@ -236,9 +237,12 @@ def test_frames_arrive_over_the_real_serial_path(led) -> None:
     for seed in range(5):
         link.show(picture(seed))
         shows(emulator, picture(seed))
-    assert link.stats.online and link.stats.controller == "table-led 2.0"
-    assert link.stats.protocol == 2 and link.stats.data_pin == 2 and link.stats.native
-    assert "The centre's LED controller table-led 2.0 is online (protocol 2, 32x16, data pin GP2)" in log
+    version = firmware.expected()
+    assert link.stats.online and link.stats.controller == f"table-led {version}"
+    assert link.stats.protocol == 3 and link.stats.data_pin == 2 and link.stats.native
+    assert link.stats.firmware == link.stats.firmware_expected == version and link.stats.firmware_current
+    assert f"The centre's LED controller table-led {version} is online (protocol 3, 32x16, data pin GP2)" \
+        in log
 
 
 def test_a_corrupted_frame_is_refused_and_sent_again(led) -> None:
@@ -275,7 +279,8 @@ def test_unplugged_and_replugged_it_is_back_with_a_full_frame_within_2_s(led) ->
     link.show(picture(4))  # the game goes on meanwhile
     emulator.plug()
     assert shows(emulator, picture(4), timeout=2.0) < 2.0
-    assert any(line.startswith("The centre's LED controller table-led 2.0 is back") for line in log)
+    assert any(line.startswith(f"The centre's LED controller table-led {firmware.expected()} is back")
+               for line in log)
 
 
 def test_a_controller_with_a_newer_protocol_version_is_refused(tmp_path: Path, said) -> None:
@@ -285,7 +290,7 @@ def test_a_controller_with_a_newer_protocol_version_is_refused(tmp_path: Path, s
     def newer(seq: int, kind: int | None, payload: memoryview | None) -> None:
         if kind == ledproto.HELLO:
             emulator.controller.write(ledproto.encode(seq, ledproto.HELLO_REPLY,
-                                                      bytes((3, 32, 16, 2, 1)) + b"table-led 3.0"))
+                                                      bytes((4, 32, 16, 2, 1)) + b"table-led 9.0"))
         else:
             original(seq, kind, payload)
 
@@ -299,9 +304,9 @@ def test_a_controller_with_a_newer_protocol_version_is_refused(tmp_path: Path, s
                 break
             time.sleep(0.01)
         assert not link.stats.online and emulator.strip.writes == 0
-        assert "table-led 3.0 speaks protocol 3, this host 2: update the controller's firmware" \
-            in link.stats.last_error  # what `tablectl status` shows under led_link
-        assert any("speaks protocol 3" in line for line in log)
+        assert "table-led 9.0 speaks protocol 4, this host 3: update the controller's firmware" \
+            in link.stats.last_error  # what `tablectl status` shows under led_controller
+        assert any("speaks protocol 4" in line for line in log)
     finally:
         link.close()
         emulator.close()
@@ -358,8 +363,8 @@ def test_a_controller_with_the_old_protocol_is_named_and_refused() -> None:
                 break
             time.sleep(0.01)
         assert not link.stats.online
-        assert link.stats.last_error == ("controller table-led 1.0 speaks protocol 1, this host 2: update "
-                                         "the controller's firmware (hardware/led_controller/README.md)")
+        assert link.stats.last_error == ("controller table-led 1.0 speaks protocol 1, this host 3: update "
+                                         "the controller's firmware (sudo tablectl firmware flash)")
     finally:
         link.close()
 
@@ -402,10 +407,13 @@ def test_acks_for_old_frames_do_not_keep_a_dead_link_looking_alive(said) -> None
         link.close()
 
 
-def test_a_slow_controller_gets_only_the_newest_frame_and_never_a_queue(led) -> None:
+def test_a_slow_controller_gets_only_the_newest_frame_and_never_a_queue(led, monkeypatch) -> None:
     """The game draws every 5 ms; the controller needs 120 ms a frame. The host must keep at
     most one frame in flight (so nothing piles up in the USB buffers while the strip is
-    clocked out), skip the frames drawn meanwhile, and end on the game's newest frame."""
+    clocked out), skip the frames drawn meanwhile, and end on the game's newest frame. (The ack
+    is waited for 5 s here, not 0.25: on a loaded machine a 120 ms frame can take longer, and
+    the resend that follows is right, but not what this test is about.)"""
+    monkeypatch.setattr(ledlink, "ACK_TIMEOUT_S", 5.0)
     emulator, link, _ = led
     link.show(picture(0))
     shows(emulator, picture(0))
@@ -440,10 +448,12 @@ def test_a_quiet_spell_between_frames_is_not_taken_for_a_dead_controller(led) ->
     emulator, link, log = led
     link.show(picture(1))
     shows(emulator, picture(1))
-    time.sleep(1.3)  # longer than the silence limit, with nothing to send
+    wait_for(lambda: link.stats.frames_acked == 1)
+    time.sleep(1.3 * ledlink.SILENT_LIMIT_S)  # the quiet spell itself, from the ack on: nothing to send
     link.show(picture(2))
     shows(emulator, picture(2))
-    time.sleep(0.2)
+    wait_for(lambda: link.stats.frames_acked == 2)  # the exchange after the quiet is over
+    assert link.stats.online and link.stats.reconnects == 0 and link.stats.retransmits == 0
     assert not any("stopped answering" in line for line in log)
 
 
@@ -459,3 +469,80 @@ def test_only_eperm_names_the_late_driver_a_files_mode_is_eacces() -> None:
     assert port_problem(mode) == "[Errno 13] Permission denied: '/dev/table-led'"
     assert port_problem(cgroup).startswith("[Errno 1] Operation not permitted: '/dev/table-led': the ")
     assert "cdc_acm" in port_problem(cgroup) and "cdc_acm" not in port_problem(mode)
+
+
+# ---------------------------------------------------------------- protocol 3: firmware versions, STOP
+
+
+def test_stop_is_answered_stopping_and_ends_the_controllers_loop() -> None:
+    """What `tablectl firmware flash` asks first: the controller says STOPPING for that sequence
+    number and returns from serve(), so main.py ends and the board is at its REPL."""
+    incoming = (ledproto.encode(1, ledproto.HELLO, bytes((3, 32, 16))) + ledproto.encode(9, ledproto.STOP)
+                + ledproto.encode(2, ledproto.FRAME, bytes((32, 16)) + bytes(32 * 16 * 3)))  # never read
+    where = [0]
+
+    def readinto(buf: memoryview) -> int:
+        n = min(len(buf), len(incoming) - where[0])
+        if n == 0:
+            raise AssertionError("read past the STOP: the loop did not end")
+        buf[:n] = incoming[where[0] : where[0] + n]
+        where[0] += n
+        return n
+
+    sent: list[bytes] = []
+    ctl = Controller(sent.append, Strip(32 * 16, clocked=False), 32, 16, 2, firmware="0.1.0+12345678")
+    ctl.serve(readinto)
+    replies = ledproto.Decoder().feed(b"".join(sent))[0]
+    assert [(seq, kind) for seq, kind, _ in replies] == [(1, ledproto.HELLO_REPLY), (9, ledproto.STOPPING)]
+    assert bytes(replies[0][2][5:]) == b"table-led 0.1.0+12345678" and ctl.frames == 0
+
+
+def test_a_controller_with_other_firmware_plays_and_is_named_in_the_log(tmp_path: Path, said) -> None:
+    emulator = EmulatedLedController(tmp_path)
+    emulator.controller.name = b"table-led 0.0.9+deadbeef"
+    link = LedLink(str(emulator.path), 32, 16)
+    try:
+        link.show(picture(1))
+        shows(emulator, picture(1))  # the protocol is the same: it plays
+        assert link.stats.firmware == "0.0.9+deadbeef" and not link.stats.firmware_current
+        assert link.stats.firmware_expected == firmware.expected()
+        assert list(said).count(f"The centre's LED controller runs firmware 0.0.9+deadbeef, this table-host "
+                                f"carries {firmware.expected()}: sudo tablectl firmware flash") == 1
+    finally:
+        link.close()
+        emulator.close()
+
+
+def test_paused_the_link_lets_go_of_the_port_and_takes_it_back_on_resume(led) -> None:
+    emulator, link, _ = led
+    link.show(picture(1))
+    shows(emulator, picture(1))
+    assert link.pause(30) and link.stats.paused and not link.stats.online
+    assert link.stats.last_error == "paused: tablectl firmware flash has the port"
+    link.show(picture(2))
+    time.sleep(0.5)  # three of the link's reopening times: it stays off the port
+    assert emulator.frame_bytes() == picture(1).tobytes()
+    link.resume()
+    shows(emulator, picture(2))
+    assert link.stats.online and not link.stats.paused
+
+
+def test_a_port_locked_by_the_flash_is_left_alone_and_said(tmp_path: Path, said) -> None:
+    """The lock the daemon's link honours: `firmware.open_locked` holds flock on the port, the
+    link opens it exclusively (pyserial's `exclusive`), fails, says why, and tries again."""
+    emulator = EmulatedLedController(tmp_path)
+    held = firmware.open_locked(str(emulator.path))
+    link = LedLink(str(emulator.path), 32, 16)
+    try:
+        link.show(picture(1))
+        deadline = time.monotonic() + 5
+        while not link.stats.last_error and time.monotonic() < deadline:
+            time.sleep(0.01)
+        told = link.stats.last_error
+        assert "another program holds the port (tablectl firmware flash?); trying again" in told
+        assert not link.stats.online and emulator.strip.writes == 0
+        held.close()
+        shows(emulator, picture(1))
+    finally:
+        link.close()
+        emulator.close()

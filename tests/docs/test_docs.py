@@ -198,6 +198,40 @@ def test_the_readme_layout_names_every_top_level_directory() -> None:
         assert re.search(rf"^    {re.escape(top)}/", section, flags=re.M), f"README.md layout lacks {top}/"
 
 
+def test_the_readme_layout_names_every_room_of_the_package() -> None:
+    """After a room is moved or renamed, the layout says so (it listed rules/ and game/ after
+    they had become engine/ and table/)."""
+    section = README.split("## Layout", 1)[1].split("\n## ", 1)[0]
+    package = section.split("\n    firmware_host/", 1)[1]
+    package = re.split(r"^    \S", package, maxsplit=1, flags=re.M)[0]
+    named = set(re.findall(r"^      (\w+)/", package, flags=re.M))
+    rooms = {p.name for p in (ROOT / "firmware_host").iterdir() if (p / "__init__.py").exists()}
+    assert named == rooms | {"data"}, f"README.md's layout names {sorted(named)}; the rooms: {sorted(rooms)}"
+
+
+CITED_ELSEWHERE = {  # other projects' files, cited
+    "homeassistant/components/recorder/util.py",  # Home Assistant's (docs/persistence.md)
+    "examples/rp2/pio_ws2812.py",  # MicroPython's (docs/led-protocol.md)
+}
+
+
+def test_every_file_the_documents_name_is_there() -> None:
+    """A path in backticks (`service/journal.py`, `tests/docs/test_docs.py`) names a file of the
+    repository: from the document's folder, the top, the package or the tests. A move that forgets
+    a document fails here, not with a reader."""
+    docs = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")),
+            *sorted((ROOT / "hardware").glob("**/README.md"))]
+    missing = []
+    for doc in docs:
+        for name in re.findall(r"`([\w./-]+/[\w.-]+\.(?:py|js|toml|css|html|md))`", doc.read_text()):
+            if name.startswith("/") or name in CITED_ELSEWHERE:
+                continue
+            if not any((base / name).is_file() for base in (doc.parent, ROOT, ROOT / "firmware_host",
+                                                            ROOT / "tests")):
+                missing.append(f"{doc.relative_to(ROOT)}: {name}")
+    assert not missing, f"documents name files that are not there: {missing}"
+
+
 def test_the_license_file_is_the_one_the_package_declares() -> None:
     declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["license"]["text"]
     assert declared == "MIT"

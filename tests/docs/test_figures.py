@@ -133,6 +133,18 @@ def config_defaults(*fields: str) -> Callable[[], list[float]]:
     return read
 
 
+def config_bounds(field: str) -> list[float]:
+    """A setting's lowest and highest value (its Field's ge and le)."""
+    from annotated_types import Ge, Le
+
+    from firmware_host.config.schema import TableConfig
+
+    section, name = field.split(".")
+    model = TableConfig.model_fields[section].annotation
+    meta = model.model_fields[name].metadata  # type: ignore[union-attr]
+    return [next(m.ge for m in meta if isinstance(m, Ge)), next(m.le for m in meta if isinstance(m, Le))]
+
+
 def fault_default(name: str) -> Any:
     """A default of `bench_faults` that the command line does not set."""
     import inspect
@@ -157,6 +169,7 @@ def result_hold_s() -> list[float]:
 
 DAEMON = "docs/daemon.md"
 PINS, OLED = "firmware_host.devices.emulated.pins", "firmware_host.devices.emulated.oled"
+OLED_REAL = "firmware_host.devices.displays.oled"
 TABLE, STORE = "firmware_host.table.machine", "firmware_host.service.journal"
 SERVER = "firmware_host.control.server"
 SOAK = "firmware_host.bench.soak"
@@ -258,6 +271,10 @@ FIGURES = [
     Figure("docs/displays.md", r"retried after ([\d.]+) s, [\d.]+ s, … up to (\d+) s",
            constants("firmware_host.devices.displays.oled", "BACKOFF_FIRST_S", "BACKOFF_MAX_S"),
            "display retries"),
+    Figure("docs/displays.md", r"Table 13-4: 10 MHz\), so (\d+) MHz; the SH1106's serial interface is "
+                               r"slower, and (\d+) MHz is taken",
+           lambda: [v / 1e6 for v in constants(OLED_REAL, "SPI_HZ")()[0].values()],
+           "OLED SPI clocks"),
     Figure("docs/persistence.md", r"tries again after ([\d.]+) s, doubling the pause up to (\d+) s",
            lambda: list(constants(STORE, "RETRY_S")()[0]), "store retries"),
     Figure("docs/persistence.md", r"at most ([\d,]+) journal rows are held \(`HELD_ACTIONS_MAX`",
@@ -294,6 +311,15 @@ FIGURES = [
            "engine targets"),
     Figure("docs/fairness.md", r"every change in the next (\d+) ms \(`inputs.debounce_ms`\)",
            config_defaults("inputs.debounce_ms"), "debounce"),
+    Figure("docs/fairness.md", r"once the line has been down for (\d+) ms in all \(`inputs.min_press_us`, "
+                               r"(\d+) by default\)",
+           lambda: [(us := config_defaults("inputs.min_press_us")()[0]) / 1000, us],
+           "minimum press"),
+    Figure("docs/inputs.md", r"min_press_us = (\d+) ", config_defaults("inputs.min_press_us"),
+           "minimum press in the example"),
+    Figure("docs/inputs.md", r"\(`docs/fairness.md`\)\. (\d+) µs by default, (\d+) to ([\d,]+) µs",
+           lambda: [*config_defaults("inputs.min_press_us")(), *config_bounds("inputs.min_press_us")],
+           "minimum press range"),
     Figure("docs/rules.md", r"The referee waits (\d+) ms after a press \(`arbiter.window_ms`, (\d+)\)",
            config_defaults("arbiter.window_ms", "arbiter.window_ms"), "arbiter window"),
     Figure("README.md", r"of `tablectl --json status` against a running emulated daemon "
@@ -312,6 +338,14 @@ FIGURES = [
            lambda: [default_of("table-host", "bench", "matches")], "bench bots matches"),
     Figure("README.md", r"for N seeds \((\d+) by default",
            lambda: [default_of("table-host", "simulate", "seeds")], "sweep seeds"),
+    Figure("README.md", r"the unit tier, in (\d+) processes \(TEST_WORKERS",
+           lambda: [float(re.search(r'-n "\$\{TEST_WORKERS:-(\d+)\}"', (ROOT / "dev").read_text())[1])],
+           "the unit tier's processes (dev)"),
+    Figure("docs/virtual-pi.md", r"a VM whose console has said nothing after (\d+) s of QEMU's CPU time",
+           constants("hil.systemd_vm", "SILENT_S"), "silent VM"),
+    Figure("docs/virtual-pi.md", r"A VM is stopped after ([\d,]+) s of its CPU time or ([\d,]+) s of the "
+                                 r"wall clock's \(`HIL_SYSTEMD_TIMEOUT`\), and (\d+) s of its CPU time after",
+           constants("hil.systemd_vm", "CPU_LIMIT_S", "TIMEOUT_S", "AFTER_RESULT_S"), "VM limits"),
 ]
 
 

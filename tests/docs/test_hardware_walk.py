@@ -28,9 +28,8 @@ The stand-ins, each for what needs a Pi or would change this machine:
 - usermod: does nothing (this machine's accounts).
 - i2cdetect: the table the installed build's devices fill (bus 1: its expanders, UU at each
   multiplexer; a channel's bus: its OLED at 3c), `-l` their list; there is no I2C bus here.
-- tablectl: the real one, talking to that table. `tablectl firmware` comes with the LED firmware's
-  branch (issue 32): while this checkout's tablectl has no such command, its lines are skipped and
-  the test is marked xfail, not passed.
+- tablectl: the real one, talking to that table (`tablectl firmware` too: the emulated table's
+  controller runs this checkout's firmware, so `flash` leaves it as it is).
 - the address `read` asks for: a snapshot of this checkout's working tree (a bare repository), which
   the real git clones.
 - a command still running after BUDGET_S that waits for a person (`tablectl selftest` walks the
@@ -313,20 +312,11 @@ def sandbox(tmp: Path) -> dict[str, str]:
     }
 
 
-def has_firmware_command() -> bool:
-    from firmware_host.cli import ctl
-
-    parser = ctl.build_parser()
-    choices = next(a.choices for a in parser._actions if isinstance(getattr(a, "choices", None), dict))
-    return "firmware" in choices
-
-
 class Session:
     """One builder's shell: its working folder and variables carry from one command to the next."""
 
     def __init__(self, env: dict[str, str], address: str) -> None:
         self.env, self.cwd, self.address = env, env["HOME"], address
-        self.skipped: list[str] = []
 
     def run(self, command: str) -> None:
         typed = command
@@ -340,9 +330,6 @@ class Session:
                                    capture_output=True, text=True)
             assert moved.returncode == 0, f"{typed}: {moved.stderr.strip()}"
             self.cwd = moved.stdout.strip()
-            return
-        if re.match(r"^(sudo )?tablectl firmware\b", typed) and not has_firmware_command():
-            self.skipped.append(typed)
             return
         proc = subprocess.Popen(["bash", "-c", command], cwd=self.cwd, env=self.env,
                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -378,8 +365,6 @@ def test_every_command_of_the_hardware_readme_works_in_order_on_a_fresh_lite(tmp
         if pid.exists():
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(int(pid.read_text()), signal.SIGTERM)
-    if session.skipped:
-        pytest.xfail(f"not in this checkout's tablectl yet, so not run: {session.skipped}")
 
 
 def test_a_program_lite_lacks_is_not_found_until_the_walk_installs_it(tmp_path: Path) -> None:

@@ -42,6 +42,7 @@ def test_tiny_joins_starts_plays_a_round_and_scores_through_the_emulated_daemon(
     from firmware_host.cli import ctl
     from firmware_host.config import emulated_config
     from firmware_host.service.daemon import Daemon
+    from firmware_host.service.events import Signal
     from firmware_host.table.machine import Phase, Timing
 
     daemon = Daemon(emulated_config(4))
@@ -61,8 +62,9 @@ def test_tiny_joins_starts_plays_a_round_and_scores_through_the_emulated_daemon(
         assert ctl.main(["scores", "--json"]) == 0
         scores = json.loads(capsys.readouterr().out)
     finally:
-        daemon.events.put(("signal", "term"))
-        loop.join(10)
+        daemon.loop.put(Signal("term"))  # as SIGTERM comes to the loop
+        loop.join(30)
+    assert not loop.is_alive()
     match = daemon.table.match
     assert match.game == "tiny" and match.is_over
     result = match.results[0]

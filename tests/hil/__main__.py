@@ -29,7 +29,7 @@ from typing import Any
 from .kernel import Kernel, KernelUnavailable, ensure_kernel
 
 REPO = Path(__file__).resolve().parents[2]
-CACHE = REPO / ".cache" / "hil"
+CACHE = Path(os.environ.get("HIL_CACHE") or REPO / ".cache" / "hil")  # .ci/run keeps it out of the clone
 EXIT_SETUP = 2
 VM_TIMEOUT_S = 600
 
@@ -196,6 +196,8 @@ def human(summary: dict[str, Any], parts: dict[str, dict[str, Any]]) -> str:
         lines.append(f"races (epsilon {gpio.get('epsilon_ms')} ms): {gpio.get('races')}; bounce bursts "
                      f"{gpio.get('bounce_bursts')}, first contact kept {gpio.get('bounce_first_contact')}, "
                      f"bursts with a bounce dropped {gpio.get('bounce_bursts_within_debounce')}")
+        lines.append(f"spikes (µs, their writes' span): {gpio.get('spike_widths_us')}, traced by the daemon "
+                     f"as spikes {gpio.get('spikes_seen_by_daemon')}")
         checks = gpio["checks"].items()
         lines.append("checks: " + ", ".join(f"{k} {'ok' if v else 'FAILED'}" for k, v in checks))
         lines += [f"  problem: {p}" for p in gpio.get("problems", [])]
@@ -204,9 +206,14 @@ def human(summary: dict[str, Any], parts: dict[str, dict[str, Any]]) -> str:
                  f"watchdog {show(summary['watchdog_ok'])}, "
                  f"allocator from the unit {show(summary['allocator_ok'])}")
     for name, g in parts.get("systemd", {}).get("by_guest", {}).items():
-        lines.append(f"  {name}: {'ok' if g.get('ok') else 'FAILED'}, {g.get('python') or '-'}, install.sh "
-                     f"{show(g.get('install_s'))} s, lgpio {g.get('lgpio_from') or '-'}, "
-                     f"VM {show(g.get('vm_s'))} s")
+        fresh = g.get("installed") or {}
+        kept = "kept from an earlier run" if fresh.get("cached") else f"VM {show(fresh.get('vm_s'))} s"
+        apt = " ".join(fresh.get("apt_installed") or []) or "nothing"
+        lines.append(f"  {name}: {'ok' if g.get('ok') else 'FAILED'}, {g.get('python') or '-'}; install boot "
+                     f"{kept} (install.sh {show(fresh.get('install_s'))} s, apt-get installed {apt}); "
+                     f"check boot: the table's wheel {show(g.get('update_pip_s'))} s, install.sh --no-pip "
+                     f"{show(g.get('install_s'))} s, lgpio "
+                     f"{g.get('lgpio_from') or '-'}, VM {show(g.get('vm_s'))} s")
     lines.append(f"firmware: MicroPython {show(summary['micropython_version'])}, frames acked "
                  f"{show(summary['firmware_frames_acked'])}/{show(summary['firmware_frames_sent'])}")
     return "\n".join(lines)

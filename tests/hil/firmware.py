@@ -4,18 +4,20 @@
 
 MicroPython's WebAssembly port (npm `@micropython/micropython-webassembly-pyscript`, pinned
 in tests/hil/micropython/package-lock.json, installed with `npm ci` into the cache folder) runs
-hardware/led_controller/ unchanged under node. Only `machine` and `neopixel` are stand-ins
-(tests/hil/micropython/standins/: the strip's buffer and the bytes `machine.bitstream` would
-clock out, as upstream defines them). The firmware's stdin and stdout are the device side
+hardware/led_controller/ unchanged under node. Only `machine`, `rp2` and `neopixel` are
+stand-ins (tests/hil/micropython/standins/: the PIO program run as the RP2040 datasheet defines
+its instructions, the bytes the chain would receive). The firmware's stdin and stdout are the device side
 of a pseudo-terminal; the host's real `LedLink` (pyserial) opens the other side exactly as
 it opens /dev/ttyACM0 on the Pi.
 
-Four parts: a scripted exchange on the raw line (hello, frame and ack, a damaged frame and
+Five parts: a scripted exchange on the raw line (hello, frame and ack, a damaged frame and
 its NAK, a truncated frame followed by a good one), the host's link sending frames as fast
-as the firmware takes them, a 16x16 board started with the host's hello (a 0x03 inside)
-already waiting, and the firmware's own benchmark (bench.py, which also runs on a board with
-`mpremote run`). Wasm speed is not RP2040 speed: the figures compare parts
-and versions; docs/led-protocol.md has the board's arithmetic.
+as the firmware takes them (the rp2 stand-in runs the firmware's PIO program on each frame's
+first bytes and measures its waveform), a 16x16 board started with the host's hello (a 0x03
+inside) already waiting, `tablectl firmware flash` against a board holding an older version
+(the real mpremote; the board's REPL and its reset), and the firmware's own benchmark
+(bench.py, which also runs on a board with `mpremote run`). Wasm speed is not RP2040 speed:
+the figures compare parts and versions; docs/led-protocol.md has the board's arithmetic.
 """
 
 from __future__ import annotations
@@ -43,7 +45,8 @@ STANDINS = NODE_DIR / "standins"
 FIRMWARE = ROOT / "hardware" / "led_controller"
 PACKAGE = "@micropython/micropython-webassembly-pyscript"
 CHECKS = ("hello", "frame_acked", "frame_shown", "damaged_naked", "damaged_not_shown", "resync_at_once",
-          "resync_shown", "link_online", "pixels_match", "data_pin_as_wired", "early_hello_answered")
+          "resync_shown", "link_online", "pixels_match", "data_pin_as_wired", "early_hello_answered",
+          "pio_in_spec", "pio_bits_ok", "flash_reported")
 
 
 class Missing(RuntimeError):
@@ -82,31 +85,48 @@ class Board:
     bitstream reported line by line."""
 
     def __init__(self, modules: Path, code: str = "import main", firmware: tuple[Path, ...] = (FIRMWARE,),
-                 waiting: bytes = b"") -> None:
+                 waiting: bytes = b"", flash: Path | None = None) -> None:
         """`firmware`: the folders copied to the board, a later one's file over an earlier one's;
-        `waiting`: bytes the host sent before the firmware started."""
+        `waiting`: bytes the host sent before the firmware started; `flash`: a folder that is the
+        board's own filesystem (what mpremote copies there, kept across resets): with it the
+        board goes on as a REPL when its firmware returns, and a reset starts it again."""
         master, slave = os.openpty()
         tty.setraw(slave)
         os.set_blocking(master, False)
         self.path = os.ttyname(slave)
         self.line = slave  # held open all along: the pty lives until close()
+        self.master = master
+        self.modules, self.code, self.firmware, self.flash = modules, code, firmware, flash
         if waiting:
             self.send(waiting)
-        libs = [arg for folder in (*firmware, STANDINS) for arg in ("--lib", str(folder))]
-        report_r, report_w = os.pipe()
-        self.proc = subprocess.Popen(
-            [shutil.which("node") or "node", str(RUNNER), "--modules", str(modules), "--fd", str(master),
-             "--report-fd", str(report_w), *libs, "--exec", code],
-            pass_fds=(master, report_w), stderr=subprocess.PIPE)
-        os.close(master)
-        os.close(report_w)
         self.shown: bytes | None = None  # the last bytes clocked out to the LEDs
         self.shown_all: list[bytes] = []
         self.pins: set[int] = set()
         self.reports: list[str] = []
+        self.boots = 0
         self._changed = threading.Condition()
+        self._start()
+
+    def _start(self) -> None:
+        libs = [arg for folder in (*self.firmware, STANDINS) for arg in ("--lib", str(folder))]
+        flash = ["--flash", str(self.flash), "--repl", "1"] if self.flash is not None else []
+        report_r, report_w = os.pipe()
+        self.proc = subprocess.Popen(
+            [shutil.which("node") or "node", str(RUNNER), "--modules", str(self.modules), "--fd",
+             str(self.master), "--report-fd", str(report_w), *libs, *flash, "--exec", self.code],
+            pass_fds=(self.master, report_w), stderr=subprocess.PIPE)
+        os.close(report_w)
+        self.boots += 1
         self._reader = threading.Thread(target=self._read_reports, args=(report_r,), daemon=True)
         self._reader.start()
+        if self.flash is not None:
+            threading.Thread(target=self._reboot_on_reset, args=(self.proc,), daemon=True).start()
+
+    def _reboot_on_reset(self, proc: subprocess.Popen[bytes]) -> None:
+        """machine.reset() ends the interpreter with exit code 3: boot the board again, from its
+        flash, on the same line (a Pico's USB comes back under the same name)."""
+        if proc.wait() == 3 and self.line >= 0:
+            self._start()
 
     def _read_reports(self, fd: int) -> None:
         with os.fdopen(fd, "r") as lines:
@@ -140,8 +160,11 @@ class Board:
 
     def close(self) -> str:
         """Ends the run (the line closes: the runner sees end of file); returns its stderr."""
+        line, self.line = self.line, -1
         with contextlib.suppress(OSError):
-            os.close(self.line)
+            os.close(line)
+        with contextlib.suppress(OSError):
+            os.close(self.master)
         try:
             _, err = self.proc.communicate(timeout=5)
         except subprocess.TimeoutExpired:
@@ -215,6 +238,9 @@ def _scripted(board: Board, width: int, height: int) -> dict[str, Any]:
     return out
 
 
+MIN_ACKED = 20
+
+
 def _through_the_link(board: Board, width: int, height: int, seconds: float) -> dict[str, Any]:
     """The host's own LedLink over the pty: frames as fast as the firmware takes them."""
     from PIL import Image
@@ -237,7 +263,10 @@ def _through_the_link(board: Board, width: int, height: int, seconds: float) -> 
         shown_before = len(board.shown_all)
         start = time.monotonic()
         acked0, sent0 = link.stats.frames_acked, link.stats.frames_sent
-        while time.monotonic() - start < seconds:
+        # `seconds`, and on until MIN_ACKED frames were acked (on a loaded machine a second may
+        # hold only a few): what is judged below needs an exchange, not a length of time.
+        while (time.monotonic() - start < seconds
+               or (link.stats.frames_acked - acked0 < MIN_ACKED and time.monotonic() - start < 60)):
             newest = rnd.randbytes(width * height * 3)
             expected.add(strip_bytes(newest, width, height))
             link.show(Image.frombytes("RGB", (width, height), newest))
@@ -293,6 +322,44 @@ def early_hello(modules: Path, firmware: Path = FIRMWARE, width: int = 16,
             "early_hello_exit": board.proc.returncode}
 
 
+def pio_timing(board: Board) -> dict[str, Any]:
+    """What the rp2 stand-in measured of the firmware's PIO program ("pio" report lines): the
+    waveform's times against the WS2812B datasheet's windows, and its bits against the words
+    pushed (tests/hil/micropython/standins/rp2.py)."""
+    found = [json.loads(r[4:]) for r in board.reports if r.startswith("pio ")]
+    if not found:
+        return {"pio_in_spec": False, "pio_bits_ok": False, "pio": {}}
+    return {"pio_in_spec": all(f["in_spec"] for f in found), "pio_bits_ok": all(f["bits_ok"] for f in found),
+            "pio": found[0]}
+
+
+def flash_check(modules: Path, version: str = "0.0.9+deadbeef") -> dict[str, Any]:
+    """`tablectl firmware flash` (firmware_host/devices/displays/firmware.py) against a board
+    whose flash holds this firmware marked `version`: it must stop, take the files through the
+    real mpremote, reset, and report this table-host's version."""
+    import tempfile
+
+    from firmware_host.devices.displays import firmware as fw
+
+    with tempfile.TemporaryDirectory(prefix="led-flash-") as tmp:
+        flash = Path(tmp)
+        for name, data in fw.files().items():
+            (flash / name).write_bytes(data)
+        (flash / fw.VERSION_FILE).write_bytes(fw.version_module(version))
+        board = Board(modules, flash=flash)
+        started = time.monotonic()
+        try:
+            done = fw.flash(board.path, (_board()["WIDTH"], _board()["HEIGHT"]))
+            out = {"flash_before": done.before, "flash_after": done.after, "flash_expected": done.expected,
+                   "flash_reported": done.ok and done.before == version, "flash_boots": board.boots}
+        except fw.FlashError as exc:
+            out = {"flash_reported": False, "flash_error": str(exc)}
+        finally:
+            board.close()
+        out["flash_s"] = round(time.monotonic() - started, 2)
+    return out
+
+
 def _bench(modules: Path) -> dict[str, Any]:
     board = Board(modules, "import bench")
     try:
@@ -319,11 +386,13 @@ def run(cache: Path, seconds: float = 3.0) -> dict[str, Any]:
         result.update(_through_the_link(board, width, height, seconds))
     finally:
         err = board.close()
+    result.update(pio_timing(board))
     result["data_pins_driven"] = sorted(board.pins)
     result["data_pin_as_wired"] = result["data_pins_driven"] == [wiring["DATA_PIN"]]
     if err.strip():
         result["firmware_stderr"] = err.strip()[-500:]
     result.update(early_hello(modules))
+    result.update(flash_check(modules))
     result["bench"] = _bench(modules) if (FIRMWARE / "bench.py").exists() else {}
     result["micropython_version"] = result["bench"].get("micropython", "") or _version(modules)
     result["host_protocol"] = ledproto.VERSION
@@ -353,8 +422,9 @@ def _version(modules: Path) -> str:
 
 def board_estimate(width: int, height: int, usb_bytes_per_ms: float = 600.0, cpu_ms: float = 1.7) -> dict:
     """docs/led-protocol.md's arithmetic for an RP2040: the bitstream (24 bits of 1.25 us per
-    LED, interrupts off), the block on USB (CDC at a conservative 600 bytes/ms), and the CPU
-    work with viper (CRC, copy, Python per block). Only a board's bench.py calibrates it."""
+    LED, shaped by the PIO: 10 cycles of 125 ns a bit at 8 MHz, interrupts on), the block on USB
+    (CDC at a conservative 600 bytes/ms), and the CPU work with viper (CRC, copy, Python per
+    block). Only a board's bench.py calibrates it."""
     bitstream = width * height * 24 * 1.25e-3
     usb = (2 + width * height * 3 + 8) / usb_bytes_per_ms
     frame = bitstream + usb + cpu_ms
@@ -376,6 +446,15 @@ def summary(r: dict[str, Any]) -> str:
         parts = ", ".join(f"{k} {v}" for k, v in bench["per_frame_ms"].items())
         lines.append(f"  per frame (wasm, ms): {parts}; CRC and copy as {bench.get('impl')} code, "
                      f"{bench.get('allocated_per_frame_bytes')} bytes allocated a frame")
+    pio = r.get("pio") or {}
+    if pio:
+        lines.append(f"  PIO (rp2 stand-in, WS2812B windows): at {pio.get('freq', 0) / 1e6:g} MHz "
+                     f"T0H {pio.get('t0h_ns')} ns, T0L {pio.get('t0l_ns')}, T1H {pio.get('t1h_ns')}, "
+                     f"T1L {pio.get('t1l_ns')}, bit {pio.get('bit_ns')} ns; in spec {r.get('pio_in_spec')}, "
+                     f"bits as pushed {r.get('pio_bits_ok')}")
+    lines.append(f"  tablectl firmware flash: {r.get('flash_before', '?')} -> {r.get('flash_after', '?')} "
+                 f"(expected {r.get('flash_expected', '?')}) in {r.get('flash_s', '?')} s"
+                 + (f"; {r['flash_error']}" if r.get("flash_error") else ""))
     board = board_estimate(r["width"], r["height"])
     lines.append(f"  RP2040 estimate (docs/led-protocol.md): bitstream {board['bitstream_ms']} ms + USB "
                  f"{board['usb_ms']} ms + CPU {board['cpu_ms']} ms = {board['frame_ms']} ms, "

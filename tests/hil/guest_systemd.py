@@ -7,6 +7,11 @@ creates the GPIO chip the board would have (gpio-sim, 28 lines like the Pi's hea
 systemd says (READY, STATUS=, watchdog), what the kernel says about the process (its mounts,
 privileges, seccomp, groups, open chip), and `tablectl status` as an admin logged in like over SSH.
 
+In the install boot (settings `mode` "install") it runs install.sh alone, on the fresh root, with
+the network QEMU gives when install.sh needs apt (settings `network`), and powers off cleanly: the
+host keeps that disk for the check boots (hil/systemd_vm.py). A check boot starts from it: the table
+built from this checkout (table/ on the second disk) goes into the venv, then install.sh --no-pip.
+
 Results go to /dev/ttyS1 (a file on the host): progress lines `hil: ...` and one final line
 `HIL-RESULT {json}`. Kernel interfaces used: Documentation/admin-guide/gpio/gpio-sim.rst (configfs),
 proc(5) (status, mountinfo), systemd.exec(5)/systemd.service(5) properties via `systemctl show`.
@@ -46,7 +51,7 @@ def say(text: str) -> None:
         out.write(line + "\n")
 
 
-def sh(cmd: list[str] | str, timeout: float = 120, env: dict[str, str] | None = None,
+def sh(cmd: list[str] | str, timeout: float = 600, env: dict[str, str] | None = None,
        check: bool = False) -> subprocess.CompletedProcess[str]:
     done = subprocess.run(cmd, shell=isinstance(cmd, str), capture_output=True, text=True,
                           timeout=timeout, env={**os.environ, **(env or {})}, check=False)
@@ -99,8 +104,25 @@ def device_owner(path: str) -> dict[str, object]:
     return {"device_group": group, "device_mode": oct(st.st_mode & 0o777)}
 
 
-def install(settings: dict[str, object]) -> dict[str, object]:
-    """install.sh exactly as on a board, from a copy of the checkout, pip offline from the wheelhouse."""
+def update() -> dict[str, object]:
+    """The check boot's: the table from this checkout into the kept install's venv (its dependencies
+    are there), as install.sh's pip would install it, then install.sh --no-pip for the rest."""
+    wheels = sorted((MEDIA / "table").glob("table_host-*.whl"))
+    if not wheels:
+        raise RuntimeError(f"no table_host wheel in {MEDIA / 'table'}")
+    t = time.monotonic()
+    done = sh(["/opt/table-host/venv/bin/pip", "install", "--quiet", "--disable-pip-version-check",
+               "--no-deps", "--force-reinstall", "--no-index", str(wheels[0])], timeout=3600)
+    r: dict[str, object] = {"update_pip_rc": done.returncode, "update_pip_s": round(time.monotonic() - t, 1),
+                            "update_pip_output": tail(done.stdout + done.stderr, 6)}
+    if done.returncode != 0:
+        raise RuntimeError(f"pip install {wheels[0].name} exited {done.returncode}: {r['update_pip_output']}")
+    return r | install({}, pip=False)
+
+
+def install(settings: dict[str, object], pip: bool = True) -> dict[str, object]:
+    """install.sh exactly as on a board, from a copy of the checkout, pip offline from the wheelhouse
+    (pip=False: --no-pip, the venv as it is)."""
     if SRC.exists():
         shutil.rmtree(SRC)
     shutil.copytree(MEDIA / "src", SRC, symlinks=True)
@@ -111,14 +133,33 @@ def install(settings: dict[str, object]) -> dict[str, object]:
         env = {"PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_LOG": "/root/pip.log"}
         traced = f'BASH_XTRACEFD={out.fileno()}; PS4="+ \\$EPOCHREALTIME "; set -x; . "$0" "$@"'
         t = time.monotonic()
-        args = [str(SRC / "systemd/install.sh"), "--no-start", "--wheels", str(MEDIA / "wheels")]
-        done = subprocess.run(["bash", "-c", traced, *args], capture_output=True, text=True, timeout=1500,
+        args = [str(SRC / "systemd/install.sh"), "--no-start",
+                *(["--wheels", str(MEDIA / "wheels")] if pip else ["--no-pip"])]
+        # The guest's clock is the host's: under load install.sh takes many times its quiet 3-9 min.
+        done = subprocess.run(["bash", "-c", traced, *args], capture_output=True, text=True, timeout=3600,
                               env={**os.environ, **env}, pass_fds=(out.fileno(),), check=False)
         took = time.monotonic() - t
+    noted = Path("/opt/table-host/installed-packages")  # what install.sh apt-got (uninstall.sh gives back)
     return {"install_rc": done.returncode, "install_s": round(took, 1),
             "install_output": tail(done.stdout + done.stderr, 12), "pip_marks": pip_marks(t),
             "install_steps": slowest_steps(trace.read_text(errors="replace")),
-            "lgpio_from": wheel_tag("lgpio")}
+            "lgpio_from": wheel_tag("lgpio"),
+            "apt_installed": noted.read_text().split() if noted.exists() else []}
+
+
+def network() -> dict[str, object]:
+    """QEMU's user-mode network, as its built-in DHCP server would hand it out (the root has no DHCP
+    client): 10.0.2.15, the gateway 10.0.2.2, its DNS 10.0.2.3. Busybox's `ip` (busybox-static)."""
+    sh(["modprobe", "virtio_net"])
+    sh(["udevadm", "settle", "--timeout=60"])
+    for cmd in (["ip", "link", "set", "eth0", "up"], ["ip", "addr", "add", "10.0.2.15/24", "dev", "eth0"],
+                ["ip", "route", "add", "default", "via", "10.0.2.2"]):
+        sh(["/bin/busybox", *cmd], check=True)
+    resolv = Path("/etc/resolv.conf")
+    if resolv.is_symlink():
+        resolv.unlink()
+    resolv.write_text("nameserver 10.0.2.3\n")
+    return {"network": "10.0.2.15 via 10.0.2.2 (QEMU user mode)"}
 
 
 def slowest_steps(trace: str, count: int = 8) -> list[str]:
@@ -289,15 +330,16 @@ def security() -> dict[str, object]:
 
 def tablectl_as_admin() -> dict[str, object]:
     """`tablectl status` in a login shell of a table-admin member (what SSH gives)."""
-    done = sh(["runuser", "-l", "admin", "-c", "tablectl status"], timeout=60)
+    done = sh(["runuser", "-l", "admin", "-c", "tablectl status"], timeout=600)
     out: dict[str, object] = {"tablectl_rc": done.returncode,
                               "tablectl_output": tail(done.stdout + done.stderr, 8)}
     if done.returncode != 0:  # tell PATH from socket permission
-        full = sh(["runuser", "-u", "admin", "--", "/opt/table-host/venv/bin/tablectl", "status"], timeout=60)
+        full = sh(["runuser", "-u", "admin", "--", "/opt/table-host/venv/bin/tablectl", "status"],
+                  timeout=600)
         out |= {"tablectl_full_path_rc": full.returncode,
                 "tablectl_full_path_output": tail(full.stdout + full.stderr, 4)}
     # The documented workflow (docs/daemon.md "Access"): an admin changes a setting; the daemon reloads.
-    conf = sh(["runuser", "-l", "admin", "-c", "tablectl config set arbiter.window_ms 5.0"], timeout=60)
+    conf = sh(["runuser", "-l", "admin", "-c", "tablectl config set arbiter.window_ms 5.0"], timeout=600)
     etc = os.stat("/etc/table-host")
     out |= {"config_set_rc": conf.returncode, "config_set_output": tail(conf.stdout + conf.stderr, 4),
             "etc_mode": f"{stat.S_IMODE(etc.st_mode):o}"}
@@ -391,7 +433,7 @@ def probe(unit_text: str, code: str) -> dict[str, object]:
         props += ["-p", line.replace("%t/table-host", "/run/table-host-probe")]
     props += ["-p", "RuntimeDirectory=table-host-probe"]
     done = sh(["systemd-run", "--wait", "--pipe", "--quiet", "--collect", *props,
-               "/opt/table-host/venv/bin/python", "-c", code], timeout=180)
+               "/opt/table-host/venv/bin/python", "-c", code], timeout=600)
     return {"ok": done.returncode == 0 and done.stdout.strip() == "True",
             "output": tail(done.stdout + done.stderr, 3)}
 
@@ -453,16 +495,20 @@ def main() -> int:
         r["boot_blame"] = sh(["systemd-analyze", "blame", "--no-pager"]).stdout.strip().splitlines()[:10]
     except subprocess.TimeoutExpired as exc:
         r["boot_time"] = f"systemd-analyze timed out after {exc.timeout} s"
-    steps = [("chip", lambda: r.update(gpio=make_chip())),
-             ("install", lambda: r.update(install(settings))),
-             ("admin", lambda: sh(["useradd", "--create-home", "--shell", "/bin/bash", "--groups",
-                                   "table-admin", "admin"], check=True)),
-             ("configure", lambda: r.update(configure(r.get("gpio", {}), settings))),
-             ("unit", lambda: check_unit(settings, r))]
-    if settings.get("faulty"):
-        steps.append(("sandbox probes", lambda: sandbox_probes(r)))
-    if settings.get("old_unit_start"):
-        steps.append(("faulty unit", lambda: faulty_unit(settings, r)))
+    if settings.get("mode") == "install":
+        steps = [*([("network", lambda: r.update(network()))] if settings.get("network") else []),
+                 ("install", lambda: r.update(install(settings)))]
+    else:
+        steps = [("chip", lambda: r.update(gpio=make_chip())),
+                 ("install", lambda: r.update(update())),
+                 ("admin", lambda: sh(["useradd", "--create-home", "--shell", "/bin/bash", "--groups",
+                                       "table-admin", "admin"], check=True)),
+                 ("configure", lambda: r.update(configure(r.get("gpio", {}), settings))),
+                 ("unit", lambda: check_unit(settings, r))]
+        if settings.get("faulty"):
+            steps.append(("sandbox probes", lambda: sandbox_probes(r)))
+        if settings.get("old_unit_start"):
+            steps.append(("faulty unit", lambda: faulty_unit(settings, r)))
     for name, step in steps:
         say(f"{name} ...")
         try:
@@ -475,7 +521,7 @@ def main() -> int:
         if name == "install" and r.get("install_rc") != 0:
             r["failed"].append(f"install.sh exited {r.get('install_rc')}: {r.get('install_output')}")
             break
-    if "gpio" in r:
+    if isinstance(r.get("gpio"), dict):
         r["gpio"] |= device_owner(str(r["gpio"]["device"]))
     try:
         r["table_host_groups"] = [g.gr_name for g in grp.getgrall() if "table-host" in g.gr_mem]
@@ -488,7 +534,10 @@ def main() -> int:
     os.sync()
     # Power off here: once, the VM stayed up minutes after the script's last line (exit of the
     # unit's main process, with a tty as its controlling terminal, never reached SuccessAction).
-    sh(["systemctl", "poweroff", "--force", "--force"])
+    # The install boot's disk is kept: its file systems are unmounted first (one --force), the check
+    # boot's goes at once (two).
+    keep = settings.get("mode") == "install"
+    sh(["systemctl", "poweroff", "--force", *([] if keep else ["--force"])])
     return 0
 
 

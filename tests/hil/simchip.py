@@ -86,6 +86,28 @@ class SimChip:
         self.writes.append((offset, pull, before, after))
         return before, after
 
+    def spike(self, offset: int, seconds: float) -> tuple[tuple[int, int], tuple[int, int]]:
+        """Pull the line down and up again `seconds` after the first write began (or as soon as
+        it returns, if it took longer), both files opened first: the narrowest contact the bench
+        can make. The (before, after) of each write."""
+        path = self.line_dir(offset) / "pull"
+        down, up = os.open(path, os.O_WRONLY | os.O_TRUNC), os.open(path, os.O_WRONLY | os.O_TRUNC)
+        try:
+            before = time.monotonic_ns()
+            os.write(down, b"pull-down")
+            after = time.monotonic_ns()
+            end = before + round(seconds * 1e9)
+            while time.monotonic_ns() < end:
+                pass
+            up_before = time.monotonic_ns()
+            os.write(up, b"pull-up")
+            up_after = time.monotonic_ns()
+        finally:
+            os.close(down)
+            os.close(up)
+        self.writes += [(offset, "pull-down", before, after), (offset, "pull-up", up_before, up_after)]
+        return (before, after), (up_before, up_after)
+
     def press(self, offset: int) -> tuple[int, int]:
         return self.set_pull(offset, "pull-down")
 

@@ -6,20 +6,29 @@ socket, all as they come out of the repo. A test in-process cannot see ProtectSy
 `/` read-only for lgpio's FIFO, or ProcSubset=pid hiding /proc/cpuinfo; this can.
 
 The machines: one per Debian release a Pi may run (GUESTS: bookworm with Python 3.11, trixie with
-3.13), each `debootstrap --variant=minbase` plus systemd, udev, python3, ... (trixie also what
-install.sh needs to build lgpio, which has no wheel for 3.13) in a raw ext4 image, the
+3.13), each `debootstrap --variant=minbase` plus systemd, udev, python3, ... in a raw ext4 image, the
 trixie-backports kernel from `hil.kernel` (gpio-sim as a module), its modules copied into the root,
 a busybox initramfs that loads virtio_blk and ext4 (both modules in Debian's kernel) and hands over
 to systemd as PID 1. The checkout (tracked and untracked, not ignored files), a wheelhouse for pip
-(the guest has no network) and `hil/guest_systemd.py` travel on a second disk; the guest writes its
-results to a second serial port, a file here. Each run writes into a temporary overlay (QEMU's
-snapshot=on): the cached root stays clean. The guests boot side by side, one vCPU each.
+and `hil/guest_systemd.py` travel on a second disk; the guest writes its results to a second serial
+port, a file here.
+
+Two boots per guest. The install boot runs `systemd/install.sh` on the fresh root and powers off;
+what it leaves is kept as a copy-on-write overlay of the root (`installed-<guest>-<key>.qcow2`),
+keyed on install.sh, pyproject.toml and the wheels, so it runs again only when one of them changes.
+On trixie (no lgpio wheel for 3.13) it has a network (QEMU's user mode): install.sh installs lgpio's
+build tools with apt-get, from Debian's archive, as on a Pi. The check boot starts from that
+install, puts the table built from the current checkout into its venv (a wheel built here: pip
+installs it with no dependencies, as install.sh's pip would install the table) and runs install.sh
+--no-pip (the unit, the rules, the groups, all from the checkout), starts the unit and looks at it;
+it writes into a temporary overlay (QEMU's snapshot=on), so the cached install stays clean. The
+guests boot side by side, one vCPU each.
 
 Cache (`<cache>/sys/`), per guest: `debootstrap-<guest>-<key>.tar` (debootstrap needs root and 1-4
 min, once per package list), `root-<guest>-<key>.img` and `initrd-<guest>-<key>.img` (from the
 tarball in seconds, once per recipe and kernel), `wheels-<guest>-<key>/` (`pip download`, once per
-dependency list), `last-<guest>/` (the last run's console log, results and disks, for a look
-afterwards).
+dependency list), `installed-<guest>-<key>.qcow2` and `.json` (the install boot's image and what it
+reported), `last-<guest>/` and `install-<guest>/` (the last runs' console logs, results and disks).
 Host needs: qemu-system-x86_64 (qemu-system-x86), mkfs.ext4 (e2fsprogs), modprobe (kmod), and for
 the first build debootstrap, run as root.
 """
@@ -51,14 +60,15 @@ REPO = Path(__file__).resolve().parents[2]
 MIRROR = "http://deb.debian.org/debian"
 PACKAGES = ["systemd", "systemd-sysv", "udev", "dbus", "python3", "python3-venv", "kmod", "procps",
             "passwd", "util-linux", "busybox-static"]
-RECIPE = 5  # bump when the root's customisation below changes
+RECIPE = 6  # bump when the root's customisation below changes
 INITRD_MODULES = ["virtio_blk", "ext4"]
 UNIT = "table-host.service"
 
 
 def lgpio_build_deps() -> list[str]:
     """The Debian packages install.sh installs before pip builds lgpio from its source (no wheel
-    for the Python there): read from install.sh itself, so the guest's root has what it asks for."""
+    for the Python there): read from install.sh itself, so the install boot checks it asked for
+    exactly these."""
     text = (REPO / "systemd/install.sh").read_text()
     found = re.search(r'^lgpio_build_deps="([^"]*)"$', text, re.M)
     return found.group(1).split() if found else []
@@ -72,10 +82,11 @@ class Guest:
     suite: str
     python: tuple[str, str]  # pip download's --python-version and --abi
     glibc_minor: int         # wheels up to manylinux_2_<this> run there
-    build_lgpio: bool        # no lgpio wheel for this Python: install.sh builds it, its root has the tools
+    build_lgpio: bool        # no lgpio wheel for this Python: install.sh apt-gets the tools and builds it
 
     def packages(self) -> list[str]:
-        return PACKAGES + (lgpio_build_deps() if self.build_lgpio else [])
+        """The root's: what a fresh Raspberry Pi OS Lite has of what install.sh needs, no build tools."""
+        return list(PACKAGES)
 
 
 # Raspberry Pi OS follows Debian: bookworm has Python 3.11 and glibc 2.36, trixie Python 3.13 and
@@ -110,6 +121,7 @@ WantedBy=multi-user.target
 INIT = """\
 #!/bin/busybox sh
 /bin/busybox --install -s /bin
+echo "initrd: the kernel is up; mounting /dev/vda"
 mkdir -p /proc /sys /dev /newroot
 mount -t devtmpfs dev /dev
 mount -t proc proc /proc
@@ -123,8 +135,8 @@ exec switch_root /newroot /sbin/init
 """
 
 
-HOST_TOOLS = [("qemu-system-x86_64", "qemu-system-x86"), ("mkfs.ext4", "e2fsprogs"), ("modprobe", "kmod"),
-              ("git", "git"), ("tar", "tar")]
+HOST_TOOLS = [("qemu-system-x86_64", "qemu-system-x86"), ("qemu-img", "qemu-utils"),
+              ("mkfs.ext4", "e2fsprogs"), ("modprobe", "kmod"), ("git", "git"), ("tar", "tar")]
 
 
 class SetupMissing(Exception):
@@ -230,7 +242,8 @@ def customise(root: Path, kernel) -> None:
     """What a fresh image of a board has: the kernel's modules, a hostname, / in fstab; the check unit."""
     modules = root / "usr/lib/modules" / kernel.version
     shutil.copytree(kernel.modules, modules, symlinks=True)
-    (root / "etc/fstab").write_text("/dev/vda / ext4 rw,noatime 0 1\n")
+    # A host under load slows udev's start: the root device is waited for longer than systemd's 90 s.
+    (root / "etc/fstab").write_text("/dev/vda / ext4 rw,noatime,x-systemd.device-timeout=600 0 1\n")
     (root / "etc/hostname").write_text("table\n")
     (root / "etc/hosts").write_text("127.0.0.1 localhost\n127.0.1.1 table\n")
     system = root / "etc/systemd/system"
@@ -368,8 +381,19 @@ def faulty_unit_text(unit: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def media(work: Path, wheels: Path, settings: dict) -> Path:
-    """The second disk: src/, wheels/, guest_systemd.py, settings.json, faulty/ (an ext4 image)."""
+def table_wheel(work: Path) -> Path:
+    """The table itself as a wheel, built here from the checkout (pure Python: any guest takes it)."""
+    out = work / "table"
+    if out.exists():
+        shutil.rmtree(out)
+    _run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--disable-pip-version-check",
+          "--wheel-dir", str(out), str(REPO)], timeout=600)
+    return out
+
+
+def media(work: Path, wheels: Path, settings: dict, table: Path | None = None) -> Path:
+    """The second disk: src/, wheels/, guest_systemd.py, settings.json, faulty/, and table/ (the
+    table's own wheel, for the check boot) (an ext4 image)."""
     stage = work / "media"
     if stage.exists():
         shutil.rmtree(stage)
@@ -379,6 +403,8 @@ def media(work: Path, wheels: Path, settings: dict) -> Path:
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(REPO / f, dest)
     shutil.copytree(wheels, stage / "wheels", ignore=shutil.ignore_patterns(".complete"))
+    if table is not None:
+        shutil.copytree(table, stage / "table")
     shutil.copy2(REPO / "tests/hil/guest_systemd.py", stage / "guest_systemd.py")
     (stage / "settings.json").write_text(json.dumps(settings, indent=1))
     (stage / "faulty").mkdir()
@@ -391,13 +417,19 @@ def media(work: Path, wheels: Path, settings: dict) -> Path:
     return image
 
 
-def boot(work: Path, kernel, image: Path, initrd: Path, disk: Path, timeout: float, log=_stderr) -> dict:
-    """Boot the root with systemd as PID 1; return the results the guest wrote, with timings."""
+def boot(work: Path, kernel, image: Path, initrd: Path, disk: Path, log=_stderr, keep: bool = False,
+         network: bool = False) -> dict:
+    """Boot the root with systemd as PID 1; return the results the guest wrote, with timings.
+
+    keep: the guest's writes go to `image` itself (a qcow2 overlay: the install boot), else to a
+    temporary overlay. network: QEMU's user-mode network (NAT to the host's), else none."""
     qemu = need("qemu-system-x86_64", "qemu-system-x86")
     console, results = work / "console.log", work / "results.txt"
     for f in (console, results):
         f.unlink(missing_ok=True)
-    cmdline = "console=ttyS0 root=/dev/vda rw panic=-1 systemd.show_status=auto loglevel=4 net.ifnames=0"
+    # systemd's start jobs get 10 min, not 90 s: on a loaded host a slow boot is not a failed one.
+    cmdline = ("console=ttyS0 root=/dev/vda rw panic=-1 systemd.show_status=auto loglevel=4 net.ifnames=0 "
+               "systemd.default_timeout_start_sec=600")
     # Nehalem (x86-64-v2): PyPI's lgpio wheel dies of SIGILL on qemu64 (status=4/ILL in the VM,
     # `qemu-x86_64 -cpu qemu64 python -c "import lgpio"` alike); -cpu max oopsed at boot here
     # (int3 in sched_clock_cpu while the kernel patches itself).
@@ -405,21 +437,25 @@ def boot(work: Path, kernel, image: Path, initrd: Path, disk: Path, timeout: flo
     # new bytes) raced the other vCPU's translated code: "Oops: int3" in get_random_u32, a panic
     # 12 s into boot, seen once in about ten runs. Nothing here needs two CPUs.
     cpu = os.environ.get("HIL_QEMU_CPU", "Nehalem")
+    root = (f"file={image},if=virtio,format=qcow2,cache=writeback" if keep else
+            # snapshot=on: the run writes to a temporary overlay, the cached root stays as built
+            f"file={image},if=virtio,format={'qcow2' if image.suffix == '.qcow2' else 'raw'},"
+            "cache=unsafe,snapshot=on")
     cmd = [qemu, "-machine", "q35", "-accel", "tcg", "-cpu", cpu, "-smp", "1", "-m", "1536",
-           "-display", "none", "-monitor", "none", "-no-reboot", "-nic", "none",
+           "-display", "none", "-monitor", "none", "-no-reboot",
+           *(["-nic", "user,model=virtio-net-pci"] if network else ["-nic", "none"]),
            "-kernel", str(kernel.vmlinuz), "-initrd", str(initrd), "-append", cmdline,
-           # snapshot=on: the run writes to a temporary overlay, the cached root stays as built
-           "-drive", f"file={image},if=virtio,format=raw,cache=unsafe,snapshot=on",
-           "-drive", f"file={disk},if=virtio,format=raw,cache=unsafe,readonly=on",
+           "-drive", root, "-drive", f"file={disk},if=virtio,format=raw,cache=unsafe,readonly=on",
            "-serial", f"file:{console}", "-serial", f"file:{results}"]
     t = time.monotonic()
     vm_cpu = 0.0
     for attempt in (1, 2):
-        qemu_rc, qemu_err, silent, cpu_s = _qemu(cmd, console, timeout)
+        qemu_rc, qemu_err, silent, cpu_s = _qemu(cmd, console, wall_limit(), CPU_LIMIT_S)
         vm_cpu += cpu_s
         if not silent:
             break
-        log(f"hil: the VM printed nothing in {SILENT_S} s (attempt {attempt}); starting it again")
+        log(f"hil: the VM printed nothing in {cpu_s:.0f} s of its CPU time (attempt {attempt}); "
+            "starting it again")
         for f in (console, results):
             f.unlink(missing_ok=True)
     took = time.monotonic() - t
@@ -431,6 +467,7 @@ def boot(work: Path, kernel, image: Path, initrd: Path, disk: Path, timeout: flo
                    f"console: {tail_file(console)}"]}
     if qemu_rc not in (0, None) and found:
         r.setdefault("failed", []).append(f"qemu exited {qemu_rc}: {qemu_err}")
+    r["qemu_rc"] = qemu_rc
     r["vm_s"] = round(took, 1)
     r["vm_cpu_s"] = round(vm_cpu, 1)  # QEMU's CPU time: on a loaded host, wall time says little
     r["progress"] = [ln for ln in text.splitlines() if ln.startswith("hil:")]
@@ -439,11 +476,24 @@ def boot(work: Path, kernel, image: Path, initrd: Path, disk: Path, timeout: flo
 
 
 AFTER_RESULT_S = 30
-# A guest needs 400-450 s of QEMU's CPU time; on a host shared with other work (load 20 seen) it got
-# half a core and took 930 s of wall time. The limit is for a guest that hangs, not a slow one.
-TIMEOUT_S = 1800
-SILENT_S = float(os.environ.get("HIL_SILENT_S", 90))  # the kernel prints within seconds; a silent VM has
-# hung in the firmware (seen once in ~5); a host loaded by other work may need longer (HIL_SILENT_S)
+# Limits in QEMU's own CPU time, not the wall clock's: on a host shared with other work a guest gets
+# a fraction of a core (at load 10 on 2 cores about a sixth), and its wall time grows with the load
+# while the work it does does not. A guest's check needs 300-450 s of QEMU's CPU time, the install
+# boot with apt on trixie more; the limits are for a guest that hangs, not a slow one.
+CPU_LIMIT_S = 1500
+TIMEOUT_S = 3600  # the wall clock's limit (HIL_SYSTEMD_TIMEOUT), for a guest that hangs without using CPU
+# The initramfs says it is up a few seconds of CPU into the boot; a VM silent for longer has hung in
+# the firmware (seen once in ~5 before). HIL_SILENT_S: QEMU CPU seconds; the wall clock waits 10 times that.
+SILENT_S = float(os.environ.get("HIL_SILENT_S", 60))
+
+
+STOPPING = threading.Event()
+"""Set when `run` is interrupted while guests boot on threads of their own: each stops its QEMU
+(an interrupt reaches the main thread only, and a guest's QEMU was left running)."""
+
+
+def wall_limit() -> float:
+    return float(os.environ.get("HIL_SYSTEMD_TIMEOUT", TIMEOUT_S))
 
 
 def _finished(results: Path) -> bool:
@@ -471,35 +521,45 @@ def _stop(proc: subprocess.Popen) -> None:
     proc.wait()
 
 
-def _qemu(cmd: list[str], console: Path, timeout: float) -> tuple[int | None, str, bool, float]:
+def _qemu(cmd: list[str], console: Path, timeout: float,
+          cpu_timeout: float | None = None) -> tuple[int | None, str, bool, float]:
     """Run QEMU to the guest's power-off: (exit status or None, stderr, hung silent before the kernel,
     its CPU seconds, sampled each second).
 
-    A guest that wrote its result gets AFTER_RESULT_S to power off, then QEMU is stopped. On a time-out
-    or any error here (an interrupt too) its process group is killed: no VM is left running."""
+    Silent: nothing on the console after SILENT_S of QEMU's CPU time (or ten times that of the wall
+    clock's). Timed out: `cpu_timeout` of its CPU time, or `timeout` of the wall clock's. A guest that
+    wrote its result gets AFTER_RESULT_S of its CPU time (ten times that of the wall clock's) to power
+    off, then QEMU is stopped. On a time-out or any
+    error here (an interrupt too) its process group is killed: no VM is left running."""
     t = time.monotonic()
     results = console.with_name("results.txt")
     done_at: float | None = None
+    done_cpu = 0.0
     with tempfile.TemporaryFile("w+") as err:
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, text=True, start_new_session=True)
         try:
             cpu = 0.0
             while proc.poll() is None:
-                time.sleep(1)
+                if STOPPING.wait(1):
+                    _stop(proc)
+                    return None, "interrupted", False, cpu
                 cpu = _cpu_s(proc.pid, cpu)
                 waited = time.monotonic() - t
-                if waited > SILENT_S and (not console.exists() or console.stat().st_size == 0):
+                quiet = not console.exists() or console.stat().st_size == 0
+                if quiet and (cpu > SILENT_S or waited > 10 * SILENT_S):
                     _stop(proc)
                     return None, "silent", True, cpu
-                if waited > timeout:
+                if waited > timeout or (cpu_timeout is not None and cpu > cpu_timeout):
                     _stop(proc)
-                    return None, f"timed out after {timeout:.0f} s", False, cpu
+                    spent = f"{waited:.0f} s" if waited > timeout else f"{cpu:.0f} s of its CPU time"
+                    return None, f"timed out after {spent}", False, cpu
                 if done_at is None and _finished(results):
-                    done_at = time.monotonic()
-                if done_at is not None and time.monotonic() - done_at > AFTER_RESULT_S:
-                    _stop(proc)
+                    done_at, done_cpu = time.monotonic(), cpu
+                if done_at is not None and (cpu - done_cpu > AFTER_RESULT_S
+                                            or time.monotonic() - done_at > 10 * AFTER_RESULT_S):
+                    _stop(proc)  # killed: no exit status (the install boot's disk is not kept then)
                     why = f"stopped {AFTER_RESULT_S} s after the guest's result (no power-off)"
-                    return 0, why, False, cpu
+                    return None, why, False, cpu
         finally:
             if proc.poll() is None:
                 _stop(proc)
@@ -515,26 +575,124 @@ def tail_file(path: Path, lines: int = 5) -> str:
     return " | ".join(text.strip().splitlines()[-lines:])
 
 
-CHECKS = ("unit_active", "watchdog_ok", "tablectl_ok", "journal_priority_ok", "allocator_ok")
+CHECKS = ("unit_active", "watchdog_ok", "tablectl_ok", "journal_priority_ok", "allocator_ok", "installed_ok")
+INSTALL_RECIPE = 1  # bump when what the install boot does (guest_systemd.py's install mode) changes
 
 
-def prepare(cache: Path, kernel, guest: Guest, settings: dict, log=_stderr) -> tuple[Path, Path, Path, Path]:
-    """The guest's root image, initramfs and second disk (built or reused); its work folder."""
+@dataclass(frozen=True)
+class Built:
+    """One guest's prepared parts: its root and initramfs, the wheelhouse, the check boot's second
+    disk and its work folder."""
+
+    image: Path
+    initrd: Path
+    wheels: Path
+    disk: Path
+    work: Path
+
+
+def prepare(cache: Path, kernel, guest: Guest, settings: dict, log=_stderr) -> Built:
+    """The guest's root image, initramfs, wheelhouse and second disk (built or reused); its work folder."""
     image, initrd = ensure_root(cache, kernel, guest, log)
     wheels = ensure_wheels(cache, guest, log)
     work = cache / "sys" / f"last-{guest.suite}"
     work.mkdir(parents=True, exist_ok=True)
-    return image, initrd, media(work, wheels, {**settings, "guest": guest.suite}), work
+    disk = media(work, wheels, {**settings, "guest": guest.suite}, table_wheel(work))
+    return Built(image, initrd, wheels, disk, work)
 
 
-def check_guest(kernel, guest: Guest, built: tuple[Path, Path, Path, Path], faulty: bool,
-                log=_stderr) -> dict:
-    """Boot one prepared guest and judge what it reported."""
-    image, initrd, disk, work = built
+def install_key(image: Path, wheels: Path) -> str:
+    """What the install boot's result depends on: the root it starts from (its name holds its own
+    key), install.sh, pyproject.toml, every wheel and source distribution, and INSTALL_RECIPE."""
+    digest = hashlib.sha256()
+    for f in (REPO / "systemd/install.sh", REPO / "pyproject.toml"):
+        digest.update(f.read_bytes())
+    for f in sorted(wheels.iterdir()):
+        if f.name != ".complete":
+            digest.update(f.name.encode() + hashlib.sha256(f.read_bytes()).digest())
+    return _key(image.name, digest.hexdigest(), INSTALL_RECIPE)
+
+
+def install_checked(guest: Guest, r: dict) -> dict:
+    """The install boot's checks: install.sh passed, the guest powered off cleanly (its disk is whole),
+    and apt-get was used exactly where it must be: on a guest with no lgpio wheel for lgpio's build
+    tools, nowhere else (install.sh notes what it installed in /opt/table-host/installed-packages)."""
+    wanted = sorted(lgpio_build_deps()) if guest.build_lgpio else []
+    apt_ok = sorted(r.get("apt_installed") or []) == wanted
+    built = str(r.get("lgpio_from") or "").startswith("built here") == guest.build_lgpio
+    r["apt_ok"], r["lgpio_ok"] = apt_ok, built
+    r["ok"] = r.get("install_rc") == 0 and r.get("qemu_rc") == 0 and not r.get("failed") and apt_ok and built
+    if not r["ok"]:
+        why = list(r.get("failed", []))
+        if r.get("install_rc"):
+            why.append(f"install.sh exited {r.get('install_rc')}: {r.get('install_output')}")
+        if r.get("qemu_rc") != 0:
+            why.append(f"no clean power-off (qemu {r.get('qemu_rc')})")
+        if not apt_ok:
+            why.append(f"apt-get installed {r.get('apt_installed')}, not {wanted}")
+        if not built:
+            why.append(f"lgpio {r.get('lgpio_from')}")
+        r["why"] = "; ".join(why)
+    return r
+
+
+def ensure_installed(cache: Path, kernel, guest: Guest, built: Built, settings: dict,
+                     log=_stderr) -> tuple[Path | None, dict]:
+    """The guest after install.sh (the install boot's overlay, reused while its key holds), and what
+    the install boot reported (`cached`: from an earlier run). None when the install failed."""
+    home = cache / "sys"
+    key = install_key(built.image, built.wheels)
+    installed = home / f"installed-{guest.suite}-{key}.qcow2"
+    record = installed.with_suffix(".json")
+    if installed.is_file() and record.is_file():
+        return installed, {**json.loads(record.read_text()), "cached": True}
+    work = home / f"install-{guest.suite}"
+    work.mkdir(parents=True, exist_ok=True)
+    disk = media(work, built.wheels, {**settings, "guest": guest.suite, "mode": "install",
+                                      "network": guest.build_lgpio})
+    overlay = installed.with_suffix(".tmp")
+    overlay.unlink(missing_ok=True)
+    _run([need("qemu-img", "qemu-utils"), "create", "-q", "-f", "qcow2", "-b", str(built.image), "-F", "raw",
+          str(overlay)])
+    log(f"hil: [{guest.suite}] install boot: install.sh on the fresh root"
+        + (" (apt-get from Debian's archive over QEMU's network)" if guest.build_lgpio else "")
+        + ", kept until install.sh, pyproject.toml or the wheels change")
     t = time.monotonic()
-    log(f"hil: [{guest.suite}] booting Debian {guest.suite} with systemd as PID 1 (QEMU TCG)")
-    r = boot(work, kernel, image, initrd, disk, float(os.environ.get("HIL_SYSTEMD_TIMEOUT", TIMEOUT_S)), log)
+    r = install_checked(guest, boot(work, kernel, overlay, built.initrd, disk, log, keep=True,
+                                    network=guest.build_lgpio))
+    r["install_boot_s"] = round(time.monotonic() - t, 1)
+    r["cached"] = False
+    log(f"hil: [{guest.suite}] install boot {'passed' if r['ok'] else 'FAILED'} in "
+        f"{r['install_boot_s']:.0f} s" + ("" if r["ok"] else f": {r['why']}"))
+    if not r["ok"]:
+        overlay.unlink(missing_ok=True)
+        return None, r
+    record.write_text(json.dumps(r, indent=1, default=str))
+    overlay.rename(installed)
+    for kind in ("qcow2", "json"):
+        _drop_old(home, f"installed-{guest.suite}-*.{kind}", installed.with_suffix(f".{kind}"))
+    return installed, r
+
+
+def check_guest(kernel, guest: Guest, built: Built, faulty: bool, log=_stderr,
+                cache: Path | None = None, settings: dict | None = None) -> dict:
+    """Install (or reuse the install), boot the guest for its checks and judge what it reported."""
+    t = time.monotonic()
+    installed, fresh = ensure_installed(Path(cache or built.work.parent.parent), kernel, guest, built,
+                                        settings or {}, log)
+    if installed is None:
+        r = {"guest": guest.suite, "ok": False, "installed": fresh, "installed_ok": False,
+             "why": f"the install boot failed: {fresh.get('why')}"}
+        log(f"hil: [{guest.suite}] FAILED: {r['why']}")
+        return r
+    log(f"hil: [{guest.suite}] booting Debian {guest.suite} with systemd as PID 1 (QEMU TCG)"
+        + (", installed by an earlier run" if fresh.get("cached") else ""))
+    r = boot(built.work, kernel, installed, built.initrd, built.disk, log)
     r["guest"] = guest.suite
+    r["installed"] = {k: fresh.get(k) for k in ("cached", "ok", "install_rc", "install_s", "install_boot_s",
+                                               "apt_installed", "lgpio_from", "vm_s", "vm_cpu_s", "boot_s",
+                                               "install_steps")}
+    r["installed_ok"] = bool(fresh.get("ok"))
     r["allocator_ok"] = bool(r.get("allocator", {}).get("ok"))
     checks = [*CHECKS, *(["old_unit_caught"] if faulty else [])]
     r["ok"] = all(r.get(k) for k in checks)
@@ -566,7 +724,7 @@ def run(cache: Path, kernel, faulty: bool = True, old_unit_start: bool = False, 
         raise SetupMissing(f"no guest {', '.join(unknown)}: the guests are {', '.join(GUESTS)}")
     for tool, package in HOST_TOOLS:  # all of them before any work: one line for the first missing
         need(tool, package)
-    settings = {"faulty": faulty, "old_unit_start": old_unit_start, "ready_timeout_s": 180,
+    settings = {"faulty": faulty, "old_unit_start": old_unit_start, "ready_timeout_s": 600,
                 "allocator": memory.ALLOCATOR,
                 # chip first: a gpiochip backend without a chip is refused, and each set is checked
                 "config": {"hardware.chip": '"$CHIP"', "hardware.backend": '"gpiochip"'}}
@@ -578,16 +736,23 @@ def run(cache: Path, kernel, faulty: bool = True, old_unit_start: bool = False, 
 
     def one(name: str) -> None:
         try:
-            by_guest[name] = check_guest(kernel, GUESTS[name], built[name], faulty, log)
+            by_guest[name] = check_guest(kernel, GUESTS[name], built[name], faulty, log, cache, settings)
         except Exception as exc:  # reported as that guest's failure; the other guest still runs
             by_guest[name] = {"ok": False, "guest": name, "why": f"{type(exc).__name__}: {exc}"}
 
     if parallel and len(names) > 1:
         threads = [threading.Thread(target=one, args=(n,), name=f"guest-{n}") for n in names]
+        STOPPING.clear()
         for th in threads:
             th.start()
-        for th in threads:
-            th.join()
+        try:
+            for th in threads:
+                th.join()
+        except BaseException:  # an interrupt: every guest's QEMU goes before this run does
+            STOPPING.set()
+            for th in threads:
+                th.join()
+            raise
     else:
         for n in names:
             one(n)
@@ -634,7 +799,14 @@ def guest_summary(r: dict) -> str:
         f = r["faulty_unit"]
         lines.append(f"  old unit (ProcSubset=pid, no LG_WD): came up {f.get('came_up')}, "
                      f"{f.get('ActiveState')}/{f.get('SubState')}, restarts {f.get('NRestarts')}")
-    lines.append(f"  {r.get('python')}; install.sh exit {r.get('install_rc')}, "
+    fresh = r.get("installed") or {}
+    apt = " ".join(fresh.get("apt_installed") or []) or "nothing"
+    lines.append(f"  install boot: {'cached from an earlier run' if fresh.get('cached') else 'ran now'}, "
+                 f"install.sh exit {fresh.get('install_rc')} in {fresh.get('install_s')} s, "
+                 f"apt-get installed {apt}, lgpio {fresh.get('lgpio_from')}, "
+                 f"VM {fresh.get('vm_s')} s (QEMU CPU {fresh.get('vm_cpu_s')} s)")
+    lines.append(f"  {r.get('python')}; the table from this checkout: pip exit {r.get('update_pip_rc')} in "
+                 f"{r.get('update_pip_s')} s, install.sh --no-pip exit {r.get('install_rc')}, "
                  f"lgpio {r.get('lgpio_from')}")
     lines.append(f"  times: boot {r.get('boot_s')} s, install {r.get('install_s')} s, "
                  f"in guest {r.get('check_s')} s, VM {r.get('vm_s')} s (QEMU CPU {r.get('vm_cpu_s')} s)")
@@ -648,7 +820,7 @@ def guest_summary(r: dict) -> str:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m hil.systemd_vm", description=__doc__.split("\n")[0])
     p.add_argument("--json", action="store_true", help="the results as one JSON object")
-    p.add_argument("--cache", type=Path, default=REPO / ".cache/hil")
+    p.add_argument("--cache", type=Path, default=Path(os.environ.get("HIL_CACHE") or REPO / ".cache/hil"))
     p.add_argument("--no-faulty", action="store_true", help="skip the old sandbox's probes (about 45 s less)")
     p.add_argument("--old-unit-start", action="store_true", help="also run the daemon under the old unit")
     p.add_argument("--guest", action="append", choices=list(GUESTS),

@@ -261,6 +261,41 @@ def test_false_start_and_bounce_and_stamps_before_their_write() -> None:
     assert not analyse(s, early, [], PHASE)["checks"]["kernel_stamps"]
 
 
+def spiked(seat: int, before: int, width: int) -> dict[str, Any]:
+    return {**sent(seat, before, "spike", "spike", after=before + 20_000),
+            "up_before_ns": before + width - 20_000, "up_after_ns": before + width}
+
+
+def test_a_spike_gives_no_slap_and_the_slap_after_it_keeps_its_own_stamp() -> None:
+    a, b = 1 * S, 1 * S + 5 * MS  # the spike's writes, then the slap's 5 ms later
+    s = [spiked(1, a, 60_000), sent(1, b, scenario="after spike")]
+    traced = {"input": "spike", "seat": 1, "control": "slap", "ts_ns": a + 10_000, "received_ns": a + 2 * MS}
+    good = trace(traced, pressed(1, b + 500), decided(1, b + 500, b + 6 * MS))
+    r = analyse(s, good, [], PHASE)
+    assert r["checks"]["spike_no_slap"] and r["spike_widths_us"] == [60.0]
+    assert r["spikes_seen_by_daemon"] == "1/1"
+    unseen = trace(pressed(1, b + 500), decided(1, b + 500, b + 6 * MS))  # gpio-sim named it "rising"
+    assert analyse(s, unseen, [], PHASE)["checks"]["spike_no_slap"]
+    assert analyse(s, unseen, [], PHASE)["spikes_seen_by_daemon"] == "0/1"
+    # The table as it was: the spike's edge is the press, and the real slap inside the debounce is lost.
+    old = trace(pressed(1, a + 10_000), decided(1, a + 10_000, a + 6 * MS))
+    r = analyse(s, old, [], PHASE)
+    assert not r["checks"]["spike_no_slap"] and not r["checks"]["every_press_decided"]
+    assert "spikes: 1 of 1 narrower than 1000 µs, 1 of them pressed or decided; 0 of 1 slaps after a spike " \
+           "decided once with their own stamp" in r["problems"]
+    # Stamped when it was confirmed (1 ms on), not by its edge: refused too.
+    confirmed_late = trace(pressed(1, b + 1 * MS + 5), decided(1, b + 1 * MS + 5, b + 6 * MS))
+    assert not analyse(s, confirmed_late, [], PHASE)["checks"]["spike_no_slap"]
+
+
+def test_a_spike_the_vm_made_wider_than_the_minimum_is_not_held_against_the_table() -> None:
+    a, b = 1 * S, 1 * S + 5 * MS
+    s = [spiked(1, a, 60_000), spiked(2, a, 1_500_000), sent(1, b, scenario="after spike")]
+    t = trace(pressed(2, a + 10_000), decided(2, a + 10_000, a + 6 * MS),  # 1.5 ms down: a press by the rule
+              pressed(1, b + 500), decided(1, b + 500, b + 6 * MS))
+    assert analyse(s, t, [], PHASE)["checks"]["spike_no_slap"]
+
+
 def test_navigation_and_expander_events_are_not_the_slaps_analysed() -> None:
     s = [sent(1, 1 * S)]
     slap = [pressed(1, 1 * S + 500_000), decided(1, 1 * S + 500_000, 1 * S + 6 * MS)]

@@ -37,13 +37,15 @@ def test_install_gives_gpio_chips_i2c_and_spi_to_their_groups(tmp_path: Path) ->
     assert 'SUBSYSTEM=="spidev", GROUP="spi", MODE="0660"' in rules
 
 
-def test_install_creates_every_group_the_unit_names() -> None:
+@pytest.mark.parametrize(("unit_file", "first"), [("table-host.service", "table-admin"),
+                                                   ("table-screen.service", "video")])
+def test_install_creates_every_group_the_unit_names(unit_file: str, first: str) -> None:
     """systemd refuses a unit whose SupplementaryGroups has a missing group (216/GROUP, seen in the VM)."""
-    unit = (ROOT / "systemd/table-host.service").read_text()
+    unit = (ROOT / "systemd" / unit_file).read_text()
     line = next(ln for ln in unit.splitlines() if ln.startswith("SupplementaryGroups="))
     groups = line.split("=")[1].split()
     script = (ROOT / "systemd/install.sh").read_text()
-    created = next(ln for ln in script.splitlines() if ln.strip().startswith("for g in table-admin"))
+    created = next(ln for ln in script.splitlines() if f"$(missing_groups {first}" in ln)
     for group in groups:
         assert f" {group}" in created, group
 
@@ -109,16 +111,47 @@ def test_a_missing_tool_is_one_line_naming_the_package() -> None:
         systemd_vm.need("no-such-qemu", "qemu-x")
 
 
-def test_the_trixie_root_has_what_install_sh_needs_to_build_lgpio() -> None:
-    """No lgpio wheel for trixie's Python 3.13: install.sh builds it, and the guest has no network, so
-    its root carries the very packages install.sh would apt-get (read from install.sh)."""
+def test_no_root_has_lgpios_build_tools_so_install_sh_apt_gets_them_on_trixie() -> None:
+    """No lgpio wheel for trixie's Python 3.13: install.sh builds it and apt-gets what the build
+    needs. The roots carry none of it (it was once pre-installed, and install.sh's apt path never ran),
+    and only the guest that builds lgpio gets a network for its install boot."""
     deps = systemd_vm.lgpio_build_deps()
     assert {"swig", "gcc", "python3-dev"} <= set(deps)
     trixie, bookworm = systemd_vm.GUESTS["trixie"], systemd_vm.GUESTS["bookworm"]
-    assert trixie.python == ("313", "cp313") and trixie.glibc_minor == 41
-    assert bookworm.python == ("311", "cp311") and bookworm.glibc_minor == 36
-    assert set(deps) <= set(trixie.packages()) and not set(deps) & set(bookworm.packages())
-    assert bookworm.packages() == systemd_vm.PACKAGES  # bookworm's cached root stays valid
+    assert trixie.python == ("313", "cp313") and trixie.glibc_minor == 41 and trixie.build_lgpio
+    assert bookworm.python == ("311", "cp311") and bookworm.glibc_minor == 36 and not bookworm.build_lgpio
+    assert trixie.packages() == bookworm.packages() == systemd_vm.PACKAGES
+    assert not set(deps) & set(systemd_vm.PACKAGES)
+
+
+def test_the_install_boot_passes_only_with_apt_used_exactly_where_lgpio_is_built() -> None:
+    trixie, bookworm = systemd_vm.GUESTS["trixie"], systemd_vm.GUESTS["bookworm"]
+    built = {"install_rc": 0, "qemu_rc": 0, "failed": [], "lgpio_from": "built here cp313-cp313-linux_x86_64",
+             "apt_installed": systemd_vm.lgpio_build_deps()}
+    assert systemd_vm.install_checked(trixie, dict(built))["ok"]
+    pre_installed = systemd_vm.install_checked(trixie, {**built, "apt_installed": []})
+    assert not pre_installed["ok"] and pre_installed["why"] == (
+        f"apt-get installed [], not {sorted(systemd_vm.lgpio_build_deps())}")
+    wheel = {**built, "lgpio_from": "wheel cp311-cp311-manylinux_2_34_x86_64", "apt_installed": []}
+    assert systemd_vm.install_checked(bookworm, dict(wheel))["ok"]
+    assert not systemd_vm.install_checked(bookworm, {**wheel, "apt_installed": ["gcc"]})["ok"]
+    killed = systemd_vm.install_checked(bookworm, {**wheel, "qemu_rc": None})  # its disk may be torn
+    assert not killed["ok"] and killed["why"] == "no clean power-off (qemu None)"
+
+
+def test_the_install_is_kept_until_install_sh_pyproject_or_a_wheel_changes(tmp_path: Path) -> None:
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    (wheels / "lgpio-0.2.2.0.tar.gz").write_bytes(b"source")
+    (wheels / ".complete").write_text("lgpio (source)\n")
+    image = tmp_path / "root-trixie-abc.img"
+    key = systemd_vm.install_key(image, wheels)
+    assert systemd_vm.install_key(image, wheels) == key
+    (wheels / ".complete").write_text("another note\n")  # not a wheel
+    assert systemd_vm.install_key(image, wheels) == key
+    assert systemd_vm.install_key(tmp_path / "root-trixie-def.img", wheels) != key  # another root
+    (wheels / "lgpio-0.2.2.0.tar.gz").write_bytes(b"source, changed")
+    assert systemd_vm.install_key(image, wheels) != key
 
 
 def test_requirement_names_are_compared_as_pip_does() -> None:
@@ -133,7 +166,9 @@ def test_every_guest_must_pass_and_the_summary_names_them(monkeypatch: pytest.Mo
     monkeypatch.setattr(systemd_vm, "prepare", lambda cache, kernel, guest, settings, log: guest.suite)
     passed = dict.fromkeys((*systemd_vm.CHECKS, "old_unit_caught", "ok"), True)
 
-    def check(kernel: object, guest: systemd_vm.Guest, built: str, faulty: bool, log: object) -> dict:
+    def check(kernel: object, guest: systemd_vm.Guest, built: str, faulty: bool, log: object,
+              cache: Path, settings: dict) -> dict:
+        assert cache == tmp_path and settings["ready_timeout_s"] == 600
         assert built == guest.suite
         if guest.suite == "trixie":
             return {**passed, "guest": "trixie", "ok": False, "unit_active": False,
@@ -158,9 +193,53 @@ def test_a_vm_past_its_time_is_killed_with_everything_it_started(tmp_path: Path)
     console = tmp_path / "console.log"
     console.write_text("booting\n")  # it printed something: not the silent-firmware case
     fake_qemu = ["bash", "-c", f"sleep 300 & echo $! > {pidfile}; wait"]
-    rc, why, silent, cpu = systemd_vm._qemu(fake_qemu, console, timeout=2)
+    rc, why, silent, cpu = systemd_vm._qemu(fake_qemu, console, timeout=2, cpu_timeout=100)
     assert (rc, why, silent) == (None, "timed out after 2 s", False) and 0 <= cpu < 1.5
     child = int(pidfile.read_text())
     time.sleep(0.5)
     stat_file = Path(f"/proc/{child}/stat")
+    assert not stat_file.exists() or stat_file.read_text().rsplit(")", 1)[1].split()[0] == "Z"
+
+
+def test_silence_and_time_outs_are_counted_in_the_vms_cpu_time(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a loaded host the guest gets a fraction of a core: its wall time says little. A VM that
+    spins printing nothing is silent after SILENT_S of its CPU; one that prints and spins on is
+    stopped at its CPU limit; one that prints and sleeps is not stopped for its wall time below
+    the wall limit."""
+    monkeypatch.setattr(systemd_vm, "SILENT_S", 0.5)
+    console = tmp_path / "console.log"
+    spin = ["python3", "-c", "while True: pass"]
+    rc, why, silent, cpu = systemd_vm._qemu(spin, console, timeout=60, cpu_timeout=100)
+    assert (rc, why, silent) == (None, "silent", True) and cpu > 0.5
+    console.write_text("initrd: the kernel is up; mounting /dev/vda\n")
+    rc, why, silent, cpu = systemd_vm._qemu(spin, console, timeout=60, cpu_timeout=1)
+    assert (rc, silent) == (None, False) and why.startswith("timed out after") and "CPU time" in why
+    rc, why, silent, cpu = systemd_vm._qemu(["sleep", "3"], console, timeout=60, cpu_timeout=1)
+    assert (rc, why, silent) == (0, "", False) and cpu < 1.0
+
+
+def test_an_interrupted_run_stops_the_vms_its_guest_threads_started(tmp_path: Path) -> None:
+    """An interrupt reaches the main thread only: the guests' threads stop their QEMU themselves
+    (one was left running after ^C while the guests booted side by side)."""
+    import threading
+
+    pidfile = tmp_path / "child"
+    console = tmp_path / "console.log"
+    console.write_text("booting\n")
+    fake_qemu = ["bash", "-c", f"sleep 300 & echo $! > {pidfile}; wait"]
+    said: list[tuple] = []
+    guest = threading.Thread(target=lambda: said.append(systemd_vm._qemu(fake_qemu, console, timeout=60)))
+    guest.start()
+    try:
+        deadline = time.monotonic() + 30
+        while not pidfile.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        systemd_vm.STOPPING.set()
+        guest.join(30)
+    finally:
+        systemd_vm.STOPPING.clear()
+    assert said and said[0][:3] == (None, "interrupted", False)
+    stat_file = Path(f"/proc/{int(pidfile.read_text())}/stat")
+    time.sleep(0.5)
     assert not stat_file.exists() or stat_file.read_text().rsplit(")", 1)[1].split()[0] == "Z"

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from plumbing import DaemonProcess, configured_daemon
+from plumbing import DaemonProcess, configured_daemon, wait_for
 
 from firmware_host.config import (
     ConfigError,
@@ -103,18 +103,26 @@ def test_no_reload_keeps_a_file_cut_short_while_table_toml_is_rewritten_in_place
 
     writer = subprocess.Popen([sys.executable, "-c", WRITER, str(path), str(load.SETTLE_S * 1.5)],
                               stdout=subprocess.PIPE, text=True, preexec_fn=ending_with_me())
-    threads = [threading.Thread(target=t, daemon=True) for t in (reloader, reloader, sampler)]
+    saved: list[str] = []  # the writer's count, one line a save
+
+    def saves() -> None:
+        for line in writer.stdout:  # type: ignore[union-attr]
+            saved.append(line)
+
+    threads = [threading.Thread(target=t, daemon=True) for t in (reloader, reloader, sampler, saves)]
     try:
         for t in threads:
             t.start()
-        time.sleep(5.0)
+        # The race run long enough, however busy the machine: saves, loads and samples enough.
+        wait_for(lambda: len(saved) >= 4 and counts["loaded"] > 5 and counts["samples"] > 50, timeout=120,
+                 said=lambda: (len(saved), counts))
     finally:
         stop.set()
         writer.kill()
-        saves = len(writer.communicate()[0].split())
+        writer.wait()
         for t in threads:
             t.join(10)
-    assert saves >= 4 and counts["loaded"] > 5, (saves, counts)  # the race was run
+    assert len(saved) >= 4 and counts["loaded"] > 5, (saved, counts)  # the race was run
     assert wrong == [], counts
     assert counts["samples"] > 50 and counts["invalid"] == 0, counts
     assert last_good_path().read_bytes() in (TEMPLATE, other)

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from plumbing import DaemonProcess
+from plumbing import DaemonProcess, journaled, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -47,7 +47,8 @@ def test_sigkill_mid_round_and_back_with_every_completed_round(daemon: DaemonPro
             daemon.ctl("next")
         time.sleep(0.3)
     assert status.get("round", 0) >= 2, (status, (daemon.tmp / "daemon.log").read_text()[-2000:])
-    time.sleep(1.0)  # some of round 2 is played (and journaled)
+    wait_for(lambda: journaled(daemon.tmp / "state" / "table.db", status["round"]), timeout=60)  # some
+    # of the round is played and journaled: what comes back must include it
     before = daemon.ctl("scores")
     daemon.proc.send_signal(signal.SIGKILL)
     daemon.proc.wait(timeout=10)

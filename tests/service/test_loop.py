@@ -7,6 +7,8 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from plumbing import wait_for
+
 from firmware_host.service.events import Key, Signal
 from firmware_host.service.loop import Loop
 
@@ -90,11 +92,11 @@ def test_the_loop_sleeps_until_the_earliest_timer_and_wakes_for_an_event() -> No
     loop.on(Signal, lambda e, now: loop.stop())
     thread = threading.Thread(target=loop.run, daemon=True)  # a failed check must not hang pytest
     thread.start()
-    time.sleep(0.2)
-    assert len(woke) == 1 and woke[0] >= due  # once, and never before it was due
+    wait_for(lambda: woke, timeout=30)
     loop.put(Signal("term"))
-    thread.join(timeout=5)
+    thread.join(timeout=30)
     assert not thread.is_alive()
+    assert len(woke) == 1 and woke[0] >= due  # once, and never before it was due
 
 
 def test_the_service_never_imports_a_frontend() -> None:

@@ -18,6 +18,7 @@ import pytest
 from firmware_host.cli import ctl
 from firmware_host.config import emulated_config
 from firmware_host.devices.board import EmulatedBoard, open_board, open_parts
+from firmware_host.devices.displays.firmware import expected
 from firmware_host.devices.displays.ledctl import led_index
 from firmware_host.devices.emulated.oled import RecordingInterface
 from firmware_host.devices.inputs.mcp23017 import IODIRA, IODIRB
@@ -71,7 +72,8 @@ def results(report: dict[str, Any]) -> dict[str, tuple[str, str]]:
 
 def walk_in_background(daemon: Daemon,
                        press: Callable[[int, str], tuple[int, str] | None]) -> threading.Thread:
-    """A builder at the table: at each prompt, presses what `press` says (or nothing). Presses
+    """A builder at the table: at each prompt, presses what `press` says (or nothing); asked to
+    confirm a seat's test picture, `press` answering "picture" slaps (it looks whole). Presses
     are stamped 100 ms apart at least, as a hand presses (debounce drops faster ones)."""
 
     def hand() -> None:
@@ -86,6 +88,8 @@ def walk_in_background(daemon: Daemon,
             if step is not None and step is not seen:
                 seen = step
                 target = press(step.seat, step.control)
+                if target is not None and target[1] == "picture":
+                    target = (target[0], "slap")  # the builder sees the test picture whole
                 if target is not None:
                     assert daemon.buttons is not None
                     at = max(time.monotonic_ns(), at + 100_000_000)
@@ -118,7 +122,7 @@ def test_probe_with_everything_present_is_all_ok(table: Callable[..., Daemon],
     assert found["expander nav1"] == ("ok", "IODIRA 0x7f, IODIRB 0x7f, IOCON 0x40")
     assert found["expander nav2"][0] == "ok"
     assert [found[f"seat {n} screen"][0] for n in (1, 2, 3, 4)] == ["ok"] * 4
-    assert found["LED controller"] == ("ok", "table-led 2.0, protocol 2, 32x16, data on GP2")
+    assert found["LED controller"] == ("ok", f"table-led {expected()}, protocol 3, 32x16, data on GP2")
     assert found["matrix"][0] == "ok"
     assert found["buzzer"] == ("ok", "played 'go' (350 ms, duty 50%): did you hear it?")
     assert "expander nav1" in progress and "self-test done: everything answered" in progress
@@ -185,7 +189,7 @@ def test_a_walk_pressed_in_order_is_all_ok(table: Callable[..., Daemon],
     assert [s["seat"] for s in report["seats"]] == [1, 2, 3, 4]
     for seat in report["seats"]:
         assert [(c["part"], c["result"]) for c in seat["controls"]] == [
-            (f"seat {seat['seat']} {c}", "ok") for c in CONTROLS]
+            (f"seat {seat['seat']} {c}", "ok") for c in [*CONTROLS, "picture"]]
     assert report["seats"][1]["controls"][1]["where"] == "nav1:B0"  # seat 2's left, as wired
     assert "seat 1: press SLAP (GPIO5)" in progress and "seat 4: press ALT (nav2:B4)" in progress
     # After the test the screens are the table's again.
@@ -301,7 +305,10 @@ def test_the_real_daemon_process_runs_the_probe_and_a_timed_out_walk(tmp_path: P
         lines = walk.stdout.splitlines()
         assert "seat 4: press SLAP (GPIO19)" in lines
         assert "NOT PRESSED  seat 4 slap       GPIO19: nothing in 0.1 s" in lines
-        assert lines[-1] == "  NOT PRESSED  seat 4 alt        nav2:B4: nothing in 0.1 s"
+        assert "  NOT PRESSED  seat 4 alt        nav2:B4: nothing in 0.1 s" in lines
+        told = " ".join(walk.stdout.split())  # the report, whitespace run together (its lines wrap)
+        assert told.endswith("NOT PRESSED seat 4 picture ssd1306, mux 0x70 channel 3, 0x3c: nothing in "
+                             "0.1 s; not confirmed (SLAP if its border is whole, ALT if not)")
         assert daemon.ctl("status")["phase"] == "attract"  # the table is back
     finally:
         daemon.close()
@@ -352,8 +359,21 @@ def test_a_led_controller_missing_or_of_another_size_is_reported(
     _, report, _ = tablectl(capsys, "selftest", "--probe")
     found = results(report)
     assert found["LED controller"] == ("unexpected",
-                                       "controller table-led 2.0 drives 16x16, configured 32x16")
+                                       f"controller table-led {expected()} drives 16x16, configured 32x16")
     assert found["matrix"] == ("not tested", "no LED controller")
+
+
+def test_a_led_controller_with_other_firmware_is_unexpected_and_says_how_to_update_it(
+        table: Callable[..., Daemon], capsys: pytest.CaptureFixture[str]) -> None:
+    def older(board: EmulatedBoard) -> None:
+        board.led.controller.name = b"table-led 0.0.9+deadbeef"
+
+    table(older)
+    _, report, _ = tablectl(capsys, "selftest", "--probe")
+    assert results(report)["LED controller"] == (
+        "unexpected", f"table-led 0.0.9+deadbeef, protocol 3, 32x16, data on GP2; its firmware is "
+                      f"0.0.9+deadbeef, this table-host carries {expected()}: sudo tablectl firmware flash")
+    assert results(report)["matrix"][0] == "ok"  # it plays all the same
 
 
 def test_an_unplugged_led_controller_is_missing_with_the_serial_error(
@@ -428,3 +448,147 @@ def test_an_expander_press_whose_interrupt_never_reaches_the_pi_is_named(
     assert found["seat 1 left"] == ("not pressed", "nothing in 0.2 s; expander nav1 holds an interrupt for "
                                     "A0 (INTF 0x0001) that never reached GPIO17: check its INTA wire")
     assert found["seat 1 alt"][1].endswith("(INTF 0x0001) that never reached GPIO17: check its INTA wire")
+
+
+# ---------------------------------------------------------------- screens: SSD1306 or SH1106
+
+
+def test_the_test_picture_shows_whole_only_on_the_controller_it_was_driven_as() -> None:
+    """What a builder sees: the frame through luma's driver for one controller, played into the
+    datasheet model of the other (devices/emulated/controllers.py). An SH1106 driven as an
+    SSD1306 writes the frame into its first page; an SSD1306 driven as an SH1106 shows it two
+    columns to the right. Either way the border is not whole."""
+    from firmware_host.devices.displays.oled import DisplaySpec, open_luma
+    from firmware_host.devices.emulated.controllers import model_for
+    from firmware_host.service.selftest import screen_frame
+
+    picture = screen_frame(0)
+
+    def shown(driver: str, chip: str) -> Any:
+        interface = RecordingInterface()
+        open_luma(DisplaySpec(0, driver), interface).display(picture)
+        model = model_for(chip)
+        model.feed(interface.transfers)
+        return model.image(offset=2 if chip == "sh1106" else 0)
+
+    def border(img: Any) -> int:
+        px = img.load()
+        return sum(1 for x in range(128) for y in (0, 63) if px[x, y]) + \
+            sum(1 for y in range(1, 63) for x in (0, 127) if px[x, y])
+
+    assert border(picture) == 2 * 128 + 2 * 62
+    for kind in ("ssd1306", "sh1106"):
+        assert shown(kind, kind).tobytes() == picture.tobytes()
+    assert border(shown("ssd1306", "sh1106")) < 100  # the top edge's right part, nothing else
+    assert not shown("sh1106", "ssd1306").getpixel((127, 32))  # the right edge pushed off the panel
+
+
+def picture_walk(shown: dict[int, Any], kind: str = "ssd1306") -> Any:
+    """A self-test of seat 1 whose screen took the probe's frame, walked to its picture step."""
+    from firmware_host.config import parse_config
+    from firmware_host.devices.parts import Parts
+    from firmware_host.service.selftest import Check, SelfTest
+    from firmware_host.table.presses import Event, InputEvent
+
+    data = emulated_config(4).model_dump()
+    data["screens"][0]["kind"] = kind
+    config = parse_config(data)
+    test = SelfTest(config, Parts(), lambda _item: None, shown.__setitem__, seats=[0], timeout_s=10)
+    test.parts.append(Check("seat 1 screen", "mux 0x70 channel 0, 0x3c", "ok"))
+    test.on_probed(0)
+    for t, control in enumerate(CONTROLS, start=1):
+        test.on_input(InputEvent(Event.PRESS, 0, control, t), t)
+    return test
+
+
+def test_the_walk_ends_each_seat_asking_the_builder_to_confirm_its_screens_picture() -> None:
+    from firmware_host.service.selftest import screen_frame
+    from firmware_host.table.presses import Event, InputEvent
+
+    shown: dict[int, Any] = {}
+    test = picture_walk(shown)
+    assert test.prompt() == ("seat 1: look at its screen: is the border around the test picture whole, on "
+                             "all four edges? SLAP = yes, ALT = no (garbled, cut off or shifted)")
+    assert shown[0].tobytes() == screen_frame(0).tobytes()  # the picture alone, nothing drawn over it
+    test.on_input(InputEvent(Event.PRESS, 2, "alt", 20), 20)  # another seat: says nothing of this screen
+    assert test.state == "walking"
+    test.on_input(InputEvent(Event.PRESS, 0, "slap", 21), 21)
+    assert test.state == "done" and test.problems() == []
+    assert results(test.report())["seat 1 picture"] == ("ok", "the builder saw the border whole")
+
+
+ONE_THREE = "1.3-inch modules usually carry an SH1106 (0.96-inch modules an SSD1306)"
+NOUGHT_NINE_SIX = "0.96-inch modules usually carry an SSD1306 (1.3-inch modules an SH1106)"
+
+
+@pytest.mark.parametrize(("kind", "other", "modules"), [("ssd1306", "sh1106", ONE_THREE),
+                                                        ("sh1106", "ssd1306", NOUGHT_NINE_SIX)])
+def test_a_garbled_picture_names_the_other_controller_and_how_to_set_it(kind: str, other: str,
+                                                                       modules: str) -> None:
+    from firmware_host.table.presses import Event, InputEvent
+
+    test = picture_walk({}, kind)
+    test.on_input(InputEvent(Event.PRESS, 0, "alt", 20), 20)
+    assert test.problems() == [
+        f"UNEXPECTED   seat 1 picture    {kind}, mux 0x70 channel 0, 0x3c: the builder saw it garbled or cut "
+        f"off. Driven as {kind}: {modules}: sudo tablectl config set screens.1.kind '\"{other}\"' and run "
+        "the self-test again"]
+
+
+# ---------------------------------------------------------------- the multiplexers' idle state
+
+
+def mux_sysfs(root: Path, states: dict[int, str | None]) -> Path:
+    """/sys/bus/i2c/devices/1-00NN/idle_state for each mux (None: the device without the file)."""
+    for address, state in states.items():
+        device = root / "bus" / "i2c" / "devices" / f"1-{address:04x}"
+        device.mkdir(parents=True)
+        if state is not None:
+            (device / "idle_state").write_text(f"{state}\n")
+    return root
+
+
+def test_two_muxes_on_one_bus_must_disconnect_on_idle(tmp_path: Path) -> None:
+    from firmware_host.config import I2CMux
+    from firmware_host.service.selftest import probe_mux
+
+    first, second = I2CMux(address=0x70, bus=1), I2CMux(address=0x71, bus=1)
+    good = mux_sysfs(tmp_path / "good", {0x70: "-2", 0x71: "-2"})
+    check = probe_mux(first, [0x71], good)
+    assert (check.part, check.where, check.result) == ("mux 0x70", "i2c-1", "ok")
+    assert check.detail == "idle_state -2: disconnects after every transfer"
+    old = mux_sysfs(tmp_path / "old", {0x70: "-1", 0x71: "-1"})  # a kernel before the overlay's parameter
+    check = probe_mux(second, [0x70], old)
+    assert check.result == "unexpected" and check.detail == (
+        "idle_state -1: stays on its last channel, but it shares i2c-1 with the mux at 0x70: a screen behind "
+        "one takes the frames for the screen at its address behind the other. config.txt needs "
+        "`dtoverlay=i2c-mux,pca9548,addr=0x71,disconnect_on_idle` (install.sh writes it; reboot), which a "
+        "Raspberry Pi OS kernel has since 2024 (update it); until the next boot: echo -2 | sudo tee "
+        f"{old}/bus/i2c/devices/1-0071/idle_state")
+    alone = probe_mux(first, [], old)
+    assert (alone.result, alone.detail) == ("ok",
+                                            "idle_state -1: stays on its last channel (alone on its bus)")
+
+
+def test_a_mux_the_kernel_does_not_run_is_missing_with_what_to_check(tmp_path: Path) -> None:
+    from firmware_host.config import I2CMux
+    from firmware_host.service.selftest import probe_mux
+
+    sysfs = mux_sysfs(tmp_path, {0x71: None})
+    gone = probe_mux(I2CMux(address=0x70, bus=1), [], sysfs)
+    assert gone.result == "missing" and gone.detail == (
+        f"no i2c-mux at 0x70 on i2c-1 in sysfs ({sysfs}/bus/i2c/devices/1-0070 missing): is "
+        "`dtoverlay=i2c-mux,pca9548,addr=0x70` in config.txt and the box rebooted?")
+    unbound = probe_mux(I2CMux(address=0x71, bus=1), [], sysfs)
+    assert unbound.result == "missing" and "has no idle_state" in unbound.detail
+
+
+def test_the_probe_reads_the_muxes_idle_state_where_the_board_has_a_kernel(
+        table: Callable[..., Daemon], capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    def with_sysfs(board: EmulatedBoard) -> None:
+        board.sysfs = mux_sysfs(tmp_path, {0x70: "-1"})
+
+    table(with_sysfs)
+    code, report, _ = tablectl(capsys, "selftest", "--probe")
+    assert code == 0 and results(report)["mux 0x70"] == (
+        "ok", "idle_state -1: stays on its last channel (alone on its bus)")

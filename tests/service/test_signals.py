@@ -15,7 +15,7 @@ from plumbing import ROOT, DaemonProcess
 from firmware_host.system.signals import taken
 
 RUNS = 10
-STOP_S = 5.0
+STOP_S = 60.0  # a signal lost never stops the table; a loaded machine may take long over the rest
 
 
 def launched(tmp: Path) -> tuple[DaemonProcess, subprocess.Popen]:
@@ -41,26 +41,22 @@ def launched(tmp: Path) -> tuple[DaemonProcess, subprocess.Popen]:
 
 def test_sigterm_or_sigint_at_random_moments_of_start_up_stops_the_table_in_order(tmp_path: Path) -> None:
     rng = random.Random(22)
-    late = []
     for run in range(RUNS):
         daemon, proc = launched(tmp_path / str(run))
         try:
             at = 0.0 if run == 0 else rng.uniform(0.0, 2.5)  # start-up takes 1-2 s here
             time.sleep(at)
             which = signal.SIGINT if run % 3 == 2 else signal.SIGTERM
-            sent = time.monotonic()
             proc.send_signal(which)
             try:
                 code = proc.wait(timeout=STOP_S)
             except subprocess.TimeoutExpired:
                 code = None
-            late.append(time.monotonic() - sent)
             said = (daemon.tmp / "daemon.log").read_text()
             assert code == 0, f"{which.name} {at:.3f} s into start-up: exit {code}; {said[-300:]}"
             assert "Traceback" not in said, said
         finally:
             daemon.close()
-    assert max(late) < STOP_S
 
 
 def test_a_sighup_during_start_up_is_a_reload_once_the_table_runs(tmp_path: Path) -> None:

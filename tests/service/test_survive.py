@@ -180,7 +180,8 @@ class HostileController:
                 if kind == ledproto.HELLO:
                     reply = self.hellos.pop(0) if self.hellos else None
                     if reply is None:
-                        reply = ledproto.encode(0, ledproto.HELLO_REPLY, bytes((2, 32, 16, 2, 1)) + b"good")
+                        good = bytes((ledproto.VERSION, 32, 16, 2, 1)) + b"good"  # this host's protocol
+                        reply = ledproto.encode(0, ledproto.HELLO_REPLY, good)
                     os.write(self.master, reply)
                 elif kind == ledproto.FRAME:
                     if self.acks:

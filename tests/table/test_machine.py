@@ -136,6 +136,16 @@ def test_a_press_made_before_the_lobby_opened_joins_nobody() -> None:
     assert table.joined == [2] and len(table.bots) == 3
 
 
+def test_a_spike_is_traced_with_its_detail_and_wakes_nobody() -> None:
+    table = Table(4)
+    spike = InputEvent(Event.SPIKE, 1, "slap", ts=2 * S, detail="a contact shorter than 1000 µs")
+    table.on_input(spike, now=2 * S + 3 * MS)
+    assert table.phase is Phase.ATTRACT and table.joined == []
+    assert table.inputs()["events"] == [{"input": "spike", "seat": 2, "control": "slap", "ts_ns": 2 * S,
+                                         "received_ns": 2 * S + 3 * MS,
+                                         "detail": "a contact shorter than 1000 µs"}]
+
+
 def test_a_press_made_before_the_table_went_to_sleep_does_not_wake_it() -> None:
     table = Table(4, Timing(idle_ns=300 * S))
     table.on_input(InputEvent(Event.PRESS, 0, "slap", ts=1 * S), now=1 * S)

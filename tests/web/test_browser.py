@@ -16,11 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from plumbing import ROOT, SHOTS, qr_read, wait_for
+from plumbing import ROOT, SHOTS, journaled, qr_read, wait_for
 
 from firmware_host.config import emulated_config
 from firmware_host.play.scenario import load, run
 from firmware_host.service.daemon import Daemon
+from firmware_host.system.paths import state_database
 from firmware_host.table.machine import Phase, Timing
 from firmware_host.web.frontend import WebView
 
@@ -219,7 +220,8 @@ def test_every_game_fits_a_tv_and_a_phone(browser: Any, live: Any, game: str, se
     table.do(lambda now: (table.daemon.table.new(game, options, now),
                           table.daemon.table.set_bots(seats, "easy"), table.daemon.table.start(now)))
     wait_for(lambda: table.daemon.table.phase is Phase.PLAYING, timeout=10)
-    time.sleep(2.5)  # the bots lay some cards (easy ones: a round outlasts the screenshots)
+    # The bots lay some cards first (easy ones: a round outlasts the screenshots).
+    wait_for(lambda: journaled(state_database()) >= 3, timeout=60, every=0.1)
     SHOTS.mkdir(parents=True, exist_ok=True)
     for name, url, viewport in (("big", table.url + "big", TV), ("phone", table.url, PHONE),
                                 ("desktop", table.url, TV)):

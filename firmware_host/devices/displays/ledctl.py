@@ -9,7 +9,7 @@ except ImportError:  # on the RP2040, the files sit side by side
 
 import array
 
-NAME = b"table-led 2.0"
+UNVERSIONED = "unversioned"  # firmware copied without the ledversion.py `tablectl firmware flash` writes
 PANEL = 16  # the matrix is made of 16x16 panels, each wired in serpentine rows
 
 
@@ -39,9 +39,13 @@ class Controller:
     """Takes blocks from the host, answers each, writes frames straight into the strip's
     buffer. `strip` is a neopixel.NeoPixel (or anything with its `buf`, ORDER, write())."""
 
-    def __init__(self, write, strip, width, height, data_pin=0):
+    def __init__(self, write, strip, width, height, data_pin=0, firmware=UNVERSIONED):
+        """`firmware`: this firmware's version, said in every hello reply (ledversion.py on a
+        board, written by `tablectl firmware flash`)."""
         self.write = write
         self.strip = strip
+        self.name = (ledproto.NAME + " " + firmware).encode()
+        self.stopped = False
         self.width = width
         self.height = height
         self.data_pin = data_pin
@@ -56,7 +60,7 @@ class Controller:
         # Room for any block, not only our frame: a host configured for another size still
         # gets a hello reply that says which size this controller drives.
         reader = ledproto.Reader(readinto, ledproto.MAX_BLOCK)
-        while True:
+        while not self.stopped:
             seq, kind, n = reader.block()
             self.take(seq, kind, reader.mv[ledproto.HEADER : n - 2] if kind else None)
 
@@ -66,8 +70,13 @@ class Controller:
             self.write(ledproto.encode(seq, ledproto.NAK, bytes((seq,))))
         elif kind == ledproto.HELLO:
             flags = 0 if ledproto.IMPL == "python" else ledproto.NATIVE
-            reply = bytes((ledproto.VERSION, self.width, self.height, self.data_pin, flags)) + NAME
+            reply = bytes((ledproto.VERSION, self.width, self.height, self.data_pin, flags)) + self.name
             self.write(ledproto.encode(seq, ledproto.HELLO_REPLY, reply))
+        elif kind == ledproto.STOP:
+            # The host is about to copy new firmware (tablectl firmware flash): say so, then
+            # leave the loop; main.py returns and the board is at its REPL, where mpremote works.
+            self.write(ledproto.encode(seq, ledproto.STOPPING, bytes((seq,))))
+            self.stopped = True
         elif kind == ledproto.FRAME:
             w, h = payload[0], payload[1]
             if w != self.width or h != self.height or len(payload) != 2 + w * h * 3:
@@ -76,7 +85,7 @@ class Controller:
                 return
             ledproto.scatter(self.strip.buf, payload[2:], self.index, len(self.index))
             # Taken: the ack goes before the bitstream, so the host's next frame is on its
-            # way while this one is clocked out (15 ms for 512 LEDs, interrupts off).
+            # way while this one is clocked out (15.4 ms for 512 LEDs, by the PIO: ws2812.py).
             self.write(ledproto.encode(seq, ledproto.ACK, bytes((seq,))))
             if self.before_show is not None:
                 self.before_show()

@@ -30,6 +30,7 @@ from ...views.centre import cap, seat_colour
 from ...views.font import draw_centred
 from ..parts import MISSING, NOT_TESTED, OK, UNEXPECTED, Check, Part
 from . import ledproto
+from .firmware import HANDS_OFF, version_of
 
 if TYPE_CHECKING:
     from ...config import TableConfig
@@ -39,6 +40,8 @@ log = logger("ledlink")
 # A frame takes the board ~25 ms (docs/led-protocol.md); USB does not lose bytes, so a
 # missing ack means a damaged header or a controller that restarted: wait well past a
 # frame's time before sending again, or retransmissions pile up behind a busy controller.
+PAUSE_MAX_S = 300.0  # a flash that never says it is done: the link takes the port back after this
+UPDATE = "sudo tablectl firmware flash"
 ACK_TIMEOUT_S = 0.25
 LED_HELLO_WAIT_S = 2.0  # the self-test: the link reopens every 0.2 s and waits 0.5 s for a hello
 LED_ACK_WAIT_S = 2.0
@@ -49,10 +52,18 @@ SILENT_LIMIT_S = 1.0
 IDLE_CHECK_S = 1.0  # no answer this long: the controller is gone, start over
 
 
+class Paused(Exception):
+    """`pause()` asked the link to let go of the port (tablectl firmware flash)."""
+
+
 @dataclass
 class LinkStats:
     online: bool = False
     controller: str = ""
+    firmware: str = ""  # the controller's firmware version, from its hello reply
+    firmware_expected: str = ""  # the version this table-host carries (firmware.expected)
+    firmware_current: bool = False  # the two are the same
+    paused: bool = False  # let go of the port for tablectl firmware flash
     protocol: int = 0  # the controller's, from its hello reply
     data_pin: int = -1  # the RP2040 GPIO the controller drives, from its hello reply
     native: bool = False  # its CRC and pixel copy run as compiled code
@@ -79,16 +90,21 @@ class LedLink(Part):
     name = "LED controller"
 
     def __init__(self, path: str, width: int, height: int,
-                 open_port: Callable[[str], Any] | None = None) -> None:
+                 open_port: Callable[[str], Any] | None = None, expected: str | None = None) -> None:
+        """`expected`: the firmware version this host carries (firmware.expected(), by default)."""
+        from .firmware import expected as carried
+
         self.path = path
         self.width, self.height = width, height
-        self.stats = LinkStats()
+        self.stats = LinkStats(firmware_expected=expected if expected is not None else carried())
         self._open_port = open_port or _pyserial
+        self._paused_until = 0.0
         self._newest: bytes | None = None
         self._generation = 0
         self._sent_generation = -1
         self._wake = threading.Condition()
         self._stopping = False
+        self._port_open = False
         self._thread = threading.Thread(target=self._run, name="led-link", daemon=True)
         self._thread.start()
 
@@ -121,15 +137,50 @@ class LedLink(Part):
             self._wake.notify()
         self._thread.join(timeout=3)
 
+    def pause(self, seconds: float = PAUSE_MAX_S, wait: bool = True) -> bool:
+        """Let go of the port and keep off it for `seconds` at most, or until `resume`: the
+        firmware is being replaced (tablectl firmware flash). True once the port is closed
+        (`wait`: up to 3 s; the daemon's loop does not wait: `port_open` says when)."""
+        with self._wake:
+            self._paused_until = time.monotonic() + seconds
+            self.stats.paused = True
+            self._wake.notify()
+        deadline = time.monotonic() + 3.0
+        while wait and self._port_open and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return not self._port_open
+
+    @property
+    def port_open(self) -> bool:
+        return self._port_open
+
+    def resume(self) -> None:
+        with self._wake:
+            self._paused_until = 0.0
+            self.stats.paused = False
+            self._wake.notify()
+
+    def _pausing(self) -> bool:
+        return time.monotonic() < self._paused_until
+
     # ------------------------------------------------------------ the worker
 
     def _run(self) -> None:
         while not self._stopping:
+            with self._wake:
+                if self._pausing():  # the firmware is being replaced: keep off the port
+                    self._wake.wait(max(0.0, min(self._paused_until - time.monotonic(), IDLE_CHECK_S)))
+                    continue
+                if self.stats.paused:  # the pause ran out without a resume
+                    self.stats.paused = False
             port = None
             try:
                 port = self._open_port(self.path)
+                self._port_open = True
                 self._hello(port)
                 self._serve(port)
+            except Paused:
+                self._offline(f"paused: {HANDS_OFF} has the port")
             except (OSError, ValueError, TimeoutError) as exc:  # SerialException is an OSError
                 self._offline(port_problem(exc), wrong=isinstance(exc, ValueError))
             except Exception as exc:  # a bug here must not end the link for good
@@ -138,8 +189,9 @@ class LedLink(Part):
                 if port is not None:
                     with contextlib.suppress(Exception):
                         port.close()
+                self._port_open = False
             with self._wake:
-                if not self._stopping:
+                if not self._stopping and not self._pausing():
                     self._wake.wait(REOPEN_EVERY_S)
 
     def _offline(self, problem: str, wrong: bool = False) -> None:
@@ -170,7 +222,7 @@ class LedLink(Part):
         if legacy is not None:
             version, name = legacy
             raise ValueError(f"controller {name} speaks protocol {version}, this host {ledproto.VERSION}: "
-                             "update the controller's firmware (hardware/led_controller/README.md)")
+                             f"update the controller's firmware ({UPDATE})")
         raise TimeoutError("no hello from the LED controller")
 
     def _check_reply(self, payload: bytes) -> None:
@@ -181,13 +233,19 @@ class LedLink(Part):
         version = payload[0]
         name = bytes(payload[5:]).decode("ascii", "replace")
         if version != ledproto.VERSION:
+            self.stats.firmware, self.stats.firmware_current = version_of(name), False
             raise ValueError(f"controller {name} speaks protocol {version}, this host "
-                             f"{ledproto.VERSION}: update the controller's firmware "
-                             "(hardware/led_controller/README.md)")
+                             f"{ledproto.VERSION}: update the controller's firmware ({UPDATE})")
         w, h, pin, flags = payload[1], payload[2], payload[3], payload[4]
         if (w, h) != (self.width, self.height):
             raise ValueError(f"controller {name} drives {w}x{h}, configured {self.width}x{self.height}")
         self.stats.controller, self.stats.protocol, self.stats.data_pin = name, version, pin
+        firmware = version_of(name)
+        current = firmware == self.stats.firmware_expected
+        if not current and (firmware, current) != (self.stats.firmware, self.stats.firmware_current):
+            log.warning("The centre's LED controller runs firmware %s, this table-host carries %s: "
+                        "sudo tablectl firmware flash", firmware, self.stats.firmware_expected)
+        self.stats.firmware, self.stats.firmware_current = firmware, current
         self.stats.native = bool(flags & ledproto.NATIVE)
         self.stats.reconnects += 1 if self.stats.frames_sent else 0
         back = bool(self.stats.last_error)  # said offline before: now say it is back
@@ -223,6 +281,8 @@ class LedLink(Part):
         sent_at = 0.0
         heard = time.monotonic()
         while not self._stopping:
+            if self._pausing():
+                raise Paused
             with self._wake:
                 if waiting is None and (self._newest is None or self._generation == self._sent_generation):
                     # Nothing to send, no ack awaited: sleep until show() or close(), looking
@@ -310,6 +370,10 @@ def probe_led(led: Any, size: tuple[int, int], brightness: float) -> list[Check]
     controller.detail = (f"{stats.controller}, protocol {stats.protocol}, {size[0]}x{size[1]}, "
                          f"data on GP{stats.data_pin}"
                          + ("" if stats.native else ", CRC and pixel copy as Python loops (slow)"))
+    if not stats.firmware_current:  # it plays, but not the firmware this table-host carries
+        controller.result = UNEXPECTED
+        controller.detail += (f"; its firmware is {stats.firmware}, this table-host carries "
+                              f"{stats.firmware_expected}: sudo tablectl firmware flash")
     generation = led.show(matrix_pattern(size, brightness))
     until = time.monotonic() + LED_ACK_WAIT_S
     while led.stats.acked_generation < generation and time.monotonic() < until:
@@ -327,9 +391,13 @@ def probe_led(led: Any, size: tuple[int, int], brightness: float) -> list[Check]
 def port_problem(exc: Exception) -> str:
     """The error as the operator reads it. EPERM opening the port is the service's device cgroup,
     not the file's mode (that is EACCES): the unit's DeviceAllow=char-ttyACM is resolved to the
-    majors in /proc/devices once, at start, so a port whose driver came later is refused for good."""
+    majors in /proc/devices once, at start, so a port whose driver came later is refused for good.
+    A port locked by another program is `tablectl firmware flash` copying new firmware (or
+    something else holding it): the link opens it exclusively and stays off it meanwhile."""
     if isinstance(exc, OSError) and exc.errno == errno.EPERM:
         return f"{exc}: {LATE_DRIVER}"
+    if "exclusively lock" in str(exc):
+        return f"{exc}: another program holds the port ({HANDS_OFF}?); trying again"
     return str(exc)
 
 
@@ -343,4 +411,5 @@ def _v1_hello(width: int, height: int) -> bytes:
 def _pyserial(path: str) -> Any:
     import serial
 
-    return serial.Serial(path, baudrate=921600, timeout=0.01, write_timeout=0.5)
+    # exclusive: flock, which `tablectl firmware flash` holds while it copies new firmware.
+    return serial.Serial(path, baudrate=921600, timeout=0.01, write_timeout=0.5, exclusive=True)

@@ -1,4 +1,4 @@
-# The host <-> LED controller link protocol, version 2 (docs/led-protocol.md).
+# The host <-> LED controller link protocol, version 3 (docs/led-protocol.md).
 #
 # One file for both ends: the Pi imports it as firmware_host.devices.displays.ledproto,
 # the RP2040's MicroPython imports it as ledproto (hardware/led_controller/).
@@ -13,7 +13,7 @@
 # everything before it. A receiver that meets a bad header or a bad CRC reads on
 # from the next 0x7E after the block's start, at once: no quiet spell needed.
 
-VERSION = 2
+VERSION = 3  # 3: STOP and STOPPING; the hello reply's name carries the firmware's version
 SYNC = 0x7E
 HEADER = 6  # sync, length (2), sequence, type, header check
 OVERHEAD = 8  # the header and the CRC (2)
@@ -21,10 +21,13 @@ MAX_BLOCK = 8192
 
 HELLO = 0x01  # host: version, width, height, then padding (see Controller.hello)
 FRAME = 0x02  # host: width, height, then RGB bytes row by row
-HELLO_REPLY = 0x81  # controller: version, width, height, data pin, flags, firmware name
+STOP = 0x03  # host (protocol 3): stop serving and return to the REPL, to be given new firmware
+HELLO_REPLY = 0x81  # controller: version, width, height, data pin, flags, "table-led FIRMWARE"
 ACK = 0x80  # controller: the sequence number of the frame it took
 NAK = 0x82  # controller: the sequence number of a block that arrived damaged
-KINDS = (HELLO, FRAME, HELLO_REPLY, ACK, NAK)
+STOPPING = 0x83  # controller (protocol 3): the sequence number of the STOP it obeys, then it stops
+KINDS = (HELLO, FRAME, STOP, HELLO_REPLY, ACK, NAK, STOPPING)
+NAME = "table-led"  # the hello reply's name: "table-led " and the firmware's version
 NATIVE = 0x01  # HELLO_REPLY flag: the CRC and pixel copy run as compiled code, not Python loops
 
 _TABLE = []

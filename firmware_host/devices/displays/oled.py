@@ -220,6 +220,22 @@ class BusWorker(threading.Thread):
         screen.backoff = min(screen.backoff * 2, BACKOFF_MAX_S)
 
 
+def screen_frame(seat: int) -> Image.Image:
+    """The probe's frame, and the picture the walk asks the builder to confirm: a border on all
+    four edges. An SH1106 driven as an SSD1306 (or the reverse) takes every byte and shows it
+    wrong: the SSD1306's horizontal addressing means nothing to an SH1106, which writes the whole
+    frame into its first page; an SSD1306 shows the SH1106's 132-column frame two pixels to the
+    right, its right edge lost. No read-back both datasheets define tells the two apart (neither
+    can be read over SPI), so the builder is asked."""
+    from PIL import ImageDraw
+
+    from ...views.seat import render_banner
+
+    img = render_banner(f"seat {seat + 1}", "is the border whole?", "slap: yes, alt: no", big="SELF-TEST")
+    ImageDraw.Draw(img).rectangle((0, 0, img.width - 1, img.height - 1), outline=1)
+    return img
+
+
 class SeatDisplays(Part):
     """Every seat's OLED. `show` never blocks on a bus."""
 
@@ -266,18 +282,17 @@ class SeatDisplays(Part):
 
     def probe(self, config: TableConfig) -> list[Check]:
         """A frame through each screen's real driver and bus, its seat's number on it."""
-        from ...views.seat import render_banner
-
         specs = sorted((s.spec for w in self._workers.values() for s in w.screens.values()),
                        key=lambda spec: spec.seat)
-        frames = {spec.seat: render_banner(f"seat {spec.seat + 1}", "screen answers", "press what it asks",
-                                           big="SELF-TEST") for spec in specs}
+        frames = {spec.seat: screen_frame(spec.seat) for spec in specs}
         answers = self.probe_frames(frames, SCREEN_TIMEOUT_S)
         checks = []
         for spec in specs:
             problem = answers.get(spec.seat, "no screen worker")
             checks.append(Check(f"seat {spec.seat + 1} screen", f"{spec.bus}, 0x{spec.address:02x}",
-                                MISSING if problem else OK, problem or f"{spec.kind}: a frame went through"))
+                                MISSING if problem else OK,
+                                problem or f"{spec.kind}: a frame went through (whether it shows right, "
+                                           "only the builder sees: the walk asks)"))
         return checks
 
     def report(self) -> dict[str, Any]:
@@ -358,7 +373,11 @@ class FactoryGPIO:
                     device.close()
 
 
-SPI_HZ = 8_000_000  # luma's default clock, and bench.py's figure for an SPI frame
+SPI_HZ = {"ssd1306": 8_000_000, "sh1106": 2_000_000}
+"""Each controller's SPI clock, from its datasheet and what luma takes (0.5, 1, 2, 4, 8, 16 or 32
+MHz): the SSD1306 asks a clock cycle of at least 100 ns (rev 1.1, Table 13-4: 10 MHz), so 8 MHz;
+the SH1106's serial timing is slower (the Linux kernel's fbtft SH1106 driver reads its datasheet
+as 2 MHz), so 2 MHz. It was 8 MHz for both, four times what the SH1106 is specified for."""
 RESET_HOLD_S = 0.001
 """Reset held low this long: the SSD1306 asks 3 us at least (rev 1.1 §8.9, power-on step 2)."""
 
@@ -400,7 +419,7 @@ def open_spi(spec: DisplaySpec, cfg: Any, factory: Any, spidev: Callable[[], Any
     gpio = FactoryGPIO(factory)
     try:
         interface = _board_spi()(spi=spidev(), gpio=gpio, port=port, device=device, gpio_DC=cfg.dc_gpio,
-                                 gpio_RST=cfg.reset_gpio, bus_speed_hz=SPI_HZ,
+                                 gpio_RST=cfg.reset_gpio, bus_speed_hz=SPI_HZ[spec.kind],
                                  reset_hold_time=RESET_HOLD_S if cfg.reset_gpio is not None else 0)
     except Exception as exc:  # a pin in use, /dev/spidev not there or not ours (EACCES)
         gpio.cleanup()

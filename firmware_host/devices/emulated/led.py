@@ -17,6 +17,7 @@ import tty
 from pathlib import Path
 
 from ..displays import ledproto
+from ..displays.firmware import expected
 from ..displays.ledctl import Controller, led_index
 
 BIT_S = 1.25e-6  # WS2812B datasheet: T0H + T0L = T1H + T1L = 1.25 us a bit, 24 bits an LED
@@ -61,7 +62,8 @@ class EmulatedLedController:
         self._master: int | None = None
         self._thread: threading.Thread | None = None
         self._plugged = threading.Event()
-        self.controller = Controller(self._write, self.strip, width, height, data_pin=2)
+        # Emulation runs the firmware this host carries: it reports the version the host expects.
+        self.controller = Controller(self._write, self.strip, width, height, data_pin=2, firmware=expected())
         self._take = self.controller.take
         self.controller.take = self._take_or_drop  # type: ignore[method-assign]
         self.plug()

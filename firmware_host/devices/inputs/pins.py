@@ -23,6 +23,9 @@ from .mcp23017 import MCP23017, Bus, probe_expander, unserved_interrupt
 if TYPE_CHECKING:
     from ...config import TableConfig
 
+SPIKE_REPORT_NS = 1_000_000_000
+"""A line's spikes reach the table at most once this often (a noisy line must not flood the loop);
+the event's detail counts those in between."""
 RETRY_FIRST_NS = 100_000_000
 RETRY_MAX_NS = 2_000_000_000
 STUCK_INT_ROUNDS = 3  # reads in a row that find nothing while INT stays low: a fault
@@ -41,9 +44,15 @@ class TableInputs(Part):
     """
 
     def __init__(self, config: InputsConfig, factory: Any, buses: Mapping[int, Bus],
-                 sink: Callable[[InputEvent], None]) -> None:
+                 sink: Callable[[InputEvent], None], clock: Callable[[], int] = monotonic_ns,
+                 wake: Callable[[], None] | None = None) -> None:
+        """`clock`: CLOCK_MONOTONIC, the kernel stamps' clock (a test passes its own). `wake`: tells
+        the caller's loop that `next_deadline()` came earlier though no event was sunk (a press
+        now waits for its minimum time), so it sets its timer anew instead of sleeping on."""
         self.config = config
         self.sink = sink
+        self.clock = clock
+        self.wake = wake
         self.gate = StartGate(int(config.false_start_lockout_ms * 1e6))
         self._lock = threading.Lock()
         self._filters: dict[tuple[int, str], LineFilter] = {}
@@ -58,14 +67,20 @@ class TableInputs(Part):
         self._chip_guard = threading.Lock()
         self._chip_busy: set[str] = set()
         self._chip_asked: dict[str, int] = {}  # an edge that came while the chip was being read
+        self._line_pins: dict[tuple[int, str], Any] = {}  # the GPIO lines: read when a press waits
+        self._spikes_told: dict[tuple[int, str], tuple[int, int]] = {}  # (when, count) told last
         debounce, stuck = int(config.debounce_ms * 1e6), int(config.stuck_s * 1e9)
-        now = monotonic_ns()
+        min_press = int(config.min_press_us * 1e3)
+        now = clock()
         for seat, wiring in enumerate(config.seats):
             for control, line in wiring.lines().items():
-                flt = LineFilter(debounce, stuck)
+                # The minimum press is the GPIO lines' (the slaps): their edges come straight from
+                # the wire. An expander reports what it latched, read after its interrupt.
+                flt = LineFilter(debounce, stuck, min_press if line.gpio is not None else 0)
                 self._filters[(seat, control)] = flt
                 if line.gpio is not None:
                     pin = self._input_pin(factory, line.gpio, "both")
+                    self._line_pins[(seat, control)] = pin
                     flt.start(not pin.state, now)
                     self._listen(pin, partial(self._gpio_edge, seat, control))
                 else:
@@ -180,7 +195,7 @@ class TableInputs(Part):
                         self._chip_busy.discard(name)
                     return
                 # Low with no edge: the change came after the last read, so it is from now.
-                ts = asked if asked is not None else monotonic_ns()
+                ts = asked if asked is not None else self.clock()
         except BaseException:
             with self._chip_guard:
                 self._chip_busy.discard(name)
@@ -213,11 +228,47 @@ class TableInputs(Part):
         with self._lock:
             flt = self._filters[(seat, control)]
             found = [self._gated(seat, control, *settled)] if (settled := flt.settle(ts, edge=True)) else []
+            pending, spikes = flt.pending, flt.spikes
+            if (confirmed := flt.confirm(ts, down, edge=True)) is not None:
+                found.append(self._gated(seat, control, *confirmed))
+            found += self._spiked(seat, control, flt, pending, spikes, ts)
             event = flt.edge(down, ts)
             if event is not None:
                 found.append(self._gated(seat, control, event, ts))
+            if flt.pending is not None:  # delivered late: its minimum time may be over already
+                found += self._confirm(seat, control, flt, self.clock())
+            waits = flt.pending is not None and flt.pending != pending  # a press now waits its minimum
         for item in found:
             self.sink(item)
+        if waits and not found and self.wake is not None:
+            self.wake()
+
+    def _confirm(self, seat: int, control: str, flt: LineFilter, now: int) -> list[InputEvent]:
+        """The clock's look at a waiting press, once its minimum time may be over: is its line
+        still down? (Under the lock.)"""
+        due = flt.confirm_due()
+        if due is None or now < due:
+            return []
+        pending, spikes = flt.pending, flt.spikes
+        confirmed = flt.confirm(now, not self._line_pins[(seat, control)].state)
+        if confirmed is not None:
+            return [self._gated(seat, control, *confirmed)]
+        return self._spiked(seat, control, flt, pending, spikes, now)
+
+    def _spiked(self, seat: int, control: str, flt: LineFilter, pending: int | None, before: int,
+                now: int) -> list[InputEvent]:
+        """A contact just dropped as too short: told to the table (its trace, `tablectl inputs`)
+        with its first edge's stamp, at most once per SPIKE_REPORT_NS a line. (Under the lock.)"""
+        if flt.spikes == before or pending is None:
+            return []
+        told, count = self._spikes_told.get((seat, control), (-(1 << 62), 0))
+        if now - told < SPIKE_REPORT_NS:
+            return []
+        self._spikes_told[(seat, control)] = (now, flt.spikes)
+        shorter = f"shorter than {flt.min_press_ns / 1e3:g} µs"
+        detail = f"{flt.spikes - count} contacts {shorter} since the last told" if flt.spikes - count > 1 \
+            else f"a contact {shorter}"
+        return [InputEvent(Event.SPIKE, seat, control, pending, detail)]
 
     def _gated(self, seat: int, control: str, event: Event, ts: int) -> InputEvent:
         """A press of an arbitrated control passes the start gate (false starts); under the lock."""
@@ -262,7 +313,7 @@ class TableInputs(Part):
         """When `tick` next has something to check (a button that may become stuck)."""
         with self._lock:
             dues = [d for f in self._filters.values()
-                    for d in (f.stuck_due(), f.settle_due()) if d is not None]
+                    for d in (f.stuck_due(), f.settle_due(), f.confirm_due()) if d is not None]
         dues += [when for when, _ in self._chip_retry.values()]
         return min(dues, default=None)
 
@@ -270,6 +321,8 @@ class TableInputs(Part):
         found = []
         with self._lock:
             for (seat, control), flt in self._filters.items():
+                if flt.pending is not None:
+                    found += self._confirm(seat, control, flt, now)
                 settled = flt.settle(now)
                 if settled is not None:
                     found.append(self._gated(seat, control, *settled))

@@ -2,13 +2,21 @@
 // firmware's files in /lib, its standard input and output on a file descriptor the caller
 // passes (the device side of a pseudo-terminal), exactly as the board's USB serial.
 //
-//   node runner.mjs --modules DIR --fd N --report-fd M --lib DIR... --exec CODE
+//   node runner.mjs --modules DIR --fd N --report-fd M --lib DIR... [--flash DIR] [--repl 1] --exec CODE
 //
 // --modules: the folder holding node_modules (installed with `npm ci` from this folder's
 // package-lock.json). --fd: read and written as the firmware's sys.stdin/sys.stdout; it must
 // be non-blocking (the caller sets O_NONBLOCK). --report-fd: lines from the `hil` JS module
 // (stand-ins report what the strip shows). Ends with exit code 0 when --fd reaches end of
 // file or I/O error (the pseudo-terminal's other side closed), 1 on a Python exception.
+//
+// A board's flash, for `tablectl firmware flash` against this interpreter: --flash DIR holds
+// the files at the root of the board's filesystem (where mpremote copies; the interpreter's
+// current folder, searched before /lib). With --repl 1, once CODE returns (the firmware's
+// main.py obeyed STOP) the interpreter goes on as the board's REPL on --fd: MicroPython's own
+// event-driven REPL (friendly and raw, as mpremote drives it). machine.reset() (the stand-in,
+// through hil.reset) writes the root's files back to --flash and ends with exit code 3: the
+// caller starts the interpreter again, as a board boots after a reset.
 //
 // Ctrl-C as the board sees it. On the rp2 port the USB CDC receive callback takes every byte
 // as it arrives, whatever the firmware is doing, and a byte equal to the interrupt character
@@ -127,10 +135,23 @@ mp.FS.getStream(0).stream_ops.poll = () => {
     return POLLOUT;
 };
 
+// The board's flash: the files at the root of its filesystem, written back on a reset.
+function persist() {
+    if (!opts.flash) return;
+    for (const name of mp.FS.readdir("/")) {
+        const where = "/" + name;
+        if (mp.FS.isFile(mp.FS.stat(where).mode)) fs.writeFileSync(path.join(opts.flash, name), mp.FS.readFile(where));
+    }
+}
+
 mp.registerJsModule("hil", {
     report: (line) => {
         if (fd !== null) gather();  // the USB interrupt, taken while the firmware works
         writeAll(reportFd, Buffer.from(String(line) + "\n"));
+    },
+    reset: () => {
+        persist();
+        finish(3);
     },
 });
 mp.FS.mkdirTree("/lib");
@@ -139,11 +160,61 @@ for (const dir of opts.lib) {
         if (name.endsWith(".py")) mp.FS.writeFile("/lib/" + name, fs.readFileSync(path.join(dir, name)));
     }
 }
+if (opts.flash) {
+    for (const name of fs.readdirSync(opts.flash)) {
+        mp.FS.writeFile("/" + name, fs.readFileSync(path.join(opts.flash, name)));
+    }
+}
+mp.FS.chdir("/");
 try {
     mp.runPython("import micropython\nmicropython.kbd_intr(3)");  // as pyexec does before main.py
     mp.runPython(opts.exec);
 } catch (e) {
     writeAll(2, Buffer.from(String(e.message || e) + "\n"));
     finish(1);
+}
+if (opts.repl && fd !== null) {
+    // The board's REPL after main.py returned: each byte from the host through MicroPython's
+    // event-driven REPL, as a board's USB task hands them to pyexec.
+    mp.runPython("import micropython\nmicropython.kbd_intr(-1)");  // at the prompt 0x03 is a character
+    // This port's files are Emscripten's, whose errno numbers are not MicroPython's: a missing
+    // file raises OSError(44) where a board's littlefs raises OSError(2, ENOENT), and mpremote
+    // reads only the latter as "not there" (mp_errno.py). os.stat and open (in the REPL's globals,
+    // where mpremote's commands run) give a board's numbers.
+    mp.runPython(`
+import os
+_ERRNO = {44: 2, 20: 17, 54: 20, 31: 21, 28: 22, 55: 39, 2: 13}  # ENOENT EEXIST ENOTDIR EISDIR EINVAL ENOTEMPTY EACCES
+def _board_errno(f):
+    def call(*args):
+        try:
+            return f(*args)
+        except OSError as e:
+            raise OSError(_ERRNO.get(e.errno, e.errno))
+    return call
+os.stat = _board_errno(os.stat)
+open = _board_errno(open)`);
+    mp.replInit();
+    for (;;) {
+        if (!pending.length) {
+            flush();
+            if (!gather()) {
+                sleepMs(0.2);
+                continue;
+            }
+            if (!pending.length) continue;
+        }
+        // mpremote asks for raw-paste mode (Ctrl-E, "A", Ctrl-A) before each command. The board's
+        // blocking raw REPL answers "R\x01"; MicroPython's event-driven one (this port's) knows no
+        // raw-paste and swallows the bytes, and mpremote would wait for an answer for good. Answer
+        // as a device that understands the request but has no raw-paste: "R\x00" (mpremote's
+        // transport then sends the command the plain raw-REPL way).
+        while (pending.length < 3 && pending[0] === 5 && gather()) { /* the rest of the request */ }
+        if (pending[0] === 5 && pending[1] === 65 && pending[2] === 1) {
+            pending.splice(0, 3);
+            outBuf.push(0x52, 0x00);
+            continue;
+        }
+        mp.replProcessChar(pending.shift());
+    }
 }
 finish(0);

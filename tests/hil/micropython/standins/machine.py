@@ -1,5 +1,5 @@
 # Stand-in for MicroPython's `machine` on the rp2 port, for the test bench's MicroPython
-# (WebAssembly port, which has no `machine`). Only what the LED firmware touches.
+# (WebAssembly port, which has no `machine`). Only what the LED firmware and mpremote touch.
 #
 # bitstream follows the MicroPython documentation of machine.bitstream(pin, encoding,
 # timing, buf) (docs/library/machine.rst): encoding 0 is high-low, `timing` the
@@ -13,6 +13,8 @@ try:
     import hil  # the bench's JS module (tests/hil/micropython/runner.mjs)
 except ImportError:
     hil = None
+if not hasattr(hil, "report"):  # under CPython (a test) `hil` may be the tests' package
+    hil = None
 
 shown = None  # the last buffer clocked out: what the LEDs show
 writes = 0
@@ -22,6 +24,14 @@ bits = 0  # bits clocked out so far: the board spends (high + low) ns on each
 
 def freq():
     return 125000000  # the rp2 port's default system clock
+
+
+def reset():
+    """A hard reset: the bench keeps what was written to the board's files and starts it again
+    (hil.reset ends this interpreter; tests/hil/micropython/runner.mjs)."""
+    if hil is None:
+        raise SystemExit
+    hil.reset()
 
 
 class Pin:

@@ -1,0 +1,1 @@
+../../firmware_host/data/led_controller/ws2812.py
