@@ -99,6 +99,10 @@ class Parts:
     def __iter__(self) -> Iterator[Part]:
         return iter(self._parts)
 
+    def add(self, part: Part) -> None:
+        """One more part (probed after the others, closed before them)."""
+        self._parts.append(part)
+
     def start(self, timers: Timers) -> None:
         for part in self._parts:
             part.start(timers)

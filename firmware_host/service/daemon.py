@@ -25,7 +25,7 @@ import os
 import random
 import signal
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,7 +40,7 @@ from .binding import StoreBinding
 from .bot_hands import BotHands
 from .commands import TableCommands
 from .configuration import Configuration
-from .events import FrontendReady, FrontendTrouble, Signal, Wake
+from .events import Signal, Wake
 from .frontend import Frontend, Frontends, TableView, TableViews, ViewMaker, views_of
 from .journal import Store
 from .keys import Keys
@@ -65,6 +65,17 @@ log = logger("daemon")
 config_log = logger("config")
 
 
+def stop_on_term(loop: Loop) -> Callable[[Signal, int], bool]:
+    """SIGTERM and SIGINT end the loop (SIGHUP is the configuration's: a reload)."""
+    def on_signal(event: Signal, _now: int) -> bool:
+        if event.name != "term":
+            return False
+        loop.stop()
+        return True
+
+    return on_signal
+
+
 class Daemon:
     def __init__(self, config: TableConfig, state_db: Path | None = None, config_file: Path | None = None,
                  board: Board | None = None, terminal: bool = False) -> None:
@@ -72,57 +83,56 @@ class Daemon:
         `HardwareUnavailable` says what could not be opened). `terminal`: a terminal frontend will
         be attached: the log's INFO lines go to its pane, its keys play seat 1, sounds are INFO."""
         self.loop = loop = Loop()
-        self.collector = memory.Collector().watch()
-        self.notify = Notifier()
+        self.collector = collector = memory.Collector().watch()
+        self.notify = notify = Notifier()
         self.table = table = Table(len(config.inputs.seats), window_ns=round(config.arbiter.window_ms * 1e6),
                                    epsilon_ns=round(config.arbiter.epsilon_ms * 1e6),
                                    seed=random.randrange(1 << 30))
         # Before any worker starts talking: a terminal shows the log's INFO lines in its pane.
         self.pane = PaneHandler().attach() if terminal else None
-        self.store = Store(state_db)
+        self.store = store = Store(state_db)
         self.board = board if board is not None else open_board(config)
         self.parts = parts = open_parts(self.board, config, loop.put, wake=lambda: loop.put(Wake()),
-                                        keys=terminal,
-                                        on_error=logger("sounds").warning)
+                                        keys=terminal, on_error=logger("sounds").warning)
         parts.inputs.gate = table.gate
-        self.control = self._listen(config)
+        self.control = control = self._listen(config)
 
-        self.configuration = Configuration(loop, config, config_file, table, self.notify, remember_good)
+        # The components, each built from what it uses (never the daemon), in the order they follow
+        # the table's steps; each registers its own handlers, timers and commands.
+        self.configuration = configuration = Configuration(loop, config, config_file, table, notify,
+                                                           remember_good)
         self.feed = TableFeed(loop, table)
         parts.start(loop)  # each part's own timers, after the table's advance
-        self.screens = Screens(loop, table, parts.screens, parts.led, config.centre,
-                               lambda: self.configuration.problem)
-        self.selftests = SelfTests(loop, table, parts, self.configuration, self.screens)
-        self.binding = StoreBinding(table, self.store)
-        self.frontends = Frontends(loop.put)
-        self.sounds = Sounds(parts.buzzer, self.frontends, terminal)
+        self.screens = screens = Screens(loop, table, parts.screens, parts.led, config.centre,
+                                         lambda: configuration.problem)
+        self.selftests = SelfTests(loop, table, parts, configuration, screens)
+        self.binding = binding = StoreBinding(table, store)
+        self.frontends = frontends = Frontends(loop)
+        self.sounds = Sounds(parts.buzzer, frontends, terminal)
         self.bots = BotHands(loop, table, self.board.presser)
-        self.status = Status(table, parts, self.notify, self.configuration, self.store, self.frontends,
-                             self.collector, self.selftests.state, lambda: self.binding.set_aside,
-                             lambda: self.screens.address)
+        self.status = Status(table, parts, notify, configuration, store, frontends, collector,
+                             self.selftests.state, lambda: binding.set_aside, lambda: screens.address)
         self.keys = Keys(loop, table, parts.keyboard)
-        self.views = TableViews(table, self.screens, self.status, self.pane, self.keys)
-        Watchdog(loop, self.notify, time.monotonic_ns())
-        self.configuration.applied += [self.screens.configured, self._control_configured]
-        for follower in (self.sounds.after_step, self.binding.began, self.screens.after_step,
-                         self.binding.journal, self.screens.after_decisions, self.bots.after_step,
-                         lambda step: self.screens.show_phase(step.now), self.status.after_step):
+        self.views = views = TableViews(table, screens, self.status, self.pane, self.keys)
+        Watchdog(loop, notify, time.monotonic_ns())
+        loop.before_sleep(lambda: frontends.draw(views))
+        loop.on(Signal, stop_on_term(loop))
+        configuration.applied += [screens.configured, control.configured]
+        for follower in (self.sounds.after_step, binding.began, screens.after_step, binding.journal,
+                         screens.after_decisions, self.bots.after_step, screens.after_phase,
+                         self.status.after_step):
             self.feed.follow(follower)
-        loop.on(Signal, self._on_signal)
-        loop.on(FrontendTrouble, lambda _event, _now: True)  # woken: the status line follows
-        loop.on(FrontendReady, lambda _event, _now: self.frontends.redraw() or True)
-        loop.before_sleep(lambda: self.frontends.draw(self.views))
 
-        self.commands = Commands()
-        for component in (TableCommands(table, self.store, self.status.extra), self.configuration,
-                          self.selftests, self.status):
-            component.register(self.commands)
-        self.commands.check()
-        loop.on(Request, self.commands.serve)
-        self.control.beside = self.commands.beside  # the journal's reads: never on the game thread
+        self.commands = commands = Commands()
+        for component in (TableCommands(table, store, self.status.extra), configuration, self.selftests,
+                          self.status):
+            component.register(commands)
+        commands.check()
+        loop.on(Request, commands.serve)
+        control.beside = commands.beside  # the journal's reads: never on the game thread
 
-        if self.binding.resume(len(config.inputs.seats)):
-            self.screens.bind()
+        if binding.resume(len(config.inputs.seats)):
+            screens.bind()
 
     def _listen(self, config: TableConfig) -> ControlServer:
         where = paths.control_socket()  # where tablectl looks
@@ -207,10 +217,6 @@ class Daemon:
     def apply_config(self, read: TableConfig | ConfigError | None) -> dict[str, Any]:
         return self.configuration.apply(read)
 
-    def _control_configured(self, old: TableConfig, new: TableConfig) -> None:
-        if new.control != old.control:
-            self.control.set_admin_group(new.control.admin_group)
-
     # ------------------------------------------------------------ frontends
 
     def attach(self, frontend: Frontend) -> None:
@@ -245,12 +251,6 @@ class Daemon:
             os.dup2(null, fd)
         os.close(null)
         self.loop.put(Signal("term"))
-
-    def _on_signal(self, event: Signal, _now: int) -> bool:
-        if event.name != "term":
-            return False
-        self.loop.stop()
-        return True
 
     def serve(self) -> int:
         """The loop; returns when told to stop, having closed everything."""

@@ -22,12 +22,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..table.machine import Phase, Table
+from .events import FrontendReady, FrontendTrouble
 
 if TYPE_CHECKING:
     from PIL import Image
 
     from ..devices.buzzer import Cue
     from ..system.logs import PaneHandler
+    from .loop import Loop
     from .screen_feed import Screens
     from .status import Status
 
@@ -146,10 +148,16 @@ def views_of(frontends: Iterable[Any]) -> dict[str, ViewMaker]:
 class Frontends:
     """The attached frontends: each is shown the table when anything on it changed."""
 
-    def __init__(self, put: Callable[[Any], None]) -> None:
-        self.put = put
+    def __init__(self, loop: Loop) -> None:
+        self.put = loop.put
         self.attached: list[Frontend] = []
         self._shown: tuple[Any, ...] = ()
+        loop.on(FrontendTrouble, lambda _event, _now: True)  # woken: the status line follows
+        loop.on(FrontendReady, self.on_ready)
+
+    def on_ready(self, _event: FrontendReady, _now: int) -> bool:
+        self.redraw()
+        return True
 
     def attach(self, frontend: Frontend) -> None:
         self.attached.append(frontend)

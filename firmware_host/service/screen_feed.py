@@ -169,6 +169,9 @@ class Screens:
         if step.outcomes and self.game is not None:
             self.game.after_decisions(step.acting or [o.press.seat for o in step.outcomes])
 
+    def after_phase(self, step: Step) -> None:
+        self.show_phase(step.now)
+
     def show_phase(self, now: int) -> None:
         """Outside play the seats and the matrix show the table's phase; back in play, the game
         screens are drawn afresh over them. The self-test has the screens while it runs; after
