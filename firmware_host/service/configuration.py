@@ -31,7 +31,7 @@ class Configuration:
         self.applied: list[Callable[[TableConfig, TableConfig], None]] = []  # (old, new), live
         self.settled: list[Callable[[], None]] = []  # after every reload, taken or not (the status)
         loop.on(ConfigRead, self.on_read)
-        loop.on(Signal, self.on_signal)
+        loop.on(Signal, self.on_signal, at="reload")
 
     def register(self, commands: Commands) -> None:
         commands.register("config", self.get, action="get")

@@ -116,7 +116,7 @@ class Daemon:
         self.views = views = TableViews(table, screens, self.status, self.pane, self.keys)
         Watchdog(loop, notify, time.monotonic_ns())
         loop.before_sleep(lambda: frontends.draw(views))
-        loop.on(Signal, stop_on_term(loop))
+        loop.on(Signal, stop_on_term(loop), at="stop")
         configuration.applied += [screens.configured, control.configured]
         for follower in (self.sounds.after_step, binding.began, screens.after_step, binding.journal,
                          screens.after_decisions, self.bots.after_step, screens.after_phase,

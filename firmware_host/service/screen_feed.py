@@ -16,7 +16,6 @@ from PIL import Image
 from ..engine.game import find
 from ..table.controls import SeatController
 from ..table.machine import Phase, Table
-from ..table.presses import InputEvent
 from ..views.centre import render_centre
 from ..views.phases import countdown_left, phase_centre, phase_seat
 from ..views.seat import render_seat
@@ -127,7 +126,6 @@ class Screens:
         self.qr = True  # and as a QR code ([web] seat_qr)
         self._bound: Any = None
         self._count = loop.register_timer(lambda _now: None)
-        loop.on(InputEvent, self.on_press)
 
     def held_by(self, holder: Any) -> None:
         """While `holder.active` (the self-test), it draws on the screens, not the phase."""
@@ -150,14 +148,6 @@ class Screens:
                                  self.size, self.centre.brightness)
         self.game.refresh(range(len(referee.seats)))
 
-    def on_press(self, event: InputEvent, _now: int) -> None:
-        """The table took the press (loop order: after Game.on_input): a cursor may have moved."""
-        table = self.table
-        if self.game is not None and event.seat >= 0 and table.phase is Phase.PLAYING:
-            player = table.player_of(event.seat)
-            if player is not None:
-                self.game.refresh([player], centre=False)
-
     def after_step(self, step: Step) -> None:
         match = self.table.match
         if match is not None and match is not self._bound:
@@ -166,8 +156,18 @@ class Screens:
             self.game.refresh(range(len(self.game.seats)))
 
     def after_decisions(self, step: Step) -> None:
-        if step.outcomes and self.game is not None:
-            self.game.after_decisions(step.acting or [o.press.seat for o in step.outcomes])
+        """Each seat a decision or a press changed is drawn once (a press that moved a cursor
+        changes its seat though the table decided nothing); the centre when the table decided."""
+        game, table = self.game, self.table
+        if game is None:
+            return
+        pressed = [p for s in step.pressed if (p := table.player_of(s)) is not None] \
+            if table.phase is Phase.PLAYING else []
+        if step.outcomes:
+            decided = game.affected(step.acting or [o.press.seat for o in step.outcomes])
+            game.refresh(sorted({*decided, *pressed}))
+        elif pressed:
+            game.refresh(sorted(set(pressed)), centre=False)
 
     def after_phase(self, step: Step) -> None:
         self.show_phase(step.now)

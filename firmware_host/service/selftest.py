@@ -352,7 +352,7 @@ class SelfTests:
         self.configuration, self.screens = configuration, screens
         self.test: SelfTest | None = None  # the running or last self-test
         self._timer = loop.register_timer(self.tick)
-        loop.on(InputEvent, self.on_input, first=True)
+        loop.on(InputEvent, self.on_input, at="selftest")
         loop.on(Probed, self.on_probed)
         screens.held_by(self)
 
