@@ -33,6 +33,7 @@ BENCH = {
     "test_bench_display_prints_queue_times_bytes_and_bus_times",
     "test_bench_daemon_prints_idle_cpu_and_memory",
     "test_a_bench_shows_its_progress_on_a_terminal",
+    "test_a_short_run_attacks_the_real_daemon_with_every_attacker",
 }
 STATS = {
     # many matches played to judge a rate: a bot's strength with its confidence interval

@@ -128,6 +128,17 @@ def left_after(find: Callable[[], list[str]], timeout: float = 30.0) -> list[str
     return left
 
 
+ATTACK_ARGS = ("--play", "2")
+
+
+@functools.cache
+def bench_attack_run() -> subprocess.CompletedProcess[str]:
+    """`table-host bench attack --play 2 --json` (two turns of 1 s each way), run once for the
+    tests that read it (its start: a daemon with 200 matches stored, a dozen attackers: 20 s)."""
+    return subprocess.run([sys.executable, "-m", "firmware_host", "bench", "attack", *ATTACK_ARGS, "--json"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+
+
 def wait_for(condition: Callable[[], Any], timeout: float = 5.0, said: Callable[[], Any] | None = None,
              every: float = 0.005) -> None:
     """Poll until another thread has done its part; fail after `timeout` seconds, with `said()`

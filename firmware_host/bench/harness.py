@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -73,20 +74,36 @@ class EmulatedDaemon:
         return self.proc.poll() is None and self.ask({"cmd": "status"}).get("ok") is True
 
 
+def _prepared(descriptors: int | None) -> Callable[[], None]:
+    """In the child, before it runs the daemon: it ends with this process (SIGTERM: in order) and,
+    when asked, has the descriptor limit (nothing is imported between fork and exec: another
+    thread may have held the import lock)."""
+    ending = ending_with_me(signal.SIGTERM)
+
+    def prepare() -> None:
+        ending()
+        if descriptors is not None:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (descriptors, descriptors))
+    return prepare
+
+
 @contextlib.contextmanager
 def emulated_daemon(log: Path | None = None, start_s: float = 30.0,
-                    prepare: Callable[[Path], None] | None = None) -> Iterator[EmulatedDaemon]:
+                    prepare: Callable[[Path], None] | None = None,
+                    descriptors: int | None = None) -> Iterator[EmulatedDaemon]:
     """The real daemon (emulated, headless, its own state and socket, no configuration file), up
     and answering; stopped at the end. `log`: where its output goes (its tail names a failed start);
-    `prepare(state directory)`: what to put there before it starts (a stored history)."""
+    `prepare(state directory)`: what to put there before it starts (a stored history);
+    `descriptors`: its RLIMIT_NOFILE, soft and hard, as the unit's `LimitNOFILE=` sets it."""
     with tempfile.TemporaryDirectory(prefix="table-daemon-") as tmp:
         env = daemon_env(tmp)
         socket = Path(env["TABLE_HOST_SOCKET"])
         if prepare is not None:
             prepare(Path(env["STATE_DIRECTORY"]))
         with open(log or os.devnull, "ab") as out:
-            proc = subprocess.Popen(DAEMON, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=out,
-                                    stderr=subprocess.STDOUT, preexec_fn=ending_with_me(signal.SIGTERM))
+            proc = subprocess.Popen(DAEMON, cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
+                                    stdout=out, stderr=subprocess.STDOUT,
+                                    preexec_fn=_prepared(descriptors))
         daemon = EmulatedDaemon(proc, socket, env)
         try:
             deadline = time.monotonic() + start_s

@@ -63,6 +63,8 @@ BENCHES = {b.name: b for b in (
     Bench("web", lambda o: _call("web", "bench_web", o.play, o.clients), _later("web", "web_text")),
     Bench("history", lambda o: _call("history", "bench_history", o.seconds),
           _later("history", "history_text")),
+    Bench("attack", lambda o: _call("attack", "bench_attack", o.play), _later("attack", "attack_text"),
+          expected_s=lambda o: 2 * o.play + 20),
     Bench("bots", lambda o: _call("bots", "bench_bots", o.matches), _later("bots", "bots_text"),
           met=lambda f: bool(f["pass"]), in_all=False),
 )}

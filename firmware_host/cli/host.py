@@ -129,7 +129,8 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--decisions", type=_number(int, 1), default=1500, help="display: decisions per game")
     bench.add_argument("--idle", type=_number(float, 0.1), default=10.0, help="daemon: seconds measured idle")
     bench.add_argument("--play", type=_number(float, 0.1), default=15.0,
-                       help="daemon, web: seconds of a bot match measured (web: each way)")
+                       help="daemon, web, attack: seconds of a bot match measured (web: each way; "
+                            "attack: without the attack, then under it)")
     bench.add_argument("--clients", type=_number(int, 1, 500), default=20,
                        help="web: browsers connected (WebSocket clients)")
     bench.add_argument("--kills", type=_number(int, 1), default=120,

@@ -173,6 +173,7 @@ COMMANDS: list[Command] = [
     Command("seats", "the seats that joined, how many bots, how many seats are wired",
             printer="seats"),
     Command("inputs", "what reached the engine, with each edge's kernel time", printer="inputs"),
+    Command("decisions", "the engine's decisions since a cursor, each once (a bench's reader)", cli=False),
     Command("new", "choose the next game", CHANGES, usage="tablectl new GAME [KEY=VALUE ...]", arguments=(
         arg("game", nargs="?", help="the game (an unknown one is refused, naming the games)"),
         arg("options", nargs="*", metavar="KEY=VALUE", help="the game's options, e.g. rounds=3"))),

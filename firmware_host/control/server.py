@@ -49,6 +49,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..system import pieces
 from ..system.logs import escape, logger
 from ..system.paths import ADMIN_GROUP
 from .protocol import reads_only
@@ -464,7 +465,7 @@ class ControlServer:
                 self._queue_answer(conn, answer)
 
     def _queue_answer(self, conn: _Connection, answer: dict[str, Any]) -> None:
-        conn.out = json.dumps(answer).encode() + b"\n"
+        conn.out = pieces.dumps(answer).encode() + b"\n"  # a history page: never one long hold of the GIL
         conn.sending_since = time.monotonic()
         self._send(conn)
         self._next(conn)

@@ -25,7 +25,7 @@ class TableCommands:
         for name, handler in (("status", self.status), ("new", self.new), ("start", self.start),
                               ("abort", self.abort), ("next", self.next), ("scores", self.scores),
                               ("history", self.history), ("seats", self.seats), ("bots", self.bots),
-                              ("inputs", self.inputs)):
+                              ("inputs", self.inputs), ("decisions", self.decisions)):
             commands.register(name, handler)
 
     def status(self, call: Call) -> dict[str, Any]:
@@ -91,6 +91,9 @@ class TableCommands:
 
     def inputs(self, call: Call) -> dict[str, Any]:
         return self.table.inputs()
+
+    def decisions(self, call: Call) -> dict[str, Any]:
+        return self.table.decisions_since(call.get("since", 0))
 
 
 def handle(table: Table, store: Store | None, now: int, body: dict[str, Any]) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from typing import Any
 
 from ..config import ConfigError, TableConfig, find_config, one_line, read_config
 from ..system.logs import logger
+from ..system.realtime import join_the_rest
 from ..table.machine import Table
 from .events import ConfigRead, Signal
 from .loop import Loop
@@ -51,6 +52,7 @@ class Configuration:
         self.notify.send("RELOADING=1")
 
         def read() -> None:
+            join_the_rest()  # started by the game thread: beside it, like the daemon's others
             self.loop.put(ConfigRead(self.read(), request))
 
         threading.Thread(target=read, name="config-reload", daemon=True).start()

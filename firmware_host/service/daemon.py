@@ -34,6 +34,7 @@ from ..control.server import ControlServer, Request
 from ..devices.board import Board, open_board, open_parts
 from ..system import memory, paths, signals
 from ..system.logs import PaneHandler, logger
+from ..system.realtime import BESIDE
 from ..system.systemd import Notifier, has_terminal, under_systemd
 from ..table.machine import Table
 from .binding import StoreBinding
@@ -256,6 +257,9 @@ class Daemon:
         """The loop; returns when told to stop, having closed everything."""
         frozen = self.collector.freeze()  # start-up's objects, never walked again (memory.py)
         log.debug("start-up's %d objects kept out of the collector's way", frozen)
+        if self.realtime is not None:  # its other threads, all started: beside the game (realtime.py)
+            lifted = self.realtime.lift_the_rest()
+            log.debug("%d threads at SCHED_RR %d beside the game thread", lifted, BESIDE)
         status = self.status.text()
         self.notify.send("READY=1", f"STATUS={status}")
         log.info("table-host ready: %s", status)

@@ -47,6 +47,7 @@ from ..devices.parts import (
     Parts,
 )
 from ..system.logs import logger
+from ..system.realtime import join_the_rest
 from ..table.machine import Phase, Table
 from ..table.presses import Event, InputEvent
 from ..views.seat import render_banner
@@ -122,6 +123,7 @@ class SelfTest:
         threading.Thread(target=self._probe, name="selftest-probe", daemon=True).start()
 
     def _probe(self) -> None:
+        join_the_rest()  # started by the game thread: beside it, like the daemon's others
         try:
             self.devices.probe(self.config, self._found)
         except Exception as exc:  # a probe that breaks must end the test, not hang it

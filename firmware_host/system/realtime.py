@@ -13,8 +13,11 @@ opened (lgGpiochipOpen, lgPthAlerts.c) that reads the kernel's line events and w
 FIFO, and the `lgpio` Python module starts a thread at import (`lgpio._notify_thread`) that
 reads that FIFO and calls gpiozero's callbacks, ours among them. The daemon makes its own thread
 real-time before the board is opened, so both lgpio threads inherit it, then sets reset-on-fork so
-that the threads it starts afterwards (displays, LED link, store, control socket) run at normal
-priority; and it raises `lgpio._notify_thread` by its id in case the module was imported earlier.
+that the threads it starts afterwards (displays, LED link, store, control socket, web view) do not
+take its priority; and it raises `lgpio._notify_thread` by its id in case the module was imported
+earlier. When it is ready, those other threads run at SCHED_RR 1 (`BESIDE`): below the game
+thread, so none can keep it from a CPU, and above every normal program, so none that holds
+Python's lock is preempted by one while the game thread waits for that lock.
 
 The right to do so comes from the unit (`LimitRTPRIO=15`, systemd/table-host.service) or from root
 or CAP_SYS_NICE. Without it the kernel says EPERM: one log line says so and what grants it, and
@@ -41,6 +44,13 @@ TIMER_SLACK_NS = 1_000
 SWITCH_INTERVAL_S = 0.0005
 """How long a thread waiting for Python's GIL waits before asking the holder to let go (5 ms by
 default): the game thread woken on time must not then wait 5 ms for a display thread's render."""
+BESIDE = 1
+"""SCHED_RR priority of the daemon's other threads (web view, control socket, journal, screens),
+from when it is ready: above every normal program, below the game thread. They run Python
+beside it and share its interpreter lock (the GIL): at normal priority, one that another
+program preempted while it held the lock kept the game thread waiting until it was scheduled
+again and let go, a time slice or more (under `table-host bench attack`, decisions 11-27 ms
+late at p99 at SCHED_OTHER, 0.9-2.8 ms at SCHED_RR 1, the same runs: docs/fairness.md)."""
 PR_SET_TIMERSLACK, PR_GET_TIMERSLACK = 29, 30  # linux/prctl.h
 GRANT = ("the unit grants it with LimitRTPRIO=15 (systemd/table-host.service); by hand: root, "
          "CAP_SYS_NICE or `ulimit -r 15`")
@@ -71,6 +81,45 @@ def make_realtime(tid: int, priority: int = PRIORITY, reset_on_fork: bool = Fals
     except OSError as exc:
         return f"{exc.strerror or exc} (errno {exc.errno})"
     return None
+
+
+def make_beside(tid: int) -> str | None:
+    """SCHED_RR at BESIDE for thread `tid` (0: the calling thread), with reset-on-fork: nothing
+    it starts inherits it (a process: the history's; a thread joins by `join_the_rest`). None
+    when in force, else the kernel's refusal."""
+    try:
+        os.sched_setscheduler(tid, os.SCHED_RR | os.SCHED_RESET_ON_FORK, os.sched_param(BESIDE))
+    except OSError as exc:
+        return f"{exc.strerror or exc} (errno {exc.errno})"
+    return None
+
+
+_lifted = False  # the daemon's threads run beside the game (Realtime.lift_the_rest)
+
+
+def join_the_rest() -> None:
+    """For a thread started after the daemon is ready (reset-on-fork: it starts at normal
+    priority) that runs Python: beside the game, as the daemon's other threads are."""
+    if _lifted:
+        make_beside(0)
+
+
+def lift_stragglers(tids: list[int] | None = None) -> int:
+    """Threads started since the daemon was ready that run Python and cannot be asked to join
+    (a process pool's manager and queue feeder, started inside the standard library): those of
+    `tids` (else all) still at normal priority, beside the game. How many."""
+    if not _lifted:
+        return 0
+    lifted = 0
+    for tid in own_threads() if tids is None else tids:
+        if policy_of(tid)[0] == "SCHED_OTHER" and make_beside(tid) is None:
+            lifted += 1
+    return lifted
+
+
+def own_threads() -> list[int]:
+    """This process's threads' ids (/proc/self/task)."""
+    return [int(name) for name in os.listdir("/proc/self/task")]
 
 
 def make_normal(tid: int) -> None:
@@ -114,6 +163,7 @@ class Realtime:
     priority: int = PRIORITY
     threads: dict[str, int] = field(default_factory=dict)  # role -> thread id
     refused: dict[str, str] = field(default_factory=dict)  # role -> the kernel's answer
+    others: list[int] = field(default_factory=list)  # the threads lifted beside the game
     _said: bool = False
 
     def claim(self, role: str, tid: int, reset_on_fork: bool = False) -> bool:
@@ -142,6 +192,26 @@ class Realtime:
         if tid is not None and "game" not in self.refused:
             make_realtime(tid, self.priority, reset_on_fork=True)
 
+    def lift_the_rest(self, tids: list[int] | None = None) -> int:
+        """When the daemon is ready: every thread of it still at normal priority (`tids`, else
+        all of them) runs at SCHED_RR BESIDE; how many. A thread started later joins them with
+        `join_the_rest`. Only when the game thread is real-time: else nothing keeps them below."""
+        global _lifted
+        if "game" not in self.threads or "game" in self.refused:
+            return 0
+        for tid in own_threads() if tids is None else tids:
+            if policy_of(tid)[0] != "SCHED_OTHER":
+                continue  # the game and edge threads; a history reader at SCHED_IDLE
+            why = make_beside(tid)
+            if why is not None:
+                self.refused["others"] = why
+                self.log(f"SCHED_RR {BESIDE} refused ({why}) for the daemon's other threads: one of them "
+                         f"preempted while it holds Python's lock holds up the game thread; {GRANT}")
+                break
+            self.others.append(tid)
+        _lifted = "others" not in self.refused
+        return len(self.others)
+
     def claim_edge_thread(self) -> bool | None:
         """lgpio's notification thread, when there is one (None: edges come in the caller's thread)."""
         tid = lgpio_edge_thread()
@@ -160,4 +230,8 @@ class Realtime:
             out[role] = text
         if "edges" not in out:
             out["edges"] = "in the thread that delivers each edge (emulated pins)"
+        if self.others or "others" in self.refused:
+            beside = sum(policy_of(tid) == ("SCHED_RR", BESIDE) for tid in self.others)
+            out["others"] = f"SCHED_RR {BESIDE} ({beside} threads)" if "others" not in self.refused \
+                else f"SCHED_OTHER (SCHED_RR {BESIDE} refused: {self.refused['others']})"
         return out

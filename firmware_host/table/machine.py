@@ -97,6 +97,8 @@ class Table:
     false_starts: list[FalseStart] = field(default_factory=list)  # for the journal, until taken
     trace: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=TRACE_LEN))
     """The last input events and decisions, with their times (`tablectl inputs`, the virtual Pi)."""
+    traced: int = 0
+    """How many entries the trace has been given since start: a reader's cursor (`decisions_since`)."""
 
     # ------------------------------------------------------------ who plays
 
@@ -120,7 +122,7 @@ class Table:
         """A clean input event from a physical seat."""
         entry = {"input": str(event.kind), "seat": event.seat + 1, "control": event.control,
                  "ts_ns": event.ts, "received_ns": now}
-        self.trace.append(entry | {"detail": event.detail} if event.detail else entry)
+        self._trace(entry | {"detail": event.detail} if event.detail else entry)
         if event.seat < 0:  # an expander fault or recovery: say it, keep going
             level = logging.WARNING if event.kind == "fault" else logging.INFO
             self._note(event.detail, level, inputs_log)
@@ -323,9 +325,9 @@ class Table:
             outcomes = self.referee.decide(now)
             seats = self.seat_of_player
             for outcome in outcomes:
-                self.trace.append({"decided": outcome.press.control, "seat": seats[outcome.press.seat] + 1,
-                                   "ts_ns": outcome.press.ts, "decided_ns": outcome.decided_ns,
-                                   "refused": str(outcome.refusal.reason) if outcome.refusal else None})
+                self._trace({"decided": outcome.press.control, "seat": seats[outcome.press.seat] + 1,
+                             "ts_ns": outcome.press.ts, "decided_ns": outcome.decided_ns,
+                             "refused": str(outcome.refusal.reason) if outcome.refusal else None})
                 if outcome.refusal is not None and outcome.refusal.reason is Reason.TOO_LATE:
                     self._cue("too_late", seats[outcome.press.seat], now)
             due = self._round_due()
@@ -440,6 +442,26 @@ class Table:
                    for d in (self.referee.arbiter.decisions if self.referee else ())]
         return {"events": list(self.trace), "arbiter": arbiter,
                 "window_ns": self.window_ns, "epsilon_ns": self.epsilon_ns}
+
+    def decisions_since(self, since: int) -> dict[str, Any]:
+        """The decisions traced from the cursor `since` on (0 at first, then what the last answer
+        said as `next`), oldest first, and how many entries of the trace from there it no longer
+        holds (`missed`: some may have been decisions). A reader that asks again and again gets
+        each decision once, and only what is new: `inputs` copies the whole trace every time."""
+        if isinstance(since, bool) or not isinstance(since, int) or since < 0:
+            raise ValueError(f"since must be a cursor, a whole number 0 or more (an answer's next), "
+                             f"not {since!r}")
+        if since > self.traced:
+            raise ValueError(f"cursor {since} is past the trace's {self.traced} entries (the daemon "
+                             "started again?): ask from 0")
+        oldest = self.traced - len(self.trace)  # the cursor of the oldest entry still held
+        kept = list(self.trace)[max(since, oldest) - oldest:]
+        return {"decisions": [e for e in kept if "decided_ns" in e], "next": self.traced,
+                "missed": max(0, oldest - since), "window_ns": self.window_ns}
+
+    def _trace(self, entry: dict[str, Any]) -> None:
+        self.trace.append(entry)
+        self.traced += 1
 
     def status(self) -> dict[str, Any]:
         return {

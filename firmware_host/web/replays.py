@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import gzip
-import json
 import multiprocessing
 import os
 from collections.abc import Callable
@@ -31,7 +30,9 @@ from aiohttp import web
 
 from ..control.protocol import HISTORY_MAX
 from ..service.journal import Store, StoreError
+from ..system import pieces
 from ..system.logs import logger
+from ..system.realtime import join_the_rest, lift_stragglers
 from . import history
 from .server import static_files
 
@@ -58,14 +59,18 @@ class Rebuilder:
         loop = asyncio.get_running_loop()
         if self.idle is not None:
             self.idle.cancel()
-        if self.pool is None:
+        started = self.pool is None
+        if started:
             # Started from the web view's thread, which lives as long as the table: the process
             # ends with the table (history.worker_start), and so does multiprocessing's tracker.
             self.pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"),
                                             initializer=history.worker_start, initargs=(os.getpid(),))
             self.started += 1
         try:
-            return await loop.run_in_executor(self.pool, functools.partial(work, self.database, *args))
+            answer = await loop.run_in_executor(self.pool, functools.partial(work, self.database, *args))
+            if started:  # the pool's own threads (its manager, its queue's feeder) are there now
+                lift_stragglers()
+            return answer
         except BrokenProcessPool:
             self.pool = None
             log.warning("web view: the history's process stopped; the next request starts another")
@@ -89,7 +94,9 @@ def routes(store: Store) -> Callable[[web.Application], None]:
     def add(app: web.Application) -> None:
         files = static_files()
         rebuilder = Rebuilder(store.path)
-        lister = ThreadPoolExecutor(max_workers=1, thread_name_prefix="history")
+        # Started after the daemon is ready: it runs Python beside the game, so it joins the
+        # daemon's other threads' priority (system/realtime.py).
+        lister = ThreadPoolExecutor(max_workers=1, thread_name_prefix="history", initializer=join_the_rest)
 
         def page(name: str) -> Callable[[web.Request], Any]:
             body, kind = files[name]
@@ -111,8 +118,8 @@ def routes(store: Store) -> Callable[[web.Application], None]:
             except StoreError as exc:
                 raise web.HTTPServiceUnavailable(text=f"{exc}\n") from None
             headers = {"Link": f'</api/matches?before={page["next"]}>; rel="next"'} if page["next"] else {}
-            return web.Response(text=json.dumps(page["matches"], separators=(",", ":"), ensure_ascii=False),
-                                content_type="application/json", headers=headers)
+            text = pieces.dumps(page["matches"], separators=(",", ":"), ensure_ascii=False)  # GIL: pieces
+            return web.Response(text=text, content_type="application/json", headers=headers)
 
         async def one(request: web.Request) -> web.Response:
             match_id = int(request.match_info["id"])

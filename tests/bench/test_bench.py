@@ -24,6 +24,7 @@ SMALLEST = {
     "bots": ["--matches", "1"],
     "web": ["--play", "1", "--clients", "1"],
     "history": ["--seconds", "0.1"],
+    "attack": ["--play", "2"],  # plumbing.ATTACK_ARGS: its run is shared with tests/bench/test_attack.py
 }
 
 
@@ -44,7 +45,10 @@ def targets(figures: Any) -> list[bool]:
 @pytest.mark.parametrize("which", list(SMALLEST))
 def test_each_bench_runs_at_its_smallest_values_and_its_exit_status_says_if_a_target_was_missed(
         which: str) -> None:
-    result = bench(which, *SMALLEST[which], "--json")
+    from plumbing import ATTACK_ARGS, bench_attack_run
+
+    assert tuple(SMALLEST["attack"]) == ATTACK_ARGS
+    result = bench_attack_run() if which == "attack" else bench(which, *SMALLEST[which], "--json")
     assert "Traceback" not in result.stderr, result.stderr
     data = json.loads(result.stdout)
     figures = data.get(which, data)  # bench bots prints its figures bare

@@ -59,7 +59,7 @@ def test_the_daemon_answers_a_declared_command_once_a_component_registers_it(dec
 
 
 def test_what_reads_and_what_changes() -> None:
-    assert set(read_only()) == {"status", "scores", "history", "seats", "inputs", "debug"}
+    assert set(read_only()) == {"status", "scores", "history", "seats", "inputs", "decisions", "debug"}
     assert reads_only({"cmd": "config", "action": "get"})
     assert not reads_only({"cmd": "config", "action": "reload"})
     assert reads_only({"cmd": "selftest"}) and reads_only({"cmd": "selftest", "action": "status"})

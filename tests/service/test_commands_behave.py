@@ -428,3 +428,22 @@ def test_running_needs_no_test_or_schematic_tools() -> None:
     extras = project["optional-dependencies"]
     assert any(d.startswith("skidl") for d in extras["schematics"])
     assert not any(d.startswith("skidl") for d in extras["dev"])
+
+
+def test_decisions_are_read_from_a_cursor_over_the_socket_and_a_bad_cursor_is_named(table_daemon) -> None:
+    """`decisions` (`table-host bench attack` reads the engine's decisions with it): the table's
+    trace from a cursor; a cursor that is no whole number, or past the trace, is refused."""
+    from firmware_host.control.client import ask
+
+    env, table, _ = table_daemon
+    path = Path(env["TABLE_HOST_SOCKET"])
+    table._trace({"decided": "slap", "seat": 2, "ts_ns": 10, "decided_ns": 5_000_020, "refused": None})
+    table._trace({"input": "press", "seat": 1, "control": "slap", "ts_ns": 30, "received_ns": 31})
+    decided = {"decided": "slap", "seat": 2, "ts_ns": 10, "decided_ns": 5_000_020, "refused": None}
+    assert ask({"cmd": "decisions", "since": 0}, path) == {"ok": True, "decisions": [decided], "next": 2,
+                                                           "missed": 0, "window_ns": 5_000_000}
+    assert ask({"cmd": "decisions", "since": 2}, path)["decisions"] == []
+    whole = "a whole number 0 or more"
+    for bad, said in ((-1, whole), ("2", whole), (3, "past the trace")):
+        refused = ask({"cmd": "decisions", "since": bad}, path)
+        assert refused["ok"] is False and said in refused["error"], refused

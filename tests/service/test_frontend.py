@@ -88,8 +88,9 @@ def test_a_frontend_asks_for_the_views_it_draws_and_only_those_are_made(dirs: Pa
     made: list[tuple[str, int]] = []
 
     class Seats(FakeFrontend):
-        VIEWS: ClassVar[dict[str, Any]] = {"joined": lambda sight: made.append(("joined", threading.get_ident()))
-                 or list(sight.table.joined)}
+        VIEWS: ClassVar[dict[str, Any]] = {
+            "joined": lambda sight: made.append(("joined", threading.get_ident()))
+            or list(sight.table.joined)}
 
     daemon = Daemon(emulated_config(2), terminal=True)
     try:

@@ -11,6 +11,7 @@ import os
 import resource
 import sys
 import threading
+import time
 import types
 from collections.abc import Callable
 from typing import Any
@@ -72,6 +73,80 @@ def test_threads_started_before_stop_inheriting_are_real_time_and_after_it_are_n
 
     before, after, game = in_thread(work)
     assert before == ("SCHED_FIFO", 15) and after == ("SCHED_OTHER", 0) and game == ("SCHED_FIFO", 15)
+
+
+@needs_rt
+def test_when_ready_the_other_threads_run_sched_rr_1_and_so_do_the_threads_they_start() -> None:
+    """They share the game thread's GIL: one preempted by a normal program while it held it kept
+    the game thread waiting (bench attack). Below the game thread, above every normal program."""
+    lifted, seen = threading.Event(), {}
+
+    def joined() -> tuple[str, int]:
+        realtime.join_the_rest()
+        return policy_of(threading.get_native_id())
+
+    def worker() -> None:  # one of the daemon's threads, started before it is ready
+        seen["tid"] = threading.get_native_id()
+        lifted.wait(10)
+        seen["own"] = policy_of(threading.get_native_id())
+        seen["started"] = in_thread(lambda: policy_of(threading.get_native_id()))
+        seen["joined"] = in_thread(joined)
+
+    def work() -> tuple:
+        rt = Realtime(print)
+        rt.claim_game_thread()
+        rt.stop_inheriting()
+        thread = threading.Thread(target=worker)
+        thread.start()
+        while "tid" not in seen:
+            time.sleep(0.001)
+        before = policy_of(seen["tid"])
+        count = rt.lift_the_rest([threading.get_native_id(), seen["tid"]])
+        lifted.set()
+        thread.join()
+        return before, count, policy_of(threading.get_native_id()), in_thread(joined), rt.status()
+
+    try:
+        before, count, game, later, status = in_thread(work)
+    finally:
+        realtime._lifted = False
+    assert before == ("SCHED_OTHER", 0) and count == 1 and seen["own"] == ("SCHED_RR", 1)
+    assert seen["started"] == ("SCHED_OTHER", 0)  # what it starts inherits nothing (a process: the history's)
+    assert seen["joined"] == ("SCHED_RR", 1)  # a thread that runs Python beside the game joins them
+    assert game == ("SCHED_FIFO", 15)  # the game thread keeps its own
+    assert later == ("SCHED_RR", 1)  # a thread the game thread starts later (reset-on-fork) joins them
+    assert status["others"] == "SCHED_RR 1 (0 threads)"  # read back from the kernel: the worker has ended
+
+
+@needs_rt
+def test_stragglers_started_inside_a_library_are_lifted_when_asked() -> None:
+    """A process pool starts its manager and feeder threads itself, from a lifted thread with
+    reset-on-fork: they start at normal priority, and nobody can ask them to join."""
+    release, seen = threading.Event(), {}
+
+    def straggler() -> None:
+        seen["tid"] = threading.get_native_id()
+        release.wait(10)
+
+    thread = threading.Thread(target=straggler)
+    thread.start()
+    while "tid" not in seen:
+        time.sleep(0.001)
+    try:
+        assert realtime.lift_stragglers([seen["tid"]]) == 0  # the daemon's threads were not lifted
+        realtime._lifted = True
+        assert realtime.lift_stragglers([seen["tid"]]) == 1 and policy_of(seen["tid"]) == ("SCHED_RR", 1)
+        assert realtime.lift_stragglers([seen["tid"]]) == 0  # once
+    finally:
+        realtime._lifted = False
+        release.set()
+        thread.join()
+
+
+def test_without_a_real_time_game_thread_no_other_thread_is_lifted() -> None:
+    rt = Realtime(print)
+    assert rt.lift_the_rest([threading.get_native_id()]) == 0 and "others" not in rt.status()
+    assert policy_of(threading.get_native_id())[0] == "SCHED_OTHER" and not realtime._lifted
 
 
 @needs_rt

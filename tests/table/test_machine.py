@@ -235,6 +235,35 @@ def test_inputs_lists_each_event_and_decision_with_its_edge_time(box) -> None:
     assert table.inputs()["window_ns"] == 5 * MS
 
 
+def test_decisions_since_a_cursor_gives_each_decision_once_and_counts_what_the_trace_lost(box) -> None:
+    """`decisions` (a bench reads the engine's decisions as they come): from a cursor, only what
+    is new, and how many entries the bounded trace dropped before they were read."""
+    table, tap = box
+    tap(2, "slap", 1 * S)
+    tap(0, "slap", 2 * S)
+    table.start(3 * S)
+    table.tick(6 * S)  # go
+    first = table.decisions_since(0)
+    assert first["decisions"] == [] and first["missed"] == 0 and first["window_ns"] == 5 * MS
+    tap(0, "slap", 7 * S + 123)
+    table.tick(7 * S + 9 * MS)
+    second = table.decisions_since(first["next"])
+    decided = [(d["seat"], d["ts_ns"], d["decided_ns"]) for d in second["decisions"]]
+    assert decided == [(1, 7 * S + 123, 7 * S + 9 * MS)] and second["missed"] == 0
+    assert second["next"] > first["next"]
+    assert table.decisions_since(second["next"]) == {"decisions": [], "next": second["next"], "missed": 0,
+                                                     "window_ns": 5 * MS}
+    kept = table.trace.maxlen
+    for n in range(kept + 3):  # the trace holds its newest entries only: 3 are gone unread
+        table._trace({"input": "press", "seat": 1, "control": "slap", "ts_ns": n, "received_ns": n})
+    late = table.decisions_since(second["next"])
+    assert late["decisions"] == [] and late["missed"] == 3 and late["next"] == second["next"] + kept + 3
+    assert table.decisions_since(0)["missed"] == second["next"] + 3
+    for bad in (-1, 1.5, "0", True, late["next"] + 1):
+        with pytest.raises(ValueError, match="cursor"):
+            table.decisions_since(bad)
+
+
 def _domino_with_a_joker_at(ts: int):
     """A Domino match in which seat 1 has laid a joker at `ts` (its token is held for 5 s)."""
     from firmware_host.games.domino.rules import PlayJoker

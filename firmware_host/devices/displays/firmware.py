@@ -34,7 +34,8 @@ __all__ = ["BOARD_DIR", "BOARD_FILES", "SHARED_DIR", "SHARED_FILES", "Flash", "F
 
 VERSION_FILE = "ledversion.py"
 HELLO_WAIT_S = 1.0
-STOP_WAIT_S = 1.0
+HELLO_TRIES = 3  # a board busy booting answers late; one at its REPL never does (3 s lost, once)
+STOP_WAIT_S = 3.0
 MPREMOTE_TIMEOUT_S = 120.0
 BACK_WAIT_S = 20.0  # after the reset: USB enumerates again, MicroPython boots, main.py imports
 HANDS_OFF = "tablectl firmware flash"  # who holds the port, as the daemon's link says it
@@ -148,7 +149,7 @@ def flash(port: str, size: tuple[int, int], say: Callable[[str], None] = lambda 
         locked = open_locked(port)
         try:
             step(f"{port} opened and locked (the daemon's link stays off it)")
-            heard = hello(locked, *size)
+            heard = next((h for _ in range(HELLO_TRIES) if (h := hello(locked, *size)) is not None), None)
             if heard is None:
                 result.before = "nothing answered"
                 step("no hello answered: taken for a board at its REPL (MicroPython without this firmware)")
