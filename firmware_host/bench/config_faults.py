@@ -161,7 +161,7 @@ def three_ways(tally: Tally, kind: str, path: Path) -> None:
     running = emulated_config(4)
 
     def reload() -> str:
-        configuration = Configuration(Loop(), running, path, Table(4), Quiet(), lambda: "", remember_good)
+        configuration = Configuration(Loop(), running, path, Table(4), Quiet(), remember_good)
         answer = configuration.reload()
         if answer["reloaded"]:
             return "loaded"
@@ -215,7 +215,7 @@ def start(name):
 
 start("start")
 running = emulated_config(4)
-configuration = Configuration(Loop(), running, path, Table(4), Quiet(), lambda: "", remember_good)
+configuration = Configuration(Loop(), running, path, Table(4), Quiet(), remember_good)
 out["reload"] = {**configuration.reload(), "kept": configuration.config is running}
 remember_good(Path(sys.argv[2]).read_bytes())
 start("start with a copy")
@@ -381,7 +381,7 @@ def reloaded(path: Path) -> tuple[Configuration, TableConfig, dict[str, Any]]:
     """A reload of `path` by a table running the emulated 4-seat build: the configuration after
     it, the one that ran before, the answer."""
     running = emulated_config(4)
-    configuration = Configuration(Loop(), running, path, Table(4), Quiet(), lambda: "", remember_good)
+    configuration = Configuration(Loop(), running, path, Table(4), Quiet(), remember_good)
     return configuration, running, configuration.reload()
 
 

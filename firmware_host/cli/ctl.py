@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from ..control.client import NotRunning, ask
-from ..control.protocol import HISTORY_MAX, add_subcommands
+from ..control.protocol import BY_NAME, HISTORY_MAX, add_subcommands
 from ..system import paths
 from .common import add_version, one_line_errors, quiet_broken_pipe, with_games
 from .completion import describe_subcommands
@@ -105,9 +105,7 @@ def selftest(args: argparse.Namespace) -> int:
     elif args.report:
         body = {"cmd": "selftest", "action": "status"}
     else:
-        body = {"cmd": "selftest", "action": "start", "probe_only": args.probe, "timeout_s": args.timeout}
-        if args.seats:
-            body["seats"] = args.seats
+        body = {**request_for(args), "action": "start"}
     out = sys.stderr if args.json else sys.stdout
     printed = 0
     aborted = False
@@ -140,7 +138,7 @@ def selftest(args: argparse.Namespace) -> int:
         from . import show
 
         print()
-        show.print_all(*show.selftest_tables(report))
+        show.print_all(*show.answer_shown({"selftest": report}, "selftest"))
     return 0 if report["passed"] else 1
 
 
@@ -205,7 +203,8 @@ def firmware(args: argparse.Namespace) -> int:
     else:
         from . import show
 
-        for line in show.firmware_lines({**report, "steps": []}):  # a flash's steps went out as they came
+        # A flash's steps went out as they came: not again.
+        for line in show.answer_shown({**report, "steps": []}, "firmware"):
             print(line)
     return 0 if report["current"] else 1  # a script can tell: 1 while the controller needs flashing
 
@@ -226,19 +225,11 @@ def firmware_port(args: argparse.Namespace, known: dict[str, Any] | None) -> tup
 
 
 def request_for(args: argparse.Namespace) -> dict[str, Any]:
-    body: dict[str, Any] = {"cmd": args.cmd}
-    if args.cmd == "new":
-        body |= {"game": args.game, "options": game_options(args.game, args.options)}
-    elif args.cmd == "bots":
-        body |= {"count": args.count, "level": args.level}
-    elif args.cmd == "history":
-        body["limit"] = args.limit
-        if args.before is not None:
-            body["before"] = args.before
-    elif args.cmd == "config":
-        body["action"] = args.action
-        if args.arg:
-            body["key"] = args.arg
+    """The request its declaration makes of the parsed arguments (control/protocol.py: each
+    argument's `to`); a game's options are checked here, before the table is asked."""
+    body = BY_NAME[args.cmd].request(vars(args))
+    if "options" in body:
+        body["options"] = game_options(body.get("game"), body["options"])
     return body
 
 
@@ -395,7 +386,10 @@ def debug_bundle(path: Path, as_json: bool = False) -> int:
         print(json.dumps({"ok": True, "file": str(path.absolute()), "holds": list(files),
                           "daemon_running": "daemon.json" in files}))
     else:
-        print(f"{path}: {', '.join(files)}")
+        from . import show
+
+        for line in show.answer_shown({"file": str(path), "holds": list(files)}, "debug-bundle"):
+            print(line)
     return 0
 
 

@@ -6,7 +6,7 @@ for rich."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from rich import box
@@ -329,20 +329,43 @@ def setting_lines(key: str, value: Any) -> list[str]:
     return [f"{key} = {json.dumps(value) if not isinstance(value, bool) else str(value).lower()}"]
 
 
-def answer_shown(answer: Mapping[str, Any], cmd: str, action: str | None = None) -> list[Any]:
-    """What `tablectl CMD` prints for the daemon's answer."""
-    if cmd == "history" and isinstance(answer.get("matches"), list):
-        older = answer.get("next")
-        return [history_table(answer["matches"]),
-                *([f"older matches: tablectl history --before {older}"] if older else [])]
-    if cmd == "config" and "value" in answer:
+def _history(answer: Mapping[str, Any], _action: str | None) -> list[Any]:
+    if not isinstance(answer.get("matches"), list):
+        return [pairs(status_rows(answer))]
+    older = answer.get("next")
+    return [history_table(answer["matches"]),
+            *([f"older matches: tablectl history --before {older}"] if older else [])]
+
+
+def _config(answer: Mapping[str, Any], action: str | None) -> list[Any]:
+    if "value" in answer:
         return ["\n".join(setting_lines(str(answer.get("key") or ""), answer["value"])) or "(nothing)"]
-    own = {"seats": seats_table, "inputs": inputs_tables, "scores": scores_tables}.get(cmd)
-    if own is not None:
-        return own(answer)
-    if cmd == "config" and action == "reload":
+    if action == "reload":
         return ["reloaded" if answer.get("reloaded") else "not reloaded: the running configuration stays"]
     return [pairs(status_rows(answer))]
+
+
+PRINTERS: dict[str, Callable[[Mapping[str, Any], str | None], list[Any]]] = {
+    "pairs": lambda answer, _action: [pairs(status_rows(answer))],
+    "history": _history,
+    "config": _config,
+    "seats": lambda answer, _action: seats_table(answer),
+    "inputs": lambda answer, _action: inputs_tables(answer),
+    "scores": lambda answer, _action: scores_tables(answer),
+    "selftest": lambda answer, _action: selftest_tables(answer["selftest"]),
+    "firmware": lambda answer, _action: firmware_lines({**answer, "steps": answer.get("steps", [])}),
+    "bundle": lambda answer, _action: [f"{answer['file']}: {', '.join(answer['holds'])}"],
+}
+"""How `tablectl` shows each kind of answer, by the name a command's declaration gives
+(control/protocol.py `Command.printer`; a test checks every command's is here)."""
+
+
+def answer_shown(answer: Mapping[str, Any], cmd: str, action: str | None = None) -> list[Any]:
+    """What `tablectl CMD` prints for the daemon's answer: its declaration's printer."""
+    from ..control.protocol import BY_NAME
+
+    command = BY_NAME.get(cmd)
+    return PRINTERS[command.printer if command is not None else "pairs"](answer, action)
 
 
 # ------------------------------------------------------------------ table-host

@@ -192,8 +192,12 @@ class BuzzerConfig(_Strict):
     """The buzzer's GPIO and how it sounds (table/cues.py, devices/buzzer.py; docs/sounds.md)."""
 
     gpio: int = Field(ge=0, le=27)
+    kind: Literal["pwm", "on-off"] = Field(
+        "pwm", description="pwm: a passive transducer played at each note's pitch; on-off: an active "
+                           "buzzer with its own pitch, only switched on and off")
     enabled: bool = True
-    volume: float = Field(1.0, ge=0.0, le=1.0, description="0 silent .. 1 loudest: PWM duty 0 .. 50 %")
+    volume: float = Field(1.0, ge=0.0, le=1.0,
+                          description="0 silent .. 1 loudest: PWM duty 0 .. 50 % (on-off: above 0 is on)")
     mute: list[Sound] = Field([], description="sounds not to play, e.g. [\"count\"]")
 
 

@@ -1,10 +1,12 @@
 """The control commands as plain data: the one list the server's access check, the daemon's
 dispatch, `tablectl`'s parser, its help and its bash completion are all made from.
 
-A command is declared here once (its name, what it changes, its help and its arguments); a
-service component registers the handler for it (service/registry.py), and `tablectl` says how
-it prints the answer. This module imports nothing of the project: `tablectl` loads it, and
-must start fast.
+A command is declared here once: its name, what it changes, its help, its arguments and what
+each becomes in the request (`to`), and its printer (how `tablectl` shows the answer: a name in
+cli/show.py's PRINTERS). A service component registers the handler for it (service/registry.py);
+a component's own command is declared and registered in that one call (`Commands.register` given
+a `Command`). This module imports nothing of the project: `tablectl` loads it, and must start
+fast.
 
     → {"cmd": "config", "action": "get", "key": "arbiter"}
     ← {"ok": true, "key": "arbiter", "value": {...}}      or      {"ok": false, "error": "..."}
@@ -94,15 +96,31 @@ NONE: Mapping[str, Any] = MappingProxyType({})
 
 
 class Argument(NamedTuple):
-    """One argument of a command's command line: argparse's `add_argument(*flags, **options)`.
+    """One argument of a command's command line: argparse's `add_argument(*flags, **options)`,
+    and `to`, the request's key its value is sent as ("": its own name; None: not sent, tablectl
+    uses it itself). An argument not given (None) is not sent.
     (Named tuples, not dataclasses: importing dataclasses costs tablectl a tenth of its time.)"""
 
     flags: tuple[str, ...]
     options: Mapping[str, Any] = NONE
+    to: str | None = ""
+
+    @property
+    def dest(self) -> str:
+        """argparse's name for it (its attribute on the parsed namespace)."""
+        if "dest" in self.options:
+            return str(self.options["dest"])
+        long = next((f for f in self.flags if f.startswith("--")), self.flags[0])
+        return long.lstrip("-").replace("-", "_")
+
+    @property
+    def key(self) -> str | None:
+        """The request's key it is sent as, None when it is not sent."""
+        return None if self.to is None else self.to or self.dest
 
 
-def arg(*flags: str, **options: Any) -> Argument:
-    return Argument(flags, options)
+def arg(*flags: str, to: str | None = "", **options: Any) -> Argument:
+    return Argument(flags, options, to)
 
 
 class Command(NamedTuple):
@@ -122,10 +140,21 @@ class Command(NamedTuple):
     usage: str | None = None
     cli: bool = True
     beside: bool = False
+    printer: str = "pairs"
+    """How tablectl shows the answer: a name in cli/show.py's PRINTERS (a test checks each)."""
 
     @property
     def wire(self) -> bool:
         return self.kind != LOCAL or any(kind != LOCAL for kind in self.actions.values())
+
+    def request(self, values: Mapping[str, Any]) -> dict[str, Any]:
+        """The request for these parsed arguments (by `dest`): each sent one under its key."""
+        body: dict[str, Any] = {"cmd": self.name}
+        for argument in self.arguments:
+            key, value = argument.key, values.get(argument.dest)
+            if key is not None and value is not None:
+                body[key] = value
+        return body
 
     def kind_of(self, action: str | None) -> str | None:
         """What one request does: READS, CHANGES, LOCAL, or None for an action it does not have."""
@@ -140,9 +169,11 @@ COMMANDS: list[Command] = [
     Command("start", "start the chosen game with the seats that joined (and the bots)", CHANGES),
     Command("abort", "end the match in progress, back to the lobby", CHANGES),
     Command("next", "skip the rest of the round result: the next round counts down", CHANGES),
-    Command("scores", "the current match: scores round by round, totals, winners"),
-    Command("seats", "the seats that joined, how many bots, how many seats are wired"),
-    Command("inputs", "what reached the engine, with each edge's kernel time"),
+    Command("scores", "the current match: scores round by round, totals, winners",
+            printer="scores"),
+    Command("seats", "the seats that joined, how many bots, how many seats are wired",
+            printer="seats"),
+    Command("inputs", "what reached the engine, with each edge's kernel time", printer="inputs"),
     Command("decisions", "the engine's decisions since a cursor, each once (a bench's reader)", cli=False),
     Command("new", "choose the next game", CHANGES, usage="tablectl new GAME [KEY=VALUE ...]", arguments=(
         arg("game", nargs="?", help="the game (an unknown one is refused, naming the games)"),
@@ -151,47 +182,53 @@ COMMANDS: list[Command] = [
         arg("count", type=bot_count, help=f"0 to {MAX_SEATS - 1}, at most the free seats"),
         arg("--level", default="medium", choices=BOT_LEVELS,
             help="how well they play: easy, medium (the default) or hard"))),
-    Command("debug-bundle", "everything useful for a bug report, in one file", LOCAL, arguments=(
-        arg("path", nargs="?", default="table-host-debug.tar.gz", metavar="PATH",
+    Command("debug-bundle", "everything useful for a bug report, in one file", LOCAL, printer="bundle",
+            arguments=(
+        arg("path", nargs="?", default="table-host-debug.tar.gz", metavar="PATH", to=None,
             help="the tar.gz to write (default: table-host-debug.tar.gz here); never through a "
                  "symbolic link"),)),
     Command("debug", "what a debug bundle holds from inside the daemon", cli=False),
-    Command("history", "the matches played, newest first, with their rounds", beside=True, arguments=(
+    Command("history", "the matches played, newest first, with their rounds", beside=True,
+            printer="history", arguments=(
         arg("--limit", type=positive, default=20, metavar="N",
             help=f"the newest N matches (default 20; asked {HISTORY_MAX} at a time)"),
         arg("--before", type=match_number, metavar="MATCH",
             help="only matches older than this one (the next page: what the last one says)"))),
-    Command("config", "check, get, set or reload the configuration", CHANGES,
+    Command("config", "check, get, set or reload the configuration", CHANGES, printer="config",
             actions={"check": LOCAL, "get": READS, "set": LOCAL, "reload": CHANGES}, arguments=(
                 arg("action", choices=("check", "get", "set", "reload"),
                     help="check a file, get a setting, set one (then reload), reload the file"),
-                arg("arg", nargs="?", metavar="KEY|PATH",
+                arg("arg", nargs="?", metavar="KEY|PATH", to="key",
                     help="check: a file to check; get, set: a dotted key (inputs.seats.1.slap)"),
-                arg("value", nargs="?", metavar="VALUE",
+                arg("value", nargs="?", metavar="VALUE", to=None,
                     help="set: the new value, as TOML (4.5, true, \"text\")"),
-                arg("--file", help="check, set: the configuration file (default: the daemon's)"),
-                arg("--create", action="store_true",
+                arg("--file", to=None, help="check, set: the configuration file (default: the daemon's)"),
+                arg("--create", action="store_true", to=None,
                     help="set: no file yet: start one from the built-in 4-seat wiring, emulated"))),
     Command("firmware", "the LED controller's firmware: its version and this table-host's; flash puts "
                         "this one on it", CHANGES,
             actions={"status": READS, "flash": LOCAL, "pause": CHANGES, "resume": CHANGES},
-            default_action="status", usage="tablectl firmware [flash [--force]] [--port PATH]", arguments=(
+            default_action="status", usage="tablectl firmware [flash [--force]] [--port PATH]",
+            printer="firmware", arguments=(
                 arg("action", nargs="?", choices=("status", "flash"), default="status",
                     help="status (the default): both versions and whether they match; flash: copy this "
                          "table-host's firmware to the controller (as root: sudo), reset it, check it"),
-                arg("--port", metavar="PATH",
+                arg("--port", metavar="PATH", to=None,
                     help="the controller's serial port (default: [centre] port, /dev/table-led)"),
-                arg("--force", action="store_true",
+                arg("--force", action="store_true", to=None,
                     help="flash: copy the firmware even if the controller runs this version already"))),
     Command("selftest", "is the box wired right? probe every part, then walk the seats", CHANGES,
             actions={"start": CHANGES, "abort": CHANGES, "status": READS}, default_action="status",
+            printer="selftest",
             arguments=(
-                arg("--probe", action="store_true", help="the parts only, no walk (scripts, CI)"),
+                arg("--probe", action="store_true", to="probe_only",
+                    help="the parts only, no walk (scripts, CI)"),
                 arg("--seats", type=seat_list, help="walk only these seats, e.g. 1,3"),
-                arg("--timeout", type=seconds, default=10.0, metavar="S",
+                arg("--timeout", type=seconds, default=10.0, metavar="S", to="timeout_s",
                     help="seconds to press each control (default 10)"),
-                arg("--abort", action="store_true", help="stop the running self-test"),
-                arg("--report", action="store_true", help="the running or last self-test's report"))),
+                arg("--abort", action="store_true", to=None, help="stop the running self-test"),
+                arg("--report", action="store_true", to=None,
+                    help="the running or last self-test's report"))),
 ]
 BY_NAME: dict[str, Command] = {c.name: c for c in COMMANDS}
 

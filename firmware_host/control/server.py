@@ -251,6 +251,11 @@ class ControlServer:
         for thread in (*self.handlers, self._thread):
             thread.start()
 
+    def configured(self, old: Any, new: Any) -> None:
+        """A reloaded configuration (service/configuration.py's `applied`): another admin group."""
+        if new.control != old.control:
+            self.set_admin_group(new.control.admin_group)
+
     def set_admin_group(self, name: str) -> None:
         """The socket file to the admin group (at start and when a reload names another one); what
         cannot be done is said, since then the group's members cannot connect."""

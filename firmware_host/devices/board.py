@@ -24,7 +24,7 @@ import os
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..config import TableConfig, gpios_used
 from ..system import paths
@@ -33,16 +33,28 @@ from .displays.oled import DisplaySpec, hardware_opener
 from .emulated.keyboard import KeyboardSeats
 from .emulated.oled import RecordingInterface, recording_opener
 from .emulated.pins import EmulatedButtons, TimedMockPin
-from .i2cmux import SYSFS
+from .i2cmux import SYSFS, I2CMuxes
 from .inputs.mcp23017 import Bus
+from .parts import OK, Check, Part, Parts, Timers
+
+if TYPE_CHECKING:
+    from .buzzer import Buzzer
+    from .displays.ledlink import LedLink
+    from .displays.oled import SeatDisplays
+    from .inputs.pins import TableInputs
+
+Presser = EmulatedButtons
+"""What presses an emulated board's buttons (bots, a terminal's keys), as the service names it:
+only this module chooses an emulated part."""
 
 DEV = Path("/dev")
 EX_UNAVAILABLE = 69
 """sysexits.h: a service it needs is not there. systemd shows it as status=69/UNAVAILABLE."""
 
 
-class Board:
-    """What every backend gives the daemon."""
+class Board(Part):
+    """What every backend gives the daemon. The board is the first part (the GPIO chip) and
+    builds the others (`open_parts`)."""
 
     name = "board"
     factory: Any
@@ -72,9 +84,48 @@ class Board:
         """The GPIO chip the board drives and how it was found (`tablectl status`); {} if none."""
         return {}
 
+    def probe(self, config: TableConfig) -> list[Check]:
+        """It opened (or the table would not have started): say which chip, found how."""
+        return [Check("GPIO chip", self.describe(), OK, "opened")]
+
     def close(self) -> None:
         with contextlib.suppress(Exception):
             self.factory.close()
+
+
+class TableParts(Parts):
+    """The parts one board built, by name for the components that drive one (the screens, the
+    sounds, the keys), and in probe order for those that only go round them all."""
+
+    def __init__(self, board: Board, inputs: TableInputs, muxes: I2CMuxes, screens: SeatDisplays,
+                 led: LedLink, buzzer: Buzzer, keyboard: KeyboardSeats | None) -> None:
+        super().__init__(board, inputs, muxes, screens, led, buzzer)
+        self.board, self.inputs, self.screens, self.led, self.buzzer = board, inputs, screens, led, buzzer
+        self.keyboard = keyboard
+        """A terminal's keys on seat 1's emulated buttons (None on real hardware or headless)."""
+
+
+def open_parts(board: Board, config: TableConfig, put: Callable[[Any], None],
+               wake: Callable[[], None] | None = None, keys: bool = False,
+               on_error: Callable[[str], None] | None = None) -> TableParts:
+    """Every part of the table on `board`, each opened (a part that cannot open says so in its
+    `problem`). `put`: where the inputs' events go (the loop's queue, from any thread); `wake`:
+    wakes the loop with no event (an input's deadline came earlier). `keys`: a terminal plays
+    seat 1 on an emulated board (its direct buttons on GPIOs the build leaves free)."""
+    from .buzzer import open_buzzer
+    from .displays.ledlink import LedLink
+    from .displays.oled import SeatDisplays, specs_for
+    from .inputs.pins import TableInputs
+
+    keyboard = board.keyboard(config) if keys else None
+    buses = {e.bus: board.i2c(e.bus) for e in config.inputs.expanders}
+    wiring = keyboard.wiring if keyboard is not None else config.inputs
+    inputs = TableInputs(wiring, board.factory, buses, put, wake=wake)
+    muxes = I2CMuxes(config.i2c_muxes, board.sysfs)
+    screens = SeatDisplays(specs_for(list(config.screens)), board.screen_opener(config))
+    led = LedLink(board.led_port(config), config.centre.width, config.centre.height)
+    buzzer = open_buzzer(config.buzzer, board.factory, on_error=on_error)
+    return TableParts(board, inputs, muxes, screens, led, buzzer, keyboard)
 
 
 class SMBusLine:
@@ -368,6 +419,13 @@ class EmulatedBoard(Board):
         assert self.presser is not None
         spare = tuple(g for g in range(4, 28) if g not in gpios_used(config))
         return KeyboardSeats(self.presser, (0,), spare)
+
+    def start(self, timers: Timers) -> None:
+        """The bots' and the keys' buttons are let go when their hold is over, on a timer."""
+        buttons = self.presser
+        assert buttons is not None
+        let_go = timers.register_timer(buttons.let_go)
+        timers.after_each(lambda _now: timers.update_timer(let_go, buttons.letting_go))
 
     def close(self) -> None:
         super().close()

@@ -29,11 +29,15 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..system.errors import I2CBusMissing
+from .parts import MISSING, OK, UNEXPECTED, Check, Part
+
+if TYPE_CHECKING:
+    from ..config import TableConfig
 
 SYSFS = Path("/sys")
 CHANNELS = 8  # a TCA9548A / PCA9548
@@ -134,3 +138,53 @@ def check_i2c_dev(bus: int, sysfs: Path = SYSFS) -> None:
     raise I2CBusMissing(f"no /dev/i2c-{bus}: the i2c-dev module is not loaded ({sysfs}/class/i2c-dev/"
                         f"i2c-{bus} missing; `sudo modprobe i2c-dev`, and list i2c-dev in "
                         "/etc/modules-load.d/ so it loads at boot)")
+
+
+def probe_mux(mux: Any, sharing: Sequence[int], sysfs: Path) -> Check:
+    """A TCA9548A's `idle_state` as the kernel runs it. Alone on its bus it may stay on its last
+    channel; beside another mux on the same bus it must disconnect after every transfer (-2, the
+    overlay's disconnect_on_idle, hardware/README.md), or each keeps a channel open and a screen
+    at 0x3C behind one takes the frames meant for the 0x3C behind the other."""
+    check = Check(f"mux 0x{mux.address:02x}", f"i2c-{mux.bus}")
+    try:
+        state = idle_state(mux.bus, mux.address, sysfs)
+    except I2CBusMissing as exc:
+        check.result, check.detail = MISSING, str(exc)
+        return check
+    what = {IDLE_AS_IS: "stays on its last channel", IDLE_DISCONNECT: "disconnects after every transfer"}.get(
+        state, f"parks on channel {state}")
+    seen = f"idle_state {state}: {what}"
+    if state == IDLE_DISCONNECT or not sharing:
+        check.result = OK
+        check.detail = seen + ("" if sharing else " (alone on its bus)")
+        return check
+    others = ", ".join(f"0x{a:02x}" for a in sharing)
+    path = mux_device(mux.bus, mux.address, sysfs) / "idle_state"
+    check.result = UNEXPECTED
+    line = f"dtoverlay=i2c-mux,pca9548,addr=0x{mux.address:02x},disconnect_on_idle"
+    check.detail = (f"{seen}, but it shares i2c-{mux.bus} with the mux at {others}: a screen behind one "
+                    "takes the frames for the screen at its address behind the other. config.txt needs "
+                    f"`{line}` (install.sh writes it; reboot), which a Raspberry Pi OS kernel has since "
+                    f"2024 (update it); until the next boot: echo -2 | sudo tee {path}")
+    return check
+
+
+class I2CMuxes(Part):
+    """The TCA9548A multiplexers the configuration names, as the kernel runs them: a part only
+    the self-test looks at (their channels are buses the screens open themselves)."""
+
+    name = "I2C multiplexers"
+
+    def __init__(self, muxes: Sequence[Any], sysfs: Path | None) -> None:
+        """`sysfs`: where the board's kernel shows them (None: a board without, emulated)."""
+        self.muxes, self.sysfs = list(muxes), sysfs
+
+    def probe(self, config: TableConfig) -> list[Check]:
+        if self.sysfs is None:
+            return []
+        sharing = {id(mux): [m.address for m in self.muxes if m.bus == mux.bus and m is not mux]
+                   for mux in self.muxes}
+        return [probe_mux(mux, sharing[id(mux)], self.sysfs) for mux in self.muxes]
+
+    def close(self) -> None:
+        """Nothing held: the kernel's driver owns them."""

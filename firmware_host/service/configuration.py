@@ -24,15 +24,15 @@ log = logger("config")
 
 class Configuration:
     def __init__(self, loop: Loop, config: TableConfig, config_file: Path | None, table: Table,
-                 notify: Any, status: Callable[[], str], remember: Callable[[bytes], None]) -> None:
-        """`status()`: the STATUS= text said with READY=1 after a reload; `remember(data)`: keep
-        the bytes of a file that loaded (the last good one)."""
+                 notify: Any, remember: Callable[[bytes], None]) -> None:
+        """`remember(data)`: keep the bytes of a file that loaded (the last good one)."""
         self.loop, self.config, self.file, self.table = loop, config, config_file, table
-        self.notify, self.status, self.remember = notify, status, remember
+        self.notify, self.remember = notify, remember
         self.problem = ""  # set while the file on disk is broken and an earlier one runs
         self.applied: list[Callable[[TableConfig, TableConfig], None]] = []  # (old, new), live
+        self.settled: list[Callable[[], None]] = []  # after every reload, taken or not (the status)
         loop.on(ConfigRead, self.on_read)
-        loop.on(Signal, self.on_signal)
+        loop.on(Signal, self.on_signal, at="reload")
 
     def register(self, commands: Commands) -> None:
         commands.register("config", self.get, action="get")
@@ -107,7 +107,8 @@ class Configuration:
                 note += "; wiring, screens and buzzer change at restart"
             self.table._note(note, logging.INFO, log)
             answer = {"reloaded": True, "restart_needed": restart}
-        self.notify.send("READY=1", f"STATUS={self.status()}")
+        for hook in self.settled:
+            hook()
         return answer
 
     def get(self, call: Call) -> dict[str, Any]:

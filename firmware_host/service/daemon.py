@@ -25,28 +25,24 @@ import os
 import random
 import signal
 import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..config import ConfigError, TableConfig, remember_good
 from ..control.server import ControlServer, Request
-from ..devices.board import Board, open_board
-from ..devices.buzzer import BuzzerPlayer
-from ..devices.displays.ledlink import LedLink
-from ..devices.displays.oled import SeatDisplays, specs_for
-from ..devices.inputs.pins import TableInputs
+from ..devices.board import Board, open_board, open_parts
 from ..system import memory, paths, signals
 from ..system.logs import PaneHandler, logger
-from ..system.realtime import BESIDE, Realtime
+from ..system.realtime import BESIDE
 from ..system.systemd import Notifier, has_terminal, under_systemd
 from ..table.machine import Table
-from ..views.live import live_state
 from .binding import StoreBinding
 from .bot_hands import BotHands
 from .commands import TableCommands
 from .configuration import Configuration
-from .events import FrontendReady, FrontendTrouble, Signal, Wake
-from .frontend import Frontend, Frontends, TableView, score_lines
+from .events import Signal, Wake
+from .frontend import Frontend, Frontends, TableView, TableViews, ViewMaker, views_of
 from .journal import Store
 from .keys import Keys
 from .loop import Loop
@@ -58,8 +54,27 @@ from .status import Status
 from .table_feed import TableFeed
 from .watchdog import Watchdog
 
+if TYPE_CHECKING:
+    from ..devices.board import Presser
+    from ..devices.buzzer import Buzzer
+    from ..devices.displays.ledlink import LedLink
+    from ..devices.displays.oled import SeatDisplays
+    from ..devices.inputs.pins import TableInputs
+    from ..system.realtime import Realtime
+
 log = logger("daemon")
 config_log = logger("config")
+
+
+def stop_on_term(loop: Loop) -> Callable[[Signal, int], bool]:
+    """SIGTERM and SIGINT end the loop (SIGHUP is the configuration's: a reload)."""
+    def on_signal(event: Signal, _now: int) -> bool:
+        if event.name != "term":
+            return False
+        loop.stop()
+        return True
+
+    return on_signal
 
 
 class Daemon:
@@ -69,77 +84,64 @@ class Daemon:
         `HardwareUnavailable` says what could not be opened). `terminal`: a terminal frontend will
         be attached: the log's INFO lines go to its pane, its keys play seat 1, sounds are INFO."""
         self.loop = loop = Loop()
-        self.events = loop.events
-        self.collector = memory.Collector().watch()
-        self.notify = Notifier()
+        self.collector = collector = memory.Collector().watch()
+        self.notify = notify = Notifier()
         self.table = table = Table(len(config.inputs.seats), window_ns=round(config.arbiter.window_ms * 1e6),
                                    epsilon_ns=round(config.arbiter.epsilon_ms * 1e6),
                                    seed=random.randrange(1 << 30))
         # Before any worker starts talking: a terminal shows the log's INFO lines in its pane.
         self.pane = PaneHandler().attach() if terminal else None
-        self.realtime: Realtime | None = None  # set by the composition root: the threads' priority
-        self.store = Store(state_db)
+        self.store = store = Store(state_db)
         self.board = board if board is not None else open_board(config)
-        self.buttons = self.board.presser
-        # A terminal's keys play seat 1 on an emulated board, 1-5 on direct buttons of its own.
-        keyboard = self.board.keyboard(config) if terminal else None
-        buses = {e.bus: self.board.i2c(e.bus) for e in config.inputs.expanders}
-        self.inputs = TableInputs(keyboard.wiring if keyboard is not None else config.inputs,
-                                  self.board.factory, buses, loop.put, wake=lambda: loop.put(Wake()))
-        self.inputs.gate = table.gate
-        self.oleds = SeatDisplays(specs_for(list(config.screens)), self.board.screen_opener(config))
-        self.led = LedLink(self.board.led_port(config), config.centre.width, config.centre.height)
-        self.buzzer = BuzzerPlayer(config.buzzer, self.board.factory, on_error=logger("sounds").warning)
+        self.parts = parts = open_parts(self.board, config, loop.put, wake=lambda: loop.put(Wake()),
+                                        keys=terminal, on_error=logger("sounds").warning)
+        parts.inputs.gate = table.gate
+        self.control = control = self._listen(config)
+
+        # The components, each built from what it uses (never the daemon), in the order they follow
+        # the table's steps; each registers its own handlers, timers and commands.
+        self.configuration = configuration = Configuration(loop, config, config_file, table, notify,
+                                                           remember_good)
+        self.feed = TableFeed(loop, table)
+        parts.start(loop)  # each part's own timers, after the table's advance
+        self.screens = screens = Screens(loop, table, parts.screens, parts.led, config.centre,
+                                         lambda: configuration.problem)
+        self.selftests = SelfTests(loop, table, parts, configuration, screens)
+        self.binding = binding = StoreBinding(table, store)
+        self.frontends = frontends = Frontends(loop)
+        self.sounds = Sounds(parts.buzzer, frontends, terminal)
+        self.bots = BotHands(loop, table, self.board.presser)
+        self.status = Status(table, parts, notify, configuration, store, frontends, collector,
+                             self.selftests.state, lambda: binding.set_aside, lambda: screens.address)
+        self.keys = Keys(loop, table, parts.keyboard)
+        self.views = views = TableViews(table, screens, self.status, self.pane, self.keys)
+        Watchdog(loop, notify, time.monotonic_ns())
+        loop.before_sleep(lambda: frontends.draw(views))
+        loop.on(Signal, stop_on_term(loop), at="stop")
+        configuration.applied += [screens.configured, control.configured]
+        for follower in (self.sounds.after_step, binding.began, screens.after_step, binding.journal,
+                         screens.after_decisions, self.bots.after_step, screens.after_phase,
+                         self.status.after_step):
+            self.feed.follow(follower)
+
+        self.commands = commands = Commands()
+        for component in (TableCommands(table, store, self.status.extra), configuration, self.selftests,
+                          self.status):
+            component.register(commands)
+        commands.check()
+        loop.on(Request, commands.serve)
+        control.beside = commands.beside  # the journal's reads: never on the game thread
+
+        if binding.resume(len(config.inputs.seats)):
+            screens.bind()
+
+    def _listen(self, config: TableConfig) -> ControlServer:
         where = paths.control_socket()  # where tablectl looks
         try:
-            self.control = ControlServer(where, loop.events, config.control.admin_group)
+            return ControlServer(where, self.loop.events, config.control.admin_group)
         except OSError as exc:
-            self.board.close()
+            self.parts.close()
             raise paths.PathError(f"control socket {where}: {exc.strerror or exc}") from None
-
-        now = time.monotonic_ns()
-        self._edges = loop.register_timer(self._tick_inputs)
-        self.configuration = Configuration(loop, config, config_file, table, self.notify,
-                                           lambda: self.status.text(), remember_good)
-        self.feed = TableFeed(loop, table)
-        self.screens = Screens(loop, table, self.oleds, self.led, config.centre,
-                               lambda: self.configuration.problem, lambda: self.selftests.active)
-        self.screens.qr = config.web.seat_qr
-        self.selftests = SelfTests(loop, self, self.screens)
-        self.binding = StoreBinding(table, self.store)
-        self.frontends = Frontends(loop.put, self.view, self._seen)
-        self.sounds = Sounds(self.buzzer, self.frontends, terminal)
-        self.bots = BotHands(loop, table, self.buttons)
-        self.status = Status(table, self, self.notify, lambda: self.configuration.problem,
-                             self.selftests.state, lambda: self.binding.set_aside)
-        self.keys = Keys(loop, table, keyboard)
-        Watchdog(loop, self.notify, now)
-        self.configuration.applied += [self.screens.configured, self._control_configured]
-
-        for follower in (self.sounds.after_step, self.binding.began, self.screens.after_step,
-                         self.binding.journal, self.screens.after_decisions, self.bots.after_step,
-                         lambda step: self.screens.show_phase(step.now), self.status.after_step):
-            self.feed.follow(follower)
-        loop.on(Signal, self._on_signal)
-        loop.on(FrontendTrouble, lambda _event, _now: True)  # woken: the status line follows
-        loop.on(FrontendReady, lambda _event, _now: self.frontends.redraw() or True)
-        loop.on(Request, lambda request, now: self.commands.serve(request, now))
-        loop.after_each(self.feed.advance)
-        loop.after_each(lambda _now: loop.update_timer(self._edges, self.inputs.next_deadline()))
-        if self.buttons is not None:  # the bots' and the keys' buttons, let go when their hold is over
-            buttons, let_go = self.buttons, loop.register_timer(self.buttons.let_go)
-            loop.after_each(lambda _now: loop.update_timer(let_go, buttons.letting_go))
-        loop.before_sleep(self.frontends.draw)
-
-        self.commands = Commands()
-        TableCommands(table, self.store, self.status.extra).register(self.commands)
-        for component in (self.configuration, self.selftests, self.status):
-            component.register(self.commands)
-        self.commands.check()
-        self.control.beside = self.commands.beside  # the journal's reads: never on the game thread
-
-        if self.binding.resume(len(config.inputs.seats)):
-            self.screens.bind()
 
     # ------------------------------------------------------------ what the parts share
 
@@ -165,6 +167,40 @@ class Daemon:
         self.screens.address = url
 
     @property
+    def realtime(self) -> Realtime | None:
+        return self.status.realtime
+
+    @realtime.setter
+    def realtime(self, realtime: Realtime | None) -> None:
+        """Set by the composition root: the threads' priority (`tablectl status`)."""
+        self.status.realtime = realtime
+
+    # The parts by name, for the composition root and the tests (the service goes round `parts`).
+    @property
+    def inputs(self) -> TableInputs:
+        return self.parts.inputs
+
+    @property
+    def oleds(self) -> SeatDisplays:
+        return self.parts.screens
+
+    @property
+    def led(self) -> LedLink:
+        return self.parts.led
+
+    @property
+    def buzzer(self) -> Buzzer:
+        return self.parts.buzzer
+
+    @property
+    def buttons(self) -> Presser | None:
+        return self.board.presser
+
+    @property
+    def events(self) -> Any:
+        return self.loop.events
+
+    @property
     def selftest(self) -> Any:
         return self.selftests.test
 
@@ -182,41 +218,15 @@ class Daemon:
     def apply_config(self, read: TableConfig | ConfigError | None) -> dict[str, Any]:
         return self.configuration.apply(read)
 
-    def _tick_inputs(self, now: int) -> int | None:
-        self.inputs.tick(now)
-        return self.inputs.next_deadline()
-
-    def _control_configured(self, old: TableConfig, new: TableConfig) -> None:
-        if new.control != old.control:
-            self.control.set_admin_group(new.control.admin_group)
-
     # ------------------------------------------------------------ frontends
 
     def attach(self, frontend: Frontend) -> None:
         """Another frontend watches the table (any number; from before `serve` or from its thread)."""
         self.frontends.attach(frontend)
 
-    def view(self) -> TableView:
-        """The table as a frontend shows it: the frames the devices were sent, or the lobby."""
-        from ..views.readable import centre_words, key_help, seat_words  # rich: only when watched
-
-        table = self.table
-        centre, seats = self.screens.frames()
-        terminal = self.pane is not None  # words are for a terminal: headless, only the web watches
-        hands = {seat: seat_words(table, seat) for seat in table.seat_of_player} if terminal else {}
-        notices, logged = self.pane.snapshot() if self.pane is not None else (table.notices, 0)
-        status = self.status.text()
-        return TableView(status, centre, seats, score_lines(table), list(notices),
-                         self.config_problem, centre_words(table) if terminal else None, hands,
-                         key_help(table, self.keys.direct, self.keys.level) if terminal else "",
-                         logged or len(notices), phase=str(table.phase),
-                         live=live_state(table, time.monotonic_ns(), status, self.address))
-
-    def _seen(self) -> tuple[Any, ...]:
-        trace = self.table.trace  # a decision that changes no screen (a press too late) is news
-        return (self.status.text(), self.screens.seen(),
-                self.pane.count if self.pane else len(self.table.notices), self.config_problem,
-                id(trace[-1]) if trace else 0)
+    def view(self, makers: Mapping[str, ViewMaker] | None = None) -> TableView:
+        """The table as the attached frontends are shown it (or with the views `makers` make)."""
+        return self.views.build(views_of(self.frontends.attached) if makers is None else makers)
 
     # ------------------------------------------------------------ the loop
 
@@ -243,12 +253,6 @@ class Daemon:
         os.close(null)
         self.loop.put(Signal("term"))
 
-    def _on_signal(self, event: Signal, _now: int) -> bool:
-        if event.name != "term":
-            return False
-        self.loop.stop()
-        return True
-
     def serve(self) -> int:
         """The loop; returns when told to stop, having closed everything."""
         frozen = self.collector.freeze()  # start-up's objects, never walked again (memory.py)
@@ -270,9 +274,8 @@ class Daemon:
         self.frontends.stop()
         if self.pane is not None:  # the terminal is the terminal's again: the log goes back to it
             self.pane.detach()
-        for part in (self.control.close, self.inputs.close, self.led.close, self.oleds.close,
-                     self.buzzer.close, self.store.close):
-            with contextlib.suppress(Exception):
-                part()
         with contextlib.suppress(Exception):
-            self.board.close()
+            self.control.close()
+        self.parts.close()  # the board last
+        with contextlib.suppress(Exception):
+            self.store.close()

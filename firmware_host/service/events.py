@@ -3,8 +3,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from ..table.presses import InputEvent
 
 
 @dataclass(frozen=True)
@@ -59,3 +62,18 @@ class FrontendReady:
     """A frontend began serving (the web view, on its own thread): show it the table now."""
 
     name: str
+
+
+ORDER: Mapping[type, tuple[str, ...]] = {
+    InputEvent: ("selftest", "table"),
+    Signal: ("reload", "stop"),
+}
+"""The kinds of event more than one component handles, and the order their handlers run in
+(each until one takes the event), declared here, never implied by which was built first:
+
+- a press: the self-test's walk takes every press while it runs (selftest.py), else the table
+  takes it (table_feed.py); the screens draw what it changed after the step, with the rest
+  (screen_feed.py `after_decisions`), once;
+- a signal: SIGHUP reloads the configuration (configuration.py), SIGTERM and SIGINT stop the loop.
+
+Every other kind has one handler; a second one is refused until its order is declared here."""

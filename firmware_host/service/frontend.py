@@ -1,25 +1,52 @@
 """The seam between the table and whoever watches it: a terminal, a browser.
 
 A frontend is shown the table (`show`, a TableView: the frames the devices were
-sent, the words, the scores), hears its sounds (`ring`), and hands the keys it
-reads to the service through the callback `start` gives it (as events: Key,
-AbortAsked, Signal). Several can be attached at once; the service never imports
-one (the composition root, cli/run.py, chooses and attaches them).
+sent, the scores, the status, and the views it asked for), hears its sounds
+(`ring`), and hands the keys it reads to the service through the callback
+`start` gives it (as events: Key, AbortAsked, Signal). Several can be attached
+at once; the service never imports one (the composition root, cli/run.py,
+chooses and attaches them).
+
+A frontend asks for what it draws: its `VIEWS` maps a name to a function of a
+`Sight` (the table as the loop sees it now), and `TableView.made` holds what
+each made, built on the table's thread, only while a frontend that asks for it
+is attached (the terminal's words, the web's live state). A frontend that needs
+new data adds a view of its own; the service does not change.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..table.machine import Phase, Table
+from .events import FrontendReady, FrontendTrouble
 
 if TYPE_CHECKING:
     from PIL import Image
-    from rich.text import Text
 
+    from ..system.logs import PaneHandler
     from ..table.cues import Cue
+    from .loop import Loop
+    from .screen_feed import Screens
+    from .status import Status
+
+
+@dataclass(frozen=True)
+class Sight:
+    """What a frontend's view may look at, on the table's thread (never keep it)."""
+
+    table: Table
+    now: int
+    status: str
+    address: str = ""  # where the web view is watched ("" when it is not served)
+    direct: bool = False  # seat 1 has direct buttons for keys 1-5 (a terminal's keyboard)
+    level: str = "medium"  # the level of the next bot a key adds
+
+
+ViewMaker = Callable[[Sight], Any]
 
 
 @dataclass(frozen=True)
@@ -32,12 +59,9 @@ class TableView:
     scores: list[str]  # one line a player
     notices: list[str] = field(default_factory=list)  # the log's latest INFO lines, oldest first
     problem: str = ""  # the configuration warning, if any
-    words: Text | None = None  # the centre in words and coloured cards (views/readable.py)
-    hands: dict[int, Text] = field(default_factory=dict)  # physical seat -> its cards as cards
-    keys: str = ""  # the keys that do something now, in this game
     logged: int = 0  # lines the log ever gave (more than `notices` keeps): which ones are new
     phase: str = ""  # the table's phase (table/machine.py's Phase): whether a match is running
-    live: dict[str, Any] | None = None  # the table as data, for the web (views/live.py): built fresh
+    made: Mapping[str, Any] = field(default_factory=dict)  # each asked-for view, by its name (VIEWS)
 
     @property
     def in_match(self) -> bool:
@@ -46,6 +70,9 @@ class TableView:
 
 
 class Frontend(Protocol):
+    VIEWS: Mapping[str, ViewMaker]
+    """The views it draws from (`TableView.made`), each made only while it is attached."""
+
     def start(self, put: Callable[[Any], None]) -> None:
         """Begin reading keys; each goes to `put` as an event (from any thread)."""
 
@@ -77,15 +104,60 @@ def score_lines(table: Table) -> list[str]:
     return lines
 
 
+class TableViews:
+    """Builds the TableView: what every frontend gets, and each view the attached ones ask for."""
+
+    def __init__(self, table: Table, screens: Screens, status: Status, pane: PaneHandler | None,
+                 keys: Any = None) -> None:
+        """`pane`: the log's lines a terminal shows (None headless: the table's notices);
+        `keys`: the Keys component (its keyboard's direct buttons and next bot's level)."""
+        self.table, self.screens, self.status, self.pane, self.keys = table, screens, status, pane, keys
+
+    def sight(self, now: int) -> Sight:
+        keys = self.keys
+        return Sight(self.table, now, self.status.text(), self.screens.address,
+                     bool(keys is not None and keys.direct), keys.level if keys is not None else "medium")
+
+    def build(self, makers: Mapping[str, ViewMaker]) -> TableView:
+        """The frames the devices were sent, or the lobby; and what `makers` make of it now."""
+        table = self.table
+        centre, seats = self.screens.frames()
+        notices, logged = self.pane.snapshot() if self.pane is not None else (table.notices, 0)
+        sight = self.sight(time.monotonic_ns())
+        return TableView(sight.status, centre, seats, score_lines(table), list(notices),
+                         self.status.problem(), logged or len(notices), phase=str(table.phase),
+                         made={name: make(sight) for name, make in makers.items()})
+
+    def seen(self) -> tuple[Any, ...]:
+        """Cheap, and changes whenever `build` would give something new."""
+        trace = self.table.trace  # a decision that changes no screen (a press too late) is news
+        return (self.status.text(), self.screens.seen(),
+                self.pane.count if self.pane else len(self.table.notices), self.status.problem(),
+                id(trace[-1]) if trace else 0)
+
+
+def views_of(frontends: Iterable[Any]) -> dict[str, ViewMaker]:
+    """Every view the frontends ask for, each once (the first to name it makes it)."""
+    makers: dict[str, ViewMaker] = {}
+    for frontend in frontends:
+        for name, make in getattr(frontend, "VIEWS", {}).items():
+            makers.setdefault(name, make)
+    return makers
+
+
 class Frontends:
     """The attached frontends: each is shown the table when anything on it changed."""
 
-    def __init__(self, put: Callable[[Any], None], view: Callable[[], TableView],
-                 seen: Callable[[], tuple[Any, ...]]) -> None:
-        """`view()` builds what they are shown; `seen()` is cheap and changes when it would."""
-        self.put, self._view, self._seen = put, view, seen
+    def __init__(self, loop: Loop) -> None:
+        self.put = loop.put
         self.attached: list[Frontend] = []
         self._shown: tuple[Any, ...] = ()
+        loop.on(FrontendTrouble, lambda _event, _now: True)  # woken: the status line follows
+        loop.on(FrontendReady, self.on_ready)
+
+    def on_ready(self, _event: FrontendReady, _now: int) -> bool:
+        self.redraw()
+        return True
 
     def attach(self, frontend: Frontend) -> None:
         self.attached.append(frontend)
@@ -97,17 +169,16 @@ class Frontends:
         just began serving)."""
         self._shown = ()
 
-    def draw(self) -> None:
+    def draw(self, views: TableViews) -> None:
         if not self.attached:
             return
-        seen = self._seen()
+        seen = views.seen()
         if seen == self._shown:
             return
         self._shown = seen
-        view = self._view()
+        view = views.build(views_of(self.attached))
         for frontend in list(self.attached):
             frontend.show(view)
-
     def problems(self) -> list[str]:
         """Why attached frontends are not serving (a frontend may say so in its `problem`)."""
         return [p for p in (getattr(f, "problem", "") for f in self.attached) if p]

@@ -8,17 +8,18 @@ callback gets the time it runs at and returns when it wants to run next, or
 None for not until updated. Between events the loop sleeps until the earliest
 timer and never polls. After every wake the `after_each` hooks run, in the
 order they were registered: the table decides, then the components follow it.
+The handlers of one kind of event run in the order events.py's ORDER declares.
 """
 
 from __future__ import annotations
 
 import queue
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..system.logs import logger
-from .events import Wake
+from .events import ORDER, Wake
 
 log = logger("daemon")
 
@@ -37,11 +38,15 @@ class Timer:
 
 
 class Loop:
-    def __init__(self, clock: Callable[[], int] = time.monotonic_ns) -> None:
+    def __init__(self, clock: Callable[[], int] = time.monotonic_ns,
+                 order: Mapping[type, tuple[str, ...]] = ORDER) -> None:
+        """`order`: for each kind of event with several handlers, their places in order."""
         self.events: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self.clock = clock
         self.stopping = False
+        self.order = order
         self._handlers: dict[type, list[Handler]] = {}
+        self._places: dict[type, list[str]] = {}
         self._timers: list[Timer] = []
         self._after: list[Callable[[int], None]] = []
         self._before_sleep: list[Callable[[], None]] = []
@@ -53,12 +58,26 @@ class Loop:
         """From any thread."""
         self.events.put(event)
 
-    def on(self, kind: type, handler: Handler, first: bool = False) -> None:
+    def on(self, kind: type, handler: Handler, at: str | None = None) -> None:
         """`handler(event, now)` for every event of `kind` (or a subclass). Several handlers run in
-        order until one returns True (taken: the rest do not see it); `first` puts it before the
-        others (the self-test takes every press while it walks)."""
-        handlers = self._handlers.setdefault(kind, [])
-        handlers.insert(0, handler) if first else handlers.append(handler)
+        their declared order (`order`: `at` names the handler's place) until one returns True
+        (taken: the rest do not see it). Who registers first changes nothing."""
+        declared = self.order.get(kind)
+        handlers, places = self._handlers.setdefault(kind, []), self._places.setdefault(kind, [])
+        if declared is None:
+            if at is not None or handlers:
+                raise ValueError(f"{kind.__name__} has no declared order of handlers: declare it "
+                                 "(service/events.py ORDER) before a second handler or a place")
+            handlers.append(handler)
+            return
+        if at not in declared:
+            raise ValueError(f"{kind.__name__}'s handlers take the places {', '.join(declared)}, "
+                             f"not {at!r} (service/events.py ORDER)")
+        if at in places:
+            raise ValueError(f"{kind.__name__} has a handler at {at!r} already")
+        index = sum(1 for place in places if declared.index(place) < declared.index(at))
+        places.insert(index, at)
+        handlers.insert(index, handler)
 
     def register_timer(self, callback: TimerCallback, when: int | None = None) -> Timer:
         timer = Timer(callback, when)

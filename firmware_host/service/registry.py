@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..control.protocol import BY_NAME, LOCAL, wire
+from ..control.protocol import BY_NAME, LOCAL, Command, declare, wire
 from ..control.server import Request
 from ..system.errors import TableBug
 
@@ -41,7 +41,14 @@ class Commands:
         self._handlers: dict[tuple[str, str | None], CommandHandler] = {}
         self._gates: list[tuple[frozenset[str], Callable[[], str | None]]] = []
 
-    def register(self, name: str, handler: CommandHandler, action: str | None = None) -> None:
+    def register(self, name: str | Command, handler: CommandHandler, action: str | None = None) -> None:
+        """`handler` answers the command `name` (or `action` of it). Given a `Command`, it is
+        declared too (control/protocol.py `declare`), in this one call: tablectl's parser, help,
+        completion and the access check follow, in this process."""
+        if isinstance(name, Command):
+            if BY_NAME.get(name.name) is not name:
+                declare(name)
+            name = name.name
         command = BY_NAME.get(name)
         if command is None or not command.wire:
             raise CommandError(f"{name!r} is not a command the daemon answers (control/protocol.py)")
@@ -52,6 +59,10 @@ class Commands:
         if (name, action) in self._handlers:
             raise CommandError(f"{name} {action or ''} has a handler already")
         self._handlers[(name, action)] = handler
+
+    def handler(self, name: str, action: str | None = None) -> CommandHandler | None:
+        """The handler registered for `name` (and `action`), if any."""
+        return self._handlers.get((name, action))
 
     def refuse_while(self, names: tuple[str, ...], reason: Callable[[], str | None]) -> None:
         """Refuse these commands while `reason()` says why (the self-test holds the table)."""

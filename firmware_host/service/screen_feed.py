@@ -16,7 +16,6 @@ from PIL import Image
 from ..engine.game import find
 from ..table.controls import SeatController
 from ..table.machine import Phase, Table
-from ..table.presses import InputEvent
 from ..views.centre import render_centre
 from ..views.phases import countdown_left, phase_centre, phase_seat
 from ..views.seat import render_seat
@@ -112,11 +111,12 @@ class Screens:
     what it draws. It owns the countdown's timer: the number changes on the second."""
 
     def __init__(self, loop: Loop, table: Table, oleds: Any, led: Any, centre: Any,
-                 problem: Callable[[], str], testing: Callable[[], bool]) -> None:
+                 problem: Callable[[], str]) -> None:
         """`centre`: the configuration's [centre] (width, height, brightness); `problem`: the
-        configuration's warning ("" when none); `testing`: the self-test has the screens."""
+        configuration's warning ("" when none)."""
         self.loop, self.table, self.oleds, self.led, self.centre = loop, table, oleds, led, centre
-        self.problem, self.testing = problem, testing
+        self.problem = problem
+        self._holder: Any = None  # the self-test, which has the screens while it is `active`
         self.game: TableScreens | None = None  # the match's screens, once one is bound
         self.phase_seats: dict[int, Any] = {}  # what the seats show outside play
         self.phase_centre: Any = None
@@ -126,7 +126,13 @@ class Screens:
         self.qr = True  # and as a QR code ([web] seat_qr)
         self._bound: Any = None
         self._count = loop.register_timer(lambda _now: None)
-        loop.on(InputEvent, self.on_press)
+
+    def held_by(self, holder: Any) -> None:
+        """While `holder.active` (the self-test), it draws on the screens, not the phase."""
+        self._holder = holder
+
+    def testing(self) -> bool:
+        return self._holder is not None and bool(self._holder.active)
 
     @property
     def size(self) -> tuple[int, int]:
@@ -142,14 +148,6 @@ class Screens:
                                  self.size, self.centre.brightness)
         self.game.refresh(range(len(referee.seats)))
 
-    def on_press(self, event: InputEvent, _now: int) -> None:
-        """The table took the press (loop order: after Game.on_input): a cursor may have moved."""
-        table = self.table
-        if self.game is not None and event.seat >= 0 and table.phase is Phase.PLAYING:
-            player = table.player_of(event.seat)
-            if player is not None:
-                self.game.refresh([player], centre=False)
-
     def after_step(self, step: Step) -> None:
         match = self.table.match
         if match is not None and match is not self._bound:
@@ -158,8 +156,21 @@ class Screens:
             self.game.refresh(range(len(self.game.seats)))
 
     def after_decisions(self, step: Step) -> None:
-        if step.outcomes and self.game is not None:
-            self.game.after_decisions(step.acting or [o.press.seat for o in step.outcomes])
+        """Each seat a decision or a press changed is drawn once (a press that moved a cursor
+        changes its seat though the table decided nothing); the centre when the table decided."""
+        game, table = self.game, self.table
+        if game is None:
+            return
+        pressed = [p for s in step.pressed if (p := table.player_of(s)) is not None] \
+            if table.phase is Phase.PLAYING else []
+        if step.outcomes:
+            decided = game.affected(step.acting or [o.press.seat for o in step.outcomes])
+            game.refresh(sorted({*decided, *pressed}))
+        elif pressed:
+            game.refresh(sorted(set(pressed)), centre=False)
+
+    def after_phase(self, step: Step) -> None:
+        self.show_phase(step.now)
 
     def show_phase(self, now: int) -> None:
         """Outside play the seats and the matrix show the table's phase; back in play, the game

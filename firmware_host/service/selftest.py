@@ -22,163 +22,49 @@ expander's interrupt flags when one of its controls times out (a few hundred mic
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PIL import Image, ImageDraw
+from PIL import Image
 
 from ..config import TableConfig
 from ..control.protocol import SELFTEST_MAX_TIMEOUT_S
-from ..devices.displays.oled import specs_for
-from ..devices.i2cmux import IDLE_AS_IS, IDLE_DISCONNECT, idle_state, mux_device
-from ..devices.inputs.mcp23017 import (
-    INTFA,
-    INTFB,
-    IOCON,
-    IOCON_MIRROR,
-    IODIR_SET,
-    IODIRA,
-    IODIRB,
-    RESET_VALUES,
+from ..devices.displays.ledlink import matrix_pattern
+from ..devices.displays.oled import screen_frame
+from ..devices.i2cmux import probe_mux
+from ..devices.inputs.mcp23017 import probe_expander, unserved_interrupt
+from ..devices.parts import (
+    MISSING,
+    MISWIRED,
+    NOT_PRESSED,
+    NOT_TESTED,
+    OK,
+    PROBLEMS,
+    UNEXPECTED,
+    WAITING,
+    Check,
+    Parts,
 )
-from ..system.errors import I2CBusMissing
 from ..system.logs import logger
 from ..system.realtime import join_the_rest
-from ..table.machine import Phase
+from ..table.machine import Phase, Table
 from ..table.presses import Event, InputEvent
-from ..views.centre import cap, seat_colour
-from ..views.font import draw_centred
 from ..views.seat import render_banner
 from .events import Probed
 from .registry import Call, Commands
 
 if TYPE_CHECKING:
+    from .configuration import Configuration
     from .loop import Loop
     from .screen_feed import Screens
 
+__all__ = ["MISSING", "MISWIRED", "NOT_PRESSED", "NOT_TESTED", "OK", "PROBLEMS", "UNEXPECTED", "WAITING",
+           "Check", "SelfTest", "SelfTests", "matrix_pattern", "probe_expander", "probe_mux", "screen_frame",
+           "unserved_interrupt"]
+
 S = 1_000_000_000
 DEFAULT_TIMEOUT_S = 10.0
-SCREEN_TIMEOUT_S = 2.0  # a frame on a 400 kHz bus takes ~25 ms; a hung bus gets this long
-LED_HELLO_WAIT_S = 2.0  # the link reopens every 0.2 s and waits 0.5 s for a hello
-LED_ACK_WAIT_S = 2.0
-BEEP_WAIT_S = 2.0  # every tune is shorter than a second (sounds.LONGEST_MS)
-
-OK, MISSING, UNEXPECTED = "ok", "missing", "unexpected"
-MISWIRED, NOT_PRESSED, NOT_TESTED, WAITING = "miswired", "not pressed", "not tested", "waiting"
-PROBLEMS = (MISSING, UNEXPECTED, MISWIRED, NOT_PRESSED)
-
-
-@dataclass
-class Check:
-    """One part or one seat's control, and what the self-test found."""
-
-    part: str  # "expander nav1", "seat 2 left"
-    where: str  # "bus 1, 0x20", "nav1:B0"
-    result: str = WAITING
-    detail: str = ""
-
-    def line(self) -> str:
-        label = self.result.upper() if self.result in PROBLEMS else self.result
-        text = f"{label:<12} {self.part:<17} {self.where}"
-        return text + (f": {self.detail}" if self.detail else "")
-
-    def as_dict(self) -> dict[str, str]:
-        return {"part": self.part, "where": self.where, "result": self.result, "detail": self.detail}
-
-
-# ---------------------------------------------------------------- the probes
-
-
-def probe_expander(bus: Any, name: str, bus_number: int, address: int) -> Check:
-    """MCP23017 datasheet (DS20001952C) Table 3-5 and Register 3-1: IODIRA and IODIRB are
-    0xFF after reset; the driver writes 0x7F (GPx7 an output: output only, DS20001952D). IOCON
-    (0x0A) is 0x00 after reset; the driver sets MIRROR (0x40). Both at their reset values: the
-    chip was reset or plugged in since it was set up, and gives no interrupts until it is set
-    up again. Any other answer is some other device at that address."""
-    check = Check(f"expander {name}", f"bus {bus_number}, 0x{address:02x}")
-    try:
-        iodir = bus.read_byte_data(address, IODIRA), bus.read_byte_data(address, IODIRB)
-        iocon = bus.read_byte_data(address, IOCON)
-    except OSError as exc:
-        check.result, check.detail = MISSING, str(exc) or type(exc).__name__
-        return check
-    seen = f"IODIRA 0x{iodir[0]:02x}, IODIRB 0x{iodir[1]:02x}, IOCON 0x{iocon:02x}"
-    if iodir == (RESET_VALUES[IODIRA], RESET_VALUES[IODIRB]) and iocon == RESET_VALUES[IOCON]:
-        check.result = UNEXPECTED
-        check.detail = (f"{seen}: the chip was reset since the table set it up (IODIR 0x{IODIR_SET:02x}, "
-                        f"IOCON 0x{IOCON_MIRROR:02x}); its buttons give no interrupts until the daemon "
-                        "restarts (power, cable?)")
-    elif iodir != (IODIR_SET, IODIR_SET):
-        check.result = UNEXPECTED
-        check.detail = (f"{seen}: not an MCP23017 as the table sets it up (IODIR 0x{IODIR_SET:02x}): "
-                        "another device?")
-    elif iocon != IOCON_MIRROR:
-        check.result = UNEXPECTED
-        check.detail = f"{seen}: IOCON is not what the table set (0x{IOCON_MIRROR:02x}): another device?"
-    else:
-        check.result, check.detail = OK, seen
-    return check
-
-
-def unserved_interrupt(bus: Any, name: str, address: int, interrupt_gpio: int) -> str:
-    """Why an expander's button may never arrive: INTFA/INTFB (DS20001952C §3.5.8) flag the pins
-    whose change raised the interrupt, and stay set until INTCAP or GPIO is read (§3.6.4),
-    which the table does as soon as INT's edge reaches its GPIO. Flags still set long after
-    a press: the edge never came (the INTA wire, or its GPIO). Reading INTF clears nothing."""
-    try:
-        flags = bus.read_byte_data(address, INTFA) | bus.read_byte_data(address, INTFB) << 8
-    except OSError as exc:
-        return f"expander {name} does not answer now: {exc}"
-    if not flags:
-        return ""
-    pins = ", ".join(f"{'AB'[p // 8]}{p % 8}" for p in range(16) if flags >> p & 1)
-    return (f"expander {name} holds an interrupt for {pins} (INTF 0x{flags:04x}) that never reached "
-            f"GPIO{interrupt_gpio}: check its INTA wire")
-
-
-def probe_mux(mux: Any, sharing: Sequence[int], sysfs: Path) -> Check:
-    """A TCA9548A's `idle_state` as the kernel runs it. Alone on its bus it may stay on its last
-    channel; beside another mux on the same bus it must disconnect after every transfer (-2, the
-    overlay's disconnect_on_idle, hardware/README.md), or each keeps a channel open and a screen
-    at 0x3C behind one takes the frames meant for the 0x3C behind the other."""
-    check = Check(f"mux 0x{mux.address:02x}", f"i2c-{mux.bus}")
-    try:
-        state = idle_state(mux.bus, mux.address, sysfs)
-    except I2CBusMissing as exc:
-        check.result, check.detail = MISSING, str(exc)
-        return check
-    what = {IDLE_AS_IS: "stays on its last channel", IDLE_DISCONNECT: "disconnects after every transfer"}.get(
-        state, f"parks on channel {state}")
-    seen = f"idle_state {state}: {what}"
-    if state == IDLE_DISCONNECT or not sharing:
-        check.result = OK
-        check.detail = seen + ("" if sharing else " (alone on its bus)")
-        return check
-    others = ", ".join(f"0x{a:02x}" for a in sharing)
-    path = mux_device(mux.bus, mux.address, sysfs) / "idle_state"
-    check.result = UNEXPECTED
-    line = f"dtoverlay=i2c-mux,pca9548,addr=0x{mux.address:02x},disconnect_on_idle"
-    check.detail = (f"{seen}, but it shares i2c-{mux.bus} with the mux at {others}: a screen behind one "
-                    "takes the frames for the screen at its address behind the other. config.txt needs "
-                    f"`{line}` (install.sh writes it; reboot), which a Raspberry Pi OS kernel has since "
-                    f"2024 (update it); until the next boot: echo -2 | sudo tee {path}")
-    return check
-
-
-def screen_frame(seat: int) -> Image.Image:
-    """The probe's frame, and the picture the walk asks the builder to confirm: a border on all
-    four edges. An SH1106 driven as an SSD1306 (or the reverse) takes every byte and shows it
-    wrong: the SSD1306's horizontal addressing means nothing to an SH1106, which writes the whole
-    frame into its first page; an SSD1306 shows the SH1106's 132-column frame two pixels to the
-    right, its right edge lost. No read-back both datasheets define tells the two apart (neither
-    can be read over SPI), so the builder is asked."""
-    img = render_banner(f"seat {seat + 1}", "is the border whole?", "slap: yes, alt: no", big="SELF-TEST")
-    ImageDraw.Draw(img).rectangle((0, 0, img.width - 1, img.height - 1), outline=1)
-    return img
-
 
 PICTURE = "picture"
 """The walk's last step on a seat whose screen answered: the builder confirms its picture."""
@@ -186,89 +72,6 @@ ASK_PICTURE = ("look at its screen: is the border around the test picture whole,
                "SLAP = yes, ALT = no (garbled, cut off or shifted)")
 OTHER_KIND = {"ssd1306": "sh1106", "sh1106": "ssd1306"}
 MODULES = {"ssd1306": "0.96-inch modules", "sh1106": "1.3-inch modules"}
-
-
-def matrix_pattern(size: tuple[int, int], brightness: float, panel: int = 16) -> Image.Image:
-    """Each 16x16 panel outlined in its own colour with its number (in chain order: left to
-    right, then down, as the controller wires them), and a red pixel at the matrix's top left:
-    a panel out of place, turned, or dark is seen at once."""
-    img = Image.new("RGB", size, (0, 0, 0))
-    draw = ImageDraw.Draw(img)
-    across = size[0] // panel
-    for y0 in range(0, size[1], panel):
-        for x0 in range(0, size[0], panel):
-            number = (y0 // panel) * across + x0 // panel
-            colour = seat_colour(number + 1)
-            draw.rectangle((x0, y0, x0 + panel - 1, y0 + panel - 1), outline=colour)
-            draw_centred(img, y0 + (panel - 6) // 2, str(number + 1), fill=(255, 255, 255),
-                         x0=x0, x1=x0 + panel)
-    img.putpixel((0, 0), (255, 0, 0))
-    return cap(img, brightness)
-
-
-def probe_led(led: Any, size: tuple[int, int], brightness: float) -> list[Check]:
-    """The controller's hello (name, protocol, size), then a test pattern it must ack."""
-    controller = Check("LED controller", led.path)
-    matrix = Check("matrix", f"{size[0]}x{size[1]}")
-    until = time.monotonic() + LED_HELLO_WAIT_S
-    while not led.stats.online and time.monotonic() < until:
-        time.sleep(0.05)
-    stats = led.stats
-    if not stats.online:
-        controller.result = UNEXPECTED if stats.wrong else MISSING
-        controller.detail = stats.last_error or "no answer"
-        matrix.result, matrix.detail = NOT_TESTED, "no LED controller"
-        return [controller, matrix]
-    controller.result = OK  # online: its hello said this protocol and the configured size
-    controller.detail = (f"{stats.controller}, protocol {stats.protocol}, {size[0]}x{size[1]}, "
-                         f"data on GP{stats.data_pin}"
-                         + ("" if stats.native else ", CRC and pixel copy as Python loops (slow)"))
-    if not stats.firmware_current:  # it plays, but not the firmware this table-host carries
-        controller.result = UNEXPECTED
-        controller.detail += (f"; its firmware is {stats.firmware}, this table-host carries "
-                              f"{stats.firmware_expected}: sudo tablectl firmware flash")
-    generation = led.show(matrix_pattern(size, brightness))
-    until = time.monotonic() + LED_ACK_WAIT_S
-    while led.stats.acked_generation < generation and time.monotonic() < until:
-        time.sleep(0.01)
-    if led.stats.acked_generation >= generation:
-        matrix.result = OK
-        matrix.detail = "test pattern acked: panels outlined and numbered, red pixel top left"
-    else:
-        matrix.result = MISSING
-        matrix.detail = (f"the test pattern was not acked in {LED_ACK_WAIT_S:g} s "
-                         f"({led.stats.last_error or 'no ack'})")
-    return [controller, matrix]
-
-
-def ask_buzzer(player: Any, buzzer: Any) -> Check:
-    """The table's sound player (sounds.py) holds the buzzer's pin: ask it for a tune (its
-    "go", one long note on the transducer's resonance, unless the configuration mutes it) and
-    wait for the end. Nobody can hear it but the builder: the report asks."""
-    from ..table.cues import TUNES, tune_ms
-
-    if buzzer is None:
-        return Check("buzzer", "-", NOT_TESTED, "no [buzzer] in the configuration")
-    check = Check("buzzer", f"GPIO{buzzer.gpio}")
-    if not player.on:
-        check.result = MISSING if player.problem else NOT_TESTED
-        check.detail = player.problem or "switched off (enabled = false or volume = 0)"
-        return check
-    name = next((n for n in ("go", *TUNES) if n not in player.muted), None)
-    if name is None:
-        check.result, check.detail = NOT_TESTED, "every sound is muted ([buzzer] mute)"
-        return check
-    player.play(name)
-    done = player.wait_idle(BEEP_WAIT_S)
-    if player.problem:
-        check.result, check.detail = MISSING, player.problem
-    elif not done:
-        check.result, check.detail = UNEXPECTED, f"still playing {name!r} after {BEEP_WAIT_S:g} s"
-    else:
-        check.result = OK
-        check.detail = (f"played {name!r} ({tune_ms(TUNES[name])} ms, duty {player.duty:.0%}): "
-                        "did you hear it?")
-    return check
 
 
 # ---------------------------------------------------------------- the self-test
@@ -287,12 +90,11 @@ class SelfTest:
     """One run of the self-test. The daemon's thread calls `on_probed`, `on_input`, `tick`
     and `abort`; the probe runs on its own thread and reports through `wake`."""
 
-    def __init__(self, config: TableConfig, board: Any, oleds: Any, led: Any,
-                 wake: Callable[[Any], None], show_seat: Callable[[int, Image.Image], None],
-                 seats: Sequence[int] | None = None, timeout_s: float = DEFAULT_TIMEOUT_S,
-                 probe_only: bool = False, note: Callable[[str], None] = lambda _line: None,
-                 buzzer: Any = None) -> None:
-        """`buzzer`: the daemon's sound player (sounds.BuzzerPlayer), asked for a tune."""
+    def __init__(self, config: TableConfig, parts: Parts, wake: Callable[[Any], None],
+                 show_seat: Callable[[int, Image.Image], None], seats: Sequence[int] | None = None,
+                 timeout_s: float = DEFAULT_TIMEOUT_S, probe_only: bool = False,
+                 note: Callable[[str], None] = lambda _line: None) -> None:
+        """`parts`: what the probe goes round (devices/parts.py: each part probes itself)."""
         wired = len(config.inputs.seats)
         seats = list(range(wired)) if seats is None else list(dict.fromkeys(seats))
         for seat in seats:
@@ -300,9 +102,8 @@ class SelfTest:
                 raise ValueError(f"seat {seat + 1} is not wired (this table has seats 1 to {wired})")
         if not 0 < timeout_s <= SELFTEST_MAX_TIMEOUT_S:
             raise ValueError(f"timeout_s must be above 0 and at most {SELFTEST_MAX_TIMEOUT_S:g} seconds")
-        self.config, self.board, self.oleds, self.led = config, board, oleds, led
+        self.config, self.devices = config, parts
         self.wake, self.show_seat, self.note = wake, show_seat, note
-        self.buzzer = buzzer
         self.seats, self.timeout_ns, self.probe_only = seats, round(timeout_s * S), probe_only
         self.state = "probing"
         self.parts: list[Check] = []
@@ -313,7 +114,6 @@ class SelfTest:
         self._redraw_at = 0
         self._abort_asked = ""
         self._last_word: dict[int, str] = {}
-        self._expanders = {e.name: e for e in config.inputs.expanders}
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------ probing (its own thread)
@@ -325,26 +125,7 @@ class SelfTest:
     def _probe(self) -> None:
         join_the_rest()  # started by the game thread: beside it, like the daemon's others
         try:
-            self._found(Check("GPIO chip", self.board.describe(), OK, "opened"))
-            for spec in self.config.inputs.expanders:
-                self._found(probe_expander(self.board.i2c(spec.bus), spec.name, spec.bus, spec.address))
-            sysfs = getattr(self.board, "sysfs", None)
-            for mux in self.config.i2c_muxes if sysfs is not None else ():  # an emulated board has none
-                sharing = [m.address for m in self.config.i2c_muxes if m.bus == mux.bus and m is not mux]
-                self._found(probe_mux(mux, sharing, sysfs))
-            specs = specs_for(list(self.config.screens))
-            answers = self.oleds.probe({s.seat: screen_frame(s.seat) for s in specs}, SCREEN_TIMEOUT_S)
-            for spec in specs:
-                problem = answers.get(spec.seat, "no screen worker")
-                self._found(Check(f"seat {spec.seat + 1} screen", f"{spec.bus}, 0x{spec.address:02x}",
-                                  MISSING if problem else OK,
-                                  problem or f"{spec.kind}: a frame went through (whether it shows right, "
-                                             "only the builder sees: the walk asks)"))
-            centre = self.config.centre
-            for check in probe_led(self.led, (centre.width, centre.height), centre.brightness):
-                self._found(check)
-            if self.buzzer is not None:
-                self._found(ask_buzzer(self.buzzer, self.config.buzzer))
+            self.devices.probe(self.config, self._found)
         except Exception as exc:  # a probe that breaks must end the test, not hang it
             self._found(Check("self-test", "probe", UNEXPECTED, f"{type(exc).__name__}: {exc}"))
         self.wake(Probed())
@@ -465,9 +246,7 @@ class SelfTest:
             if step.control == PICTURE:
                 step.check.detail += "; not confirmed (SLAP if its border is whole, ALT if not)"
             if step.expander is not None:
-                spec = self._expanders[step.expander]
-                why = unserved_interrupt(self.board.i2c(spec.bus), spec.name, spec.address,
-                                         spec.interrupt_gpio)
+                why = self.devices.why_silent(step.expander)
                 step.check.detail += f"; {why}" if why else ""
             if step.strays:
                 step.check.detail += f"; meanwhile {', '.join(dict.fromkeys(step.strays))} (tested ok before)"
@@ -567,13 +346,17 @@ class SelfTests:
     """`tablectl selftest` in the service: starts a test between matches, takes every press
     while it walks (the table waits), ticks on its timer, and holds back start, new and next."""
 
-    def __init__(self, loop: Loop, daemon: Any, screens: Screens) -> None:
-        """`daemon`: its config, board, oleds, led and buzzer are what the test probes."""
-        self.loop, self.daemon, self.screens = loop, daemon, screens
+    def __init__(self, loop: Loop, table: Table, parts: Parts, configuration: Configuration,
+                 screens: Screens) -> None:
+        """`parts`: what the test probes; the walk follows the running configuration's wiring and
+        draws on the seats through `screens`, which it holds while it runs."""
+        self.loop, self.table, self.parts = loop, table, parts
+        self.configuration, self.screens = configuration, screens
         self.test: SelfTest | None = None  # the running or last self-test
         self._timer = loop.register_timer(self.tick)
-        loop.on(InputEvent, self.on_input, first=True)
+        loop.on(InputEvent, self.on_input, at="selftest")
         loop.on(Probed, self.on_probed)
+        screens.held_by(self)
 
     @property
     def active(self) -> bool:
@@ -616,7 +399,7 @@ class SelfTests:
         """Between matches only."""
         if self.active:
             raise ValueError("a self-test is running already: tablectl selftest --abort stops it")
-        table = self.daemon.table
+        table = self.table
         if table.phase in (Phase.COUNTDOWN, Phase.PLAYING, Phase.ROUND_RESULT):
             raise ValueError(f"a match is running ({table.phase}): the self-test runs between "
                              "matches; let it end or tablectl abort")
@@ -626,12 +409,12 @@ class SelfTests:
         timeout = call.get("timeout_s", DEFAULT_TIMEOUT_S)
         if not isinstance(timeout, int | float):
             raise ValueError("timeout_s must be a number of seconds")
-        d = self.daemon
-        test = SelfTest(d.config, d.board, d.oleds, d.led, self.loop.put, self.screens.show_test_frame,
+        config = self.configuration.config
+        test = SelfTest(config, self.parts, self.loop.put, self.screens.show_test_frame,
                         None if seats is None else [s - 1 for s in seats], float(timeout),
-                        bool(call.get("probe_only")), note=logger("selftest").info, buzzer=d.buzzer)
+                        bool(call.get("probe_only")), note=logger("selftest").info)
         self.test = test
-        centre = d.config.centre
+        centre = config.centre
         self.screens.phase_centre = matrix_pattern((centre.width, centre.height), centre.brightness)
         test.start()
         self._rearm()

@@ -4,23 +4,43 @@ what `tablectl status` adds to the table's own status, and `tablectl debug-bundl
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..system import memory
 from ..table.machine import Phase, Table
-from .frontend import who
+from .frontend import Frontends, who
 from .registry import Call, Commands
 from .table_feed import Step
 
+if TYPE_CHECKING:
+    from ..devices.board import TableParts
+    from ..system.realtime import Realtime
+    from .configuration import Configuration
+    from .journal import Store
+
 
 class Status:
-    def __init__(self, table: Table, parts: Any, notify: Any, problem: Callable[[], str],
-                 testing: Callable[[], str | None], set_aside: Callable[[], list[str]]) -> None:
-        """`parts`: the daemon (board, oleds, inputs, led, buzzer, realtime, store, config);
-        `testing()`: the running self-test's state, or None."""
+    def __init__(self, table: Table, parts: TableParts, notify: Any, configuration: Configuration,
+                 store: Store, frontends: Frontends, collector: memory.Collector,
+                 testing: Callable[[], str | None], set_aside: Callable[[], list[str]],
+                 address: Callable[[], str]) -> None:
+        """`parts`: the hardware, gone round for what is missing and what the bundle holds;
+        `testing()`: the running self-test's state, or None; `address()`: where the web view
+        is watched ("" when it is not served). After a reload the status is said again."""
         self.table, self.parts, self.notify = table, parts, notify
-        self.problem, self.testing, self.set_aside = problem, testing, set_aside
+        self.configuration, self.store = configuration, store
+        self.frontends, self.collector = frontends, collector
+        self.testing, self.set_aside, self.address = testing, set_aside, address
+        self.realtime: Realtime | None = None  # set by the composition root: the threads' priority
         self._said = ""
+        configuration.settled.append(self.ready)
+
+    def problem(self) -> str:
+        return self.configuration.problem
+
+    def ready(self) -> None:
+        """A reload is done (taken or refused): systemd hears READY=1 and the status again."""
+        self.notify.send("READY=1", f"STATUS={self.text()}")
 
     def register(self, commands: Commands) -> None:
         commands.register("debug", self.debug)
@@ -32,7 +52,7 @@ class Status:
 
     def firmware(self, _call: Call) -> dict[str, Any]:
         """The controller's firmware as its hello said it, and the one this table-host carries."""
-        link, centre = self.parts.led, self.parts.config.centre
+        link, centre = self.parts.led, self.configuration.config.centre
         stats = link.stats
         return {"firmware": {"controller": stats.firmware, "expected": stats.firmware_expected,
                              "current": stats.firmware_current, "online": stats.online,
@@ -78,9 +98,9 @@ class Status:
             text = f"DEGRADED, not answering: {', '.join(missing)}; " + text
         if self.problem():
             text = "CONFIGURATION INVALID (the earlier one runs); " + text
-        if self.parts.store.problem:
-            text = f"DEGRADED: {self.parts.store.problem}; " + text
-        for problem in self.parts.frontends.problems():  # the web view: the table plays on
+        if self.store.problem:
+            text = f"DEGRADED: {self.store.problem}; " + text
+        for problem in self.frontends.problems():  # the web view: the table plays on
             text = f"DEGRADED: {problem}; " + text
         testing = self.testing()
         if testing is not None:
@@ -107,53 +127,44 @@ class Status:
                                  "memory": {"rss_mb": round(memory.rss_mb(), 1),
                                             "threads": memory.threads(),
                                             "allocator": memory.describe(),
-                                            "collector": self.parts.collector.figures()}}
+                                            "collector": self.collector.figures()}}
         extra["led_controller"] = self.led_controller()
         if self.problem():
             extra["warning"] = self.problem()
-        if getattr(self.parts, "address", ""):
-            extra["web"] = self.parts.address  # where browsers watch (docs/web.md)
-        for name, report in self.parts.frontends.reports().items():  # the web view's limits, met
+        if self.address():
+            extra["web"] = self.address()  # where browsers watch (docs/web.md)
+        for name, report in self.frontends.reports().items():  # the web view's limits, met
             extra[name.replace(" ", "_")] = report
         if self.set_aside():
             extra["set_aside"] = self.set_aside()
-        if self.parts.store.problem:
-            extra["storage"] = self.parts.store.describe()
+        if self.store.problem:
+            extra["storage"] = self.store.describe()
         return extra
 
     def missing(self) -> list[str]:
         """The parts that were tried and do not answer: the table plays on without them."""
-        parts = self.parts
-        out = [f"seat {seat + 1} screen ({s['bus']})" for seat, s in sorted(parts.oleds.status().items())
-               if not s["online"] and s.get("failures")]
-        out += [f"expander {name}" for name in parts.inputs.expanders_down()]
-        if not parts.led.stats.online and parts.led.stats.last_error:
-            out.append("LED controller")
-        if parts.buzzer.problem:
-            out.append("buzzer")
-        return out
+        return self.parts.missing()
 
     def priority(self) -> dict[str, str]:
         """The scheduling in force for the game thread and the edge thread (system/realtime.py)."""
-        if self.parts.realtime is None:
+        if self.realtime is None:
             return {"game": "SCHED_OTHER (real-time is asked for headless only: --ui none, as the service)"}
-        return self.parts.realtime.status()
+        return self.realtime.status()
 
     def debug(self, _call: Call) -> dict[str, Any]:
         """What a debug bundle holds from inside the daemon."""
         import platform
         from importlib.metadata import version
 
-        parts, table = self.parts, self.table
+        table, configuration = self.table, self.configuration
         referee = table.referee
         return {
             "status": table.status(),
-            "config": parts.config.model_dump(mode="json"),
-            "config_file": str(parts.configuration.file),
+            "config": configuration.config.model_dump(mode="json"),
+            "config_file": str(configuration.file),
             "config_problem": self.problem(),
             "notices": table.notices[-200:],
-            "displays": {str(k): v for k, v in parts.oleds.status().items()},
-            "led_link": vars(parts.led.stats),
+            **self.parts.report(),  # each part's own: the screens' and the LED link's
             "arbiter": [d.describe(referee.seat_of) for d in referee.arbiter.decisions] if referee else [],
             "contests": [c.describe(referee.seat_of) for c in referee.contests] if referee else [],
             "priority": self.priority(),

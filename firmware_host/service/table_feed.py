@@ -10,7 +10,7 @@ from typing import Any
 
 from ..engine.round import RulesError
 from ..table.machine import Table
-from ..table.presses import InputEvent
+from ..table.presses import Event, InputEvent
 from .events import AbortAsked
 from .loop import Loop
 
@@ -25,6 +25,7 @@ class Step:
     cues: list[Any]
     acting: list[int] = field(default_factory=list)  # the seats whose action was taken
     false_starts: list[Any] = field(default_factory=list)  # presses before go (table/machine.py FalseStart)
+    pressed: list[int] = field(default_factory=list)  # the physical seats the table took a press from
 
 
 class TableFeed:
@@ -33,15 +34,19 @@ class TableFeed:
     def __init__(self, loop: Loop, table: Table) -> None:
         self.loop, self.table = loop, table
         self.followers: list[Callable[[Step], None]] = []
+        self._pressed: list[int] = []
         self._due = loop.register_timer(lambda _now: None)  # wakes the loop: the advance does the rest
-        loop.on(InputEvent, self.on_input)
+        loop.on(InputEvent, self.on_input, at="table")
         loop.on(AbortAsked, self.on_abort)
+        loop.after_each(self.advance)  # the first hook: the table decides, then the others follow it
 
     def follow(self, follower: Callable[[Step], None]) -> None:
         self.followers.append(follower)
 
     def on_input(self, event: InputEvent, now: int) -> None:
         self.table.on_input(event, now)
+        if event.kind is Event.PRESS and event.seat >= 0:
+            self._pressed.append(event.seat)  # its screen is drawn after the step, with the rest
 
     def on_abort(self, _event: AbortAsked, now: int) -> None:
         try:
@@ -55,7 +60,8 @@ class TableFeed:
         cues = table.take_cues()  # the one place the table's sounds leave it
         acting = [o.press.seat for o in outcomes
                   if o.action is not None and o.refusal is None and table.match is not None]
-        step = Step(now, outcomes, table.take_wakes(), cues, acting, table.take_false_starts())
+        pressed, self._pressed = self._pressed, []
+        step = Step(now, outcomes, table.take_wakes(), cues, acting, table.take_false_starts(), pressed)
         for follower in self.followers:
             follower(step)
         self.loop.update_timer(self._due, table.deadline())

@@ -24,7 +24,7 @@ import termios
 import threading
 import tty
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.console import Console
 from rich.text import Text
@@ -32,6 +32,7 @@ from rich.text import Text
 from ..service.events import Key
 from ..service.frontend import TableView
 from .terminal import mono_braille, rgb_text
+from .words import VIEWS, words_of
 
 if TYPE_CHECKING:
     from ..table.cues import Cue
@@ -64,6 +65,8 @@ def parse_keys(data: str) -> list[str]:
 
 class TerminalUI:
     """A Frontend (service/frontend.py) on a plain terminal: redraws the table, rings BEL."""
+
+    VIEWS: ClassVar[dict[str, Any]] = VIEWS
 
     def __init__(self, out: Any = None, size: tuple[int, int] | None = None) -> None:
         """`size`: (columns, rows) to draw for; None: the terminal's, at each draw."""
@@ -129,9 +132,10 @@ class TerminalUI:
             return
         columns, rows = self._columns_rows()
         centre, seat, notices = view.centre, view.seats.get(0), view.notices
+        said = words_of(view)
         key = (view.status, None if centre is None else centre.tobytes(),
                None if seat is None else seat.tobytes(), tuple(notices[-NOTICES:]), tuple(view.scores),
-               None if view.words is None else view.words.plain, view.keys, columns, rows, self._asking)
+               None if said.centre is None else said.centre.plain, said.keys, columns, rows, self._asking)
         with self._drawing:
             if key == self._last:
                 return
@@ -143,6 +147,7 @@ class TerminalUI:
 
     def lines(self, view: TableView, columns: int, rows: int) -> list[str]:
         """The screen's lines, none wider than `columns`, at most `rows` of them."""
+        said = words_of(view)
         top = wrapped([Text(f"table-host: {view.status}", style="bold")], columns)
         body: list[str] = []
         if columns >= FRAMES_SIZE[0] and rows >= FRAMES_SIZE[1]:
@@ -152,9 +157,9 @@ class TerminalUI:
             if seat is not None:
                 body += mono_braille(seat).splitlines()
         else:  # no room for the frames: the table in words, as the Textual UI draws it
-            hand = view.hands.get(0)
-            body = wrapped([t for t in (view.words, hand) if t is not None and t.plain], columns)
-        keys = f"{view.keys} · {OWN_KEYS}" if view.keys else OWN_KEYS
+            hand = said.hands.get(0)
+            body = wrapped([t for t in (said.centre, hand) if t is not None and t.plain], columns)
+        keys = f"{said.keys} · {OWN_KEYS}" if said.keys else OWN_KEYS
         bottom = wrapped([Text(QUESTION, style="bold white on dark_red") if self._asking else Text(keys)],
                          columns)
         scores = wrapped([Text("  ".join(" ".join(s.split()) for s in view.scores))], columns)

@@ -29,6 +29,7 @@ from textual.widgets import Static
 from ..service.events import AbortAsked, Key, Signal
 from ..service.frontend import TableView
 from .terminal import mono_braille, mono_text, rgb_cells
+from .words import VIEWS, words_of
 
 if TYPE_CHECKING:
     from ..devices.buzzer import Cue
@@ -114,6 +115,8 @@ class DaemonStopped(Message):
 class TextualFrontend:
     """The app as the service's Frontend: what the service's thread hands over is posted to the
     app (post_message is thread-safe); the app puts its keys in the loop itself."""
+
+    VIEWS: ClassVar[dict[str, Any]] = VIEWS
 
     def __init__(self, app: TableApp) -> None:
         self.app = app
@@ -297,13 +300,14 @@ class TableApp(App[int]):
         problem = self.query_one("#problem", Static)
         problem.update(Text(view.problem))
         problem.set_class(bool(view.problem), "shown")
-        self.query_one("#words", Static).update(view.words or Text(""))
-        hand = view.hands.get(self.watching)
+        said = words_of(view)
+        self.query_one("#words", Static).update(said.centre or Text(""))
+        hand = said.hands.get(self.watching)
         self.query_one("#hand", Static).display = self.mode == "words" and bool(hand and hand.plain)
         self.query_one("#hand", Static).update(hand or Text(""))
         self.query_one("#centre", Static).update(centre_text(view, 2 if self.size.width >= 140 else 1))
         self.query_one("#scores", Static).update(Text(score_lines(view.scores, self.size.height)))
-        self.query_one("#help", Static).update(Text(f"{view.keys} · {self.OWN_KEYS}" if view.keys
+        self.query_one("#help", Static).update(Text(f"{said.keys} · {self.OWN_KEYS}" if said.keys
                                                     else self.OWN_KEYS))
         self._draw_seat()
 

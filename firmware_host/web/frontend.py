@@ -18,12 +18,13 @@ import socket
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..service.events import FrontendReady, FrontendTrouble
-from ..service.frontend import TableView
+from ..service.frontend import Sight, TableView
 from ..system.logs import logger
 from ..system.systemd import under_systemd
+from ..views.live import live_state
 from .gate import Limits, TooFewDescriptors
 from .listen import open_socket, passed_socket, url_of
 
@@ -38,10 +39,16 @@ log = logger("web")
 NAME = "web view"
 
 
+def live(sight: Sight) -> dict[str, Any]:
+    """The table as data for the page (views/live.py), made fresh on the table's thread."""
+    return live_state(sight.table, sight.now, sight.status, sight.address)
+
+
 class WebView:
     """Serves the live table to browsers; attach with `daemon.attach(WebView(...))`."""
 
     NAME = NAME  # its report's key in `tablectl status`: web_view
+    VIEWS: ClassVar[dict[str, Any]] = {"live": live}  # what it asks the service for (service/frontend.py)
 
     def __init__(self, bind: str = "127.0.0.1", port: int = 0, max_clients: int = 32,
                  database: Path | None = None,
@@ -102,9 +109,10 @@ class WebView:
     def show(self, view: TableView) -> None:
         """On the table's thread: keep the newest snapshot, wake the server's loop once."""
         loop = self._loop  # None until the server serves: the first frame it gets is a whole table
-        if view.live is None or loop is None or self.problem:
+        state = view.made.get("live")
+        if state is None or loop is None or self.problem:
             return
-        self._pending = view.live
+        self._pending = state
         if not self._scheduled:
             self._scheduled = True
             try:

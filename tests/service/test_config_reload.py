@@ -77,8 +77,7 @@ def test_no_reload_keeps_a_file_cut_short_while_table_toml_is_rewritten_in_place
     path = dirs / "table.toml"
     path.write_bytes(TEMPLATE)
     other = TEMPLATE.replace(b"window_ms = ", b"window_ms = 1", 1)
-    configuration = Configuration(Loop(), load_config(path), path, Table(4), Quiet(), lambda: "",
-                                  remember_good)
+    configuration = Configuration(Loop(), load_config(path), path, Table(4), Quiet(), remember_good)
     remember_good(TEMPLATE)
     stop = threading.Event()
     counts = {"samples": 0, "invalid": 0, "loaded": 0, "refused": 0}

@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from plumbing import wait_for
 
@@ -70,8 +70,41 @@ def test_nothing_is_drawn_when_nothing_changed(dirs: Path) -> None:
     try:
         daemon.attach(seen)
         daemon.loop.settle(time.monotonic_ns())
-        daemon.frontends.draw()
-        daemon.frontends.draw()
+        daemon.frontends.draw(daemon.views)
+        daemon.frontends.draw(daemon.views)
         assert len(seen.views) == 1
+    finally:
+        daemon.close()
+
+
+def test_a_frontend_asks_for_the_views_it_draws_and_only_those_are_made(dirs: Path) -> None:
+    """The terminal's words and the web's live state were built into every TableView; now each
+    frontend names what it draws (VIEWS), and a frontend with a view of its own needs no change
+    in the service: its maker gets the table as the loop sees it, on the loop's thread."""
+    from firmware_host.ui.words import VIEWS as TERMINAL
+    from firmware_host.ui.words import Words
+    from firmware_host.web.frontend import WebView
+
+    made: list[tuple[str, int]] = []
+
+    class Seats(FakeFrontend):
+        VIEWS: ClassVar[dict[str, Any]] = {
+            "joined": lambda sight: made.append(("joined", threading.get_ident()))
+            or list(sight.table.joined)}
+
+    daemon = Daemon(emulated_config(2), terminal=True)
+    try:
+        daemon.loop.settle(time.monotonic_ns())
+        assert daemon.view().made == {}  # nobody watches: nothing made
+        seats = Seats()
+        daemon.attach(seats)
+        daemon.table._join(1)
+        daemon.frontends.draw(daemon.views)
+        assert seats.views[-1].made == {"joined": [1]} and made == [("joined", threading.get_ident())]
+        daemon.frontends.draw(daemon.views)  # nothing changed: nothing made again
+        assert len(made) == 1
+        assert isinstance(daemon.view(TERMINAL).made["words"], Words)
+        assert set(daemon.view(WebView.VIEWS).made) == {"live"}
+        assert set(daemon.view({**TERMINAL, **WebView.VIEWS}).made) == {"words", "live"}
     finally:
         daemon.close()

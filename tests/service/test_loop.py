@@ -7,6 +7,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
 from plumbing import wait_for
 
 from firmware_host.service.events import Key, Signal
@@ -34,17 +35,47 @@ class Clock:
 
 
 def test_events_go_to_the_handlers_of_their_type_in_order_until_one_takes_it() -> None:
-    loop = Loop(Clock())
+    loop = Loop(Clock(), order={Key: ("first", "second")})
     seen: list[tuple[str, object, int]] = []
     loop.on(Ping, lambda e, now: seen.append(("ping", e.n, now)))
-    loop.on(Key, lambda e, now: seen.append(("second", e.name, now)))
-    loop.on(Key, lambda e, now: seen.append(("first", e.name, now)) or e.name == "q", first=True)
+    loop.on(Key, lambda e, now: seen.append(("second", e.name, now)), at="second")  # built first: runs second
+    loop.on(Key, lambda e, now: seen.append(("first", e.name, now)) or e.name == "q", at="first")
     loop.dispatch(Ping(1), 5)
     loop.dispatch(LoudPing(2), 6)  # a subclass goes to its base's handlers
     loop.dispatch(Key("x"), 7)  # not taken by the first: the second sees it too
     loop.dispatch(Key("q"), 8)  # taken: the second never sees it
     loop.dispatch(Signal("term"), 9)  # nobody handles it: dropped, said in the log
     assert seen == [("ping", 1, 5), ("ping", 2, 6), ("first", "x", 7), ("second", "x", 7), ("first", "q", 8)]
+
+
+def test_a_second_handler_needs_a_declared_order_and_its_place_in_it() -> None:
+    loop = Loop(Clock(), order={Key: ("first", "second")})
+    loop.on(Ping, lambda e, now: None)
+    with pytest.raises(ValueError, match=r"Ping has no declared order of handlers: declare it"):
+        loop.on(Ping, lambda e, now: None)
+    with pytest.raises(ValueError, match=r"Key's handlers take the places first, second, not None"):
+        loop.on(Key, lambda e, now: None)
+    with pytest.raises(ValueError, match=r"Key's handlers take the places first, second, not 'third'"):
+        loop.on(Key, lambda e, now: None, at="third")
+    loop.on(Key, lambda e, now: None, at="second")
+    with pytest.raises(ValueError, match=r"Key has a handler at 'second' already"):
+        loop.on(Key, lambda e, now: None, at="second")
+
+
+def test_a_press_goes_to_the_self_test_then_the_table_whichever_was_built_first() -> None:
+    """The order of a press's handlers is declared (events.py ORDER), not the order the daemon
+    happened to build the components in."""
+    from firmware_host.service.events import ORDER
+    from firmware_host.table.presses import Event, InputEvent
+
+    assert ORDER[InputEvent] == ("selftest", "table")
+    loop = Loop(Clock())
+    seen: list[str] = []
+    loop.on(InputEvent, lambda e, now: seen.append("table"), at="table")
+    loop.on(InputEvent, lambda e, now: seen.append("selftest") or e.seat == 1, at="selftest")
+    loop.dispatch(InputEvent(Event.PRESS, 0, "slap", 1), 1)
+    loop.dispatch(InputEvent(Event.PRESS, 1, "slap", 2), 2)  # the walk takes it: the table never sees it
+    assert seen == ["selftest", "table", "selftest"]
 
 
 def test_a_timer_runs_when_due_and_its_return_is_its_next_wake() -> None:
@@ -89,7 +120,7 @@ def test_the_loop_sleeps_until_the_earliest_timer_and_wakes_for_an_event() -> No
     woke: list[int] = []
     due = time.monotonic_ns() + 50_000_000
     loop.register_timer(lambda now: woke.append(now) and None, due)
-    loop.on(Signal, lambda e, now: loop.stop())
+    loop.on(Signal, lambda e, now: loop.stop(), at="stop")
     thread = threading.Thread(target=loop.run, daemon=True)  # a failed check must not hang pytest
     thread.start()
     wait_for(lambda: woke, timeout=30)

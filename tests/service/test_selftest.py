@@ -17,7 +17,7 @@ import pytest
 
 from firmware_host.cli import ctl
 from firmware_host.config import emulated_config
-from firmware_host.devices.board import EmulatedBoard, open_board
+from firmware_host.devices.board import EmulatedBoard, open_board, open_parts
 from firmware_host.devices.displays.firmware import expected
 from firmware_host.devices.displays.ledctl import led_index
 from firmware_host.devices.emulated.oled import RecordingInterface
@@ -322,8 +322,8 @@ def test_each_seat_screen_asks_for_its_control_and_shows_what_arrived() -> None:
     shown: dict[int, Any] = {}
     config = emulated_config(4)
     board = open_board(config)  # its expanders answer, with no interrupt pending
-    test = SelfTest(config, board, None, None, lambda _item: None, shown.__setitem__,
-                    seats=[0, 1], timeout_s=10)
+    parts = open_parts(board, config, lambda _event: None)
+    test = SelfTest(config, parts, lambda _item: None, shown.__setitem__, seats=[0, 1], timeout_s=10)
     test.on_probed(0)  # nothing probed: straight to the walk
     S = 1_000_000_000
 
@@ -344,7 +344,7 @@ def test_each_seat_screen_asks_for_its_control_and_shows_what_arrived() -> None:
     test.tick(7 + 10 * S)
     assert on(0, "seat 1: press", "4 of 6   10 s", "right not pressed", big="UP")
     assert test.prompt() == "seat 1: press UP"
-    board.close()
+    parts.close()
 
 
 def test_a_led_controller_missing_or_of_another_size_is_reported(
@@ -486,14 +486,14 @@ def test_the_test_picture_shows_whole_only_on_the_controller_it_was_driven_as() 
 def picture_walk(shown: dict[int, Any], kind: str = "ssd1306") -> Any:
     """A self-test of seat 1 whose screen took the probe's frame, walked to its picture step."""
     from firmware_host.config import parse_config
+    from firmware_host.devices.parts import Parts
     from firmware_host.service.selftest import Check, SelfTest
     from firmware_host.table.presses import Event, InputEvent
 
     data = emulated_config(4).model_dump()
     data["screens"][0]["kind"] = kind
     config = parse_config(data)
-    test = SelfTest(config, open_board(config), None, None, lambda _item: None, shown.__setitem__,
-                    seats=[0], timeout_s=10)
+    test = SelfTest(config, Parts(), lambda _item: None, shown.__setitem__, seats=[0], timeout_s=10)
     test.parts.append(Check("seat 1 screen", "mux 0x70 channel 0, 0x3c", "ok"))
     test.on_probed(0)
     for t, control in enumerate(CONTROLS, start=1):

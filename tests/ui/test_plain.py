@@ -47,14 +47,14 @@ def test_every_line_fits_the_terminal(dirs: Path, game: str, size: tuple[int, in
         table.new(game)
         table._join(0)
         table.set_bots(2)
-        ui.show(daemon.view())
+        ui.show(daemon.view(ui.VIEWS))
         lobby = screen(out)
         assert len(lobby) <= rows and all(cell_len(line) <= columns for line in lobby), lobby
         assert any("l next bot: medium" in line for line in lobby) or columns < 60
         table.start(0)
         table.tick(3 * S)
         assert table.phase is Phase.PLAYING
-        ui.show(daemon.view())
+        ui.show(daemon.view(ui.VIEWS))
         shown = screen(out)
         assert len(shown) <= rows and all(cell_len(line) <= columns for line in shown), shown
         assert shown[0].startswith("table-host: playing")
@@ -78,12 +78,12 @@ def test_q_during_a_match_asks_first(dirs: Path) -> None:
         table.new("classic")
         table._join(0)
         table.set_bots(1)
-        ui.show(daemon.view())
+        ui.show(daemon.view(ui.VIEWS))
         ui.key("q")  # in the lobby: quits at once
         assert put == [Key("q")]
         put.clear()
         table.start(0)
-        ui.show(daemon.view())
+        ui.show(daemon.view(ui.VIEWS))
         ui.key("q")
         assert put == [] and ASKED in said(out)
         ui.key("n")  # anything but y: no, and the question goes

@@ -16,6 +16,7 @@ from firmware_host.service.events import Key
 from firmware_host.table.machine import Phase
 from firmware_host.ui.terminal import mono_braille, rgb_cells
 from firmware_host.ui.textual_app import LogPane, TableApp, centre_text
+from firmware_host.ui.words import words_of
 from firmware_host.views.seat import render_countdown
 
 
@@ -163,7 +164,7 @@ async def _playing(pilot: Any, daemon: Daemon, app: TableApp, game_steps: int = 
     await pilot.press("enter")
     await until(pilot, lambda: daemon.table.phase is Phase.PLAYING)
     await until(pilot, lambda: app.view is not None and "playing" in app.view.status
-                and bool(app.view.hands.get(0)) and app.view.hands[0].plain != "")
+                and bool(words_of(app.view).hands.get(0)) and words_of(app.view).hands[0].plain != "")
 
 
 def _fits(app: TableApp, selector: str) -> tuple[int, int]:
@@ -355,8 +356,8 @@ def test_the_lobby_chooses_each_bots_level(dirs: Path) -> None:
         await pilot.press("l", "b", "l", "b", "l", "b")  # hard, easy, medium
         await until(pilot, lambda: len(daemon.table.bots) == 3)
         assert [str(daemon.table.bots[p].level) for p in (1, 2, 3)] == ["hard", "easy", "medium"]
-        await until(pilot, lambda: "seat 4 (bot, medium)" in app.view.words.plain)
-        words = " ".join(app.view.words.plain.split())
+        await until(pilot, lambda: "seat 4 (bot, medium)" in words_of(app.view).centre.plain)
+        words = " ".join(words_of(app.view).centre.plain.split())
         assert "seat 1 (you), seat 2 (bot, hard), seat 3 (bot, easy), seat 4 (bot, medium)" in words
         await pilot.press("B")  # the last one added leaves; the others keep their levels
         await until(pilot, lambda: len(daemon.table.bots) == 2)

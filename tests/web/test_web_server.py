@@ -208,7 +208,7 @@ def test_a_browser_that_stops_reading_holds_up_neither_the_hub_nor_another_brows
 
 
 def view(live: dict[str, Any]) -> TableView:
-    return TableView("playing", None, {}, [], live=live)
+    return TableView("playing", None, {}, [], made={"live": live})
 
 
 @pytest.fixture

@@ -21,14 +21,20 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from PIL import Image
+from PIL import Image, ImageDraw
 
 from ...system.errors import TableError
 from ...system.logs import logger
+from ...views.centre import cap, seat_colour
+from ...views.font import draw_centred
+from ..parts import MISSING, NOT_TESTED, OK, UNEXPECTED, Check, Part
 from . import ledproto
 from .firmware import HANDS_OFF, version_of
+
+if TYPE_CHECKING:
+    from ...config import TableConfig
 
 log = logger("ledlink")
 
@@ -38,6 +44,8 @@ log = logger("ledlink")
 PAUSE_MAX_S = 300.0  # a flash that never says it is done: the link takes the port back after this
 UPDATE = "sudo tablectl firmware flash"
 ACK_TIMEOUT_S = 0.25
+LED_HELLO_WAIT_S = 2.0  # the self-test: the link reopens every 0.2 s and waits 0.5 s for a hello
+LED_ACK_WAIT_S = 2.0
 HELLO_TIMEOUT_S = 0.5
 LEGACY_HELLO_TIMEOUT_S = 0.3
 REOPEN_EVERY_S = 0.2
@@ -79,7 +87,9 @@ def frame_payload(image: Image.Image) -> bytes:
     return bytes((rgb.width, rgb.height)) + rgb.tobytes()
 
 
-class LedLink:
+class LedLink(Part):
+    name = "LED controller"
+
     def __init__(self, path: str, width: int, height: int,
                  open_port: Callable[[str], Any] | None = None, expected: str | None = None) -> None:
         """`expected`: the firmware version this host carries (firmware.expected(), by default)."""
@@ -111,6 +121,16 @@ class LedLink:
             self._generation += 1
             self._wake.notify()
             return self._generation
+
+    def missing(self) -> list[str]:
+        return [self.name] if not self.stats.online and self.stats.last_error else []
+
+    def probe(self, config: TableConfig) -> list[Check]:
+        """The controller's hello, then the test pattern at the configured brightness."""
+        return probe_led(self, (self.width, self.height), config.centre.brightness)
+
+    def report(self) -> dict[str, Any]:
+        return {"led_link": vars(self.stats)}
 
     def close(self) -> None:
         with self._wake:
@@ -314,6 +334,59 @@ LATE_DRIVER = ("the service's device rules deny the port: systemd made them from
                "DeviceAllow=char-ttyACM when the service started, before cdc_acm (the port's driver) "
                "was loaded. `sudo systemctl restart table-host` lets it in; cdc_acm in "
                "/etc/modules-load.d/table-host.conf (install.sh writes it) loads it at boot")
+
+
+def matrix_pattern(size: tuple[int, int], brightness: float, panel: int = 16) -> Image.Image:
+    """Each 16x16 panel outlined in its own colour with its number (in chain order: left to
+    right, then down, as the controller wires them), and a red pixel at the matrix's top left:
+    a panel out of place, turned, or dark is seen at once."""
+    img = Image.new("RGB", size, (0, 0, 0))
+    draw = ImageDraw.Draw(img)
+    across = size[0] // panel
+    for y0 in range(0, size[1], panel):
+        for x0 in range(0, size[0], panel):
+            number = (y0 // panel) * across + x0 // panel
+            colour = seat_colour(number + 1)
+            draw.rectangle((x0, y0, x0 + panel - 1, y0 + panel - 1), outline=colour)
+            draw_centred(img, y0 + (panel - 6) // 2, str(number + 1), fill=(255, 255, 255),
+                         x0=x0, x1=x0 + panel)
+    img.putpixel((0, 0), (255, 0, 0))
+    return cap(img, brightness)
+
+
+def probe_led(led: Any, size: tuple[int, int], brightness: float) -> list[Check]:
+    """The controller's hello (name, protocol, size), then a test pattern it must ack."""
+    controller = Check("LED controller", led.path)
+    matrix = Check("matrix", f"{size[0]}x{size[1]}")
+    until = time.monotonic() + LED_HELLO_WAIT_S
+    while not led.stats.online and time.monotonic() < until:
+        time.sleep(0.05)
+    stats = led.stats
+    if not stats.online:
+        controller.result = UNEXPECTED if stats.wrong else MISSING
+        controller.detail = stats.last_error or "no answer"
+        matrix.result, matrix.detail = NOT_TESTED, "no LED controller"
+        return [controller, matrix]
+    controller.result = OK  # online: its hello said this protocol and the configured size
+    controller.detail = (f"{stats.controller}, protocol {stats.protocol}, {size[0]}x{size[1]}, "
+                         f"data on GP{stats.data_pin}"
+                         + ("" if stats.native else ", CRC and pixel copy as Python loops (slow)"))
+    if not stats.firmware_current:  # it plays, but not the firmware this table-host carries
+        controller.result = UNEXPECTED
+        controller.detail += (f"; its firmware is {stats.firmware}, this table-host carries "
+                              f"{stats.firmware_expected}: sudo tablectl firmware flash")
+    generation = led.show(matrix_pattern(size, brightness))
+    until = time.monotonic() + LED_ACK_WAIT_S
+    while led.stats.acked_generation < generation and time.monotonic() < until:
+        time.sleep(0.01)
+    if led.stats.acked_generation >= generation:
+        matrix.result = OK
+        matrix.detail = "test pattern acked: panels outlined and numbered, red pixel top left"
+    else:
+        matrix.result = MISSING
+        matrix.detail = (f"the test pattern was not acked in {LED_ACK_WAIT_S:g} s "
+                         f"({led.stats.last_error or 'no ack'})")
+    return [controller, matrix]
 
 
 def port_problem(exc: Exception) -> str:

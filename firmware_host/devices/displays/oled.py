@@ -22,16 +22,21 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PIL import Image
 
 from ...config import SPI_SWITCH
 from ...system.logs import logger
 from ..i2cmux import SYSFS, check_i2c_dev, resolve_bus
+from ..parts import MISSING, OK, Check, Part
+
+if TYPE_CHECKING:
+    from ...config import TableConfig
 
 log = logger("displays")
 
+SCREEN_TIMEOUT_S = 2.0  # a frame on a 400 kHz bus takes ~25 ms; the self-test gives a hung bus this long
 BACKOFF_FIRST_S = 0.25
 BACKOFF_MAX_S = 8.0
 @dataclass(frozen=True, slots=True)
@@ -215,8 +220,26 @@ class BusWorker(threading.Thread):
         screen.backoff = min(screen.backoff * 2, BACKOFF_MAX_S)
 
 
-class SeatDisplays:
+def screen_frame(seat: int) -> Image.Image:
+    """The probe's frame, and the picture the walk asks the builder to confirm: a border on all
+    four edges. An SH1106 driven as an SSD1306 (or the reverse) takes every byte and shows it
+    wrong: the SSD1306's horizontal addressing means nothing to an SH1106, which writes the whole
+    frame into its first page; an SSD1306 shows the SH1106's 132-column frame two pixels to the
+    right, its right edge lost. No read-back both datasheets define tells the two apart (neither
+    can be read over SPI), so the builder is asked."""
+    from PIL import ImageDraw
+
+    from ...views.seat import render_banner
+
+    img = render_banner(f"seat {seat + 1}", "is the border whole?", "slap: yes, alt: no", big="SELF-TEST")
+    ImageDraw.Draw(img).rectangle((0, 0, img.width - 1, img.height - 1), outline=1)
+    return img
+
+
+class SeatDisplays(Part):
     """Every seat's OLED. `show` never blocks on a bus."""
+
+    name = "seat screens"
 
     def __init__(self, specs: list[DisplaySpec], opener: Callable[[DisplaySpec], Any]) -> None:
         self._workers: dict[str, BusWorker] = {}
@@ -243,7 +266,7 @@ class SeatDisplays:
         worker.submit(seat, frame)
         return True
 
-    def probe(self, frames: dict[int, Image.Image], timeout: float = 2.0) -> dict[int, str]:
+    def probe_frames(self, frames: dict[int, Image.Image], timeout: float = 2.0) -> dict[int, str]:
         """Draw each seat's frame now and say, per seat, "" (it answered) or why not. The
         buses work in parallel; this waits for the slowest, `timeout` at most."""
         seats = [s for s in frames if s in self._bus_of]
@@ -252,6 +275,28 @@ class SeatDisplays:
             self._bus_of[seat].probe(seat, frames[seat])
         until = time.monotonic() + timeout
         return {seat: self._bus_of[seat].probed(seat, frames[seat], until) for seat in seats}
+
+    def missing(self) -> list[str]:
+        return [f"seat {seat + 1} screen ({s['bus']})" for seat, s in sorted(self.status().items())
+                if not s["online"] and s.get("failures")]
+
+    def probe(self, config: TableConfig) -> list[Check]:
+        """A frame through each screen's real driver and bus, its seat's number on it."""
+        specs = sorted((s.spec for w in self._workers.values() for s in w.screens.values()),
+                       key=lambda spec: spec.seat)
+        frames = {spec.seat: screen_frame(spec.seat) for spec in specs}
+        answers = self.probe_frames(frames, SCREEN_TIMEOUT_S)
+        checks = []
+        for spec in specs:
+            problem = answers.get(spec.seat, "no screen worker")
+            checks.append(Check(f"seat {spec.seat + 1} screen", f"{spec.bus}, 0x{spec.address:02x}",
+                                MISSING if problem else OK,
+                                problem or f"{spec.kind}: a frame went through (whether it shows right, "
+                                           "only the builder sees: the walk asks)"))
+        return checks
+
+    def report(self) -> dict[str, Any]:
+        return {"displays": {str(k): v for k, v in self.status().items()}}
 
     def status(self) -> dict[int, dict[str, Any]]:
         out = {}

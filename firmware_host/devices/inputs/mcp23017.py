@@ -25,9 +25,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from ...config import OUTPUT_ONLY_PINS
+from ..parts import MISSING, OK, UNEXPECTED, Check
 
 # Register addresses with IOCON.BANK = 0, the power-on map (DS Table 3-5).
 IODIRA, IODIRB = 0x00, 0x01
@@ -144,3 +145,53 @@ class MCP23017:
     def _read_gpio(self) -> int:
         r = self.bus.read_byte_data
         return r(self.address, GPIOA) | r(self.address, GPIOB) << 8
+
+
+# ---------------------------------------------------------------- the self-test's look
+
+
+def probe_expander(bus: Any, name: str, bus_number: int, address: int) -> Check:
+    """MCP23017 datasheet (DS20001952C) Table 3-5 and Register 3-1: IODIRA and IODIRB are
+    0xFF after reset; the driver writes 0x7F (GPx7 an output: output only, DS20001952D). IOCON
+    (0x0A) is 0x00 after reset; the driver sets MIRROR (0x40). Both at their reset values: the
+    chip was reset or plugged in since it was set up, and gives no interrupts until it is set
+    up again. Any other answer is some other device at that address."""
+    check = Check(f"expander {name}", f"bus {bus_number}, 0x{address:02x}")
+    try:
+        iodir = bus.read_byte_data(address, IODIRA), bus.read_byte_data(address, IODIRB)
+        iocon = bus.read_byte_data(address, IOCON)
+    except OSError as exc:
+        check.result, check.detail = MISSING, str(exc) or type(exc).__name__
+        return check
+    seen = f"IODIRA 0x{iodir[0]:02x}, IODIRB 0x{iodir[1]:02x}, IOCON 0x{iocon:02x}"
+    if iodir == (RESET_VALUES[IODIRA], RESET_VALUES[IODIRB]) and iocon == RESET_VALUES[IOCON]:
+        check.result = UNEXPECTED
+        check.detail = (f"{seen}: the chip was reset since the table set it up (IODIR 0x{IODIR_SET:02x}, "
+                        f"IOCON 0x{IOCON_MIRROR:02x}); its buttons give no interrupts until the daemon "
+                        "restarts (power, cable?)")
+    elif iodir != (IODIR_SET, IODIR_SET):
+        check.result = UNEXPECTED
+        check.detail = (f"{seen}: not an MCP23017 as the table sets it up (IODIR 0x{IODIR_SET:02x}): "
+                        "another device?")
+    elif iocon != IOCON_MIRROR:
+        check.result = UNEXPECTED
+        check.detail = f"{seen}: IOCON is not what the table set (0x{IOCON_MIRROR:02x}): another device?"
+    else:
+        check.result, check.detail = OK, seen
+    return check
+
+
+def unserved_interrupt(bus: Any, name: str, address: int, interrupt_gpio: int) -> str:
+    """Why an expander's button may never arrive: INTFA/INTFB (DS20001952C §3.5.8) flag the pins
+    whose change raised the interrupt, and stay set until INTCAP or GPIO is read (§3.6.4),
+    which the table does as soon as INT's edge reaches its GPIO. Flags still set long after
+    a press: the edge never came (the INTA wire, or its GPIO). Reading INTF clears nothing."""
+    try:
+        flags = bus.read_byte_data(address, INTFA) | bus.read_byte_data(address, INTFB) << 8
+    except OSError as exc:
+        return f"expander {name} does not answer now: {exc}"
+    if not flags:
+        return ""
+    pins = ", ".join(f"{'AB'[p // 8]}{p % 8}" for p in range(16) if flags >> p & 1)
+    return (f"expander {name} holds an interrupt for {pins} (INTF 0x{flags:04x}) that never reached "
+            f"GPIO{interrupt_gpio}: check its INTA wire")

@@ -13,11 +13,15 @@ import threading
 from collections.abc import Callable, Mapping
 from functools import partial
 from time import monotonic_ns
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...config import InputsConfig, pin_index
 from ...table.presses import ARBITRATED, Event, InputEvent, LineFilter, StartGate
-from .mcp23017 import MCP23017, Bus
+from ..parts import Check, Part, Timers
+from .mcp23017 import MCP23017, Bus, probe_expander, unserved_interrupt
+
+if TYPE_CHECKING:
+    from ...config import TableConfig
 
 SPIKE_REPORT_NS = 1_000_000_000
 """A line's spikes reach the table at most once this often (a noisy line must not flood the loop);
@@ -31,7 +35,7 @@ def ticks_to_ns(ticks: float) -> int:
     return round(ticks * 1e9)
 
 
-class TableInputs:
+class TableInputs(Part):
     """Every seat's buttons, from configuration to clean, timestamped events.
 
     Events go to `sink` from whichever thread delivered the edge (lgpio's
@@ -271,6 +275,33 @@ class TableInputs:
         if event is Event.PRESS and control in ARBITRATED:
             event = self.gate.admit(seat, ts) or event
         return InputEvent(event, seat, control, ts)
+
+    name = "seat inputs"
+
+    def start(self, timers: Timers) -> None:
+        """Stuck buttons and expanders to retry on a timer of their own, set again after each
+        turn of the loop (an edge from lgpio's thread may have moved it)."""
+        def tick(now: int) -> int | None:
+            self.tick(now)
+            return self.next_deadline()
+
+        timer = timers.register_timer(tick)
+        timers.after_each(lambda _now: timers.update_timer(timer, self.next_deadline()))
+
+    def missing(self) -> list[str]:
+        return [f"expander {name}" for name in self.expanders_down()]
+
+    def probe(self, config: TableConfig) -> list[Check]:
+        """Each expander's registers, read as the table set them up."""
+        return [probe_expander(self._chips[spec.name].bus, spec.name, spec.bus, spec.address)
+                for spec in self.config.expanders]
+
+    def why_silent(self, expander: str) -> str:
+        """An interrupt the expander holds that never reached its GPIO ("": none, or not ours)."""
+        spec = next((e for e in self.config.expanders if e.name == expander), None)
+        if spec is None:
+            return ""
+        return unserved_interrupt(self._chips[expander].bus, spec.name, spec.address, spec.interrupt_gpio)
 
     def expanders_down(self) -> list[str]:
         """The expanders that do not answer now (their seats' navigation is out until they do)."""
