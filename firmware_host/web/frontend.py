@@ -14,8 +14,10 @@ accepted by the gate (web/gate.py), not by aiohttp: it caps and times them.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
 import threading
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -33,6 +35,8 @@ if TYPE_CHECKING:
 
     from .gate import Gate
     from .server import Hub
+
+STOP_S = 5.0  # the web thread's start and shutdown, at most, when the table stops
 
 log = logger("web")
 
@@ -131,11 +135,21 @@ class WebView:
         return {"connections": gate.stats(), "browsers": hub.stats()}
 
     def stop(self) -> None:
+        """Its thread ended before the table's process does, even one still starting: it imports
+        aiohttp after the table is ready, and an interpreter that ends under a thread's import
+        can crash (a SIGTERM 0.5 s after READY ended the daemon with SIGSEGV, once in some 40)."""
         self._stopping = True
-        loop, thread = self._loop, self._thread
-        if loop is not None and thread is not None and thread.is_alive():
-            asyncio.run_coroutine_threadsafe(self._shutdown(), loop)
-            thread.join(5)
+        thread = self._thread
+        if thread is None:
+            return
+        deadline = time.monotonic() + STOP_S
+        while self._loop is None and thread.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.01)  # still beginning: it serves once its imports are done
+        loop = self._loop
+        if loop is not None and thread.is_alive():
+            with contextlib.suppress(RuntimeError):  # its loop closed meanwhile: it has ended
+                asyncio.run_coroutine_threadsafe(self._shutdown(), loop)
+        thread.join(max(0.1, deadline - time.monotonic()))
 
     # ------------------------------------------------------------ its thread
 

@@ -337,3 +337,25 @@ def test_the_daemon_takes_the_socket_systemd_passes(tmp_path: Path) -> None:
         proc.wait(10)
     told = (tmp_path / "daemon.log").read_text()
     assert "web view: http://127.0.0.1:" in told and str(tmp_path / "etc") in told  # its own directories
+
+
+def test_a_table_stopped_while_its_web_view_still_begins_waits_for_it(monkeypatch) -> None:
+    """The web thread imports aiohttp after the table is ready; a table stopped meanwhile must
+    not end its process under that import (a SIGTERM 0.5 s after READY once ended in SIGSEGV)."""
+    from firmware_host.web.frontend import WebView
+
+    begin = WebView._begin
+    began = threading.Event()
+
+    async def slow_begin(self: WebView) -> None:
+        began.set()
+        await asyncio.sleep(0.3)  # as an import on a loaded Pi
+        await begin(self)
+
+    monkeypatch.setattr(WebView, "_begin", slow_begin)
+    front = WebView("127.0.0.1", 0)
+    front.start(lambda _event: None)
+    assert began.wait(5)
+    assert front._loop is None  # still beginning
+    front.stop()
+    assert front._thread is not None and not front._thread.is_alive()
