@@ -72,18 +72,23 @@ def play(bot: Bot, s: CrazySight, now: int) -> Action | None:
         return None
     tops = s.pile_tops()
     easy = bot.level == Level.EASY
-    mem = _remember(bot, s, now)
-    if mem.denying and bot.level in (Level.MEDIUM, Level.HARD):
-        return _deny(bot, s, hand, now)
+    if bot.level in (Level.MEDIUM, Level.HARD):  # only they watch for a masher (`_deny`)
+        mem = _remember(bot, s, now)
+        if mem.denying:
+            return _deny(bot, s, hand, now)
+    else:
+        mem = bot.memory.setdefault("crazy", Memory())
     seat = s.seat
     seen = [c for c in hand if bot.sees()]
     sizes = s.pile_sizes()
     last = s.draw_size() == 0  # a card kept now scores as a discarded one
     spoil = 0.5 if bot.level in (Level.HARD, Level.INSTANT) else 0.0
     # A pile won now beats a bigger one the others may take first (a plain 5 before a Crazy card).
-    for pid, top in tops.items():
-        for card in sorted((c for c in seen if c.value == TOP or c.crazy), key=lambda c: c.crazy):
+    finishers = sorted((c for c in seen if c.value == TOP or c.crazy), key=lambda c: c.crazy)
+    if finishers:
+        for pid, top in tops.items():
             if top == FOUR:
+                card = finishers[0]
                 return PlayCrazy(seat, card, pid, TOP if card.crazy else None, now)
     best: tuple[float, PlayCrazy] | None = None
     places: list[tuple[int | None, int | None]] = list(tops.items())
@@ -184,9 +189,12 @@ def _worth(bot: Bot, card: CrazyCard, top: int, finishers: list[CrazyCard]) -> f
 
 def _values(card: CrazyCard, top: int | None) -> list[int]:
     """The values `card` may take on a pile showing `top` (None: starting a pile)."""
+    value = card.value  # 0: a Crazy card (`CrazyCard.crazy`, spelt out: this runs for every look)
     if top is None:
-        return [BOTTOM] if card.crazy or card.value == BOTTOM else []
-    return [v for v in (top + 1, top - 1) if BOTTOM <= v <= TOP and (card.crazy or card.value == v)]
+        return [BOTTOM] if value == 0 or value == BOTTOM else []
+    if value:
+        return [value] if value == top + 1 or value == top - 1 else []
+    return [v for v in (top + 1, top - 1) if BOTTOM <= v <= TOP]
 
 
 def _run(hand: list[CrazyCard], top: int | None, size: int, last: bool
@@ -196,14 +204,15 @@ def _run(hand: list[CrazyCard], top: int | None, size: int, last: bool
     best: tuple[float, CrazyCard, int] | None = None
     for i, card in enumerate(hand):
         for value in _values(card, top):
-            spent = SPENT if card.crazy and value != TOP and not last else 0.0
+            spent = SPENT if card.value == 0 and value != TOP and not last else 0.0
             if value == TOP:
                 worth = WIN + size + 1  # wins the pile (a 5 on a 4: the only way a 5 goes down)
             else:
                 rest = hand[:i] + hand[i + 1:]
                 after = _run(rest, value, size + 1, last) if rest else None
-                holds = any(c.crazy or c.value == TOP for c in rest)
-                stop = 1.0 - (GIFT if value == FOUR and not holds and not last else 0.0)
+                stop = 1.0
+                if value == FOUR and not last and not any(c.value in (0, TOP) for c in rest):
+                    stop -= GIFT  # leaves a 4 this hand cannot take
                 worth = 1.0 + max(stop - 1.0, after[0] if after is not None else stop - 1.0)
             worth -= spent
             if best is None or worth > best[0]:
