@@ -109,6 +109,9 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--sweep", action="store_true",
                      help="one round of every game, player count, option set and bot level, per seed")
     sim.add_argument("--seeds", type=int, default=200, help="with --sweep: seeds per case")
+    sim.add_argument("--matches", type=int, default=20,
+                     help="with --sweep: whole matches (seeds 0 to N-1) per game, player count and "
+                          "timed bot level; 0: none")
 
     sc = sub.add_parser("scenario", help="run a scenario file through the real engine")
     sc.add_argument("file", help="the scenario, a TOML file (docs/scenarios.md; examples in scenarios/)")
@@ -294,18 +297,22 @@ def _simulate(args: argparse.Namespace) -> int:
 def _sweep(args: argparse.Namespace) -> int:
     """Every round must end: exit 1 naming each case that stalled or raised."""
     from ..engine.options import GAMES
-    from ..play.simulate import sweep, sweep_cases
+    from ..play.simulate import RUNAWAY, match_cases, match_sweep, sweep, sweep_cases
     from ..table.bot_players import Level
 
     if args.game is not None and args.game not in GAMES:
         _fail(f"unknown game {args.game!r} (choose {', '.join(GAMES)})")
     if args.seeds < 1:
         _fail("--seeds must be at least 1")
+    if args.matches < 0:
+        _fail("--matches must be 0 or more")
     try:
         levels = None if args.bots is None else [Level(args.bots)]
     except ValueError:
         _fail(f"unknown bot level {args.bots!r} (choose {', '.join(lv.value for lv in Level)})")
-    cases = sweep_cases([args.game] if args.game else list(GAMES), args.seeds, levels)
+    games = [args.game] if args.game else list(GAMES)
+    cases = sweep_cases(games, args.seeds, levels)
+    whole = match_cases(games, args.matches, levels, args.players) if args.matches else []
     bar = None
     progress = None
     if sys.stderr.isatty() and not args.json:
@@ -314,22 +321,34 @@ def _sweep(args: argparse.Namespace) -> int:
 
         bar = Progress(console=Console(stderr=True), transient=True)
         bar.start()
-        task = bar.add_task("sweeping", total=len(cases))
+        task = bar.add_task("sweeping", total=len(cases) + len(whole))
 
         def progress(done: int) -> None:
             bar.update(task, completed=done)
 
     try:
         report = sweep(cases, progress)
+        matches = match_sweep(whole, progress=None if progress is None else
+                              (lambda done: progress(len(cases) + done)))
     finally:
         if bar is not None:
             bar.stop()
+    report["whole_matches"] = matches
+    failures = report["failures"] + matches["failures"]
     text = [f"{report['rounds']} rounds in {report['elapsed_s']} s, at most {report['most_actions']} "
             f"actions and {report['most_game_seconds']} s of play in a round; "
             f"{len(report['failures'])} failed"]
     text += [f"  {f['case']}: {f['error']}" for f in report["failures"]]
+    if whole:
+        text.append(f"{matches['matches']} whole matches in {matches['elapsed_s']} s (default options), "
+                    f"rounds a match took:")
+        for r in matches["rows"]:
+            text.append(f"  {r['game']:<8} {r['players']:>2} players {r['bots']:<6} median {r['median']:g}, "
+                        f"90th percentile {r['p90']}, {r['shortest']} to {r['longest']}")
+        text.append(f"{len(matches['failures'])} past {RUNAWAY} times their median (or no end)")
+        text += [f"  {f['case']}: {f['error']}" for f in matches["failures"]]
     _emit(report, args.json, "\n".join(text))
-    return 1 if report["failures"] else 0
+    return 1 if failures else 0
 
 
 def _scenario(args: argparse.Namespace) -> int:

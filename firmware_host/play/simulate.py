@@ -213,8 +213,6 @@ def simulate(
 
 # ---------------------------------------------------------------- the sweep
 
-
-
 @dataclass(frozen=True, slots=True)
 class SweepCase:
     game: str
@@ -271,3 +269,97 @@ def sweep(cases: list[SweepCase], progress: Callable[[int], None] | None = None)
         "most_game_seconds": round(most_seconds, 1),
         "elapsed_s": round(time.perf_counter() - started, 1),
     }
+
+
+# ---------------------------------------------------------------- whole matches
+
+RUNAWAY = 5
+"""A match longer than this many times the median of its kind (game, players, bots) is named."""
+MATCH_ROUND_CAP = 1000
+"""Rounds after which a match is stopped and named however its kind plays (a runaway never ends)."""
+
+
+@dataclass(frozen=True, slots=True)
+class MatchCase:
+    game: str
+    players: int
+    level: Level
+    seed: str
+
+    def command(self) -> str:
+        """The `table-host simulate` line that plays this match again, whole."""
+        return (f"table-host simulate --game {self.game} --players {self.players} "
+                f"--seed {self.seed} --bots {self.level}")
+
+
+def match_cases(games: list[str], seeds: int, levels: list[Level] | None = None,
+                players: int | None = None) -> list[MatchCase]:
+    """Every game, player count and timed bot level (instant bots play no one's way), each with
+    the default options for seeds 0 to `seeds` - 1."""
+    from ..engine.options import PLAYERS
+
+    out = []
+    for game in games:
+        lo, hi = PLAYERS[game]
+        counts = [players] if players is not None else list(range(lo, hi + 1))
+        for n in counts:
+            for level in levels or [lv for lv in Level if lv != Level.INSTANT]:
+                out.extend(MatchCase(game, n, level, str(s)) for s in range(seeds))
+    return out
+
+
+def play_match(case: MatchCase, cap: int = MATCH_ROUND_CAP) -> int:
+    """The rounds `case` took to its end, as `table-host simulate` plays it; `cap` + 1 when it was
+    stopped at `cap` rounds without an end."""
+    match = new_match(case.game, case.players, case.seed)
+    bots = make_bots(case.players, case.level, case.seed)
+    order = random.Random(f"order/{case.seed}")
+    while True:
+        play_round(match, bots, order)
+        if match.is_over:
+            return match.rounds_played
+        if match.rounds_played >= cap:
+            return cap + 1
+        match.next_round()
+
+
+def _median(values: list[int]) -> float:
+    v = sorted(values)
+    mid = len(v) // 2
+    return float(v[mid]) if len(v) % 2 else (v[mid - 1] + v[mid]) / 2
+
+
+def match_sweep(cases: list[MatchCase], cap: int = MATCH_ROUND_CAP,
+                progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+    """Play each case whole; per kind (game, players, bots) the distribution of rounds a match
+    took, and by its command each match past `RUNAWAY` times its kind's median or stopped at
+    `cap` rounds, or that raised."""
+    started = time.perf_counter()
+    kinds: dict[tuple[str, int, str], list[tuple[MatchCase, int]]] = {}
+    failures: list[dict[str, str]] = []
+    for n, case in enumerate(cases, 1):
+        try:
+            rounds = play_match(case, cap)
+        except Exception as exc:
+            failures.append({"case": case.command(), "error": f"{type(exc).__name__}: {exc}"})
+        else:
+            kinds.setdefault((case.game, case.players, str(case.level)), []).append((case, rounds))
+        if progress is not None:
+            progress(n)
+    rows = []
+    for (game, players, level), played in kinds.items():
+        counts = sorted(r for _, r in played)
+        median = _median(counts)
+        bound = RUNAWAY * median
+        for case, rounds in played:
+            if rounds > cap:
+                failures.append({"case": case.command(), "error": f"no end after {cap} rounds"})
+            elif rounds > bound:
+                failures.append({"case": case.command(),
+                                 "error": f"{rounds} rounds, past {RUNAWAY} times the median {median:g}"})
+        rows.append({"game": game, "players": players, "bots": level, "matches": len(counts),
+                     "median": median, "p90": counts[-(-9 * len(counts) // 10) - 1],
+                     "longest": counts[-1], "shortest": counts[0],
+                     "histogram": dict(sorted(Counter(counts).items()))})
+    return {"matches": len(cases), "rows": rows, "failures": failures,
+            "elapsed_s": round(time.perf_counter() - started, 1)}

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from firmware_host.bench.bots import Masher, bench_bots, play_match, standing
+from firmware_host.bench.bots import Greedy, Masher, bench_bots, play_match, standing
 from firmware_host.engine.game import sight_of
 from firmware_host.games.crazy.rules import TOP, DiscardCrazy, PlayCrazy
 from firmware_host.play.simulate import make_bots, play_round
@@ -19,7 +19,8 @@ from firmware_host.table.matches import new_match
 @pytest.mark.parametrize("game", ["classic", "dice", "domino", "crazy"])  # each its own test: in parallel
 def test_the_hard_bot_beats_every_masher_in_most_matches(game: str) -> None:
     figures = bench_bots(5, games=(game,), levels=(Level.HARD,))
-    assert {(row["game"], row["mash"]) for row in figures["rows"]} == {(game, m) for m in ("slap", "alt")}
+    opponents = {(game, m) for m in ("slap", "alt", "greedy")}
+    assert {(row["game"], row["mash"]) for row in figures["rows"]} == opponents
     for row in figures["rows"]:
         assert row["hard"]["won"] >= 3, row
 
@@ -32,6 +33,36 @@ def test_a_masher_presses_through_the_seat_controls_on_its_beat() -> None:
     assert match.round.seats[1].discard == [first]  # alt discards the card under the cursor
     gaps = [masher.interval_ns() for _ in range(200)]
     assert 120e6 < sum(gaps) / len(gaps) < 165e6  # about 7 presses a second
+
+
+def test_the_greedy_player_plays_the_first_card_that_fits_and_else_discards() -> None:
+    from firmware_host.games.crazy.rules import Pile
+
+    match = new_match("crazy", 2, 3)
+    rnd = match.round
+    greedy = Greedy(1, match, random.Random(1))
+    hand = rnd.seats[1].hand
+    rnd.piles.clear()
+    rnd.piles[0] = Pile(0, [(0, rnd.seats[0].hand[0], hand[1].value - 1 if hand[1].value > 1 else 2)])
+    fits = [a for a in rnd.legal_actions(1) if isinstance(a, PlayCrazy)]
+    gap = greedy.interval_ns()
+    assert greedy.pending == fits[0] and gap >= 120e6
+    greedy.press(match, gap)
+    assert fits[0].card not in rnd.seats[1].hand and rnd.piles[0].cards[-1][1] == fits[0].card
+    rnd.piles.clear()
+    rnd.piles.update({p: Pile(p, [(0, rnd.seats[0].hand[0], 3)]) for p in (0, 1)})
+    rnd.seats[1].hand[:] = [c for c in rnd.seats[1].draw if c.value == TOP][:3]
+    greedy.interval_ns()
+    assert greedy.pending == DiscardCrazy(1, rnd.seats[1].hand[0])  # nothing fits: the first card goes
+
+
+def test_hard_beats_the_greedy_player_at_crazy() -> None:
+    """Medium does not yet (docs/rules-engine.md, "Against a greedy player")."""
+    figures = bench_bots(6, games=("crazy",), mashes=("greedy",), levels=(Level.HARD,))
+    (row,) = figures["rows"]
+    assert row["hard"]["won"] == 6, row
+    lo, hi = row["hard"]["interval_95"]
+    assert round(lo, 3) == 0.61 and hi == 1.0  # Wilson's interval of 6 of 6
 
 
 def test_a_round_called_is_scored_as_it_stands() -> None:

@@ -67,16 +67,21 @@ def test_simulate_with_options_and_human_output() -> None:
     (["--sweep", "--game", "poker"], ["unknown game 'poker'"]),
     (["--sweep", "--seeds", "0"], ["--seeds"]),
     (["--sweep", "--bots", "genius"], ["unknown bot level"]),
+    (["--sweep", "--matches", "-1"], ["--matches"]),
 ])
 def test_bad_simulate_input_is_one_line_and_exit_2(args: list[str], words: list[str]) -> None:
     one_line_error(run("simulate", *args), *words)
 
 
 def test_simulate_sweep_plays_every_case_and_reports_failures_by_command() -> None:
-    result = run("simulate", "--sweep", "--game", "dice", "--bots", "hard", "--seeds", "2", "--json")
+    result = run("simulate", "--sweep", "--game", "dice", "--bots", "hard", "--seeds", "2", "--matches", "3",
+                 "--json")
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     assert report["rounds"] == 3 * 2 and report["failures"] == []  # 2 to 4 players, 2 seeds
+    whole = report["whole_matches"]  # and whole matches, judged by their length
+    assert whole["matches"] == 3 * 3 and whole["failures"] == []
+    assert [(r["players"], r["matches"]) for r in whole["rows"]] == [(2, 3), (3, 3), (4, 3)]
     assert report["most_actions"] > 0 and report["most_game_seconds"] > 0
 
 

@@ -17,7 +17,7 @@ from firmware_host.games.domino.layouts import layouts
 from firmware_host.games.domino.rules import DiscardDomino, DominoCard
 from firmware_host.play import simulate as simulate_mod
 from firmware_host.play.simulate import make_bots, play_round, simulate, sweep, sweep_cases
-from firmware_host.table.bot_players import Level
+from firmware_host.table.bot_players import Bot, Level
 from firmware_host.table.matches import new_match
 
 K = DominoCard.parse
@@ -184,3 +184,71 @@ def test_a_match_replays_a_round_that_time_ended() -> None:
     assert match.round.wake(10 * S) and match.rounds_played == 1
     again = Match.replay("domino", 2, 5, {"rounds": 2}, match.journal, b, {0: setup})
     assert again.results == match.results and again.journal == match.journal
+
+
+# ------------------------------------------------------------ every Crazy match ends (issue 34)
+
+RUNAWAYS = [("medium", 5, 94), ("hard", 2, 3), ("hard", 2, 46), ("hard", 2, 72), ("hard", 3, 31),
+            ("hard", 4, 3), ("hard", 4, 18), ("hard", 5, 20), ("hard", 5, 35), ("hard", 5, 43),
+            ("hard", 5, 88)]
+
+
+def test_the_crazy_matches_that_never_ended_reach_the_target() -> None:
+    """These matches' totals sank into the thousands below zero: a bot took a hard bot's four
+    quick plays for a masher's and discarded at once for ever after (docs/rules-engine.md)."""
+    for level, players, seed in RUNAWAYS:
+        report = simulate("crazy", players, None, str(seed), level=level)
+        assert max(report["totals"]) >= 100, (level, players, seed, report["totals"])
+        assert report["rounds_played"] <= 50, (level, players, seed, report["rounds_played"])
+
+
+def test_a_crazy_bot_plays_against_a_masher_only_while_it_keeps_mashing() -> None:
+    from firmware_host.games.crazy.bot import DENY_LOOKS, _remember
+
+    class Seen:
+        seat = 0
+
+        def __init__(self) -> None:
+            self.counts = [0, 0]
+
+        def laid(self) -> list[int]:
+            return list(self.counts)
+
+    bot, sight = Bot(Level.HARD, random.Random(1)), Seen()
+    ms = 1_000_000
+
+    def look(at: int, laid: int) -> bool:
+        sight.counts[1] = laid
+        return _remember(bot, sight, at).denying  # type: ignore[arg-type]
+
+    assert not look(0, 0) and not look(1000 * ms, 3)  # three in a second: no sighting
+    assert look(2000 * ms, 7)  # four in a second
+    for i in range(1, DENY_LOOKS):  # remembered for DENY_LOOKS looks (a second apart, nothing laid)
+        assert look((2000 + 1000 * i) * ms, 7), i
+    assert not look((2000 + 1000 * DENY_LOOKS) * ms, 7)
+    assert not look((3000 + 1000 * DENY_LOOKS) * ms + 1, 11)  # four, but more than a second apart
+
+
+def test_the_sweep_names_a_match_past_five_times_its_median_by_its_command(monkeypatch: MonkeyPatch) -> None:
+    cases = simulate_mod.match_cases(["crazy"], 12, [Level.HARD], 2)
+    assert len(cases) == 12 and cases[3].command() == (
+        "table-host simulate --game crazy --players 2 --seed 3 --bots hard")
+    rounds = {c.seed: 8 for c in cases} | {"3": 41, "5": 40, "7": 1001}
+    monkeypatch.setattr(simulate_mod, "play_match", lambda case, cap=1000: rounds[case.seed])
+    report = simulate_mod.match_sweep(cases)
+    assert report["failures"] == [
+        {"case": "table-host simulate --game crazy --players 2 --seed 3 --bots hard",
+         "error": "41 rounds, past 5 times the median 8"},
+        {"case": "table-host simulate --game crazy --players 2 --seed 7 --bots hard",
+         "error": "no end after 1000 rounds"},
+    ]
+    (row,) = report["rows"]
+    assert (row["median"], row["p90"], row["shortest"], row["longest"]) == (8, 41, 8, 1001)
+    assert row["histogram"] == {8: 9, 40: 1, 41: 1, 1001: 1}
+
+
+def test_a_whole_match_is_played_to_its_end_or_stopped_at_the_cap() -> None:
+    case = simulate_mod.MatchCase("crazy", 2, Level.HARD, "3")
+    report = simulate("crazy", 2, None, "3", level="hard")
+    assert simulate_mod.play_match(case) == report["rounds_played"]
+    assert simulate_mod.play_match(case, cap=2) == 3
