@@ -298,7 +298,7 @@ def match_cases(games: list[str], seeds: int, levels: list[Level] | None = None,
     the default options for seeds 0 to `seeds` - 1."""
     from ..engine.options import PLAYERS
 
-    out = []
+    out: list[MatchCase] = []
     for game in games:
         lo, hi = PLAYERS[game]
         counts = [players] if players is not None else list(range(lo, hi + 1))
