@@ -134,6 +134,43 @@ def test_every_hook_is_in_the_docs() -> None:
     assert missing == []
 
 
+def _round_ended(game: str) -> Any:
+    """A round of the game's fewest players played by instant bots to its end."""
+    table = playing(game, 0)
+    match = table.match
+    assert match is not None
+    bots = [Bot(Level.INSTANT, random.Random(seat)) for seat in range(match.players)]
+    now = 3 * S
+    while match.round.result is None:
+        now += 10_000_000
+        acted = False
+        for seat in range(match.players):
+            action = bots[seat].choose(sight_of(match.round, seat), now)
+            if action is not None and match.round.result is None:
+                match.apply(action)
+                acted = True
+        if not acted:
+            match.round.wake(now)
+        assert now < 3 * S + 3600 * S, f"{game}: the round did not end"
+    return match.round
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_a_scores_parts_add_up_to_it(game: str) -> None:
+    """The round-end table shows each score in its parts (`score_parts`): in play and at the
+    round's end they add up to the score, and a built-in game says them in its own words."""
+    g = find(game)
+    rnd = playing(game, 3).match.round
+    standing = g.standing(rnd)
+    assert [sum(points for _, points in seat) for seat in g.score_parts(rnd)] == list(standing)
+    ended = _round_ended(game)
+    parts = g.score_parts(ended)
+    assert [sum(points for _, points in seat) for seat in parts] == list(ended.result.scores)
+    assert all(words and isinstance(words, str) for seat in parts for words, _ in seat)
+    if game != "tiny":
+        assert type(g).score_parts is not Game.score_parts, f"{game} lacks score_parts (docs/games.md)"
+
+
 # ---------------------------------------------------------------- the tools
 
 
