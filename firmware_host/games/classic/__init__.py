@@ -192,7 +192,7 @@ class ClassicGame(Game[ClassicRound]):
         from .rules import STACK_PENALTY
 
         return [[(f"{st.centre} in the centre", st.centre),
-                 (f"{len(st.stack)} left on the Ligretto stack, ×{STACK_PENALTY}",
+                 (f"{len(st.stack)} on the stack ×{STACK_PENALTY}",
                   -STACK_PENALTY * len(st.stack))] for st in rnd.seats]
 
     # ------------------------------------------------------------ scenario files and tools

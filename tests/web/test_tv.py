@@ -1,0 +1,206 @@
+"""The TV page (/big) fits any TV: in chromium at 1280x720, 1920x1080 and 3840x2160, with 2 and
+12 seats, in every phase (attract, lobby, countdown, play, round end, match end), nothing lies
+outside the screen, nothing overlaps anything else, nothing scrolls; the smallest text a
+spectator reads is measured from the page against 15 arc-minutes from 3 m on a 55-inch TV; every
+text's contrast is computed against WCAG AA; every colour has its shape, at least 40 % of its
+card's height. Screenshots of every screen go to docs/web/ (`TABLE_WEB_SHOTS=docs`, docs/web.md).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import replace
+from typing import Any
+
+import pytest
+from plumbing import SHOTS, journaled, wait_for
+from test_browser import LiveTable, browser, live  # noqa: F401  (the fixtures)
+
+from firmware_host.system.paths import state_database
+from firmware_host.table.bot_players import SKILLS, Level
+from firmware_host.table.machine import Phase
+
+SIZES = {"720p": (1280, 720), "1080p": (1920, 1080), "4k": (3840, 2160)}
+MS = 1_000_000
+S = 1000 * MS
+
+# The smallest text: its capital letters' height seen from 3 m on a 55-inch 16:9 TV, whatever
+# its resolution, at least 15 arc-minutes.
+DISTANCE_MM = 3000.0
+SCREEN_HEIGHT_MM = 55 * 25.4 * 9 / math.hypot(16, 9)  # 684.9 mm
+LEAST_MM = 2 * DISTANCE_MM * math.tan(math.radians(15 / 60 / 2))  # 13.09 mm
+LEAST_SHARE = LEAST_MM / SCREEN_HEIGHT_MM  # of the screen's height: 20.6 px at 1080p
+
+
+def arc_minutes(cap_px: float, screen_px: int) -> float:
+    """The angle a capital letter `cap_px` tall subtends from 3 m on a 55-inch TV `screen_px` high."""
+    mm = cap_px / screen_px * SCREEN_HEIGHT_MM
+    return math.degrees(2 * math.atan(mm / 2 / DISTANCE_MM)) * 60
+
+
+# One script, one consistent page: every box on it, what lies outside the screen, what
+# overlaps, the smallest capital letter, the lowest contrast, and colours without their shape.
+CHECK = r"""(inject) => {
+  if (inject) draw({...window.tableState, ...inject});
+  const W = innerWidth, H = innerHeight;
+  const visible = (e) => { const s = getComputedStyle(e); const r = e.getBoundingClientRect();
+    return s.visibility !== "hidden" && s.display !== "none" && r.width > 0 && r.height > 0; };
+  const name = (e) => e.tagName.toLowerCase() + (e.id ? "#" + e.id : "") +
+    (typeof e.className === "string" && e.className ? "." + e.className.trim().replaceAll(" ", ".") : "") +
+    (e.textContent ? " '" + e.textContent.trim().slice(0, 24) + "'" : "");
+  const all = [...document.querySelectorAll("body *")].filter((e) => !e.closest(".lost-overlay") && visible(e));
+  const outside = all.filter((e) => { const r = e.getBoundingClientRect();
+    return r.left < -0.5 || r.top < -0.5 || r.right > W + 0.5 || r.bottom > H + 0.5; }).map(name);
+  // Boxes that must not overlap: each text (its own lines, not its block), each card, square, shape, code.
+  const boxes = [];
+  const canvas = document.createElement("canvas").getContext("2d");
+  let least = null;
+  const lows = [];
+  const rgba = (c) => { const m = c.match(/[\d.]+/g).map(Number); return [m[0], m[1], m[2], m.length > 3 ? m[3] : 1]; };
+  const lum = ([r, g, b]) => { const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+    return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b); };
+  const behind = (e) => {  // the colour behind an element: its backgrounds laid over each other
+    const layers = [];
+    for (let n = e; n; n = n.parentElement) {
+      const c = rgba(getComputedStyle(n).backgroundColor);
+      if (c[3] > 0) { layers.push(c); if (c[3] >= 1) break; }
+    }
+    let out = [0, 0, 0];
+    for (const c of layers.reverse()) out = out.map((v, i) => v * (1 - c[3]) + c[i] * c[3]);
+    return out;
+  };
+  for (const e of all) {
+    const own = [...e.childNodes].filter((n) => n.nodeType === 3 && n.textContent.trim());
+    if (own.length) {
+      const range = document.createRange();
+      for (const n of own) { range.selectNodeContents(n);
+        for (const r of range.getClientRects()) if (r.width > 0) boxes.push([e, r]); }
+      const s = getComputedStyle(e);
+      canvas.font = s.fontWeight + " " + s.fontSize + " " + s.fontFamily;
+      const cap = canvas.measureText("H").actualBoundingBoxAscent;
+      if (!least || cap < least.cap) least = {cap, what: name(e), size: parseFloat(s.fontSize)};
+      const fg = rgba(s.color), bg = behind(e);
+      const ink = fg.slice(0, 3).map((v, i) => v * fg[3] + bg[i] * (1 - fg[3]));
+      const [hi, lo] = [lum(ink), lum(bg)].sort((a, b) => b - a);
+      const ratio = (hi + 0.05) / (lo + 0.05);
+      const px = parseFloat(s.fontSize), bold = Number(s.fontWeight) >= 700;
+      const need = px >= 24 || (bold && px >= 18.66) ? 3 : 4.5;
+      if (ratio < need) lows.push(name(e) + " " + ratio.toFixed(2) + ":1");
+    }
+    if (e.matches(".card, .square, .half, .shape, svg.qr, .token")) boxes.push([e, e.getBoundingClientRect()]);
+  }
+  const overlaps = [];
+  for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
+    const [a, ra] = boxes[i], [b, rb] = boxes[j];
+    if (a === b || a.contains(b) || b.contains(a)) continue;
+    const w = Math.min(ra.right, rb.right) - Math.max(ra.left, rb.left);
+    const h = Math.min(ra.bottom, rb.bottom) - Math.max(ra.top, rb.top);
+    if (w > 0.5 && h > 0.5) overlaps.push(name(a) + " × " + name(b));
+  }
+  const colours = ["red", "green", "blue", "yellow", "purple"];
+  const coloured = [...document.querySelectorAll(".card, .square, .half")].filter(visible)
+    .filter((n) => colours.some((c) => n.classList.contains(c)) && !n.classList.contains("covered") && !n.querySelector(".token"));
+  const shapeless = coloured.filter((n) => { const s = n.querySelector(":scope > .shape");
+    return !s || s.getBoundingClientRect().height < 0.4 * n.getBoundingClientRect().height; }).map(name);
+  const doc = document.documentElement;
+  return {outside, overlaps: overlaps.slice(0, 10), least, lows: lows.slice(0, 10), shapeless,
+          shapes: coloured.length, scroll: [doc.scrollWidth, doc.scrollHeight], texts: boxes.length};
+}"""
+
+
+def check(page: Any, label: str, inject: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The page as a spectator sees it: everything on the screen, apart, large and clear enough."""
+    width, height = page.viewport_size["width"], page.viewport_size["height"]
+    got = page.evaluate(CHECK, inject)
+    assert got["outside"] == [], f"{label}: outside the screen"
+    assert got["scroll"] == [width, height], f"{label}: the page scrolls"
+    assert got["overlaps"] == [], f"{label}: overlapping"
+    assert got["lows"] == [], f"{label}: below WCAG AA contrast"
+    assert got["shapeless"] == [], f"{label}: a colour without its shape"
+    least = got["least"]
+    assert least["cap"] >= LEAST_SHARE * height, \
+        f"{label}: {least['what']} {least['cap']:.1f} px capitals, {arc_minutes(least['cap'], height):.1f}′"
+    return got
+
+
+def shot(page: Any, name: str) -> None:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"tv-{name}.png"))
+
+
+def pages(browser: Any, table: LiveTable) -> dict[str, Any]:  # noqa: F811
+    out = {}
+    for size, (width, height) in SIZES.items():
+        page = browser.new_page(viewport={"width": width, "height": height})
+        page.goto(table.url + "big")
+        page.wait_for_function("() => window.tableFrames > 0", timeout=10_000)
+        out[size] = page
+    return out
+
+
+def at_phase(pages_: dict[str, Any], phase: str) -> None:
+    for page in pages_.values():
+        page.wait_for_function(f"() => window.tableState.phase === '{phase}'", timeout=60_000)
+
+
+LEADERS = {"leaderboard": {"tonight": [{"name": f"Player {n}", "rating": 30 - n, "matches": 3} for n in range(1, 9)],
+                           "all_time": [{"name": f"<b>Player</b> {n}", "rating": 40 - n, "matches": 30}
+                                        for n in range(1, 9)]},
+           "highlights": ["Seat 3 beat seat 7 by 0.4 ms", "Seat 12 won three races in a row",
+                          "Seat 1 laid 14 cards in the centre"]}
+
+
+@pytest.mark.parametrize("seats", [2, 12])
+def test_the_tv_page_fits_every_tv_in_every_phase(browser: Any, live: Any, seats: int) -> None:  # noqa: F811
+    table = live(seats)
+    views = pages(browser, table)
+    figures: dict[str, float] = {}
+
+    def every(phase: str, inject: dict[str, Any] | None = None, name: str | None = None) -> None:
+        at_phase(views, phase)
+        if name:  # taken first, so a screen that fails its checks is there to be looked at
+            if inject:
+                views["1080p"].evaluate("(i) => draw({...window.tableState, ...i})", inject)
+            shot(views["1080p"], f"{name}-{seats}")
+        for size, page in views.items():
+            got = check(page, f"{seats} seats, {phase}, {size}", inject)
+            height = page.viewport_size["height"]
+            figures[f"{phase} {size}"] = arc_minutes(got["least"]["cap"], height)
+
+    every("attract", name="attract")
+    every("attract", LEADERS, name="attract-standings")
+    table.do(lambda now: (table.daemon.table.new("classic", {"rounds": 2}, now),
+                          table.daemon.table.set_bots(seats, "easy")))
+    every("lobby", name="lobby")
+    t = table.daemon.table
+
+    def timing(**times: int) -> None:
+        table.do(lambda now: (setattr(t, "timing", replace(t.timing, **times)), t.tick(now)))
+
+    timing(countdown_ns=600 * S)
+    table.do(lambda now: t.start(now))
+    every("countdown", name="countdown")
+    timing(countdown_ns=300 * MS)
+    wait_for(lambda: table.daemon.table.phase is Phase.PLAYING, timeout=10)
+    wait_for(lambda: journaled(state_database()) >= 3, timeout=60, every=0.1)
+    every("playing", name="play")
+    race = {"race": {"winner": 1, "loser": 2, "winner_name": "seat 1", "loser_name": "bot", "tie": False,
+                     "margin_ns": 400_000, "margin": "0.4 ms", "ts_ns": time.monotonic_ns()}}
+    every("playing", race, name="race")
+    for bot in table.daemon.table.bots.values():  # the round to its end, quickly
+        bot.level, bot.skill = Level.INSTANT, SKILLS[Level.INSTANT]
+    every("round_result", name="round-end")
+    timing(round_result_ns=0)
+    every("match_result", name="match-end")
+    print(seats, "seats, the smallest text in arc-minutes:",
+          ", ".join(f"{k} {v:.1f}′" for k, v in figures.items()))
+    for page in views.values():
+        page.close()
+
+
+def test_the_arc_minutes_of_a_55_inch_tv() -> None:
+    """A 55-inch 16:9 screen is 684.9 mm high; 15′ from 3 m is 13.09 mm, 20.6 px at 1080p."""
+    assert round(SCREEN_HEIGHT_MM, 1) == 684.9 and round(LEAST_MM, 2) == 13.09
+    assert round(LEAST_SHARE * 1080, 1) == 20.6
+    assert round(arc_minutes(20.64, 1080), 1) == 15.0
