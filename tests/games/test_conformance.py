@@ -2,7 +2,7 @@
 its hooks (each by name), `simulate` and `simulate --sweep`, a scenario file, `watch`, the seat
 and centre screens, the terminal's words and key help (with and without the direct buttons),
 the live web state (its board in the page's vocabulary) and the page in Chromium (the board
-drawn, every colour with its letter). A game that lacks a hook fails here with the hook's name
+drawn, every colour with its shape). A game that lacks a hook fails here with the hook's name
 (docs/games.md lists them)."""
 
 from __future__ import annotations
@@ -293,12 +293,12 @@ def test_the_live_state_has_its_board_in_the_pages_words(game: str) -> None:
             check_element(element, f"seat {hand['seat']}.holding[{i}]")
 
 
-# Cards, dice, board squares and halves whose colour is shown with no letter beside it (a covered
+# Cards, dice, board squares and halves whose colour is shown with no shape beside it (a covered
 # square shows its owner, a token square its token: the colour under them is out of play).
 COLOUR_ALONE = """() => [...document.querySelectorAll('.card, .square, .half')]
   .filter(n => ['red', 'green', 'blue', 'yellow', 'purple'].some(c => n.classList.contains(c)))
   .filter(n => !n.classList.contains('covered') && !n.querySelector('.token'))
-  .filter(n => !/[RGBYP]/.test(n.textContent)).map(n => n.outerHTML.slice(0, 80))"""
+  .filter(n => !n.querySelector(':scope > .shape')).map(n => n.outerHTML.slice(0, 80))"""
 
 
 @pytest.fixture(scope="module")
@@ -341,6 +341,6 @@ def test_the_page_draws_its_board(browser: Any, game: str) -> None:
         assert page.locator("#board > *").count() > 1, f"{game}: the page drew nothing in the middle"
         assert page.locator(".seat").count() == len(state["seats"])
         assert page.locator(".seat .holding").count() == len(state["seats"])  # every seat's own
-        assert page.evaluate(COLOUR_ALONE) == []  # every colour a person needs also says its letter
+        assert page.evaluate(COLOUR_ALONE) == []  # every colour a person needs also has its shape
     finally:
         page.close()
