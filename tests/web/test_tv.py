@@ -8,6 +8,7 @@ card's height. Screenshots of every screen go to docs/web/ (`TABLE_WEB_SHOTS=doc
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from dataclasses import replace
@@ -141,3 +142,81 @@ def test_the_arc_minutes_of_a_55_inch_tv() -> None:
     assert round(SCREEN_HEIGHT_MM, 1) == 684.9 and round(LEAST_MM, 2) == 13.09
     assert round(LEAST_SHARE * 1080, 1) == 20.6
     assert round(arc_minutes(20.64, 1080), 1) == 15.0
+
+
+def test_a_lost_connection_dims_the_board_says_since_when_and_retries_every_2_s(
+        browser: Any, live: Any) -> None:  # noqa: F811
+    table = live(2)
+    page = browser.new_page(viewport={"width": 1920, "height": 1080})
+    attempts: list[float] = []
+    page.on("websocket", lambda _ws: attempts.append(time.monotonic()))
+    page.goto(table.url + "big")
+    page.wait_for_function("() => window.tableFrames > 0", timeout=10_000)
+    assert page.locator("#lost").is_hidden()
+    table.web.stop()  # the table's web view gone: the page's socket closes
+    page.wait_for_function("() => document.body.classList.contains('lost')", timeout=10_000)
+    lost = time.monotonic()
+    overlay = page.locator("#lost")
+    assert overlay.is_visible()
+    box = overlay.bounding_box()
+    assert box == {"x": 0, "y": 0, "width": 1920, "height": 1080}  # over the whole board, dimming it
+    assert page.evaluate("() => getComputedStyle(document.getElementById('lost')).backgroundColor") == \
+        "rgba(0, 0, 0, 0.733)"
+    said = page.locator("#lost-since").inner_text()
+    assert said.startswith("since ") and said[6:14].count(":") == 2, said  # since HH:MM:SS (N s ago)
+    page.wait_for_timeout(7000)
+    tries = [t for t in attempts if t >= lost - 0.1]
+    gaps = [b - a for a, b in itertools.pairwise(tries)]
+    assert len(tries) >= 4, tries  # at once, then after 0.5, 1 and 2 s, then every 2 s
+    # The page waits 2 s at most; the slack is this loaded machine's, not the page's.
+    assert max(gaps) < 2.0 + 1.0, gaps
+    assert "ago)" in page.locator("#lost-since").inner_text()
+    page.close()
+
+
+# Machado, Oliveira and Fernandes (2009), "A physiologically-based model for simulation of color
+# vision deficiency", deuteranopia at severity 1.0, on linear RGB.
+DEUTERANOPIA = ((0.367322, 0.860646, -0.227968), (0.280085, 0.672501, 0.047413),
+                (-0.011820, 0.042940, 0.968881))
+
+
+def deuteranope(png: bytes) -> Any:
+    """A screenshot as a deuteranope sees it (Machado 2009 on linear RGB), as sRGB floats 0-255."""
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    rgb = np.asarray(Image.open(io.BytesIO(png)).convert("RGB"), dtype=np.float64) / 255
+    linear = np.where(rgb <= 0.04045, rgb / 12.92, ((rgb + 0.055) / 1.055) ** 2.4)
+    seen = np.clip(linear @ np.array(DEUTERANOPIA).T, 0, 1)
+    return 255 * np.where(seen <= 0.0031308, seen * 12.92, 1.055 * seen ** (1 / 2.4) - 0.055)
+
+
+def test_red_and_green_cards_differ_by_their_shapes_to_a_deuteranope(
+        browser: Any, live: Any) -> None:  # noqa: F811
+    """A red 5 and a green 5 drawn side by side on the TV page, seen through a simulated
+    deuteranopia: with their shapes they differ over a large share of the card; without them
+    (the shapes hidden) they differ little, since the colours alone look alike."""
+    import numpy as np
+
+    table = live(2)
+    page = browser.new_page(viewport={"width": 1920, "height": 1080})
+    page.goto(table.url + "big")
+    page.wait_for_function("() => window.tableFrames > 0", timeout=10_000)
+    page.evaluate("""() => { const box = document.createElement('div'); box.id = 'pair';
+      box.style.cssText = 'position: fixed; left: 0; top: 0; z-index: 20; display: flex; gap: 10px;';
+      box.append(card({c: 'R', v: 5}), card({c: 'G', v: 5})); document.body.append(box); }""")
+    cards = page.locator("#pair .card")
+
+    def differing() -> float:
+        red, green = (deuteranope(cards.nth(i).screenshot()) for i in range(2))
+        assert red.shape == green.shape
+        return float((np.abs(red - green).max(axis=2) > 40).mean())
+
+    with_shapes = differing()
+    page.add_style_tag(content="#pair .shape { visibility: hidden; }")
+    without = differing()
+    print(f"deuteranope: {with_shapes:.0%} of the card differs with the shapes, {without:.0%} without")
+    assert with_shapes >= 0.08 and without < 0.02  # measured: 12 % and 0 %
+    page.close()
