@@ -10,7 +10,9 @@ colours are the games' letters (R, G, B, Y, P).
 
 from __future__ import annotations
 
+import ipaddress
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from ..engine.game import find, title_of
 from ..engine.options import GAMES, PLAYERS
@@ -47,7 +49,8 @@ def live_state(table: Table, now: int, status: str, address: str = "") -> dict[s
         "round": None, "rounds": None, "target": None,
         "board": None, "results": [], "winners": [], "decisions": _decisions(table),
         "notices": table.notices[-6:],
-        "qr": list(qr_rows(address)) if address and phase in ("attract", "lobby") else None,
+        "qr": list(qr_rows(address)) if reachable(address) and phase in ("attract", "lobby") else None,
+        "reachable": reachable(address),
         "round_end": None, "podium": None, "race": _race(table),
         "leaderboard": None, "highlights": [],
     }
@@ -70,6 +73,20 @@ def live_state(table: Table, now: int, status: str, address: str = "") -> dict[s
         if phase == "match_result":
             state["podium"] = _podium(table)
     return state
+
+
+def reachable(address: str) -> bool:
+    """A phone on the network can open `address`: not this machine's own loopback (127.0.0.1,
+    [::1], localhost), which on a phone is the phone itself."""
+    host = urlsplit(address).hostname or ""
+    if not host:
+        return False
+    if host == "localhost":
+        return False
+    try:
+        return not ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return True  # a name: table.local, [web] url's
 
 
 def seat_name(table: Table, player: int) -> str:

@@ -100,4 +100,8 @@ def test_the_attract_screen_has_the_leaderboard_and_highlights_places() -> None:
     state = live_state(table, 0, "", "http://192.168.1.23/")
     assert state["phase"] == "attract"
     assert state["leaderboard"] == {"tonight": [], "all_time": []} and state["highlights"] == []
-    assert state["qr"] and state["race"] is None and state["round_end"] is None
+    assert state["qr"] and state["reachable"] and state["race"] is None and state["round_end"] is None
+    for here in ("http://127.0.0.1:8080/", "http://[::1]:8080/", "http://localhost/", ""):
+        state = live_state(table, 0, "", here)
+        assert state["qr"] is None and not state["reachable"], here  # a phone cannot open it
+    assert live_state(table, 0, "", "http://table.local/")["reachable"]

@@ -47,20 +47,23 @@ class OnTable:
 class LiveTable:
     """The emulated daemon, its loop in a thread, the web view attached on a free port."""
 
-    def __init__(self, seats: int) -> None:
+    def __init__(self, seats: int, shown: str = "") -> None:
+        """`shown`: the address the table says it is at, when not where the test's browser opens it
+        (a network address, as on the Pi, for what the attract screen shows)."""
         self.daemon = Daemon(emulated_config(seats))
         self.daemon.table.timing = Timing(countdown_ns=300 * MS, round_result_ns=600 * S,
                                           match_result_ns=600 * S)
         self.daemon.loop.on(OnTable, lambda event, now: event.work(now) or True)
         self.web = WebView("127.0.0.1", 0)
-        self.daemon.address = self.web.listen()
+        self.opened = self.web.listen()
+        self.daemon.address = shown or self.opened
         self.daemon.attach(self.web)
         self.thread = threading.Thread(target=self.daemon.serve, daemon=True)
         self.thread.start()
 
     @property
     def url(self) -> str:
-        return self.daemon.address
+        return self.opened
 
     def do(self, work: Callable[[int], Any]) -> None:
         done = threading.Event()
@@ -97,8 +100,8 @@ def browser() -> Iterator[Any]:
 def live(dirs: Path, request: pytest.FixtureRequest) -> Iterator[Callable[[int], LiveTable]]:
     tables: list[LiveTable] = []
 
-    def make(seats: int) -> LiveTable:
-        tables.append(LiveTable(seats))
+    def make(seats: int, shown: str = "") -> LiveTable:
+        tables.append(LiveTable(seats, shown))
         return tables[-1]
 
     yield make
@@ -200,17 +203,29 @@ def test_scores_after_a_round_and_names_are_text_never_markup(browser: Any, live
 
 def test_the_attract_screen_shows_the_address_and_a_code_that_reads_back(browser: Any, live: Any,
                                                                           tmp_path: Path) -> None:
-    table = live(4)
+    table = live(4, shown="http://192.168.1.23/")  # the Pi's address on its network, port 80
     page = open_page(browser, table.url + "big", TV)
-    assert page.locator("#banner .watch").inner_text() == f"Watch on your phone: {table.url}"
+    assert page.locator("#banner .watch").inner_text() == "Watch on your phone: http://192.168.1.23/"
     page.locator("svg.qr").screenshot(path=str(tmp_path / "qr.png"))
-    assert qr_read(tmp_path / "qr.png") == [table.url]
+    assert qr_read(tmp_path / "qr.png") == ["http://192.168.1.23/"]
     fits(page, whole_screen=True)
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / "attract-big.png"))
     table.tap(1, "slap")  # seat 1 joins: the lobby keeps the address, the match will not
     page.wait_for_function("() => window.tableState.phase === 'lobby'", timeout=10_000)
     assert page.locator("svg.qr").count() == 1
+
+
+def test_a_table_on_its_own_loopback_shows_no_address_a_phone_cannot_open(browser: Any, live: Any) -> None:
+    """127.0.0.1 (a laptop's default) on a phone is the phone itself: no code of it, and the page
+    says why."""
+    table = live(2)
+    page = open_page(browser, table.url + "big", TV)
+    assert page.locator("svg.qr").count() == 0
+    assert page.locator("#banner .watch").inner_text() == (
+        f"This page is on this computer only ({table.url}): to watch on a phone, give the web view "
+        "a network address ([web] bind, docs/web.md)")
+    fits(page, whole_screen=True)
 
 
 # ---------------------------------------------------------------- every game, every screen

@@ -91,7 +91,7 @@ LEADERS = {"leaderboard": {"tonight": [{"name": f"Player {n}", "rating": 30 - n,
 
 @pytest.mark.parametrize("seats", [2, 12])
 def test_the_tv_page_fits_every_tv_in_every_phase(browser: Any, live: Any, seats: int) -> None:  # noqa: F811
-    table = live(seats)
+    table = live(seats, shown="http://192.168.1.23/")  # as the Pi says it: its network address
     views = pages(browser, table)
     figures: dict[str, float] = {}
 

@@ -207,9 +207,13 @@ function banner(s) {
     const w = s.winners.map((n) => who(n, names[n])).join(" and ");
     lines.push(el("div", "big-word", w ? w + (s.winners.length > 1 ? " win!" : " wins!") : "Match over"));
   }
-  if ((s.phase === "attract" || s.phase === "lobby") && s.address) {
+  if ((s.phase === "attract" || s.phase === "lobby") && s.address && s.reachable) {
     lines.push(el("div", "watch", "Watch on your phone: " + s.address));
     if (s.qr) lines.push(qr(s.qr));
+  } else if ((s.phase === "attract" || s.phase === "lobby") && s.address) {
+    // 127.0.0.1 on a phone is the phone: say where the page is, and why no phone can open it.
+    lines.push(el("div", "watch", "This page is on this computer only (" + s.address + "): " +
+      "to watch on a phone, give the web view a network address ([web] bind, docs/web.md)"));
   }
   return lines;
 }
