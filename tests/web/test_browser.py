@@ -180,6 +180,8 @@ def test_scores_after_a_round_and_names_are_text_never_markup(browser: Any, live
     assert shown(page, "#banner .big-word") == [f"{name} (seat {winners[0]}) wins!"]
     assert shown(page, ".podium .step-name")[0] == f"{name} (seat {winners[0]})"
     fits(page, whole_screen=False)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / "match-end-phone.png"), full_page=True)  # the podium, the round
     # A notice with markup in it shows as the characters it is. Drawn and read in one script:
     # the table's next frame may come at any moment and draw its own status over it.
     drawn = page.evaluate("""() => {
