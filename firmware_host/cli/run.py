@@ -137,8 +137,11 @@ def attach_web(daemon: Daemon, terminal: bool) -> None:
         routes(daemon.store)(app)
 
     view = WebView(web.bind, web.port, web.max_clients, database=paths.state_database(),
-                   routes=[history_routes], names=web.names, url=web.url)
+                   routes=[history_routes], names=web.names, url=web.url,
+                   port_file=paths.state_database().with_name("web-port"))
     found = view.listen()
+    if view.said:  # the port it had last time was taken: a bookmark of it no longer opens the table
+        logger("web").warning("web view: %s", view.said)
     daemon.address = (web.url or found) if found else ""  # what people type: [web] url wins
     daemon.attach(view)
     if terminal and daemon.address:  # before the terminal UI takes the screen: `./dev run` says where

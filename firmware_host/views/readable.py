@@ -24,9 +24,15 @@ STYLE = {"R": "red3", "G": "green4", "B": "dodger_blue2", "Y": "gold3", "P": "me
 NAME = {"R": "red", "G": "green", "B": "blue", "Y": "yellow", "P": "purple"}
 
 
+SHAPE = {"R": "●", "G": "▲", "B": "■", "Y": "◆", "P": "★"}
+"""Colour is never the only signal: each colour's shape, as on the web page (docs/web.md)."""
+
+
 def chip(letter: str, label: str, selected: bool = False) -> Text:
-    """A card as a card: its colour as the background, the cursor's card in brackets."""
-    face = f"{letter + label if label != letter else letter:^4}"
+    """A card as a card: its colour as the background, its shape and letter, the cursor's card in
+    brackets."""
+    mark = SHAPE.get(letter, "") + letter
+    face = f"{mark + label if label != letter else mark:^4}"
     text = Text("[" if selected else " ", style="bold white")
     style = f"bold black on {STYLE.get(letter, 'grey50')}"
     text.append(face, style=style + (" underline" if selected else ""))

@@ -28,7 +28,7 @@ from ..system.logs import logger
 from ..system.systemd import under_systemd
 from ..views.live import live_state
 from .gate import Limits, TooFewDescriptors
-from .listen import open_socket, passed_socket, url_of
+from .listen import open_remembered, open_socket, passed_socket, url_of
 
 if TYPE_CHECKING:
     from aiohttp import web
@@ -57,9 +57,12 @@ class WebView:
     def __init__(self, bind: str = "127.0.0.1", port: int = 0, max_clients: int = 32,
                  database: Path | None = None,
                  routes: Sequence[Callable[[web.Application], None]] = (),
-                 names: Sequence[str] = (), url: str = "") -> None:
-        """`names`: what else browsers may call the table ([web] names); `url`: [web] url."""
+                 names: Sequence[str] = (), url: str = "", port_file: Path | None = None) -> None:
+        """`names`: what else browsers may call the table ([web] names); `url`: [web] url;
+        `port_file`: where port 0 remembers the port it had, to have it again (listen.py)."""
         self.bind, self.port, self.max_clients = bind, port, max_clients
+        self.port_file = port_file
+        self.said = ""  # what listening had to say (a remembered port taken), for the log
         self.names, self.url_set = names, url
         self.hub: Hub | None = None  # made on the web thread, with the server
         self.gate: Gate | None = None
@@ -88,7 +91,10 @@ class WebView:
             where = "the socket systemd passed (table-web.socket)"
             if sock is None:
                 where = f"{self.bind}:{self.port}"
-                sock = open_socket(self.bind, self.port)
+                if self.port == 0 and self.port_file is not None:
+                    sock, self.said = open_remembered(self.bind, self.port_file)
+                else:
+                    sock = open_socket(self.bind, self.port)
         except OSError as exc:
             hint = " (no socket from systemd: is table-web.socket enabled?)" if under_systemd() else ""
             self._fail(f"cannot listen on {where}: {exc.strerror or exc}{hint}")

@@ -13,7 +13,7 @@ from firmware_host.games.dice.rules import DiceRound
 from firmware_host.games.domino.rules import DominoRound
 from firmware_host.play.simulate import make_bots, play_round
 from firmware_host.table.machine import Phase, Table, Timing
-from firmware_host.views.readable import NAME, STYLE, centre_words, key_help, seat_words
+from firmware_host.views.readable import NAME, SHAPE, STYLE, centre_words, key_help, seat_words
 
 S = 1_000_000_000
 
@@ -52,7 +52,8 @@ def test_classic_shows_every_open_pile_by_colour_and_top_value() -> None:
     assert f"{len(rnd.pile_tops())} piles open" in words or "1 pile open" in words
     mine = seat_words(table, 0).plain
     first = rnd.seats[0].row[0][-1]
-    assert f"[{first}" in mine.replace(" ", "")  # the cursor's card, in brackets, as its colour and value
+    # the cursor's card, in brackets, as its colour, its shape and letter, and its value
+    assert f"[{SHAPE[first.colour.letter]}{first}" in mine.replace(" ", "")
 
 
 def test_dice_shows_each_colours_row_and_the_face_it_takes_next() -> None:
@@ -114,7 +115,8 @@ def test_crazy_shows_each_pile_with_its_colour_and_top_value() -> None:
     assert rnd.piles and f"{len(rnd.piles)} of {rnd.pile_limit} piles" in words
     for n, pile in enumerate(rnd.piles.values()):
         card = pile.cards[-1][1]
-        assert f"pile {n + 1} {card.colour.letter}{pile.top} {NAME[card.colour.letter]}" in words
+        letter = card.colour.letter
+        assert f"pile {n + 1} {SHAPE[letter]}{letter}{pile.top} {NAME[letter]}" in words
 
 
 @pytest.mark.parametrize(("game", "alt"), [("classic", "enter turns 3"), ("dice", "enter rerolls"),
