@@ -438,13 +438,14 @@ def _watch(args: argparse.Namespace) -> int:
     from ..engine.options import check_game
     from ..play.watch import watch
     from ..table.bot_players import Level
+    from ..table.words import game_name
 
     check_game(args.game, args.players)
     level = args.bots  # argparse allows only the levels that play on a clock (BOT_LEVELS)
     if not args.speed > 0 or args.speed == float("inf"):
         _fail(f"--speed must be a number above 0, not {args.speed}")
     game = args.game
-    print(f"table-host: watching {args.players} {level} bots play {game} (seed {args.seed}) at "
+    print(f"table-host: watching {args.players} {level} bots play {game_name(game)} (seed {args.seed}) at "
           f"{args.speed:g}x the table's pace", file=sys.stderr)
     play = sys.stderr if args.json else sys.stdout  # with --json, stdout holds the one object
     outcome = watch(game, args.players, args.seed, Level(level), args.speed,

@@ -15,6 +15,7 @@ from rich.text import Text
 
 from ..engine.game import find
 from ..engine.options import GAMES, PLAYERS
+from ..table.words import ending_name, game_name, phase_name
 
 if TYPE_CHECKING:
     from ..table.controls import SeatController
@@ -61,7 +62,7 @@ def _phase_words(table: Table) -> Text:
         out = Text("The lobby\n", style="bold")
         out.append("game: ")
         for g in GAMES:
-            out.append(f" {g} ", style="bold black on white" if g == table.game else "dim")
+            out.append(f" {game_name(g)} ", style="bold black on white" if g == table.game else "dim")
         out.append(f"\nplayers: {table.players} ({lo} to {hi}): ")
         out.append(", ".join([f"seat {s + 1}" + (" (you)" if s == 0 else "") for s in table.joined]
                              + [f"seat {seats[p] + 1} (bot, {bot.level})"
@@ -71,17 +72,16 @@ def _phase_words(table: Table) -> Text:
             out.append("\nlast match: " + _standings(table, list(match.totals)), style="dim")
         return out
     if match is None:
-        return Text(phase)
+        return Text(phase_name(phase))
     if phase == "countdown":
-        out = Text(f"{table.game}, round {match.round_no + 1}: get ready…", style="bold")
+        out = Text(f"{game_name(table.game)}, round {match.round_no + 1}: get ready…", style="bold")
         if match.results:  # the round just over stays in view, not only in the log
             out.append(f"\nround {len(match.results)}: " + _standings(table, list(match.results[-1].scores)))
             out.append("\ntotals: " + _standings(table, list(match.totals)))
         return out
     if phase == "round_result" and match.results:
         result = match.results[-1]
-        ending = str(result.ending).replace("_", " ")
-        out = Text(f"Round {len(match.results)} over ({ending})\n", style="bold")
+        out = Text(f"Round {len(match.results)} over ({ending_name(result.ending)})\n", style="bold")
         out.append("this round: " + _standings(table, list(result.scores)) + "\n")
         out.append("totals:     " + _standings(table, list(match.totals)))
         return out
@@ -90,7 +90,7 @@ def _phase_words(table: Table) -> Text:
         out = Text(f"Match over: {winners} {'win' if len(match.winners) > 1 else 'wins'}!\n", style="bold")
         out.append("totals: " + _standings(table, list(match.totals)))
         return out
-    return Text(phase)
+    return Text(phase_name(phase))
 
 
 def _standings(table: Table, scores: list[int]) -> str:
@@ -138,4 +138,4 @@ def key_help(table: Table, direct: bool = False, bot_level: str = "medium") -> s
         return "space: back to the lobby (after 3 s)"
     game = table.match.game if table.match is not None else table.game
     keys = find(game).keys(table.match.round if table.match is not None else None, direct)
-    return f"{game}: {keys}"
+    return f"{game_name(game)}: {keys}"

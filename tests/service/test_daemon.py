@@ -27,7 +27,7 @@ def daemon(tmp_path: Path):
 
 def test_ready_status_and_watchdog_reach_systemd(daemon: DaemonProcess) -> None:
     daemon.start()
-    assert any("STATUS=attract" in m for m in daemon.messages)
+    assert any("STATUS=waiting for players" in m for m in daemon.messages)
     daemon.wait_for("WATCHDOG=1", timeout=5)  # fed from the main loop, every 0.2 s here
     daemon.wait_for("WATCHDOG=1", timeout=5)
 
