@@ -308,11 +308,15 @@ def selftest_tables(report: Mapping[str, Any]) -> list[Any]:
         for c in seat.get("controls") or []:
             t.add_row(*cells(c.get("part"), c.get("where"), c.get("result"), c.get("detail") or ""))
         out.append(t)
+    return out + selftest_verdict(report)
+
+
+def selftest_verdict(report: Mapping[str, Any]) -> list[str]:
+    """The self-test's outcome after its log: the log has said each part already."""
     problems = report.get("problems") or []
-    out.append(f"{len(problems)} problem(s):" if problems else
-               f"self-test {report.get('state')}: {'passed' if report.get('passed') else 'not passed'}")
-    out += [f"  {line}" for line in problems]
-    return out
+    out = [f"{len(problems)} problem(s):" if problems else
+           f"self-test {report.get('state')}: {'passed' if report.get('passed') else 'not passed'}"]
+    return out + [f"  {line}" for line in problems]
 
 
 def setting_lines(key: str, value: Any) -> list[str]:

@@ -182,11 +182,15 @@ def test_history_is_one_row_per_match(tmp_path: Path) -> None:
 
 
 def test_selftest_report_and_simulate_read_as_tables(daemon: DaemonProcess) -> None:
+    """It was: `selftest --probe` printed its log, then the same lines again as a table; its JSON
+    had no `ok`."""
     result = tablectl("selftest", "--probe", env=daemon.env)
     assert result.returncode == 0, result.stdout + result.stderr
     no_python_values(result.stdout, "tablectl selftest --probe")
-    assert re.search(r"part\s+where\s+result\s+detail", result.stdout)
-    assert re.search(r"expander nav1\s+bus 1, 0x20\s+ok", result.stdout)
+    assert not re.search(r"part\s+where\s+result\s+detail", result.stdout)
+    assert len(re.findall(r"expander nav1\s+bus 1, 0x20", result.stdout)) == 1, result.stdout
+    probed = tablectl("--json", "selftest", "--probe", env=daemon.env)
+    assert probed.returncode == 0 and json.loads(probed.stdout)["ok"] is True, probed.stdout
     simulated = table_host("simulate", "--game", "domino", "--players", "3", "--rounds", "2", "--seed", "4")
     assert simulated.returncode == 0, simulated.stderr
     no_python_values(simulated.stdout, "table-host simulate")
