@@ -77,7 +77,7 @@ def seconds(ns: int) -> str:
     """A span of play, as a person reads it ("0.84 s", "12 ms", "45 µs"): never a raw stamp."""
     ns = abs(ns)
     if ns >= S:
-        return f"{ns / S:.2f} s"
+        return f"{round(ns / S, 2):g} s"
     if ns >= 1_000_000:
         return f"{ns / 1_000_000:.0f} ms"
     return f"{ns / 1000:.0f} µs"

@@ -15,7 +15,7 @@ from rich.text import Text
 
 from ..engine.game import find
 from ..engine.options import GAMES, PLAYERS
-from ..table.words import ending_name, game_name, phase_name
+from ..table.words import ending_name, game_name, phase_name, seconds
 
 if TYPE_CHECKING:
     from ..table.controls import SeatController
@@ -89,6 +89,8 @@ def _phase_words(table: Table) -> Text:
         winners = ", ".join(f"seat {seats[p] + 1}" for p in match.winners if p < len(seats))
         out = Text(f"Match over: {winners} {'win' if len(match.winners) > 1 else 'wins'}!\n", style="bold")
         out.append("totals: " + _standings(table, list(match.totals)))
+        out.append(f"\nThis stays {seconds(table.timing.match_result_ns)}, then the table goes back to "
+                   "the lobby (space: sooner).", style="dim")
         return out
     return Text(phase_name(phase))
 
@@ -132,10 +134,12 @@ def key_help(table: Table, direct: bool = False, bot_level: str = "medium") -> s
     if phase in ("attract", "lobby"):
         return (f"space join · ←/→ choose the game · b/B add/remove a bot · l next bot: {bot_level} · "
                 "enter start")
+    timing = table.timing
+    hold = seconds(timing.result_hold_ns)
     if phase == "round_result":
-        return "space: next round (after 3 s; by itself after 10 s)"
+        return f"space: next round (after {hold}; by itself after {seconds(timing.round_result_ns)})"
     if phase == "match_result":
-        return "space: back to the lobby (after 3 s)"
+        return f"space: back to the lobby (after {hold}; by itself after {seconds(timing.match_result_ns)})"
     game = table.match.game if table.match is not None else table.game
     keys = find(game).keys(table.match.round if table.match is not None else None, direct)
     return f"{game_name(game)}: {keys}"

@@ -158,6 +158,21 @@ def test_log_level_and_debug_options() -> None:
         parser.parse_args(["run", "--log-level", "loud"])
 
 
+def test_the_maintainers_lines_go_to_the_log_not_the_players_pane() -> None:
+    """It was: "memory: allocator malloc, 2 C arenas" in the players' log pane."""
+    out = io.StringIO()
+    logs.configure("info", stream=out)
+    pane = logs.PaneHandler().attach()
+    try:
+        logs.logger("daemon").info("memory: allocator %s", "malloc, 2 C arenas", extra=logs.MAINTAINER)
+        logs.logger("table").info("Match started: Ligretto, 2 players")
+        assert pane.snapshot() == (["Match started: Ligretto, 2 players"], 1)
+        assert "INFO  daemon: memory: allocator malloc, 2 C arenas\n" in out.getvalue()
+    finally:
+        pane.detach()
+        logs.configure("warning", stream=io.StringIO())
+
+
 def test_the_log_pane_takes_info_and_the_terminal_stays_quiet_meanwhile() -> None:
     out = io.StringIO()
     logs.configure("info", stream=out)

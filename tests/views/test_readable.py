@@ -134,8 +134,10 @@ def test_results_and_the_lobby_in_words() -> None:
     play_round(table.match, make_bots(3, "instant", 0), random.Random(0))
     table.tick(4 * S)
     assert table.phase is Phase.MATCH_RESULT
-    assert "Match over: seat" in centre_words(table).plain
-    assert key_help(table).startswith("space: back to the lobby (after 3 s)")
+    said = centre_words(table).plain
+    assert "Match over: seat" in said  # and how long it stays, that it goes (it left without a word)
+    assert said.endswith("This stays 30 s, then the table goes back to the lobby (space: sooner).")
+    assert key_help(table) == "space: back to the lobby (after 3 s; by itself after 30 s)"
     table.tick(40 * S)
     assert table.phase is Phase.LOBBY
     words = centre_words(table).plain
