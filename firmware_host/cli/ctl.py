@@ -81,8 +81,10 @@ def game_options(game: str | None, items: list[str]) -> dict[str, Any]:
             raise ValueError(f"unknown option {key!r} for {game} (known: {', '.join(sorted(specs))})")
         try:
             options[key] = spec.parse(value)  # sent as its type: the status shows rounds 3, not "3"
-        except ValueError as exc:
-            raise ValueError(f"option {key}={value}: {exc} ({spec.help})") from None
+        except ValueError as exc:  # the option's help, unless the problem gives its example already
+            said = str(exc)
+            raise ValueError(f"option {key}={value}: {said}" + ("" if "e.g." in said else f" ({spec.help})")
+                             ) from None
     return options
 
 

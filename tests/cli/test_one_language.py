@@ -210,7 +210,9 @@ def test_a_bad_value_is_exit_2_naming_the_option_as_typed(tmp_path: Path) -> Non
     config = tmp_path / "table.toml"
     config.write_text((ROOT / "hardware" / "wiring" / "4-seat.toml").read_text())
     before = config.read_text()
-    for key, value, words in (("arbiter.window_ms", "-3", "arbiter.window_ms"),
+    # it was: "arbiter.window_ms: Input should be greater than 0", pydantic's words, no range
+    for key, value, words in (("arbiter.window_ms", "-3",
+                               "arbiter.window_ms: -3 is out of range: it must be above 0 and at most 100"),
                               ("arbiter.window_ms", '"fast"', "valid number"),
                               ("arbiter.colour", "1", "colour"),
                               ("nothing.here", "1", "no setting 'nothing.here'")):
@@ -220,6 +222,9 @@ def test_a_bad_value_is_exit_2_naming_the_option_as_typed(tmp_path: Path) -> Non
         as_json = tablectl("--json", "config", "set", key, value, "--file", str(config), env=env)
         assert as_json.returncode == 2 and json.loads(as_json.stdout)["ok"] is False
     assert config.read_text() == before
+    # it was: "e.g. 7,7,5,5 (dice per seat, e.g. 7,7,5,5 (total at most 24))"
+    handicap = tablectl("new", "dice", "handicap=a,b", env=env)
+    assert handicap.returncode == 2 and handicap.stderr.count("e.g.") == 1, handicap.stderr
     for args in (["--json", "history", "--limit", "0"], ["bots", "two", "--json"]):
         result = tablectl(*args, env=env)
         assert result.returncode == 2
