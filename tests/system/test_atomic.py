@@ -45,5 +45,5 @@ def test_no_module_writes_a_file_whole_by_its_own_copy() -> None:
     """It was: three copies of write, fsync, rename (the last good copy, config set, the held
     writes). The debug bundle's, relative to a directory it holds open, is its own on purpose."""
     copies = sorted(str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py")
-                    if re.search(r"os\.fsync\(", p.read_text()) and re.search(r"os\.replace\(", p.read_text()))
+                    if re.search(r"os\.fsync\(", text := p.read_text()) and re.search(r"os\.replace\(", text))
     assert copies == ["system/atomic.py"]
