@@ -388,7 +388,8 @@ def debug_bundle(path: Path, as_json: bool = False) -> int:
     else:
         from . import show
 
-        for line in show.answer_shown({"file": str(path), "holds": list(files)}, "debug-bundle"):
+        # where it wrote, whole: it was only the name given, "table-host-debug.tar.gz"
+        for line in show.answer_shown({"file": str(path.absolute()), "holds": list(files)}, "debug-bundle"):
             print(line)
     return 0
 

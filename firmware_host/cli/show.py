@@ -358,7 +358,7 @@ PRINTERS: dict[str, Callable[[Mapping[str, Any], str | None], list[Any]]] = {
     "scores": lambda answer, _action: scores_tables(answer),
     "selftest": lambda answer, _action: selftest_tables(answer["selftest"]),
     "firmware": lambda answer, _action: firmware_lines({**answer, "steps": answer.get("steps", [])}),
-    "bundle": lambda answer, _action: [f"{answer['file']}: {', '.join(answer['holds'])}"],
+    "bundle": lambda answer, _action: [f"wrote {answer['file']}, holding {', '.join(answer['holds'])}"],
 }
 """How `tablectl` shows each kind of answer, by the name a command's declaration gives
 (control/protocol.py `Command.printer`; a test checks every command's is here)."""

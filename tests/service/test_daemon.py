@@ -119,9 +119,11 @@ def test_debug_bundle_holds_the_daemons_view_the_config_and_the_log(daemon: Daem
 
     daemon.start()
     bundle = tmp_path / "bundle.tar.gz"
-    result = subprocess.run([sys.executable, "-m", "firmware_host.cli.ctl", "debug-bundle", str(bundle)],
-                            cwd=ROOT, env=daemon.env, capture_output=True, text=True, timeout=60)
+    result = subprocess.run([sys.executable, "-m", "firmware_host.cli.ctl", "debug-bundle", "bundle.tar.gz"],
+                            cwd=tmp_path, env={**daemon.env, "PYTHONPATH": str(ROOT)}, capture_output=True,
+                            text=True, timeout=60)
     assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith(f"wrote {bundle}, holding ")  # it was: the name alone, not where
     with tarfile.open(bundle) as tar:
         names = tar.getnames()
         view = json.loads(tar.extractfile("table-host-debug/daemon.json").read())
