@@ -316,11 +316,13 @@ class TableApp(App[int]):
         self.query_one("#hand", Static).update(hand or Text(""))
         self.query_one("#centre", Static).update(centre_text(view, 2 if self.size.width >= 140 else 1))
         self.query_one("#scores", Static).update(Text(score_lines(view.scores, self.size.height)))
-        # The frames fill a small terminal: there the keys take one line (the game's are in the
-        # words view, `t` away), so that "what happened" keeps its rows.
+        # The frames fill a small terminal: there the terminal's own keys go on the log's lower
+        # border (the game's are in the words view, `t` away), so "what happened" keeps its rows.
         short = self.mode != "words" and self.size.height < 40
-        keys = f"{said.keys} · {self.OWN_KEYS}" if said.keys and not short else self.OWN_KEYS
-        self.query_one("#help", Static).update(Text(keys))
+        help_line = self.query_one("#help", Static)
+        help_line.display = not short
+        help_line.update(Text(f"{said.keys} · {self.OWN_KEYS}" if said.keys else self.OWN_KEYS))
+        self.query_one("#log", LogPane).border_subtitle = self.OWN_KEYS if short else ""
         self._draw_seat()
 
     def on_sounded(self, _: Sounded) -> None:

@@ -446,12 +446,14 @@ def test_x_without_a_match_says_so_and_t_keeps_what_happened_at_80x24(dirs: Path
         await pilot.press("x")
         assert not app.query_one("#confirm").has_class("shown")
         assert app.query_one("#log", LogPane).lines[-1] == "x: no match is running, nothing to abort"
-        await _playing(pilot, daemon, app)
-        for _ in range(3):  # the words, the seat's frame, the centre's, at 80x24
+        await _playing(pilot, daemon, app, game_steps=3)  # Crazy: its headline takes two lines
+        for _ in range(3):  # the seat's frame, the centre's, the words, at 80x24
             await pilot.press("t")
             await pilot.pause(0.2)
             assert app.query_one("#log").content_region.height >= 2, app.mode
-            assert app.query_one("#help").region.bottom <= 24
+            assert app.query_one("#log").region.bottom <= 24, app.mode
+            screen = "\n".join(_screen(app))
+            assert "t table/frames" in screen and "q quit" in screen, (app.mode, screen)
         await pilot.press("q", "y")
         await until(pilot, lambda: not app._thread.is_alive())
 
