@@ -60,9 +60,9 @@ def _phase_words(table: Table) -> Text:
     if phase == "lobby":
         lo, hi = PLAYERS[table.game]
         out = Text("The lobby\n", style="bold")
-        out.append("game: ")
-        for g in GAMES:
-            out.append(f" {game_name(g)} ", style="bold black on white" if g == table.game else "dim")
+        out.append("game: ")  # the one chosen, and where it is in the menu: the names fill no line
+        out.append(f" {game_name(table.game)} ", style="bold black on white")
+        out.append(f"  ←/→ {list(GAMES).index(table.game) + 1} of {len(GAMES)}", style="dim")
         out.append(f"\nplayers: {table.players} ({lo} to {hi}): ")
         out.append(", ".join([f"seat {s + 1}" + (" (you)" if s == 0 else "") for s in table.joined]
                              + [f"seat {seats[p] + 1} (bot, {bot.level})"

@@ -187,3 +187,13 @@ def test_the_status_line_names_seats_and_the_lobby_shows_no_old_totals(dirs: Pat
         assert score_lines(daemon.table) == ["seat  1 you", "seat  2 bot (medium)"]
     finally:
         daemon.close()
+
+
+def test_the_lobby_names_the_chosen_game_as_players_call_it_on_one_line() -> None:
+    """It was: "classic" among the code's names; then all four titles, which wrapped at 80x24."""
+    for n, game in enumerate(["classic", "dice", "domino", "crazy"]):
+        table = Table(4)
+        table.new(game)
+        table._join(0)
+        (line,) = lines_for(centre_words(table).plain, "game:")
+        assert line == f"game:  {title_of(game)}   ←/→ {n + 1} of 4" and len(line) <= 46
