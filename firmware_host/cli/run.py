@@ -24,7 +24,7 @@ from ..service.daemon import Daemon
 from ..service.journal import StoreError
 from ..system import memory, paths
 from ..system.errors import TableError
-from ..system.logs import logger
+from ..system.logs import MAINTAINER, logger
 from ..system.realtime import Realtime
 from ..system.systemd import Notifier
 from .common import with_games
@@ -84,8 +84,8 @@ def run(config_file: str | None, emulate: bool, ui: str = "none") -> int:
                 realtime.claim_game_thread()
             realtime.claim_edge_thread()
             realtime.stop_inheriting()  # the daemon's own workers run at normal priority
-            log.info("priority: %s", ", ".join(f"{role} thread {text}"
-                                               for role, text in realtime.status().items()))
+            log.info("priority: %s", ", ".join(f"{role} thread {text}" for role, text in
+                                               realtime.status().items()), extra=MAINTAINER)
         daemon = Daemon(config, config_file=path, board=board, terminal=ui in ("plain", "textual"))
         daemon.config_problem = problem
         daemon.realtime = realtime
@@ -97,8 +97,8 @@ def run(config_file: str | None, emulate: bool, ui: str = "none") -> int:
     except TableError as exc:  # every error the table reports (system/errors.py)
         log.error("%s", exc)
         return 2
-    log.info("hardware: %s", board.describe())
-    log.info("memory: allocator %s", memory.describe())
+    log.info("hardware: %s", board.describe(), extra=MAINTAINER)
+    log.info("memory: allocator %s", memory.describe(), extra=MAINTAINER)
     if traced is not None:
         log.warning("memory: tracing allocations (tracemalloc) into %s: slow, not for play", traced)
     return serve(daemon, ui)

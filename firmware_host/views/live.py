@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 
 from ..engine.game import find, title_of
 from ..engine.options import GAMES, PLAYERS
+from ..table.words import ended_by, ending_name, phase_name
 from .address import qr_rows
 from .boards import seat_no
 from .standings import fastest_reaction, highlights, leaderboard, rating_changes
@@ -37,6 +38,7 @@ def live_state(table: Table, now: int, status: str, address: str = "") -> dict[s
     state: dict[str, Any] = {
         "type": "table",
         "phase": phase,
+        "phase_name": phase_name(phase),
         "game": game,
         "title": title_of(game),
         "games": list(GAMES),
@@ -61,7 +63,10 @@ def live_state(table: Table, now: int, status: str, address: str = "") -> dict[s
         state["round"] = match.round_no + 1
         state["rounds"] = match.options.get("rounds")
         state["target"] = match.options.get("target")
-        state["results"] = [{"round": n + 1, "ending": str(r.ending), "scores": list(r.scores),
+        state["results"] = [{"round": n + 1, "ending": str(r.ending), "ending_name": ending_name(r.ending),
+                             "how": ended_by(r.ending, [f"seat {seats[p] + 1}" for p in r.finishers
+                                                        if p < len(seats)]),
+                             "scores": list(r.scores),
                              "finishers": [seats[p] + 1 for p in r.finishers if p < len(seats)]}
                             for n, r in enumerate(match.results)]
         if match.is_over:

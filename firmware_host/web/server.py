@@ -231,8 +231,14 @@ def build_app(hub: Hub, database: Path | None = None,
         body, kind = found
         return web.Response(body=body, content_type=kind)
 
+    async def favicon(_request: web.Request) -> web.Response:
+        """Browsers ask for /favicon.ico whatever the page says: the same icon, never a 404."""
+        body, kind = files["favicon.svg"]
+        return web.Response(body=body, content_type=kind)
+
     for path in PAGES:
         app.router.add_get(path, page)
+    app.router.add_get("/favicon.ico", favicon)
     app.router.add_get("/static/{name}", static)
     app.router.add_get("/live", live)
     for add in routes:

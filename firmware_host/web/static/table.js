@@ -4,10 +4,6 @@
 "use strict";
 
 const COLOURS = { R: "red", G: "green", B: "blue", Y: "yellow", P: "purple" };
-const PHASES = {
-  attract: "waiting for players", lobby: "lobby", countdown: "get ready",
-  playing: "playing", round_result: "round over", match_result: "match over",
-};
 const REASONS = { too_late: "too late", false_start: "false start" };
 // Colour is never the only signal (red and green look alike to many): each colour has a shape too.
 const SHAPES = { R: "circle", G: "triangle", B: "square", Y: "diamond", P: "star" };
@@ -189,7 +185,7 @@ function banner(s) {
   } else if (s.phase === "lobby") {
     lines.push(el("div", "big-word", s.title || s.game));
     const [lo, hi] = s.players_range;
-    lines.push(el("div", "", s.seats.length + " joined (" + lo + " to " + hi + " players) · seat 1 starts"));
+    lines.push(el("div", "", "players: " + s.seats.length + " (" + lo + " to " + hi + ") · seat 1 starts"));
   } else if (s.phase === "countdown") {
     lines.push(el("div", "big-word countdown", s.countdown ? s.countdown : "GO"));
   } else if (s.phase === "playing") {
@@ -198,8 +194,7 @@ function banner(s) {
   } else if (s.phase === "round_result" && s.results.length) {
     const last = s.results[s.results.length - 1];
     lines.push(el("div", "big-word", "Round " + last.round + " over"));
-    lines.push(el("div", "", last.ending.replaceAll("_", " ") +
-      (last.finishers.length ? " · seat " + last.finishers[0] + " first" : "")));
+    lines.push(el("div", "", last.how));
     if (s.round_end && s.round_end.next_in !== null) lines.push(el("div", "next-in", nextIn(s)));
   } else if (s.phase === "match_result") {
     const names = {};
@@ -423,7 +418,7 @@ function draw(s) {
   document.body.dataset.seats = String(s.seats.length);
   document.body.classList.toggle("many-seats", s.seats.length > 8);
   text("game", s.title || s.game);
-  text("phase", PHASES[s.phase] || s.phase);
+  text("phase", s.phase_name);  // the players' words come from the table (table/words.py)
   text("round", s.round ? "round " + s.round + (s.rounds ? " of " + s.rounds : "") +
     (s.target ? " · first to " + s.target : "") : "");
   text("status", s.status);
