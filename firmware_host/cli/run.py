@@ -132,7 +132,7 @@ def attach_web(daemon: Daemon, terminal: bool) -> None:
 
     store = daemon.store
     view = WebProcess(web.bind, web.port, web.max_clients, database=paths.state_database(),
-                      names=web.names, url=web.url, held=store.held,
+                      names=web.names, url=web.url, held=lambda: bool(store.problem),
                       level=logging.getLevelName(logging.getLogger("table_host").getEffectiveLevel()).lower())
     daemon.control.handoff = view.ask  # `tablectl history` answered in the web view's process
     found = view.listen()

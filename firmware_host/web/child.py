@@ -28,22 +28,25 @@ import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..control.server import SEND_S
-from ..service.events import FrontendReady, FrontendTrouble
-from ..service.journal import Reader
 from ..system import pieces
 from ..system.children import die_with_parent
 from ..system.logs import configure, logger, route_uncaught
+from ..system.realtime import SWITCH_INTERVAL_S
+
+if TYPE_CHECKING:  # imported when the process has begun reporting: they take seconds when loaded
+    from ..service.journal import Reader
 
 log = logger("web")
 
 LISTEN_FD, FRAMES_FD, LINK_FD = 3, 4, 5  # where the table's process puts them
 LENGTH = struct.Struct("!I")  # before each frame: its length
-REPORT_S = 0.25  # its report, when it changed, at most this often
+REPORT_S = 0.5  # its report, when it changed, at most this often
 HEARTBEAT_S = 1.0  # a report at least this often: the table's process knows it is alive
-READERS = 4  # history requests answered at once (the control socket hands 7 at most)
+READERS = 2  # history requests answered at once (the control socket hands 7 at most; the rest wait
+# here): each holds this process's interpreter lock while it reads, against the server's loop
 MESSAGE_MAX = 1 << 20  # a link message's bytes at most (a request is a line of 64 KiB at most)
 
 
@@ -92,12 +95,13 @@ class Link:
 class Child:
     """What the process does: serves, reads frames, answers the history, reports."""
 
-    def __init__(self, spec: dict[str, Any]) -> None:
+    def __init__(self, spec: dict[str, Any], link: Link) -> None:
+        from ..service.journal import Reader
         from .frontend import WebView
         from .replays import routes
 
         self.reader = Reader(spec["database"])
-        self.link = Link(socket.socket(fileno=LINK_FD))
+        self.link = link
         self.frames = socket.socket(fileno=FRAMES_FD)
         self.view = WebView(spec["bind"], spec["port"], spec["max_clients"], database=self.reader.path,
                             routes=[routes(self.reader)], names=spec["names"], url=spec["url"],
@@ -112,7 +116,6 @@ class Child:
             self.link.say({"trouble": self.view.problem})
             return 3
         threading.Thread(target=self.asked, name="link", daemon=True).start()
-        threading.Thread(target=self.reporting, name="report", daemon=True).start()
         self.read_frames()
         self.stopping.set()
         self.view.stop()
@@ -122,6 +125,8 @@ class Child:
 
     def heard(self, event: Any) -> None:
         """What the WebView says of itself (on its thread): up to the table's process."""
+        from ..service.events import FrontendReady, FrontendTrouble
+
         if isinstance(event, FrontendReady):
             self.link.say({"ready": self.view.url})
         elif isinstance(event, FrontendTrouble):
@@ -193,15 +198,19 @@ class Child:
             os.close(fd)
         self.link.say({"done": ask, "outcome": outcome})
 
-    def reporting(self) -> None:
-        said: Any = None
-        last = 0.0
-        while not self.stopping.wait(REPORT_S):
-            report = self.view.report()
-            now = time.monotonic()
-            if report != said or now - last >= HEARTBEAT_S:  # None while it begins: alive all the same
-                self.link.say({"report": report, "rss_kib": rss_kib()})
-                said, last = report, now
+
+def reporting(link: Link, child: list[Child]) -> None:
+    """Its report when it changed, and every HEARTBEAT_S anyway: from the first moment (the
+    imports that follow take seconds on a loaded machine), so the table knows it is alive."""
+    said: Any = None
+    last = 0.0
+    while True:
+        time.sleep(REPORT_S)
+        report = child[0].view.report() if child else None
+        now = time.monotonic()
+        if report != said or now - last >= HEARTBEAT_S:
+            link.say({"report": report, "rss_kib": rss_kib()})
+            said, last = report, now
 
 
 def rss_kib() -> int:
@@ -213,9 +222,14 @@ def rss_kib() -> int:
 def main(argv: list[str] | None = None) -> int:
     spec = json.loads((argv if argv is not None else sys.argv[1:])[0])
     die_with_parent(signal.SIGTERM, spec["parent"])  # first of all: it never outlives the table
+    sys.setswitchinterval(SWITCH_INTERVAL_S)  # the server's loop waits for a reader 0.5 ms, not 5
     configure(spec.get("level", "info"))
     route_uncaught()
-    child = Child(spec)
+    link = Link(socket.socket(fileno=LINK_FD))
+    made: list[Child] = []
+    threading.Thread(target=reporting, args=(link, made), name="report", daemon=True).start()
+    child = Child(spec, link)
+    made.append(child)
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda _signum, _frame: child.stop())
     return child.run()

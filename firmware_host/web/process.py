@@ -50,8 +50,7 @@ RESTART_S, RESTART_MOST_S = 1.0, 60.0  # the pause before starting it again, dou
 STEADY_S = 120.0  # a child that served this long starts the pauses over
 SILENT_S = 15.0  # no word from the child this long (it reports every second): stuck, ended
 STOP_S = 2.0  # SIGTERM to an end, at most; then SIGKILL
-HEAR_S = 0.2  # how often the child's silence, and the table's stopping, are looked at
-FRAMES_BUFFER = 64 * 1024  # the frames socket's send buffer: a few frames, not a backlog
+FRAMES_BUFFER = 32 * 1024  # the frames socket's send buffer (the kernel doubles it): a few frames
 ASK_S = REPLY_TIMEOUT_S + SEND_S + 1.0  # a handed request: read, answered, written
 
 
@@ -65,9 +64,10 @@ class WebProcess:
 
     def __init__(self, bind: str = "127.0.0.1", port: int = 0, max_clients: int = 32,
                  database: Path | None = None, names: Sequence[str] = (), url: str = "",
-                 held: Callable[[], int] = lambda: 0, level: str = "info") -> None:
-        """`held`: rows the table's store holds in memory (a full disk): while there are any,
-        `tablectl history` is answered in the table's process, the only one that sees them."""
+                 held: Callable[[], bool] = lambda: False, level: str = "info") -> None:
+        """`held`: whether the table's store holds rows the disk refused (a full disk): while it
+        does, `tablectl history` is answered in the table's process, the only one that sees them
+        (rows on their way to the disk, committed within 20 ms, are not that)."""
         self.bind, self.port, self.max_clients = bind, port, max_clients
         self.database, self.names, self.url_set, self.held, self.level = database, names, url, held, level
         self.url = ""
@@ -155,10 +155,13 @@ class WebProcess:
         self._stopping.set()
         with self._ready:
             self._ready.notify_all()
-        pid = self.pid
+        pid, link = self.pid, self._link
         if pid:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGTERM)
+        if link is not None:  # the supervisor stops hearing it, and waits for its end
+            with contextlib.suppress(OSError):
+                link.shutdown(socket.SHUT_RD)
         deadline = time.monotonic() + STOP_S + 1.0
         for thread in self._threads:
             thread.join(max(0.1, deadline - time.monotonic()))
@@ -321,20 +324,16 @@ class WebProcess:
 
     def _hear(self, link: socket.socket) -> str:
         """The child's messages until it ends ("") or falls silent for SILENT_S (why)."""
-        link.settimeout(HEAR_S)
-        heard = time.monotonic()
+        link.settimeout(SILENT_S)  # idle, this thread wakes only when the child reports
         while True:
             try:
                 data = link.recv(MESSAGE_MAX)
             except TimeoutError:
                 if self._stopping.is_set():
                     return ""
-                if time.monotonic() - heard >= SILENT_S:
-                    return f"said nothing for {SILENT_S:g} s (stopped?): killed"
-                continue
+                return f"said nothing for {SILENT_S:g} s (stopped?): killed"
             except OSError:
                 return ""
-            heard = time.monotonic()
             if not data:
                 return ""
             message = json.loads(data)
