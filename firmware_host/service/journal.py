@@ -695,6 +695,12 @@ class Reader:
                 self._db = None
                 raise
 
+    def version(self) -> int:
+        """SQLite's `data_version`: another number once another connection (the table's writer)
+        has committed, so an answer read before it is still the answer while it is the same."""
+        with self._reading() as db:
+            return int(db.execute("PRAGMA data_version").fetchone()[0])
+
     def history_page(self, limit: int = 20, before: int | None = None) -> dict[str, Any]:
         """`Store.history_page`'s answer, from the disk alone."""
         limit, before = page_bounds(limit, before)

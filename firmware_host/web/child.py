@@ -47,6 +47,7 @@ REPORT_S = 0.5  # its report, when it changed, at most this often
 HEARTBEAT_S = 1.0  # a report at least this often: the table's process knows it is alive
 READERS = 2  # history requests answered at once (the control socket hands 7 at most; the rest wait
 # here): each holds this process's interpreter lock while it reads, against the server's loop
+ANSWERS_KEPT = 64  # history answers kept (a page asked for by its limit and before)
 MESSAGE_MAX = 1 << 20  # a link message's bytes at most (a request is a line of 64 KiB at most)
 
 
@@ -56,6 +57,37 @@ def answer(reader: Reader, body: dict[str, Any]) -> dict[str, Any]:
         return {"ok": True, **reader.history_page(body.get("limit", 20), body.get("before"))}
     except Exception as exc:  # a failing read is an error reply, as it is in the table's process
         return {"ok": False, "error": str(exc) or type(exc).__name__}
+
+
+class Answers:
+    """`tablectl history`'s answers as bytes, each kept until the table's writer commits again
+    (`Reader.version`): readers asking the same page again and again (8 users without pause in
+    `bench attack`) cost a query of one number each, not a page read and written out."""
+
+    def __init__(self, reader: Reader) -> None:
+        self.reader = reader
+        self._kept: dict[str, tuple[int, bytes]] = {}
+        self._lock = threading.Lock()
+        self.made = self.reused = 0
+
+    def of(self, body: dict[str, Any]) -> bytes:
+        key = json.dumps([body.get("limit", 20), body.get("before")])
+        try:
+            version = self.reader.version()
+        except Exception:  # the page's own read says what is wrong
+            version = -1
+        with self._lock:
+            kept = self._kept.get(key)
+            if kept is not None and kept[0] == version != -1:
+                self.reused += 1
+                return kept[1]
+        data = pieces.dumps(answer(self.reader, body)).encode() + b"\n"
+        with self._lock:
+            if len(self._kept) >= ANSWERS_KEPT:
+                self._kept.clear()  # the bound: a reader walking the pages starts them over
+            self._kept[key] = (version, data)
+            self.made += 1
+        return data
 
 
 def write_all(fd: int, data: bytes, within_s: float = SEND_S) -> str:
@@ -101,6 +133,7 @@ class Child:
         from .replays import routes
 
         self.reader = Reader(spec["database"])
+        self.answers = Answers(self.reader)
         self.link = link
         self.frames = socket.socket(fileno=FRAMES_FD)
         self.view = WebView(spec["bind"], spec["port"], spec["max_clients"], database=self.reader.path,
@@ -190,8 +223,7 @@ class Child:
 
     def answered(self, ask: int, body: dict[str, Any], fd: int) -> None:
         try:
-            reply = answer(self.reader, body)
-            outcome = write_all(fd, pieces.dumps(reply).encode() + b"\n")
+            outcome = write_all(fd, self.answers.of(body))
         except Exception as exc:  # never silently: the table's process closes the connection
             outcome = f"its answer failed: {type(exc).__name__}: {exc}"
         finally:
@@ -207,6 +239,8 @@ def reporting(link: Link, child: list[Child]) -> None:
     while True:
         time.sleep(REPORT_S)
         report = child[0].view.report() if child else None
+        if report is not None:
+            report["answers"] = {"made": child[0].answers.made, "reused": child[0].answers.reused}
         now = time.monotonic()
         if report != said or now - last >= HEARTBEAT_S:
             link.say({"report": report, "rss_kib": rss_kib()})

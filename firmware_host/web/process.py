@@ -145,10 +145,12 @@ class WebProcess:
 
     def report(self) -> dict[str, Any] | None:
         """The child's last report (its connections and browsers) and this side's counts."""
-        said = self._child_report
+        said = dict(self._child_report or {})
+        answers = said.pop("answers", {})  # the child's: made, and reused while the journal stood
         process = {"pid": self.pid, "serving": self.serving, "starts": self.starts,
-                   "rss_kib": self._rss_kib, "frames": dict(self.frames), "history": dict(self.handed)}
-        return {**(said or {}), "process": process}
+                   "rss_kib": self._rss_kib, "frames": dict(self.frames),
+                   "history": {**self.handed, **answers}}
+        return {**said, "process": process}
 
     def stop(self) -> None:
         """The child asked to end (SIGTERM), then made to (SIGKILL); the threads with it."""
