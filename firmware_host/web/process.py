@@ -81,7 +81,7 @@ class WebProcess:
         self._rss_kib = 0
         self._put: Callable[[Any], None] = lambda _event: None
         self._sock: socket.socket | None = None
-        self._slot: bytes | dict[str, Any] | None = None
+        self._slot: dict[str, Any] | None = None
         self._ready = threading.Condition()
         self._frames_sock: socket.socket | None = None
         self._link: socket.socket | None = None
@@ -222,16 +222,17 @@ class WebProcess:
                 if self._stopping.is_set():
                     return
                 state, self._slot = self._slot, None
+            if state is None:
+                continue
             sock = self._frames_sock if self.serving else None
             if sock is None:
                 with self._ready:
                     self.frames["dropped"] += 1
                 continue
-            if isinstance(state, dict):
-                state["sent_ns"] = time.monotonic_ns()  # the moment it left the table (bench web)
-                state = json.dumps(state, separators=(",", ":"), ensure_ascii=False).encode()
+            state["sent_ns"] = time.monotonic_ns()  # the moment it left the table (bench web)
+            frame = json.dumps(state, separators=(",", ":"), ensure_ascii=False).encode()
             try:
-                sock.sendall(LENGTH.pack(len(state)) + state)
+                sock.sendall(LENGTH.pack(len(frame)) + frame)
             except OSError:  # the child has gone: the next one is shown the table when ready
                 with self._ready:
                     self.frames["dropped"] += 1
