@@ -117,7 +117,10 @@ class Hub:
     def publish(self, state: dict[str, Any]) -> None:
         """On the server's loop: serialise once, offer to every browser."""
         state["sent_ns"] = time.monotonic_ns()  # the moment it left the table (bench web)
-        frame = json.dumps(state, separators=(",", ":"), ensure_ascii=False).encode()
+        self.publish_frame(json.dumps(state, separators=(",", ":"), ensure_ascii=False).encode())
+
+    def publish_frame(self, frame: bytes) -> None:
+        """A frame's JSON as the table's process made it (web/child.py): offered as it is."""
         self.latest = frame
         self.published += 1
         for client in self.clients:

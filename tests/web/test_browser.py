@@ -332,3 +332,41 @@ def test_another_sites_page_cannot_watch_the_table(browser: Any, live: Any) -> N
         page.close()
         site.shutdown()
         site.server_close()
+
+
+def test_a_page_watching_the_real_daemon_sees_its_web_process_killed_and_the_table_again(
+        browser: Any, tmp_path: Path) -> None:
+    """The web view's own process killed while a browser watches: started again by the daemon,
+    and the page, which tries again by itself, draws the live table off the new one."""
+    import signal
+
+    from plumbing import DaemonProcess
+
+    daemon = DaemonProcess(tmp_path)
+    page = None
+    try:
+        daemon.start()
+        process: dict[str, Any] = {}
+
+        def serving(other_than: int = 0) -> bool:
+            process.update(daemon.ctl("status").get("web_view", {}).get("process", {}))
+            return bool(process.get("serving")) and process.get("pid") not in (None, 0, other_than)
+
+        wait_for(serving, timeout=30, every=0.2)
+        assert daemon.ctl("new", "classic", "rounds=1")["ok"] and daemon.ctl("bots", "3")["ok"]
+        assert daemon.ctl("start")["ok"]
+        page = open_page(browser, daemon.ctl("status")["web"], TV)
+        first = process["pid"]
+        os.kill(first, signal.SIGKILL)
+        page.wait_for_function("() => document.body.classList.contains('lost')", timeout=10_000)
+        wait_for(lambda: serving(other_than=first), timeout=30, every=0.2)
+        drawn = page.evaluate("() => window.tableFrames")
+        page.wait_for_function(f"() => window.tableFrames > {drawn} && "
+                               "!document.body.classList.contains('lost')", timeout=20_000)
+        assert shown(page, "#link") == ["live"]
+        assert page.evaluate("() => document.body.dataset.phase") in ("countdown", "playing", "round_result",
+                                                                    "match_result")  # the match, live
+    finally:
+        if page is not None:
+            page.close()
+        daemon.close()

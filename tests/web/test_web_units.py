@@ -153,3 +153,19 @@ def test_port_0_has_the_same_port_again_after_a_restart(tmp_path: Path) -> None:
     sock, said = open_remembered("127.0.0.1", nowhere)
     assert said == f"cannot remember port {sock.getsockname()[1]} in {nowhere}: No such file or directory"
     sock.close()
+
+
+def test_the_web_views_process_listens_on_its_remembered_port(tmp_path: Path) -> None:
+    """The daemon takes the socket for its web view's process (web/process.py): port 0 remembered
+    there too, so the table's address stays the same across restarts."""
+    from firmware_host.web.process import WebProcess
+
+    remembered = tmp_path / "web-port"
+    first = WebProcess("127.0.0.1", 0, port_file=remembered)
+    url = first.listen()
+    port = int(remembered.read_text())
+    assert url.endswith(f":{port}/") and first.said == ""
+    first.stop()
+    again = WebProcess("127.0.0.1", 0, port_file=remembered)
+    assert again.listen() == url
+    again.stop()
