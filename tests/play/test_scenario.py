@@ -115,11 +115,54 @@ def test_scenarios_can_run_presses_through_the_real_arbiter_its_draw_fixed_by_se
     again = run_file(ROOT / "scenarios" / "classic-tie.toml")
     assert [a.to_dict() for a in again.actions] == [a.to_dict() for a in run.actions]
     other = tmp_path / "other.toml"
-    swapped = (text.replace("seed = 2\n", "seed = 1\n").replace('expect = "too_late"', "WAS_LATE")
+    told = 'told = "too late (seat 2 won the tie, pressed 0.1 ms after you)"'
+    assert told in text  # the file states what the loser of the draw is told
+    swapped = (text.replace(told, "").replace("seed = 2\n", "seed = 1\n")
+               .replace('expect = "too_late"', "WAS_LATE")
                .replace('card = "B2"\nexpect = "ok"', 'card = "B2"\nexpect = "too_late"')
                .replace("WAS_LATE", 'expect = "ok"'))
     other.write_text(swapped)  # seed 1 draws the tie for the earlier press
     assert run_file(other).failures == []
+    assert run_file(other).actions[1].told == "too late (seat 1 won the tie, pressed 0.1 ms before you)"
+
+
+def test_a_seat_that_lost_a_draw_is_told_a_tie_and_a_late_press_is_told_late() -> None:
+    tie = run_file(ROOT / "scenarios" / "classic-tie.toml")
+    assert tie.actions[1].told == "too late (seat 2 won the tie, pressed 0.1 ms after you)"
+    assert tie.to_dict()["actions"][1]["told"] == tie.actions[1].told
+    assert tie.to_dict()["actions"][1]["refusal"]["tie"] is True
+    assert tie.to_dict()["actions"][1]["refusal"]["draw"] == 1
+    late = run_file(ROOT / "scenarios" / "classic-late-press.toml")
+    assert late.failures == []
+    assert late.actions[1].told == ("too late (seat 2 pressed 1.0 ms after you, "
+                                    "but yours reached the table late)")
+
+
+@pytest.mark.parametrize("gap_ms, told", [
+    (0.10, "too late (seat 2 pressed 0.1 ms after you, but yours reached the table late)"),
+    (0.15, "too late (seat 2 pressed 0.1 ms after you, but yours reached the table late)"),
+    (0.199, "too late (seat 2 pressed 0.2 ms after you, but yours reached the table late)"),
+    (0.2, "too late (seat 2 pressed 0.2 ms after you, but yours reached the table late)"),
+])
+def test_a_late_press_within_epsilon_of_the_winner_is_told_late_in_a_file(
+        tmp_path: Path, gap_ms: float, told: str) -> None:
+    text = (ROOT / "scenarios" / "classic-late-press.toml").read_text()
+    path = tmp_path / "late.toml"
+    path.write_text(text.replace("at_ms = 1.0\n", f"at_ms = {2.0 - gap_ms}\n")
+                    .replace("pressed 1.0 ms", f"pressed {told.split('pressed ')[1].split(' ms')[0]} ms"))
+    run = run_file(path)
+    assert run.failures == []
+    assert run.actions[1].told == told and run.decisions[0].startswith("late by")
+
+
+def test_a_told_that_does_not_match_fails_the_scenario(tmp_path: Path) -> None:
+    text = (ROOT / "scenarios" / "classic-tie.toml").read_text()
+    path = tmp_path / "wrong.toml"
+    path.write_text(text.replace("won the tie, pressed 0.1 ms after you", "was 0.1 ms earlier"))
+    (failure,) = run_file(path).failures
+    assert failure == ("wrong.toml.round[1].actions[1].told: "
+                       "expected 'too late (seat 2 was 0.1 ms earlier)', "
+                       "the seat was told 'too late (seat 2 won the tie, pressed 0.1 ms after you)'")
 
 
 @pytest.mark.parametrize(("text", "words"), [
@@ -127,6 +170,8 @@ def test_scenarios_can_run_presses_through_the_real_arbiter_its_draw_fixed_by_se
     (CLASSIC + "[arbiter]\nwindow = 5\n[[round]]\n", ["bad.toml.arbiter", "unknown key 'window'"]),
     (CLASSIC + "[[round]]\nactions = [{seat = 1, do = 'turn', arrive_ms = 3.0}]\n",
      ["round[1].actions[1].arrive_ms", "only with an [arbiter]"]),
+    (CLASSIC + "[[round]]\nactions = [{seat = 1, do = 'turn', told = 3}]\n",
+     ["round[1].actions[1].told", "the words the seat is told"]),
 ])
 def test_arbiter_settings_are_checked(tmp_path: Path, text: str, words: list[str]) -> None:
     message = refused(tmp_path, text)
