@@ -107,6 +107,11 @@ class Game(Generic[R]):
     def settle_options(self, options: dict[str, Any], players: int) -> None:
         """Fill in options whose default depends on the player count."""
 
+    def check_options(self, options: dict[str, Any], players: int | None) -> None:
+        """Refuse now, in the words the match's start would use, what its start would refuse
+        (`tablectl new` asks before anyone starts); `players`: None while the count is not
+        known, when only the checks that need no count can run."""
+
     def resources(self, players: int, options: dict[str, Any]) -> Any:
         """What a match needs beyond its options, loaded from the game's own data files (a
         board layout, a deck split); the match carries it unopened (`Match.resources`)."""

@@ -22,6 +22,8 @@ from .rules import (
     DieColour,
     PlaceDie,
     Reroll,
+    check_handicap,
+    dice_counts,
     handicap,
 )
 from .sight import DiceSight
@@ -46,6 +48,12 @@ class DiceGame(Game[DiceRound]):
     def settle_options(self, options: dict[str, Any], players: int) -> None:
         if options["rounds"] is None:
             options["rounds"] = 3 * players
+
+    def check_options(self, options: dict[str, Any], players: int | None) -> None:
+        if players is not None:
+            dice_counts(players, DiceOptions(options["handicap"]))
+        elif options["handicap"]:
+            check_handicap(options["handicap"])
 
     def new_round(self, match: Match, rng: random.Random, setup: dict[str, Any]) -> DiceRound:
         return DiceRound(match.players, DiceOptions(match.options["handicap"]), rng, **setup)

@@ -90,11 +90,16 @@ def dice_counts(players: int, options: DiceOptions) -> tuple[int, ...]:
     counts = options.handicap
     if len(counts) != players:
         raise RulesError(f"handicap gives {len(counts)} counts for {players} players")
+    check_handicap(counts)
+    return counts
+
+
+def check_handicap(counts: tuple[int, ...]) -> None:
+    """What no player count can make right: a seat without a die, more dice than the bag."""
     if any(c < 1 for c in counts):
         raise RulesError("handicap: every seat needs at least 1 die")
     if sum(counts) > TOTAL_DICE:
         raise RulesError(f"handicap: {sum(counts)} dice asked for, the bag holds {TOTAL_DICE}")
-    return counts
 
 
 class DiceRound(RoundBase):

@@ -12,7 +12,7 @@ from ...engine.match import Match
 from ...engine.options import OptionSpec, number, one_of, text_name, whole, yes_no
 from ...engine.round import RulesError, Seat, field_int, field_square, field_str
 from ...table.controls import steps
-from .layouts import board_for, layouts
+from .layouts import board_for, check_layout_name, layouts
 from .rules import (
     MAX_PLAYERS,
     MIN_PLAYERS,
@@ -55,6 +55,12 @@ class DominoGame(Game[DominoRound]):
     def resources(self, players: int, options: dict[str, Any]) -> Board:
         """The board layout the options name, or the recommended one for this many players."""
         return board_for(players, options.get("layout"))
+
+    def check_options(self, options: dict[str, Any], players: int | None) -> None:
+        if players is not None:
+            board_for(players, options.get("layout"))
+        elif options.get("layout") is not None:
+            check_layout_name(options["layout"])
 
     def check_resources(self, resources: Any) -> None:
         if not isinstance(resources, Board):
