@@ -183,7 +183,7 @@ def _run(data: dict[str, Any], name: str) -> ScenarioRun:
         if not isinstance(rnd, dict):
             raise fail(where, "expected a table")
         _check_round_keys(rnd, game, where)
-        _check_round_expects(rnd, players, where)
+        _check_round_expects(rnd, players, where, game)
         setups.append((where, rnd))
 
     def setup_for(r: int, where: str, rnd: dict[str, Any], match: Match | None) -> dict[str, Any]:
@@ -246,7 +246,7 @@ def _per_seat(value: Any, players: int, where: str) -> None:
         raise fail(where, f"a list of {players} whole numbers, one per seat, not {value!r}")
 
 
-def _check_round_expects(rnd: dict[str, Any], players: int, where: str) -> None:
+def _check_round_expects(rnd: dict[str, Any], players: int, where: str, game: str) -> None:
     """An expectation that no round could meet is a mistake in the file: refused before running."""
     if "expect_scores" in rnd:
         _per_seat(rnd["expect_scores"], players, f"{where}.expect_scores")
@@ -255,6 +255,12 @@ def _check_round_expects(rnd: dict[str, Any], players: int, where: str) -> None:
     if "expect_ending" in rnd and rnd["expect_ending"] not in {e.value for e in Ending}:
         raise fail(f"{where}.expect_ending", f"one of {', '.join(e.value for e in Ending)}, "
                    f"not {rnd['expect_ending']!r}")
+    ending = rnd.get("expect_ending")
+    endings = find(game).endings
+    if ending is not None and ending not in endings:
+        owners = " or ".join(g for g in GAMES if ending in find(g).endings)
+        raise fail(f"{where}.expect_ending", f"{ending!r} ends a {owners} round, not a {game} one "
+                   f"({game} rounds end: {', '.join(e.value for e in Ending if e in endings)})")
 
 
 def _check_match_expects(data: dict[str, Any], players: int, name: str) -> None:

@@ -92,4 +92,7 @@ def action(match: Match, raw: dict[str, Any]) -> PlayCrazy | DiscardCrazy:
     value_as = raw.get("value")
     if value_as is not None and not is_whole(value_as):
         raise RulesError("'value' is what a Crazy card counts as")
+    if value_as is not None and value != 0:
+        raise RulesError(f"'value' is only for a Crazy card ({text} counts as {value}); "
+                         "leave it out or play a Crazy card, e.g. R*")
     return PlayCrazy(seat, card, None if pile is None else pile - 1, value_as, raw["ts"])

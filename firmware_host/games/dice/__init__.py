@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 from ...engine.game import Game
 from ...engine.match import Match
 from ...engine.options import OptionSpec, whole
-from ...engine.round import Refusal, RulesError, Seat, field_str, is_whole
+from ...engine.round import Ending, Refusal, RulesError, Seat, field_str, is_whole
 from ...table.controls import steps
 from .rules import (
     FACES,
@@ -42,6 +42,7 @@ class DiceGame(Game[DiceRound]):
         PlaceDie: frozenset({"die"}), Reroll: frozenset({"faces"})}
     routine: ClassVar[frozenset[type]] = frozenset({Reroll})
     scenario_keys: ClassVar[frozenset[str]] = frozenset({"seat", "board"})
+    endings: ClassVar[frozenset[Ending]] = frozenset({Ending.LAST_DIE})
 
     # ------------------------------------------------------------ the match and the journal
 
@@ -73,7 +74,8 @@ class DiceGame(Game[DiceRound]):
             die = Die.parse(field_str(d, "die"))
             return PlaceDie(seat, DieColour(die.colour), die.face, ts)
         faces = d.get("faces")
-        if faces is not None and (not isinstance(faces, list) or not all(is_whole(f) for f in faces)):
+        if faces is not None and (not isinstance(faces, list)
+                                  or not all(is_whole(f) and 1 <= f <= FACES for f in faces)):
             raise RulesError(f"'faces' must be a list of die faces 1 to 6, not {faces!r}")
         return Reroll(seat, ts, tuple(faces) if faces is not None else None)
 

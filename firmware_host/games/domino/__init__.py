@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 from ...engine.game import Game
 from ...engine.match import Match
 from ...engine.options import OptionSpec, number, one_of, text_name, whole, yes_no
-from ...engine.round import RulesError, Seat, field_int, field_square, field_str
+from ...engine.round import Ending, RulesError, Seat, field_int, field_square, field_str
 from ...table.controls import steps
 from .layouts import board_for, check_layout_name, layouts
 from .rules import (
@@ -49,6 +49,7 @@ class DominoGame(Game[DominoRound]):
         PlayJoker: frozenset({"token", "square"}), DiscardDomino: frozenset()}
     routine: ClassVar[frozenset[type]] = frozenset({DiscardDomino})
     scenario_keys: ClassVar[frozenset[str]] = frozenset({"seat", "tokens"})
+    endings: ClassVar[frozenset[Ending]] = frozenset({Ending.LIGRETTO_STOP, Ending.NO_PLACEMENT})
 
     # ------------------------------------------------------------ the match and the journal
 
