@@ -229,3 +229,19 @@ def test_a_joker_hold_lapses_between_actions_as_at_the_table() -> None:
     run = run_file(Path(__file__).parents[2] / "scenarios" / "domino-joker.toml")
     assert run.failures == []
     assert run.wakes == [(1, 5_200.0)]  # the joker laid at 200 ms holds its token 5 s
+
+
+def test_a_die_put_in_another_colours_row_is_a_refusal_a_file_can_expect() -> None:
+    run = run_file(ROOT / "scenarios" / "dice-wrong-row.toml")
+    assert run.failures == []
+    wrong, right = run.to_dict()["actions"]
+    assert wrong["action"] == {"do": "place", "seat": 1, "die": "Y3", "row": "red"}
+    assert wrong["outcome"] == "no_fit"
+    assert wrong["told"] == "doesn't fit (a yellow die goes in the yellow row, not the red one)"
+    assert right["outcome"] == "ok" and run.to_dict()["final_state"]["board"]["yellow"] == 3
+
+
+def test_a_row_that_is_no_colour_is_refused(tmp_path: Path) -> None:
+    text = DICE + "[[round]]\nactions = [{seat = 1, do = 'place', die = 'Y3', row = 'pink'}]\n"
+    assert refused(tmp_path, text) == ("bad.toml.round[1].actions[1]: 'row' is a row's colour "
+                                       "(red, yellow, green, blue), not 'pink'")

@@ -39,7 +39,7 @@ class DiceGame(Game[DiceRound]):
     }
     actions: ClassVar[dict[str, type]] = {"place": PlaceDie, "reroll": Reroll}
     fields: ClassVar[dict[type, frozenset[str]]] = {
-        PlaceDie: frozenset({"die"}), Reroll: frozenset({"faces"})}
+        PlaceDie: frozenset({"die", "row"}), Reroll: frozenset({"faces"})}
     routine: ClassVar[frozenset[type]] = frozenset({Reroll})
     scenario_keys: ClassVar[frozenset[str]] = frozenset({"seat", "board"})
     endings: ClassVar[frozenset[Ending]] = frozenset({Ending.LAST_DIE})
@@ -64,7 +64,10 @@ class DiceGame(Game[DiceRound]):
 
     def encode(self, action: Any) -> dict[str, Any]:
         if isinstance(action, PlaceDie):
-            return {"die": str(Die(action.colour, action.face))}
+            out: dict[str, Any] = {"die": str(Die(action.colour, action.face))}
+            if action.row is not None:
+                out["row"] = DieColour(action.row).name.lower()
+            return out
         if isinstance(action, Reroll) and action.faces is not None:
             return {"faces": list(action.faces)}
         return {}
@@ -72,7 +75,13 @@ class DiceGame(Game[DiceRound]):
     def decode(self, kind: type, d: dict[str, Any], seat: Seat, ts: int, context: Any) -> Any:
         if kind is PlaceDie:
             die = Die.parse(field_str(d, "die"))
-            return PlaceDie(seat, DieColour(die.colour), die.face, ts)
+            row = d.get("row")
+            if row is None:
+                return PlaceDie(seat, DieColour(die.colour), die.face, ts)
+            colours = [c.name.lower() for c in DieColour]
+            if row not in colours:
+                raise RulesError(f"'row' is a row's colour ({', '.join(colours)}), not {row!r}")
+            return PlaceDie(seat, DieColour(die.colour), die.face, ts, DieColour[row.upper()])
         faces = d.get("faces")
         if faces is not None and (not isinstance(faces, list)
                                   or not all(is_whole(f) and 1 <= f <= FACES for f in faces)):
