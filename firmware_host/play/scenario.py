@@ -20,7 +20,7 @@ from ..engine.game import find
 from ..engine.match import Match
 from ..engine.options import GAMES, SPECS, check_game, parse_options
 from ..engine.round import Ending, Reason, Refusal, RulesError, is_whole
-from ..engine.setups import check_keys, fail, listed, seat_no
+from ..engine.setups import check_keys, fail, listed, parsed, seat_no
 from ..system.errors import ScenarioError
 from ..table.arbiter import Arbiter, Decision, Press
 from ..table.matches import new_match
@@ -101,6 +101,7 @@ class ScenarioRun:
     decisions: list[str] = field(default_factory=list)  # the arbiter's log: ties drawn, late presses
     wakes: list[tuple[int, float]] = field(default_factory=list)  # (round, ms): the table woke the round
     notes: list[str] = field(default_factory=list)  # what the referee noted for the table's log
+    after_end: dict[str, Any] | None = None  # the last ended round, once its end effects are done
 
     def to_dict(self) -> dict[str, Any]:
         summary = self.match.summary()
@@ -113,6 +114,7 @@ class ScenarioRun:
             **summary,
             "actions": [a.to_dict() for a in self.actions],
             "final_state": _numbered_from_one(self.states[-1]) if self.states else {},
+            "after_end": self.after_end,
             "expectations_failed": self.failures,
             **({"wakes": [{"round": r, "at_ms": at} for r, at in self.wakes]} if self.wakes else {}),
             **({"arbiter": self.decisions} if self.arbiter is not None else {}),
@@ -210,6 +212,9 @@ def _run(data: dict[str, Any], name: str) -> ScenarioRun:
                 raise fail(where, str(exc)) from None
         _run_actions(match, rnd.get("actions", []), where, r, players, result)
         result.states.append(match.round.snapshot())
+        if match.round.result is not None:  # its end effects are done: totals, player boards
+            result.after_end = {"round": r + 1, "totals": list(match.totals),
+                                "boards": [[str(c) for c in b] for b in match.boards]}
         _check_round(match, rnd, where, r, result)
     _check_match(match, data, name, result)
     return result
@@ -252,6 +257,13 @@ def _check_round_expects(rnd: dict[str, Any], players: int, where: str, game: st
         _per_seat(rnd["expect_scores"], players, f"{where}.expect_scores")
     if "expect_finishers" in rnd:
         _seat_list(rnd["expect_finishers"], players, f"{where}.expect_finishers", empty=True)
+    if "expect_boards" in rnd:
+        boards = rnd["expect_boards"]
+        w = f"{where}.expect_boards"
+        if not isinstance(boards, list) or len(boards) != players:
+            raise fail(w, f"a list of {players} player boards, one per seat, not {boards!r}")
+        rnd["expect_boards"] = [parsed(b, f"{w}[{s + 1}]", lambda t: str(find(game).carried_card(t)))
+                                for s, b in enumerate(boards)]
     if "expect_ending" in rnd and rnd["expect_ending"] not in {e.value for e in Ending}:
         raise fail(f"{where}.expect_ending", f"one of {', '.join(e.value for e in Ending)}, "
                    f"not {rnd['expect_ending']!r}")
@@ -404,6 +416,7 @@ def _check_round(match: Match, rnd: dict[str, Any], where: str, r: int, result: 
         ("expect_scores", list(res.scores) if res else None),
         ("expect_ending", str(res.ending) if res else None),
         ("expect_finishers", [s + 1 for s in res.finishers] if res else None),
+        ("expect_boards", [[str(c) for c in b] for b in match.boards] if res else None),
     ):
         if key in rnd and rnd[key] != actual:
             got = "the round still running" if res is None else repr(actual)

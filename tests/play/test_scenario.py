@@ -245,3 +245,27 @@ def test_a_row_that_is_no_colour_is_refused(tmp_path: Path) -> None:
     text = DICE + "[[round]]\nactions = [{seat = 1, do = 'place', die = 'Y3', row = 'pink'}]\n"
     assert refused(tmp_path, text) == ("bad.toml.round[1].actions[1]: 'row' is a row's colour "
                                        "(red, yellow, green, blue), not 'pink'")
+
+
+def test_player_boards_at_the_start_and_after_the_rounds_end_effects() -> None:
+    run = run_file(ROOT / "scenarios" / "domino-player-boards.toml")
+    assert run.failures == []
+    out = run.to_dict()
+    assert [s["aside"] for s in out["final_state"]["seats"]] == [["YY", "BB"], ["GG", "YB"]]  # as it ended
+    assert out["after_end"] == {"round": 1, "totals": [2, 0], "boards": [[], ["RR", "PP"]]}  # then
+
+
+def test_a_wrong_board_after_the_end_fails_and_malformed_boards_are_refused(tmp_path: Path) -> None:
+    text = (ROOT / "scenarios" / "domino-player-boards.toml").read_text()
+    path = tmp_path / "wrong.toml"
+    path.write_text(text.replace('expect_boards = [[], ["RR", "PP"]]', 'expect_boards = [[], ["PP", "RR"]]'))
+    assert run_file(path).failures == ["wrong.toml.round[1].expect_boards: expected [[], ['PP', 'RR']], "
+                                       "got [[], ['RR', 'PP']]"]
+    assert refused(tmp_path, text.replace('hand = ["PP", "RR"]', 'hand = ["PP", "GG"]')) == (
+        "bad.toml.round[1].seat[2].hand: GG lie on seat 2's player board, not in its hand (line 23)")
+    assert refused(tmp_path, text.replace('board = ["YY", "BB"]', 'board = ["YY", "YY"]')) == (
+        "bad.toml.round[1].seat[1].board: a player has each card once: YY (line 19)")
+    assert refused(tmp_path, text.replace('expect_boards = [[], ["RR", "PP"]]', "expect_boards = [[]]")) == (
+        "bad.toml.round[1].expect_boards: a list of 2 player boards, one per seat, not [[]] (line 13)")
+    assert "'expect_boards' belongs to a domino round, not classic" in refused(
+        tmp_path, CLASSIC + "[[round]]\nexpect_boards = [[], []]\n")

@@ -48,7 +48,7 @@ class DominoGame(Game[DominoRound]):
         PlaceDomino: frozenset({"card", "token", "near", "far"}),
         PlayJoker: frozenset({"token", "square"}), DiscardDomino: frozenset()}
     routine: ClassVar[frozenset[type]] = frozenset({DiscardDomino})
-    scenario_keys: ClassVar[frozenset[str]] = frozenset({"seat", "tokens"})
+    scenario_keys: ClassVar[frozenset[str]] = frozenset({"seat", "tokens", "expect_boards"})
     endings: ClassVar[frozenset[Ending]] = frozenset({Ending.LIGRETTO_STOP, Ending.NO_PLACEMENT})
 
     # ------------------------------------------------------------ the match and the journal
@@ -69,6 +69,8 @@ class DominoGame(Game[DominoRound]):
 
     def new_round(self, match: Match, rng: random.Random, setup: dict[str, Any]) -> DominoRound:
         o = match.options
+        if "aside" in setup:  # a scenario's player boards: the match keeps them from here on
+            match.boards = [list(b) for b in setup["aside"]]
         setup.setdefault("aside", match.boards)
         return DominoRound(match.players, DominoOptions(o["tokens"], o["joker_hold_s"], o["joker_wait_s"]),
                            rng, match.resources, **setup)

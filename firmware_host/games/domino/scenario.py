@@ -24,9 +24,23 @@ def setup(rnd: dict[str, Any], players: int, where: str, rng: random.Random,
                 raise fail(f"{where}.tokens[{i + 1}]", "a square is [row, column]")
             squares.append((sq[0], sq[1]))
         setup["tokens"] = squares
-    seats = seat_tables(rnd, players, where, {"hand", "jokers"})
+    seats = seat_tables(rnd, players, where, {"hand", "jokers", "board"})
     if seats is not None:
         hands, jokers = [], []
+        if any("board" in seat for seat in seats):  # player boards as the round starts
+            aside = [list(a) for a in aside]
+            for s, seat in enumerate(seats):
+                if "board" in seat:
+                    w = f"{where}.seat[{s + 1}].board"
+                    board = parsed(seat["board"], w, DominoCard.parse)
+                    dupes = {str(c) for c in board if board.count(c) > 1}
+                    if dupes:
+                        raise fail(w, f"a player has each card once: {', '.join(sorted(dupes))}")
+                    if len(board) >= len(SET):
+                        raise fail(w, f"a player board holds fewer than the seat's {len(SET)} cards, "
+                                   f"not {len(board)}")
+                    aside[s] = board
+            setup["aside"] = aside
         for s, seat in enumerate(seats):
             w = f"{where}.seat[{s + 1}]"
             if "hand" in seat:
