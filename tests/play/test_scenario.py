@@ -269,3 +269,33 @@ def test_a_wrong_board_after_the_end_fails_and_malformed_boards_are_refused(tmp_
         "bad.toml.round[1].expect_boards: a list of 2 player boards, one per seat, not [[]] (line 13)")
     assert "'expect_boards' belongs to a domino round, not classic" in refused(
         tmp_path, CLASSIC + "[[round]]\nexpect_boards = [[], []]\n")
+
+
+def test_cards_already_on_the_board_cover_their_squares_and_block_a_token() -> None:
+    run = run_file(ROOT / "scenarios" / "domino-blocked-token.toml")
+    assert run.failures == []
+    assert [a.outcome for a in run.actions] == ["blocked", "ok"]
+    state = run.to_dict()["final_state"]
+    assert [[0, 1], 2, "RR"] in state["covered"] and [[3, 1], 2, "YG"] in state["covered"]
+    assert state["tokens"][0]["square"] == [5, 6]
+
+
+@pytest.mark.parametrize(("old", "new", "words"), [
+    ('card = "RR", near = [0, 1], far = [0, 0]', 'card = "RB", near = [0, 1], far = [0, 0]',
+     "covered[1]: RB cannot lie on [0, 1] and [0, 0]: those squares are RR"),
+    ('card = "RR", near = [0, 1], far = [0, 0]', 'card = "RR", near = [0, 1], far = [0, 3]',
+     "covered[1]: the halves of RR must touch: [0, 1] and [0, 3] do not"),
+    ('card = "BB", near = [1, 0], far = [2, 0]', 'card = "BB", near = [1, 0], far = [2, 0] }, '
+     '{ seat = 1, joker = [2, 0]', "covered[3]: square [2, 0] is covered twice"),
+    ('card = "RR", near = [0, 1], far = [0, 0]', 'card = "RR", near = [0, 1], far = [-1, 1]',
+     "covered[1].far: square [-1, 1] is not on the two-players board"),
+    ('hand = ["BY", "PP"]', 'hand = ["BY", "GP"]',
+     "seat[2].hand: GP already lie on the board (bad.toml.round[1].covered), not in the hand"),
+    ('{ seat = 2, card = "RR"', '{ seat = 2, cards = "RR"', "covered[1]: unknown key 'cards'"),
+])
+def test_covered_squares_that_no_play_could_leave_are_refused(
+        tmp_path: Path, old: str, new: str, words: str) -> None:
+    text = (ROOT / "scenarios" / "domino-blocked-token.toml").read_text()
+    assert old in text
+    message = refused(tmp_path, text.replace(old, new, 1))
+    assert message.startswith("bad.toml.round[1].") and words in message, message

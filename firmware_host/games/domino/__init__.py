@@ -48,7 +48,7 @@ class DominoGame(Game[DominoRound]):
         PlaceDomino: frozenset({"card", "token", "near", "far"}),
         PlayJoker: frozenset({"token", "square"}), DiscardDomino: frozenset()}
     routine: ClassVar[frozenset[type]] = frozenset({DiscardDomino})
-    scenario_keys: ClassVar[frozenset[str]] = frozenset({"seat", "tokens", "expect_boards"})
+    scenario_keys: ClassVar[frozenset[str]] = frozenset({"seat", "tokens", "covered", "expect_boards"})
     endings: ClassVar[frozenset[Ending]] = frozenset({Ending.LIGRETTO_STOP, Ending.NO_PLACEMENT})
 
     # ------------------------------------------------------------ the match and the journal
@@ -212,7 +212,8 @@ class DominoGame(Game[DominoRound]):
         from .scenario import setup
 
         aside = match.boards if match is not None else [[] for _ in range(players)]
-        return setup(rnd, players, where, rng, aside)
+        board = match.resources if match is not None else board_for(players, options.get("layout"))
+        return setup(rnd, players, where, rng, aside, board)
 
     def scenario_action(self, match: Match, raw: dict[str, Any], where: str) -> Any:
         from .scenario import action
