@@ -299,3 +299,25 @@ def test_covered_squares_that_no_play_could_leave_are_refused(
     assert old in text
     message = refused(tmp_path, text.replace(old, new, 1))
     assert message.startswith("bad.toml.round[1].") and words in message, message
+
+
+def test_crazy_piles_already_on_the_table_play_on_as_the_round_built_them() -> None:
+    run = run_file(ROOT / "scenarios" / "crazy-piles-at-start.toml")
+    assert run.failures == []
+    assert [a.outcome for a in run.actions] == ["pile_limit", "ok", "ok"]
+    assert run.match.round.seats[0].score and len(run.match.round.seats[0].score) == 5  # won pile 1
+    assert [(p["id"], p["top"]) for p in run.to_dict()["final_state"]["piles"]] == [(2, 2), (3, 1)]
+
+
+@pytest.mark.parametrize(("pile", "words"), [
+    ('"1:R2"', "pile[1][1]: a pile starts with a 1 or a Crazy card counting 1, not 1:R2"),
+    ('"1:R1 2:Y3"', "pile[1][2]: 2:Y3 cannot lie on a 1: one higher or lower"),
+    ('"1:R1 2:Y*"', "pile[1][2]: 2:Y* cannot lie on a 1: one higher or lower (a Crazy card says what"),
+    ('"1:R1 2:Y2=2"', "pile[1][2]: only a Crazy card counts as a value it chooses, not Y2"),
+    ('"1:R1 2:Y2 1:R3 2:Y4 1:R5"', "pile[1][5]: a 5 on a 4 wins the pile: it would not be on the table"),
+    ('"1:R1", "2:Y1", "1:R1"', "pile: 2 players have 2 piles at most, not 3"),
+    ('"1:Y1"', "pile[1][1]: seat 1 plays red"),
+])
+def test_crazy_piles_no_round_could_build_are_refused(tmp_path: Path, pile: str, words: str) -> None:
+    message = refused(tmp_path, CRAZY + f"[[round]]\npile = [{pile}]\n")
+    assert message.startswith("bad.toml.round[1].") and words in message, message

@@ -75,10 +75,10 @@ LIES = [
     pytest.param(DOMINO_ASIDE + "\n[[round]]\n[[round.seat]]\n[[round.seat]]\nhand = ['PP', 'RR', 'GP']\n",
                  "lie.toml.round[2].seat[2].hand: RR lie on seat 2's player board, not in its hand (line 22)",
                  id="domino-board-card"),
-    pytest.param(CRAZY + "[[round]]\npile = [['1:R1']]\n",
-                 "lie.toml.round[1]: 'pile' belongs to a classic round, not crazy "
-                 "(known: actions, expect_ending, expect_finishers, expect_scores, seat)"
-                 " (line 3)", id="crazy-pile"),
+    pytest.param(CRAZY + "[[round]]\ntokens = [[1, 1]]\n",
+                 "lie.toml.round[1]: 'tokens' belongs to a domino round, not crazy "
+                 "(known: actions, expect_ending, expect_finishers, expect_scores, pile, seat)"
+                 " (line 3)", id="crazy-tokens"),
     pytest.param(CLASSIC + "[[round]]\nboard = {yellow = 2}\n",
                  "lie.toml.round[1]: 'board' belongs to a dice round, not classic "
                  "(known: actions, expect_ending, expect_finishers, expect_scores, pile, seat) (line 3)",

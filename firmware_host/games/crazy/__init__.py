@@ -45,6 +45,7 @@ class CrazyGame(Game[CrazyRound]):
     fields: ClassVar[dict[type, frozenset[str]]] = {
         PlayCrazy: frozenset({"card", "pile", "value"}), DiscardCrazy: frozenset({"card"})}
     routine: ClassVar[frozenset[type]] = frozenset({DiscardCrazy})
+    scenario_keys: ClassVar[frozenset[str]] = frozenset({"seat", "pile"})
     endings: ClassVar[frozenset[Ending]] = frozenset({Ending.LIGRETTO_STOP})
     centre_note = "won into score piles"
 
