@@ -63,7 +63,8 @@ def build_parser() -> argparse.ArgumentParser:
 def game_options(game: str | None, items: list[str]) -> dict[str, Any]:
     """`new`'s game and KEY=VALUE options, checked here against the game's option list: a typo is
     refused now, naming what is allowed, not when the match starts."""
-    from ..engine.options import GAMES, SPECS
+    from ..engine.options import GAMES, SPECS, check_options
+    from ..engine.round import RulesError
 
     with_games()
     if game is None:
@@ -85,6 +86,10 @@ def game_options(game: str | None, items: list[str]) -> dict[str, Any]:
             said = str(exc)
             raise ValueError(f"option {key}={value}: {said}" + ("" if "e.g." in said else f" ({spec.help})")
                              ) from None
+    try:  # what no player count makes right; the table checks the rest for its players
+        check_options(game, options, None)
+    except RulesError as exc:
+        raise ValueError(str(exc)) from None
     return options
 
 
@@ -533,7 +538,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return failed(str(exc), args.json)
     if refused(answer, args.json):  # a key no configuration has is a bad value, as for config set
         unknown = args.cmd == "config" and str(answer.get("error", "")).startswith("no setting")
-        return 2 if unknown else 1
+        return 2 if unknown or answer.get("bad_request") is True else 1
     not_done = answer.get("valid") is False or answer.get("reloaded") is False
     if not_done:  # answered, but not done: `ok` false, as the exit status, naming why
         problems = answer.get("problems") or [answer.get("note") or "the configuration was not reloaded"]

@@ -23,7 +23,7 @@ import random
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 
-from .round import Refusal, RoundBase, RulesError, Seat
+from .round import Ending, Refusal, RoundBase, RulesError, Seat
 
 if TYPE_CHECKING:
     from .codec import Action
@@ -84,6 +84,8 @@ class Game(Generic[R]):
     """A decision can change every seat's screen (a shared board); False: only the acting seats'."""
     scenario_keys: ClassVar[frozenset[str]] = frozenset({"seat"})
     """The keys a [[round]] table of this game may have besides actions and expect_*."""
+    endings: ClassVar[frozenset[Ending]] = frozenset(Ending)
+    """How its rounds can end: a scenario file expecting another game's ending is refused."""
     centre_note: ClassVar[str] = ""
     """What reaching the centre means, where it is not plain (the round's `to_centre`), said
     after `simulate`'s share of the cards dealt that reached it."""
@@ -106,6 +108,11 @@ class Game(Generic[R]):
 
     def settle_options(self, options: dict[str, Any], players: int) -> None:
         """Fill in options whose default depends on the player count."""
+
+    def check_options(self, options: dict[str, Any], players: int | None) -> None:
+        """Refuse now, in the words the match's start would use, what its start would refuse
+        (`tablectl new` asks before anyone starts); `players`: None while the count is not
+        known, when only the checks that need no count can run."""
 
     def resources(self, players: int, options: dict[str, Any]) -> Any:
         """What a match needs beyond its options, loaded from the game's own data files (a

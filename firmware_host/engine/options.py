@@ -133,9 +133,29 @@ def check_game(game: str, players: int) -> None:
         raise RulesError(f"{game} takes {lo} to {hi} players, not {players}")
 
 
+def check_options(game: str, raw: Mapping[str, Any] | None, players: int | None) -> None:
+    """What a match's start would refuse in these options, refused now in the same words;
+    `players`: the count when known (one the game takes), else None: only the checks that need
+    no count run."""
+    if registry.get(game) is None:
+        raise RulesError(f"unknown game {game!r} (choose {', '.join(registry.names())})")
+    lo, hi = registry.find(game).players
+    known = players if players is not None and lo <= players <= hi else None
+    options = _parsed(game, raw)
+    if known is not None:
+        registry.find(game).settle_options(options, known)
+    registry.find(game).check_options(options, known)
+
+
 def parse_options(game: str, players: int, raw: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Every option of `game` with its value: the given ones checked, the rest defaulted."""
     check_game(game, players)
+    out = _parsed(game, raw)
+    registry.find(game).settle_options(out, players)
+    return out
+
+
+def _parsed(game: str, raw: Mapping[str, Any] | None) -> dict[str, Any]:
     entry = registry.find(game)
     specs = entry.options
     out = {name: spec.default for name, spec in specs.items()}
@@ -150,7 +170,6 @@ def parse_options(game: str, players: int, raw: Mapping[str, Any] | None = None)
             out[name] = spec.parse(value)
         except ValueError as exc:
             raise RulesError(f"option {name}={value!r}: {exc}") from None
-    entry.settle_options(out, players)
     return out
 
 

@@ -86,9 +86,10 @@ class Refusal:
     """An action the engine did not take; the state is unchanged.
 
     `by_seat` and `delta_ns` say who took the spot and how much earlier, when
-    the refusal is a lost race. A negative `delta_ns`: the winner pressed
-    later, yet reached the engine first; `tie` says the arbiter drew it so
-    (the presses fell within its epsilon), otherwise this press came late.
+    the refusal is a lost race (a negative `delta_ns`: the winner pressed later,
+    yet reached the engine first). `tie` says the arbiter drew the two presses
+    in one draw (`draw`: which draw of its generator, from 1); a lost race
+    without it was decided by time, or this press reached the table late.
     """
 
     reason: Reason
@@ -96,27 +97,31 @@ class Refusal:
     by_seat: Seat | None = None
     delta_ns: int | None = None
     tie: bool = False
+    draw: int | None = None
 
     def __str__(self) -> str:
         text = str(self.reason)
-        if self.by_seat is not None and self.delta_ns is not None and self.delta_ns < 0:
-            after = f"pressed {-self.delta_ns / 1e6:.1f} ms after you"
-            if self.tie:
-                return f"{text} (seat {self.by_seat + 1} won the tie, {after})"
-            return f"{text} (seat {self.by_seat + 1} {after}, but yours reached the table late)"
         if self.by_seat is not None and self.delta_ns is not None:
-            return f"{text} (seat {self.by_seat + 1} was {self.delta_ns / 1e6:.1f} ms earlier)"
+            gap = abs(self.delta_ns) / 1e6
+            if self.tie:
+                when = ("at the same instant as you" if self.delta_ns == 0
+                        else f"pressed {gap:.1f} ms {'after' if self.delta_ns < 0 else 'before'} you")
+                return f"{text} (seat {self.by_seat + 1} won the tie, {when})"
+            if self.delta_ns < 0:
+                return (f"{text} (seat {self.by_seat + 1} pressed {gap:.1f} ms after you, "
+                        "but yours reached the table late)")
+            return f"{text} (seat {self.by_seat + 1} was {gap:.1f} ms earlier)"
         if self.detail:
             text += f" ({self.detail})"
         return text
 
     def short(self) -> str:
         """At most about 24 characters, for a 128-pixel seat screen."""
-        if self.by_seat is not None and self.delta_ns is not None and self.delta_ns < 0:
+        if self.by_seat is not None and self.delta_ns is not None:
             if self.tie:
                 return f"too late, seat {self.by_seat + 1} won tie"
-            return f"late press, seat {self.by_seat + 1} won"
-        if self.by_seat is not None and self.delta_ns is not None:
+            if self.delta_ns < 0:
+                return f"late press, seat {self.by_seat + 1} won"
             return f"too late, seat {self.by_seat + 1} +{self.delta_ns / 1e6:.1f}ms"
         return str(self.reason)
 
@@ -128,6 +133,8 @@ class Refusal:
             out["delta_ms"] = round(self.delta_ns / 1e6, 3)
         if self.tie:
             out["tie"] = True
+        if self.draw is not None:
+            out["draw"] = self.draw
         return out
 
 

@@ -20,10 +20,11 @@ from ..engine.game import find
 from ..engine.match import Match
 from ..engine.options import GAMES, SPECS, check_game, parse_options
 from ..engine.round import Ending, Reason, Refusal, RulesError, is_whole
-from ..engine.setups import check_keys, fail, listed, seat_no
+from ..engine.setups import check_keys, fail, listed, parsed, seat_no
 from ..system.errors import ScenarioError
-from ..table.arbiter import Arbiter, Decision
+from ..table.arbiter import Arbiter, Decision, Press
 from ..table.matches import new_match
+from ..table.referee import Referee
 
 TOP_KEYS = {"game", "players", "seed", "names", "options", "round", "expect_totals",
             "expect_winners", "title", "source", "arbiter"}
@@ -45,9 +46,14 @@ class ActionReport:
     def outcome(self) -> str:
         return "ok" if self.refusal is None else self.refusal.reason.name.lower()
 
+    @property
+    def told(self) -> str:
+        """What the seat is told: "ok", or the refusal in the table's words."""
+        return "ok" if self.refusal is None else str(self.refusal)
+
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"round": self.round, "at_ms": self.at_ms, "seat": self.seat,
-                               "action": self.action, "outcome": self.outcome}
+                               "action": self.action, "outcome": self.outcome, "told": self.told}
         if self.refusal is not None:
             out["refusal"] = _seats_from_one(self.refusal.to_dict())
         return out
@@ -94,6 +100,8 @@ class ScenarioRun:
     arbiter: dict[str, Any] | None = None  # window_ns, epsilon_ns, seed: presses go through it
     decisions: list[str] = field(default_factory=list)  # the arbiter's log: ties drawn, late presses
     wakes: list[tuple[int, float]] = field(default_factory=list)  # (round, ms): the table woke the round
+    notes: list[str] = field(default_factory=list)  # what the referee noted for the table's log
+    after_end: dict[str, Any] | None = None  # the last ended round, once its end effects are done
 
     def to_dict(self) -> dict[str, Any]:
         summary = self.match.summary()
@@ -106,6 +114,7 @@ class ScenarioRun:
             **summary,
             "actions": [a.to_dict() for a in self.actions],
             "final_state": _numbered_from_one(self.states[-1]) if self.states else {},
+            "after_end": self.after_end,
             "expectations_failed": self.failures,
             **({"wakes": [{"round": r, "at_ms": at} for r, at in self.wakes]} if self.wakes else {}),
             **({"arbiter": self.decisions} if self.arbiter is not None else {}),
@@ -176,7 +185,7 @@ def _run(data: dict[str, Any], name: str) -> ScenarioRun:
         if not isinstance(rnd, dict):
             raise fail(where, "expected a table")
         _check_round_keys(rnd, game, where)
-        _check_round_expects(rnd, players, where)
+        _check_round_expects(rnd, players, where, game)
         setups.append((where, rnd))
 
     def setup_for(r: int, where: str, rnd: dict[str, Any], match: Match | None) -> dict[str, Any]:
@@ -203,6 +212,9 @@ def _run(data: dict[str, Any], name: str) -> ScenarioRun:
                 raise fail(where, str(exc)) from None
         _run_actions(match, rnd.get("actions", []), where, r, players, result)
         result.states.append(match.round.snapshot())
+        if match.round.result is not None:  # its end effects are done: totals, player boards
+            result.after_end = {"round": r + 1, "totals": list(match.totals),
+                                "boards": [[str(c) for c in b] for b in match.boards]}
         _check_round(match, rnd, where, r, result)
     _check_match(match, data, name, result)
     return result
@@ -239,15 +251,28 @@ def _per_seat(value: Any, players: int, where: str) -> None:
         raise fail(where, f"a list of {players} whole numbers, one per seat, not {value!r}")
 
 
-def _check_round_expects(rnd: dict[str, Any], players: int, where: str) -> None:
+def _check_round_expects(rnd: dict[str, Any], players: int, where: str, game: str) -> None:
     """An expectation that no round could meet is a mistake in the file: refused before running."""
     if "expect_scores" in rnd:
         _per_seat(rnd["expect_scores"], players, f"{where}.expect_scores")
     if "expect_finishers" in rnd:
         _seat_list(rnd["expect_finishers"], players, f"{where}.expect_finishers", empty=True)
+    if "expect_boards" in rnd:
+        boards = rnd["expect_boards"]
+        w = f"{where}.expect_boards"
+        if not isinstance(boards, list) or len(boards) != players:
+            raise fail(w, f"a list of {players} player boards, one per seat, not {boards!r}")
+        rnd["expect_boards"] = [parsed(b, f"{w}[{s + 1}]", lambda t: str(find(game).carried_card(t)))
+                                for s, b in enumerate(boards)]
     if "expect_ending" in rnd and rnd["expect_ending"] not in {e.value for e in Ending}:
         raise fail(f"{where}.expect_ending", f"one of {', '.join(e.value for e in Ending)}, "
                    f"not {rnd['expect_ending']!r}")
+    ending = rnd.get("expect_ending")
+    endings = find(game).endings
+    if ending is not None and ending not in endings:
+        owners = " or ".join(g for g in GAMES if ending in find(g).endings)
+        raise fail(f"{where}.expect_ending", f"{ending!r} ends a {owners} round, not a {game} one "
+                   f"({game} rounds end: {', '.join(e.value for e in Ending if e in endings)})")
 
 
 def _check_match_expects(data: dict[str, Any], players: int, name: str) -> None:
@@ -279,18 +304,30 @@ def _arbiter_spec(value: Any, where: str) -> dict[str, Any] | None:
     return spec
 
 
-def _arbitrated(timed: list[tuple[Any, ...]], spec: dict[str, Any],
-                result: ScenarioRun) -> list[tuple[Any, ...]]:
-    """The order the real arbiter releases the presses in, as they arrive (`arrive_ms`)."""
+def _referee(match: Match, spec: dict[str, Any] | None, result: ScenarioRun) -> Referee:
+    """The table's own referee for one round's presses: a fresh arbiter per round, as the file
+    gives it (or the table's defaults), whose decisions the report lists."""
+    arbiter = Arbiter(spec["window_ns"], spec["epsilon_ns"], spec["seed"]) if spec else Arbiter()
+    referee = Referee(match, arbiter, log=lambda text, level=0: result.notes.append(text))
+    told = arbiter.on_decision
 
     def log(decision: Decision) -> None:
         result.decisions.append(decision.describe())
+        if told is not None:
+            told(decision)
 
-    arbiter = Arbiter(spec["window_ns"], spec["epsilon_ns"], spec["seed"], on_decision=log)
+    arbiter.on_decision = log
+    return referee
+
+
+def _arbitrated(timed: list[tuple[Any, ...]], referee: Referee) -> list[tuple[Any, ...]]:
+    """Each action with its press, in the order the real arbiter releases the presses as they
+    arrive (`arrive_ms`): draws and late presses are logged to the referee that settles them."""
+    arbiter = referee.arbiter
     out: list[tuple[Any, ...]] = []
 
-    def take(presses: list[Any]) -> None:
-        out.extend(timed[int(p.control.split()[1]) - 1] for p in presses)
+    def take(presses: list[Press]) -> None:
+        out.extend((*timed[int(p.control.split()[1]) - 1], p) for p in presses)
 
     for k in sorted(range(len(timed)), key=lambda k: (timed[k][6], timed[k][1])):
         arrive_ns = round(timed[k][6] * 1e6)
@@ -317,27 +354,33 @@ def _run_actions(match: Match, actions: Any, where: str, r: int, players: int,
         expect = a.get("expect")
         if expect is not None and expect not in _OUTCOMES:
             raise fail(f"{w}.expect", f"\"ok\" or a refusal reason such as \"too_late\", not {expect!r}")
+        told = a.get("told")
+        if told is not None and (not isinstance(told, str) or not told):
+            raise fail(f"{w}.told", f"the words the seat is told, such as \"too late (seat 2 was 0.4 ms "
+                       f"earlier)\", or \"ok\", not {told!r}")
         arrive = a.get("arrive_ms", at)
         if not isinstance(arrive, int | float) or isinstance(arrive, bool) or not math.isfinite(arrive) \
                 or arrive < at:
             raise fail(f"{w}.arrive_ms", f"when the press reached the Pi, at or after at_ms, not {arrive!r}")
         if "arrive_ms" in a and result.arbiter is None:
             raise fail(f"{w}.arrive_ms", "only with an [arbiter] table")
-        timed.append((float(at), i, seat, a, w, expect, float(arrive)))
+        timed.append((float(at), i, seat, a, w, (expect, told), float(arrive)))
+    referee = _referee(match, result.arbiter, result)
     if result.arbiter is not None:
-        timed = _arbitrated(timed, result.arbiter, result)
-    else:
-        timed.sort(key=lambda t: (t[0], t[1]))  # the arbiter's order: time, then arrival
-    for at, _, seat, a, w, expect, _ in timed:
+        ordered = _arbitrated(timed, referee)
+    else:  # the arbiter's order with no window: time, then file order
+        ordered = [(*t, Press(round(t[0] * 1e6), t[1], t[2], "scenario"))
+                   for t in sorted(timed, key=lambda t: (t[0], t[1]))]
+    for at, _, seat, a, w, (expect, told), _, press in ordered:
         _wake(match, round(at * 1e6), r, result)
-        raw = {k: v for k, v in a.items() if k not in ("at_ms", "expect", "arrive_ms")}
+        raw = {k: v for k, v in a.items() if k not in ("at_ms", "expect", "told", "arrive_ms")}
         raw["seat"] = seat
         raw["ts"] = round(at * 1e6)
         try:
             action = find(match.game).scenario_action(match, raw, w)
         except RulesError as exc:
             raise fail(w, str(exc)) from None
-        refusal = match.apply(action)
+        refusal = referee.settle(press, press.ts, action).refusal
         shown = to_dict(action)
         shown["seat"] = seat + 1
         if shown.get("pile") is not None:
@@ -350,6 +393,8 @@ def _run_actions(match: Match, actions: Any, where: str, r: int, players: int,
         if expect is not None and expect != report.outcome:
             result.failures.append(f"{w}: expected {expect}, got {report.outcome}"
                                    + (f" ({refusal})" if refusal else ""))
+        if told is not None and told != report.told:
+            result.failures.append(f"{w}.told: expected {told!r}, the seat was told {report.told!r}")
     _wake(match, None, r, result)  # nobody presses any more: time runs on, as at the table
 
 
@@ -371,6 +416,7 @@ def _check_round(match: Match, rnd: dict[str, Any], where: str, r: int, result: 
         ("expect_scores", list(res.scores) if res else None),
         ("expect_ending", str(res.ending) if res else None),
         ("expect_finishers", [s + 1 for s in res.finishers] if res else None),
+        ("expect_boards", [[str(c) for c in b] for b in match.boards] if res else None),
     ):
         if key in rnd and rnd[key] != actual:
             got = "the round still running" if res is None else repr(actual)

@@ -7,7 +7,7 @@ from typing import Any
 
 from ..engine.options import GAMES
 from ..table.bot_players import Level
-from ..table.machine import Phase, Table
+from ..table.machine import BadOptions, Phase, Table
 from .journal import Store
 from .registry import Call, Commands
 
@@ -45,7 +45,10 @@ class TableCommands:
         options = call.get("options") or {}
         if not isinstance(options, dict):
             raise ValueError("options must be an object of option: value")
-        self.table.new(game, options, call.now)
+        try:
+            self.table.new(game, options, call.now)
+        except BadOptions as exc:  # a bad command, not a refusal of the moment: tablectl exits 2
+            return {"ok": False, "error": str(exc), "bad_request": True}
         return self.table_status()
 
     def start(self, call: Call) -> dict[str, Any]:

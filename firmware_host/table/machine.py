@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 
 from ..engine.game import names
 from ..engine.match import Match
-from ..engine.options import GAMES, PLAYERS
+from ..engine.options import GAMES, PLAYERS, check_options
 from ..engine.round import Ending, Reason, RulesError, Wake
 from ..system.logs import escape, logger
 from .arbiter import Arbiter
@@ -39,6 +39,10 @@ TRACE_LEN = 500  # what reached the engine lately; full within the first minutes
 
 log = logger("table")
 inputs_log = logger("inputs")
+
+
+class BadOptions(RulesError):
+    """Options for `new` that the game's start would refuse: a bad command, said at once."""
 
 
 class FalseStart(NamedTuple):
@@ -189,6 +193,10 @@ class Table:
                 self.phase is Phase.ROUND_RESULT and self.match is not None and not self.match.is_over):
             # Between rounds too: left behind unfinished, the match would come back at a restart.
             raise RulesError("a match is running: abort it first")
+        try:  # in the words `start` would use, for the players at the table now (if any)
+            check_options(game, options, self.players or None)
+        except RulesError as exc:
+            raise BadOptions(str(exc)) from None
         self.game, self.options = game, dict(options or {})
         self.menu = GAMES.index(game)
         self._enter(Phase.LOBBY, now)

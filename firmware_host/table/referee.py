@@ -5,7 +5,8 @@ a single thread: input events as they come off the queue, and `decide(now)`
 whenever `next_deadline()` is reached. Nothing here reads a clock. What it
 notes speaks of physical seats, numbered from 1; the arbiter's draws and late
 presses are DEBUG lines (`table_host.arbiter`): a player hears of a tie only
-when two seats wanted the same spot (a contest).
+when two seats wanted the same spot (a contest), and is told what the arbiter
+decided: a draw is a tie, a press it took late is late.
 """
 
 from __future__ import annotations
@@ -55,8 +56,8 @@ class Contest:
 
     @property
     def reason(self) -> str:
-        """Why the winner had it: "tie" (a draw), "late" (the earlier press reached the table
-        after the later one was decided) or "first" (pressed first)."""
+        """Why the winner had it, as the arbiter decided: "tie" (a draw ordered the presses),
+        "late" (this press reached the table after its window) or "first" (pressed first)."""
         if self.tie:
             return "tie"
         return "late" if self.delta_ns < 0 else "first"
@@ -65,13 +66,19 @@ class Contest:
         """`seats`: the physical seat of each player (else players are taken for seats)."""
         winner, loser = (seats[self.winner], seats[self.loser]) if seats else (self.winner, self.loser)
         times = f"({self.winner_ts / 1e6:.3f} ms vs {self.loser_ts / 1e6:.3f} ms)"
-        if self.delta_ns < 0 and self.tie:  # the arbiter drew the tie for the later press
+        if self.tie:  # the arbiter drew it (the draw itself is its DEBUG line)
             return (f"seat {winner + 1} won a tie with seat {loser + 1}, pressed "
-                    f"{-self.delta_ns / 1e6:.1f} ms later {times}")
+                    f"{_gap(-self.delta_ns, 'later', 'earlier')} {times}")
         if self.delta_ns < 0:  # no tie: the earlier press reached the table late
             return (f"seat {winner + 1} pressed {-self.delta_ns / 1e6:.1f} ms after seat {loser + 1}, "
                     f"whose press reached the table late {times}")
         return f"seat {winner + 1} was {self.delta_ns / 1e6:.1f} ms earlier than seat {loser + 1} {times}"
+
+
+def _gap(ns: int, after: str, before: str) -> str:
+    if ns == 0:
+        return "at the same instant"
+    return f"{abs(ns) / 1e6:.1f} ms {after if ns > 0 else before}"
 
 
 class Referee:
@@ -120,33 +127,45 @@ class Referee:
 
     def decide(self, now: int) -> list[Outcome]:
         """Hand every due press, in arbiter order, to its seat and the engine."""
-        outcomes = []
         self._logged.clear()
-        for press in self.arbiter.release(now):
-            controller = self.seats[press.seat]
+        return [self.settle(press, now) for press in self.arbiter.release(now)]
+
+    def settle(self, press: Press, now: int, action: Action | None = None) -> Outcome:
+        """One press the arbiter released, to its seat and the engine. `action`: what the press
+        means, when it is already known (a scenario file's action); else the seat's controls say."""
+        controller = self.seats[press.seat]
+        if action is None:
             action = controller.action(press.control, press.ts)
-            refusal = contest = None
-            if action is not None:
-                refusal = self.match.apply(action)
-                if refusal is not None and refusal.reason is Reason.TOO_LATE:
-                    refusal, contest = self._contest(press, action, refusal)
-                controller.result(action, refusal)
-            outcomes.append(Outcome(press, action, refusal, now, contest))
-        return outcomes
+        refusal = contest = None
+        if action is not None:
+            refusal = self.match.apply(action)
+            if refusal is not None and refusal.reason is Reason.TOO_LATE:
+                refusal, contest = self._contest(press, action, refusal)
+            controller.result(action, refusal)
+        self._logged.pop(press.seq, None)
+        return Outcome(press, action, refusal, now, contest)
 
     def _contest(self, press: Press, action: Action, refusal: Refusal) -> tuple[Refusal, Contest | None]:
-        """A lost race: written down, and called a tie only when the presses fell within
-        epsilon (a later press won otherwise because this one reached the table late)."""
+        """A lost race, written down and told as the arbiter decided it: a tie only when the
+        arbiter drew this press and the winner's in one draw; a press it logged as late is late,
+        however close its stamp lies to the winner's."""
+        decision = self._logged.get(press.seq)
         if refusal.by_seat is None or refusal.delta_ns is None:
             return refusal, None
-        tie = abs(refusal.delta_ns) < self.arbiter.epsilon_ns
-        contest = Contest(refusal.by_seat, press.seat, press.ts - refusal.delta_ns, press.ts, tie,
-                          self._logged.get(press.seq))
+        winner_ts = press.ts - refusal.delta_ns
+        tie = (decision is not None and decision.kind == "tie"
+               and any(p.seat == refusal.by_seat and p.ts == winner_ts for p in decision.presses))
+        contest = Contest(refusal.by_seat, press.seat, winner_ts, press.ts, tie, decision)
         self.contests.append(contest)
         arbiter_log.debug("contest over %s: %s", to_dict(action), contest.describe(self.seat_of))
-        self._note(f"Seats {self._seat(contest.winner)} and {self._seat(contest.loser)} wanted "
-                   f"the same spot: {contest.describe(self.seat_of)}")
-        return replace(refusal, tie=tie), contest
+        if contest.delta_ns >= self.arbiter.window_ns:  # no race: the spot was gone before this press
+            self._note(f"Seat {self._seat(contest.loser)} went for a spot that seat "
+                       f"{self._seat(contest.winner)} had taken {contest.delta_ns / 1e6:.1f} ms before "
+                       f"({contest.winner_ts / 1e6:.3f} ms vs {contest.loser_ts / 1e6:.3f} ms)")
+        else:
+            self._note(f"Seats {self._seat(contest.winner)} and {self._seat(contest.loser)} wanted "
+                       f"the same spot: {contest.describe(self.seat_of)}")
+        return replace(refusal, tie=tie, draw=decision.number if tie and decision else None), contest
 
     def _arbitrated(self, decision: Decision) -> None:
         """The arbiter's internals: kept, and a DEBUG line (the players hear of contests)."""

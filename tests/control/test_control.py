@@ -72,6 +72,19 @@ def test_refusals_are_one_line_and_exit_1(daemon) -> None:
     assert result.returncode == 1 and "no match to abort" in result.stderr
 
 
+def test_new_refuses_options_for_the_players_at_the_table_in_starts_words_exit_2(daemon) -> None:
+    sock, table, _ = daemon
+    assert tablectl(sock, "bots", "4").returncode == 0
+    result = tablectl(sock, "new", "dice", "handicap=7,7")
+    assert result.returncode == 2
+    assert result.stderr.strip() == "tablectl: handicap gives 2 counts for 4 players"
+    assert table.phase == "attract" and table.options == {}  # nothing taken
+    result = tablectl(sock, "--json", "new", "domino", "layout=two-players")
+    assert result.returncode == 2 and json.loads(result.stdout) == {
+        "ok": False, "error": "layout 'two-players' is for 2 players", "bad_request": True}
+    assert tablectl(sock, "new", "dice", "handicap=7,7,5,5").returncode == 0
+
+
 def test_no_daemon_is_said_plainly(tmp_path: Path) -> None:
     result = tablectl(tmp_path / "nothing.sock", "status")
     assert result.returncode == 1

@@ -50,6 +50,17 @@ def test_docs_rules_lists_every_option_of_every_game_with_its_default() -> None:
             assert cell == shown, f"docs/rules.md: {game} {name} defaults to {shown}, the table says {cell}"
 
 
+def test_an_option_off_unless_set_has_no_number_for_its_default_in_either_table() -> None:
+    """Crazy's `rounds` is an opt-in cap (no default): no document gives it one (issue 34); a
+    default that follows the player count (Dice's rounds) says so in words."""
+    engine = (ROOT / "docs" / "rules-engine.md").read_text()
+    for text in (RULES, engine):
+        rows = re.findall(r"^\| (\w+) \| `(\w+)` \| ([^|]+) \|", text, flags=re.M)
+        for game, name, cell in rows:
+            if game in SPECS and SPECS[game][name].default is None and "players" not in cell:
+                assert not re.search(r"\d", cell), f"{game} {name} has no default, a table says {cell}"
+
+
 def test_docs_rules_describes_each_option_in_its_games_section() -> None:
     sections = {"classic": "## Ligretto\n", "dice": "## Dice Ligretto", "domino": "## Ligretto Domino",
                 "crazy": "## Ligretto Crazy"}

@@ -9,7 +9,7 @@ from helpers import waiting_domino_round
 from plumbing import table_box
 
 from firmware_host.engine.round import Ending, RulesError, Wake
-from firmware_host.table.machine import Phase, Table, Timing
+from firmware_host.table.machine import BadOptions, Phase, Table, Timing
 from firmware_host.table.presses import Event, InputEvent
 
 S = 1_000_000_000
@@ -166,6 +166,34 @@ def test_commands_refuse_what_cannot_be_done(box) -> None:
         table.abort(3 * S)
     tap(0, "alt", 4 * S)  # seat 1 tries to start alone: said, not crashed
     assert table.phase is Phase.LOBBY and "1 joined" in table.notices[-1]
+
+
+@pytest.mark.parametrize(("game", "options", "bots", "words"), [
+    ("domino", {"layout": "nope"}, 0, "unknown layout 'nope' (known: four-players, four-players-cross, "
+                                      "two-players, two-players-long)"),
+    ("dice", {"handicap": (0, 0, 0)}, 0, "handicap: every seat needs at least 1 die"),
+    ("dice", {"handicap": (7, 7)}, 4, "handicap gives 2 counts for 4 players"),
+    ("domino", {"layout": "two-players"}, 4, "layout 'two-players' is for 2 players"),
+])
+def test_new_refuses_options_the_start_would_refuse_in_the_same_words(
+        game: str, options: dict, bots: int, words: str) -> None:
+    table = Table(4)
+    table.set_bots(bots)
+    with pytest.raises(BadOptions) as refused:
+        table.new(game, options)
+    assert str(refused.value) == words and table.phase is Phase.ATTRACT and table.options == {}
+    if bots:  # the start, given the same options behind new's back, says the same
+        table.new(game)
+        table.options = dict(options)
+        with pytest.raises(RulesError) as at_start:
+            table.start(0)
+        assert str(at_start.value) == words
+
+
+def test_new_takes_a_handicap_for_players_who_have_not_sat_down_yet() -> None:
+    table = Table(4)
+    table.new("dice", {"handicap": (7, 7, 5, 5)})  # nobody at the table: the count is checked at start
+    assert table.phase is Phase.LOBBY and table.options == {"handicap": (7, 7, 5, 5)}
 
 
 def test_the_table_wakes_a_domino_round_that_waits_in_vain_for_a_joker(box) -> None:

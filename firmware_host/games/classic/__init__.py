@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 from ...engine.game import Game
 from ...engine.match import Match
 from ...engine.options import OptionSpec, one_of, whole, yes_no
-from ...engine.round import Refusal, Seat, field_int, field_str
+from ...engine.round import Ending, Refusal, Seat, field_int, field_str
 from ...table.controls import steps
 from .rules import (
     MAX_PLAYERS,
@@ -52,6 +52,7 @@ class ClassicGame(Game[ClassicRound]):
     routine: ClassVar[frozenset[type]] = frozenset({TurnHand})
     shared_board = False
     scenario_keys: ClassVar[frozenset[str]] = frozenset({"seat", "pile"})
+    endings: ClassVar[frozenset[Ending]] = frozenset({Ending.LIGRETTO, Ending.STUCK_VOTE, Ending.DEADLOCK})
 
     # ------------------------------------------------------------ the match and the journal
 
@@ -204,7 +205,7 @@ class ClassicGame(Game[ClassicRound]):
                        options: dict[str, Any], match: Match | None) -> dict[str, Any]:
         from .scenario import setup
 
-        return setup(rnd, players, where, rng)
+        return setup(rnd, players, where, rng, yes_no(options.get("pro_row", False)))
 
     def sweep_options(self, players: int) -> list[dict[str, Any]]:
         return [{}, {"recycle": "turn_over"}, {"pro_row": True}, {"descending": True},

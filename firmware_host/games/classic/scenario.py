@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from itertools import pairwise
 from typing import Any
 
 from ...engine.round import RulesError, is_digits
@@ -25,7 +26,21 @@ def _pileparsed(rnd: dict[str, Any], players: int) -> list[set[Card]]:
     return out
 
 
-def setup(rnd: dict[str, Any], players: int, where: str, rng: random.Random) -> dict[str, Any]:
+def _row_place(cards: list[Card], pro_row: bool, where: str) -> None:
+    """A row place a table could show: one card, or with pro_row a run laid on it as the round
+    takes it (bottom first: each card exactly one lower than the one below, in another colour)."""
+    if len(cards) > 1 and not pro_row:
+        raise fail(where, f"a row place holds one card without pro_row, not {len(cards)} "
+                   f"({' '.join(map(str, cards))})")
+    for below, card in pairwise(cards):
+        if card.value != below.value - 1 or card.colour == below.colour:
+            raise fail(where, f"{card} cannot lie on {below}: a pro_row place runs down by exactly one "
+                       f"in another colour each card, bottom first (e.g. R5 G4 B3), not "
+                       f"{' '.join(map(str, cards))}")
+
+
+def setup(rnd: dict[str, Any], players: int, where: str, rng: random.Random,
+          pro_row: bool = False) -> dict[str, Any]:
     setup: dict[str, Any] = {}
     seats = seat_tables(rnd, players, where, {"row", "stack", "hand", "discard"})
     if seats is not None:
@@ -36,6 +51,7 @@ def setup(rnd: dict[str, Any], players: int, where: str, rng: random.Random) -> 
             row = []
             for i, place in enumerate(listed(seat.get("row", []), f"{w}.row")):
                 cards = parsed(place if isinstance(place, list) else [place], f"{w}.row[{i + 1}]", Card.parse)
+                _row_place(cards, pro_row, f"{w}.row[{i + 1}]")
                 row.append(cards)
             if len(row) > row_size(players):
                 raise fail(f"{w}.row", f"{players} players have {row_size(players)} row places, "

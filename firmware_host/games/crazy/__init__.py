@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 from ...engine.game import Game
 from ...engine.match import Match
 from ...engine.options import OptionSpec, whole
-from ...engine.round import RulesError, Seat, field_int, field_str
+from ...engine.round import Ending, RulesError, Seat, field_int, field_str
 from ...table.controls import steps
 from .deck import crazy_deck
 from .rules import (
@@ -45,6 +45,8 @@ class CrazyGame(Game[CrazyRound]):
     fields: ClassVar[dict[type, frozenset[str]]] = {
         PlayCrazy: frozenset({"card", "pile", "value"}), DiscardCrazy: frozenset({"card"})}
     routine: ClassVar[frozenset[type]] = frozenset({DiscardCrazy})
+    scenario_keys: ClassVar[frozenset[str]] = frozenset({"seat", "pile"})
+    endings: ClassVar[frozenset[Ending]] = frozenset({Ending.LIGRETTO_STOP})
     centre_note = "won into score piles"
 
     # ------------------------------------------------------------ the match and the journal

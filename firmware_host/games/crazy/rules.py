@@ -143,6 +143,7 @@ class CrazyRound(RoundBase):
         rng: random.Random,
         spec: DeckSpec,
         setups: Sequence[CrazySetup] | None = None,
+        piles: Sequence[Sequence[tuple[Seat, CrazyCard, int]]] | None = None,
     ) -> None:
         if not MIN_PLAYERS <= players <= MAX_PLAYERS:
             raise RulesError(f"Ligretto Crazy takes {MIN_PLAYERS} to {MAX_PLAYERS} players, not {players}")
@@ -160,8 +161,9 @@ class CrazyRound(RoundBase):
         self.seats = [CrazySeat(s) for s in setups]
         for st in self.seats:
             st.refill()
-        self.piles: dict[int, Pile] = {}
-        self._next_pile = 0
+        self.piles: dict[int, Pile] = {i: Pile(i, list(p)) for i, p in enumerate(piles or ())}
+        """Pile number (in the order piles were started): its cards; a scenario may start with some."""
+        self._next_pile = len(self.piles)
         self.result: RoundResult | None = None
         for seat in range(players):
             self._check_out(seat)

@@ -7,8 +7,18 @@ from typing import Any
 
 from ...engine.match import Match
 from ...engine.round import RulesError, is_digits, is_whole
-from ...engine.setups import fail, parsed, seat_tables
-from .rules import HAND_SIZE, CrazyCard, CrazyColour, CrazyRound, CrazySetup, DiscardCrazy, PlayCrazy
+from ...engine.setups import fail, listed, parsed, seat_no, seat_tables
+from .rules import (
+    BOTTOM,
+    HAND_SIZE,
+    TOP,
+    CrazyCard,
+    CrazyColour,
+    CrazyRound,
+    CrazySetup,
+    DiscardCrazy,
+    PlayCrazy,
+)
 
 
 def _crazy_spec(text: str) -> tuple[CrazyColour | None, int, str | None]:
@@ -29,26 +39,69 @@ def _crazy_spec(text: str) -> tuple[CrazyColour | None, int, str | None]:
     raise RulesError(f"not a Crazy card: {text!r} (write e.g. R3, R3p, R*)")
 
 
+def _piles(value: Any, players: int, where: str, take: Any) -> list[list[tuple[int, CrazyCard, int]]]:
+    """Piles already started, each as the round would have built it: `seat:card`, bottom first,
+    a Crazy card with the value it counts as (`2:Y*=3`; a pile's first card counts as 1)."""
+    piles = []
+    for p, pile in enumerate(listed(value, where)):
+        w = f"{where}[{p + 1}]"
+        cards: list[tuple[int, CrazyCard, int]] = []
+        for i, token in enumerate(listed(pile, w)):
+            wi = f"{w}[{i + 1}]"
+            seat_text, sep, rest = str(token).partition(":")
+            card_text, eq, value_text = rest.partition("=")
+            if not sep or not is_digits(seat_text):
+                raise fail(wi, f"write seat:card, e.g. 1:R1 or 2:Y*=3, not {token!r}")
+            seat = seat_no(int(seat_text), players, wi)
+            try:
+                card = take(card_text, seat)
+            except RulesError as exc:
+                raise fail(wi, str(exc)) from None
+            if eq and not card.crazy:
+                raise fail(wi, f"only a Crazy card counts as a value it chooses, not {card_text}")
+            if card.crazy and not cards:
+                counts = BOTTOM if not eq or value_text == str(BOTTOM) else -1
+            elif card.crazy:
+                counts = int(value_text) if eq and is_digits(value_text) else -1
+            else:
+                counts = card.value
+            top = cards[-1][2] if cards else None
+            if top is None and counts != BOTTOM:
+                raise fail(wi, f"a pile starts with a 1 or a Crazy card counting 1, not {token}")
+            if top is not None and (abs(counts - top) != 1 or not BOTTOM <= counts <= TOP):
+                raise fail(wi, f"{token} cannot lie on a {top}: one higher or lower"
+                           + (" (a Crazy card says what it counts as: =value)" if card.crazy else ""))
+            if counts == TOP and top == TOP - 1:
+                raise fail(wi, f"a {TOP} on a {TOP - 1} wins the pile: it would not be on the table")
+            cards.append((seat, card, counts))
+        if not cards:
+            raise fail(w, "a pile has at least one card")
+        piles.append(cards)
+    if len(piles) > players:
+        raise fail(where, f"{players} players have {players} piles at most, not {len(piles)}")
+    return piles
+
+
 def setup(rnd: dict[str, Any], players: int, where: str, match_deck: Any,
                  rng: random.Random | None = None) -> dict[str, Any]:
     rng = rng or random.Random(f"{where}/crazy")
     seats = seat_tables(rnd, players, where, {"hand", "draw", "discard"})
+    pools = [match_deck.cards(CrazyColour(s)) for s in range(players)]
+    out: dict[str, Any] = {}
+    if "pile" in rnd:
+        out["piles"] = _piles(rnd["pile"], players, f"{where}.pile",
+                              lambda text, s: _take(text, pools[s], s))
+        if seats is None:  # the cards on piles are no longer in the seats' decks
+            seats = [{} for _ in range(players)]
     if seats is None:
-        return {}
+        return out
     setups = []
     for s, seat in enumerate(seats):
         w = f"{where}.seat[{s + 1}]"
-        pool = match_deck.cards(CrazyColour(s))
+        pool = pools[s]
 
         def take(text: str, pool: list[CrazyCard] = pool, seat_no: int = s) -> CrazyCard:
-            colour, value, style = _crazy_spec(text)
-            if colour is not None and colour != seat_no:
-                raise RulesError(f"seat {seat_no + 1} plays {CrazyColour(seat_no).name.lower()}")
-            for card in pool:
-                if card.value == value and (style is None or card.style[0] == style):
-                    pool.remove(card)
-                    return card
-            raise RulesError(f"no {text} left in seat {seat_no + 1}'s 36 cards")
+            return _take(text, pool, seat_no)
 
         hand = parsed(seat.get("hand", []), f"{w}.hand", take)
         if len(hand) > HAND_SIZE:
@@ -59,7 +112,19 @@ def setup(rnd: dict[str, Any], players: int, where: str, match_deck: Any,
             draw = list(pool)
             rng.shuffle(draw)
         setups.append(CrazySetup(hand=hand, draw=draw[::-1], discard=discard[::-1]))
-    return {"setups": setups}
+    return {**out, "setups": setups}
+
+
+def _take(text: str, pool: list[CrazyCard], seat_no: int) -> CrazyCard:
+    """The seat's first card of that kind still in its 36, taken out of them."""
+    colour, value, style = _crazy_spec(text)
+    if colour is not None and colour != seat_no:
+        raise RulesError(f"seat {seat_no + 1} plays {CrazyColour(seat_no).name.lower()}")
+    for card in pool:
+        if card.value == value and (style is None or card.style[0] == style):
+            pool.remove(card)
+            return card
+    raise RulesError(f"no {text} left in seat {seat_no + 1}'s 36 cards")
 
 
 def action(match: Match, raw: dict[str, Any]) -> PlayCrazy | DiscardCrazy:
@@ -92,4 +157,7 @@ def action(match: Match, raw: dict[str, Any]) -> PlayCrazy | DiscardCrazy:
     value_as = raw.get("value")
     if value_as is not None and not is_whole(value_as):
         raise RulesError("'value' is what a Crazy card counts as")
+    if value_as is not None and value != 0:
+        raise RulesError(f"'value' is only for a Crazy card ({text} counts as {value}); "
+                         "leave it out or play a Crazy card, e.g. R*")
     return PlayCrazy(seat, card, None if pile is None else pile - 1, value_as, raw["ts"])

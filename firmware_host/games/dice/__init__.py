@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 from ...engine.game import Game
 from ...engine.match import Match
 from ...engine.options import OptionSpec, whole
-from ...engine.round import Refusal, RulesError, Seat, field_str, is_whole
+from ...engine.round import Ending, Refusal, RulesError, Seat, field_str, is_whole
 from ...table.controls import steps
 from .rules import (
     FACES,
@@ -22,6 +22,8 @@ from .rules import (
     DieColour,
     PlaceDie,
     Reroll,
+    check_handicap,
+    dice_counts,
     handicap,
 )
 from .sight import DiceSight
@@ -37,15 +39,22 @@ class DiceGame(Game[DiceRound]):
     }
     actions: ClassVar[dict[str, type]] = {"place": PlaceDie, "reroll": Reroll}
     fields: ClassVar[dict[type, frozenset[str]]] = {
-        PlaceDie: frozenset({"die"}), Reroll: frozenset({"faces"})}
+        PlaceDie: frozenset({"die", "row"}), Reroll: frozenset({"faces"})}
     routine: ClassVar[frozenset[type]] = frozenset({Reroll})
     scenario_keys: ClassVar[frozenset[str]] = frozenset({"seat", "board"})
+    endings: ClassVar[frozenset[Ending]] = frozenset({Ending.LAST_DIE})
 
     # ------------------------------------------------------------ the match and the journal
 
     def settle_options(self, options: dict[str, Any], players: int) -> None:
         if options["rounds"] is None:
             options["rounds"] = 3 * players
+
+    def check_options(self, options: dict[str, Any], players: int | None) -> None:
+        if players is not None:
+            dice_counts(players, DiceOptions(options["handicap"]))
+        elif options["handicap"]:
+            check_handicap(options["handicap"])
 
     def new_round(self, match: Match, rng: random.Random, setup: dict[str, Any]) -> DiceRound:
         return DiceRound(match.players, DiceOptions(match.options["handicap"]), rng, **setup)
@@ -55,7 +64,10 @@ class DiceGame(Game[DiceRound]):
 
     def encode(self, action: Any) -> dict[str, Any]:
         if isinstance(action, PlaceDie):
-            return {"die": str(Die(action.colour, action.face))}
+            out: dict[str, Any] = {"die": str(Die(action.colour, action.face))}
+            if action.row is not None:
+                out["row"] = DieColour(action.row).name.lower()
+            return out
         if isinstance(action, Reroll) and action.faces is not None:
             return {"faces": list(action.faces)}
         return {}
@@ -63,9 +75,16 @@ class DiceGame(Game[DiceRound]):
     def decode(self, kind: type, d: dict[str, Any], seat: Seat, ts: int, context: Any) -> Any:
         if kind is PlaceDie:
             die = Die.parse(field_str(d, "die"))
-            return PlaceDie(seat, DieColour(die.colour), die.face, ts)
+            row = d.get("row")
+            if row is None:
+                return PlaceDie(seat, DieColour(die.colour), die.face, ts)
+            colours = [c.name.lower() for c in DieColour]
+            if row not in colours:
+                raise RulesError(f"'row' is a row's colour ({', '.join(colours)}), not {row!r}")
+            return PlaceDie(seat, DieColour(die.colour), die.face, ts, DieColour[row.upper()])
         faces = d.get("faces")
-        if faces is not None and (not isinstance(faces, list) or not all(is_whole(f) for f in faces)):
+        if faces is not None and (not isinstance(faces, list)
+                                  or not all(is_whole(f) and 1 <= f <= FACES for f in faces)):
             raise RulesError(f"'faces' must be a list of die faces 1 to 6, not {faces!r}")
         return Reroll(seat, ts, tuple(faces) if faces is not None else None)
 

@@ -63,12 +63,14 @@ class DiceOptions:
 
 
 class PlaceDie(NamedTuple):
-    """Put a die showing `face` into its colour's row."""
+    """Put a die showing `face` into its colour's row. `row`: the row a scenario file says it
+    was put in, when that is another colour's (refused); None: its own, as at the table."""
 
     seat: Seat
     colour: DieColour
     face: int
     ts: int = 0
+    row: DieColour | None = None
 
 
 class Reroll(NamedTuple):
@@ -90,11 +92,16 @@ def dice_counts(players: int, options: DiceOptions) -> tuple[int, ...]:
     counts = options.handicap
     if len(counts) != players:
         raise RulesError(f"handicap gives {len(counts)} counts for {players} players")
+    check_handicap(counts)
+    return counts
+
+
+def check_handicap(counts: tuple[int, ...]) -> None:
+    """What no player count can make right: a seat without a die, more dice than the bag."""
     if any(c < 1 for c in counts):
         raise RulesError("handicap: every seat needs at least 1 die")
     if sum(counts) > TOTAL_DICE:
         raise RulesError(f"handicap: {sum(counts)} dice asked for, the bag holds {TOTAL_DICE}")
-    return counts
 
 
 class DiceRound(RoundBase):
@@ -155,11 +162,15 @@ class DiceRound(RoundBase):
         yield Reroll(seat)
 
     def _place(self, action: PlaceDie) -> Refusal | None:
-        seat, colour, face, _ = action
+        seat, colour, face = action.seat, action.colour, action.face
         die = Die(DieColour(colour), face)
         hand = self.dice[seat]
         if die not in hand:
             return Refusal(Reason.NOT_HELD, f"no {die} in front of you")
+        if action.row is not None and action.row != colour:
+            name = DieColour(colour).name.lower()
+            return Refusal(Reason.NO_FIT, f"a {name} die goes in the {name} row, "
+                                          f"not the {DieColour(action.row).name.lower()} one")
         placed = self.board[colour]
         if placed != face - 1:
             if placed >= face:

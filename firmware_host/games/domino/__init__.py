@@ -10,9 +10,9 @@ from typing import Any, ClassVar
 from ...engine.game import Game
 from ...engine.match import Match
 from ...engine.options import OptionSpec, number, one_of, text_name, whole, yes_no
-from ...engine.round import RulesError, Seat, field_int, field_square, field_str
+from ...engine.round import Ending, RulesError, Seat, field_int, field_square, field_str
 from ...table.controls import steps
-from .layouts import board_for, layouts
+from .layouts import board_for, check_layout_name, layouts
 from .rules import (
     MAX_PLAYERS,
     MIN_PLAYERS,
@@ -48,7 +48,8 @@ class DominoGame(Game[DominoRound]):
         PlaceDomino: frozenset({"card", "token", "near", "far"}),
         PlayJoker: frozenset({"token", "square"}), DiscardDomino: frozenset()}
     routine: ClassVar[frozenset[type]] = frozenset({DiscardDomino})
-    scenario_keys: ClassVar[frozenset[str]] = frozenset({"seat", "tokens"})
+    scenario_keys: ClassVar[frozenset[str]] = frozenset({"seat", "tokens", "covered", "expect_boards"})
+    endings: ClassVar[frozenset[Ending]] = frozenset({Ending.LIGRETTO_STOP, Ending.NO_PLACEMENT})
 
     # ------------------------------------------------------------ the match and the journal
 
@@ -56,12 +57,20 @@ class DominoGame(Game[DominoRound]):
         """The board layout the options name, or the recommended one for this many players."""
         return board_for(players, options.get("layout"))
 
+    def check_options(self, options: dict[str, Any], players: int | None) -> None:
+        if players is not None:
+            board_for(players, options.get("layout"))
+        elif options.get("layout") is not None:
+            check_layout_name(options["layout"])
+
     def check_resources(self, resources: Any) -> None:
         if not isinstance(resources, Board):
             raise RulesError("domino needs a board layout")
 
     def new_round(self, match: Match, rng: random.Random, setup: dict[str, Any]) -> DominoRound:
         o = match.options
+        if "aside" in setup:  # a scenario's player boards: the match keeps them from here on
+            match.boards = [list(b) for b in setup["aside"]]
         setup.setdefault("aside", match.boards)
         return DominoRound(match.players, DominoOptions(o["tokens"], o["joker_hold_s"], o["joker_wait_s"]),
                            rng, match.resources, **setup)
@@ -214,7 +223,8 @@ class DominoGame(Game[DominoRound]):
         from .scenario import setup
 
         aside = match.boards if match is not None else [[] for _ in range(players)]
-        return setup(rnd, players, where, rng, aside)
+        board = match.resources if match is not None else board_for(players, options.get("layout"))
+        return setup(rnd, players, where, rng, aside, board)
 
     def scenario_action(self, match: Match, raw: dict[str, Any], where: str) -> Any:
         from .scenario import action

@@ -105,8 +105,7 @@ def board_for(players: int, name: str | None = None) -> Board:
     """The named layout, or the first recommended one that suits the player count."""
     known = layouts()
     if name is not None:
-        if name not in known:
-            raise RulesError(f"unknown layout {name!r} (known: {', '.join(sorted(known))})")
+        check_layout_name(name)
         board, suits, _ = known[name]
         if players not in suits:
             raise RulesError(f"layout {name!r} is for {', '.join(map(str, suits))} players")
@@ -115,3 +114,10 @@ def board_for(players: int, name: str | None = None) -> Board:
         if players in suits:
             return board
     raise RulesError(f"no layout for {players} players")
+
+
+def check_layout_name(name: str) -> None:
+    """A layout of that name exists (for some player count)."""
+    known = layouts()
+    if name not in known:
+        raise RulesError(f"unknown layout {name!r} (known: {', '.join(sorted(known))})")

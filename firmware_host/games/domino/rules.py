@@ -205,6 +205,7 @@ class DominoRound(RoundBase):
         hands: Sequence[Sequence[DominoCard]] | None = None,
         tokens: Sequence[Square] | None = None,
         jokers: Sequence[int] | None = None,
+        covered: Mapping[Square, tuple[Seat, DominoCard | str]] | None = None,
     ) -> None:
         if not MIN_PLAYERS <= players <= MAX_PLAYERS:
             raise RulesError(f"Ligretto Domino takes {MIN_PLAYERS} to {MAX_PLAYERS} players, not {players}")
@@ -236,9 +237,10 @@ class DominoRound(RoundBase):
             if sq not in board.colours:
                 raise RulesError(f"token square {list(sq)} is off the board")
         self.tokens = [Token(tuple(sq)) for sq in tokens]  # type: ignore[arg-type]
-        self.covered: dict[Square, tuple[Seat, DominoCard | str]] = {}
+        self.covered: dict[Square, tuple[Seat, DominoCard | str]] = dict(covered or {})
+        """Square: the seat and the card (or JOKER) on it; a scenario may start with some."""
         self._adj, self._steps = _geometry(board)
-        self._free = set(board.colours) - {t.square for t in self.tokens}
+        self._free = set(board.colours) - {t.square for t in self.tokens} - set(self.covered)
         """The free squares, kept as cards, jokers and tokens move (`free` is asked very often)."""
         self._colours_at: dict[int, frozenset[tuple[int, int]]] = {}
         """Per token (-1: anywhere on the board), the colour pairs a card could cover now."""

@@ -293,6 +293,19 @@ class TestProRow:
         assert rnd.apply(MoveToRow(0, C("R6"), 1)).reason is Reason.ROW_FULL  # G5 takes a 4
         assert [p[-1] for p in rnd.seats[0].row] == cards("G8 G5 Y6")
 
+    @pytest.mark.parametrize("descending_piles", [False, True])
+    def test_a_card_goes_on_a_row_card_exactly_one_higher_never_two_nor_lower(
+            self, descending_piles: bool) -> None:
+        """The decision docs/rules.md writes down: "descending order" means exactly one lower
+        (the rulebook's only example), whichever way the centre piles run."""
+        for card, taken in (("G8", True), ("G7", False), ("G10", False), ("G9", False), ("G6", False)):
+            rnd = classic(deal("R9 B5 B7", stack=f"{card} " + OTHER_STACK.replace(f"{card} ", "")),
+                          deal("Y1 Y5 Y8"), pro_row=True, descending=descending_piles)
+            refusal = rnd.apply(MoveToRow(0, C(card), 0))
+            assert (refusal is None) is taken, card
+            if not taken:
+                assert refusal.reason is Reason.ROW_FULL
+
     def test_same_colour_or_wrong_value_is_refused(self) -> None:
         rnd = classic(deal("R9 G5 B7", stack="R8 " + OTHER_STACK), deal("Y1 Y5 Y8"), pro_row=True)
         assert rnd.apply(MoveToRow(0, C("R8"), 0)).reason is Reason.ROW_FULL
