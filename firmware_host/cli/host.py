@@ -358,18 +358,16 @@ def _scenario(args: argparse.Namespace) -> int:
 
     try:
         result = run_file(args.file)
-    except ScenarioError as exc:
-        if args.json:  # scripts read the problem as JSON too; the line on stderr stays
-            print(json.dumps(_scenario_error(str(exc), args.file)))
-        _fail(str(exc))
+    except ScenarioError as exc:  # with --json, the place and line beside the error, for scripts
+        raise SystemExit(refuse("table-host", str(exc), **_scenario_place(str(exc), args.file))) from None
     report = result.to_dict()
     if result.failures:
         report["error"] = f"{len(result.failures)} expectation(s) failed: {'; '.join(result.failures)}"
     return _emit(report, args.json, render(result), ok=not result.failures)
 
 
-def _scenario_error(message: str, file: str) -> dict[str, Any]:
-    """A refused scenario file as one JSON object: the message, and the place and line it names."""
+def _scenario_place(message: str, file: str) -> dict[str, Any]:
+    """Where a refused scenario file is wrong, from its message: the file, the place and line."""
     import re
     from pathlib import Path
 
@@ -378,8 +376,7 @@ def _scenario_error(message: str, file: str) -> dict[str, Any]:
     if message.startswith(name + "."):
         place = message[len(name) + 1:].split(": ", 1)[0]
     line = re.search(r"\(line (\d+)(?:, column \d+)?\)$|at line (\d+)", message)
-    return {"ok": False, "error": message, "file": file, "place": place,
-            "line": int(line[1] or line[2]) if line else None}
+    return {"file": file, "place": place, "line": int(line[1] or line[2]) if line else None}
 
 
 def _bench(args: argparse.Namespace) -> int:

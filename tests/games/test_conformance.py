@@ -25,6 +25,7 @@ from firmware_host.engine.round import RoundBase
 from firmware_host.play.watch import watch
 from firmware_host.table.bot_players import Bot, Level
 from firmware_host.table.machine import Phase, Table, Timing
+from firmware_host.table.words import game_name
 from firmware_host.views.boards import LOOKS, TYPES
 from firmware_host.views.centre import render_centre
 from firmware_host.views.live import live_state
@@ -238,8 +239,9 @@ def test_the_terminal_says_it_in_words(game: str) -> None:
     assert centre_words(table).plain.strip()
     assert seat_words(table, 0).plain.strip()
     plain, direct = key_help(table), key_help(table, direct=True)  # a keyboard seat has keys 1-5
-    assert plain.startswith(f"{game}: ") and len(plain) > len(game) + 2
-    assert direct.startswith(f"{game}: ") and len(direct) >= len(plain)
+    name = game_name(game)  # as players call it (table/words.py)
+    assert plain.startswith(f"{name}: ") and len(plain) > len(name) + 2
+    assert direct.startswith(f"{name}: ") and len(direct) >= len(plain)
     for rnd in (None, table.match.round):  # the lobby's help (no round yet), and the round's
         assert find(game).keys(rnd, False) and find(game).keys(rnd, True)
 

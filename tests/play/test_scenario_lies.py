@@ -163,7 +163,7 @@ def test_scenario_json_prints_the_error_object_on_exit_2(
     out, err = capsys.readouterr()
     message = ("lie.toml.round[1].expect_ending: 'last_die' ends a dice round, not a classic one "
                "(classic rounds end: ligretto, deadlock, stuck_vote) (line 3)")
-    assert json.loads(out) == {"ok": False, "error": message, "file": str(path),
+    assert json.loads(out) == {"ok": False, "error": f"table-host: error: {message}", "file": str(path),
                                "place": "round[1].expect_ending", "line": 3}
     assert err == f"table-host: error: {message}\n"
 
