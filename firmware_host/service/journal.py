@@ -592,6 +592,23 @@ class Store:
             raise StoreError(f"no match {match_id} is stored")
         return _seating(match_id, *found)
 
+    def names_of(self, match_id: int) -> dict[int, str]:
+        """The named players of a match, by player number (a resumed match's names); what is
+        held in memory and not yet written has them too."""
+        with self._held_lock:
+            held = next((op[1][1] for op in self._held if op[0] == "seated" and op[1][0] == match_id), None)
+        if held is not None:
+            return {int(p): str(n) for p, _s, kind, n in json.loads(held) if kind == "player"}
+        try:
+            rows = self._read(lambda db: db.execute(
+                "SELECT player, name FROM match_players WHERE match_id=? AND kind='player'",
+                (match_id,)).fetchall())
+        except sqlite3.Error as exc:
+            if not _nothing_stored(exc):
+                raise
+            rows = []
+        return {int(p): str(n) for p, n in rows}
+
     def resume(self, seats_wired: int | None = None) -> tuple[int, Match] | None:
         """The newest unfinished match, rebuilt by replaying its journal, or None. A match that
         cannot come back (its journal or its row does not replay, or it needs more seats than
