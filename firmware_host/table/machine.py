@@ -16,6 +16,7 @@ logged at INFO on `table_host.table`, seats numbered from 1 (firmware_host/syste
 from __future__ import annotations
 
 import logging
+import secrets
 from collections import deque
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -31,6 +32,7 @@ from .bot_players import Bot, Level
 from .cues import Cue
 from .matches import new_match
 from .names import clean, key
+from .picker import Picker
 from .presses import Event, InputEvent, StartGate
 from .referee import Outcome, Referee
 
@@ -85,6 +87,9 @@ class Table:
     joined: list[int] = field(default_factory=list)  # physical seats, in joining order
     names: dict[int, str] = field(default_factory=dict)  # physical seat -> its player's name (none: a guest)
     known: tuple[str, ...] = ()
+    pickers: dict[int, Picker] = field(default_factory=dict)  # physical seat -> its open name picker
+    tokens: dict[int, str] = field(default_factory=dict)
+    """Physical seat -> the one-time token of its QR code (a phone's claim), until used or the start."""
     """The known players' names, for the seats' pickers: set by the service from the journal
     (never looked up here), and the names of each match that starts added."""
     bots: dict[int, Bot] = field(default_factory=dict)  # player index -> bot
@@ -195,7 +200,12 @@ class Table:
 
     def _lobby_press(self, seat: int, control: str, now: int) -> None:
         self.phase_since = now  # someone is here: not idle
-        if control == "slap":
+        if seat in self.pickers:
+            self._pick(seat, control, now)
+        elif control in ("up", "down"):  # the seat's name picker (views/seat.py draws it)
+            taken = {key(n) for s, n in self.names.items() if s != seat}
+            self.pickers[seat] = Picker(tuple(n for n in self.known if key(n) not in taken))
+        elif control == "slap":
             self._join(seat)
         elif seat == self._chooser() and control in ("left", "right"):
             self.menu = (self.menu + (1 if control == "right" else -1)) % len(GAMES)
@@ -205,6 +215,42 @@ class Table:
                 self.start(now)
             except RulesError as exc:
                 self._note(f"Seat {seat + 1} cannot start: {exc}")
+
+    def _pick(self, seat: int, control: str, now: int) -> None:
+        picker = self.pickers[seat]
+        chose = picker.press(control)
+        if picker.mode == "qr" and seat not in self.tokens:
+            self.tokens[seat] = secrets.token_urlsafe(12)
+        if chose is None:
+            return
+        what, name = chose
+        if what == "close":
+            del self.pickers[seat]
+            return
+        try:
+            self.name_seat(seat, name, now)
+        except ValueError as exc:  # another seat has it, a name the table cannot keep
+            picker.message = str(exc)
+            return
+        del self.pickers[seat]
+
+    def claim(self, seat: int, token: str, name: str, now: int) -> str:
+        """A phone claims `seat` (from 0) with the token of its QR code: the seat is named, the
+        token used up. RulesError, in the phone's words, for a token of another seat, one used
+        already, or after the start; NameRefused for a name the table cannot keep."""
+        if self.phase not in (Phase.ATTRACT, Phase.LOBBY, Phase.MATCH_RESULT):
+            raise RulesError("the match has started: names are chosen in the lobby")
+        mine = self.tokens.get(seat)
+        if mine is None or not secrets.compare_digest(mine, token):
+            other = next((s for s, t in self.tokens.items() if secrets.compare_digest(t, token)), None)
+            if other is not None:
+                raise RulesError(f"this code is seat {other + 1}'s, not seat {seat + 1}'s")
+            raise RulesError(f"this code for seat {seat + 1} is used or no longer valid: show the "
+                             "seat's code again")
+        kept = self.name_seat(seat, name, now)
+        del self.tokens[seat]
+        self.pickers.pop(seat, None)
+        return kept or ""
 
     def _chooser(self) -> int:
         """Seat 1 chooses the game; if seat 1 has not joined, the first seat that did."""
@@ -273,6 +319,8 @@ class Table:
                                boards=kept)
         self.matches_played += 1
         self.names = {s: n for s, n in self.names.items() if s in self.joined}
+        self.pickers.clear()
+        self.tokens.clear()  # a phone's code is for the lobby: gone at the start
         self.known = tuple(sorted({*self.known, *self.names.values()}, key=key))  # the writer adds them
         self.referee = Referee(self.match, Arbiter(self.window_ns, self.epsilon_ns, self.seed),
                                log=self._note, seats=self.seat_of_player)
@@ -383,6 +431,8 @@ class Table:
         elif self.phase is Phase.LOBBY and now >= self.phase_since + self.timing.idle_ns:
             self.joined.clear()
             self.names.clear()
+            self.pickers.clear()
+            self.tokens.clear()
             self._enter(Phase.ATTRACT, now)
         return outcomes
 
