@@ -773,6 +773,12 @@ def _read_page(db: sqlite3.Connection, limit: int,
                     f"SELECT match_id, round_no, ending, finishers, scores FROM rounds WHERE match_id IN "
                     f"({','.join('?' * len(ids))}) ORDER BY match_id, round_no", ids):
                 rounds.setdefault(match_id, []).append(tuple(rest))
+            names: dict[int, dict[int, str]] = {}
+            for match_id, player, name in db.execute(
+                    f"SELECT match_id, player, name FROM match_players WHERE kind='player' AND match_id IN "
+                    f"({','.join('?' * len(ids))})", ids):
+                names.setdefault(match_id, {})[player] = name
+            stored = [(*row, names.get(row[0], {})) for row in stored]
     finally:
         if db.in_transaction:
             db.execute("COMMIT")
@@ -805,7 +811,7 @@ def _open_reader(path: Path, unwritable: bool) -> tuple[sqlite3.Connection, bool
 
 def _held_view(ops: Sequence[Op]) -> dict[str, Any]:
     """What is held and not yet on disk, as the reads add it: new matches, rounds, ends."""
-    view: dict[str, Any] = {"matches": {}, "rounds": {}, "ends": {}, "set_aside": {}}
+    view: dict[str, Any] = {"matches": {}, "rounds": {}, "ends": {}, "set_aside": {}, "names": {}}
     for op in ops:
         if op[0] == "match":
             mid, game, players, _seed, _options, _boards, started, seats, _bots = op[1]
@@ -818,6 +824,9 @@ def _held_view(ops: Sequence[Op]) -> dict[str, Any]:
             view["ends"][op[1][2]] = op[1][:2]
         elif op[0] == "set_aside":
             view["set_aside"].setdefault(op[1][1], op[1][0])
+        elif op[0] == "seated":
+            view["names"][op[1][0]] = {int(p): str(n) for p, _s, kind, n in json.loads(op[1][1])
+                                       if kind == "player"}
     return view
 
 
@@ -908,7 +917,8 @@ def replay_arguments(game: str, players: int, seed: str, options: str, boards: s
 
 def _history_entry(row: tuple[Any, ...], rounds: list[tuple[Any, ...]],
                    view: dict[str, Any]) -> dict[str, Any]:
-    mid, game, players, started, ended, winners, set_aside, seats_text = row
+    mid, game, players, started, ended, winners, set_aside, seats_text, *rest = row
+    named: dict[int, str] = rest[0] if rest else view["names"].get(mid, {})
     if set_aside is None and ended is None:  # as the UPDATE will do it: not once the match ended
         set_aside = view["set_aside"].get(mid)
     if mid in view["ends"]:
@@ -923,7 +933,8 @@ def _history_entry(row: tuple[Any, ...], rounds: list[tuple[Any, ...]],
         entry = {"match": mid, "game": str(game), "players": players, "seats": [s + 1 for s in seats],
                  "started": _number(started), "ended": _number(ended),
                  "winners": _seat_numbers(_ints(winners), seats) if winners else None,
-                 "set_aside": set_aside, "rounds": entries}
+                 "set_aside": set_aside, "rounds": entries,
+                 "names": [named.get(p) for p in range(players)]}  # None: a guest or a bot
     except (ValueError, TypeError) as exc:
         return {"match": mid, "game": str(game), "players": 0, "seats": [], "started": None, "ended": None,
                 "winners": None, "set_aside": f"damaged row: {exc}", "rounds": []}

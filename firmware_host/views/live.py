@@ -73,6 +73,7 @@ def _seat(table: Table, player: int, seat: int, in_match: bool) -> dict[str, Any
     out: dict[str, Any] = {
         "seat": seat + 1,
         "who": f"bot ({bot.level})" if bot is not None else "player",
+        "name": None if bot is not None else table.names.get(seat),  # None: a guest (the page says so)
         "bot": bot is not None,
         "total": match.totals[player] if in_match and match is not None and player < match.players else None,
         "message": "",

@@ -198,7 +198,7 @@ function seatBox(s, seat) {
   box.dataset.seat = seat.seat;
   const head = el("div", "seat-head");
   head.appendChild(el("span", "seat-no", "Seat " + seat.seat));
-  head.appendChild(el("span", "who", seat.who));
+  head.appendChild(el("span", "who", seat.name || (seat.bot ? seat.who : "guest")));
   head.appendChild(el("span", "total", seat.total === null ? "" : signed(seat.total)));
   box.appendChild(head);
   const holding = seatHolding(s, seat);
