@@ -146,3 +146,18 @@ def test_what_a_name_is() -> None:
         with pytest.raises(NameRefused) as refused:
             clean(bad)
         assert str(refused.value) == said
+
+
+def test_a_resumed_match_comes_back_with_its_names_and_a_held_one_keeps_them(tmp_path: Path) -> None:
+    store = Store(tmp_path / "table.db")
+    match = new_match("classic", 3, 4, {"rounds": 2})
+    mid = store.begin_match(match, [2, 0, 1], {1: "easy"}, {0: "Ann", 2: "Bo"})
+    assert store.names_of(mid) == {0: "Ann", 2: "Bo"}  # held, not written yet: read from memory
+    play_recorded(store, mid, match, 20)
+    store.close()
+    again = Store(tmp_path / "table.db")
+    resumed = again.resume()
+    assert resumed is not None and resumed[0] == mid
+    assert again.names_of(mid) == {0: "Ann", 2: "Bo"}
+    assert [h["names"] for h in again.history()] == [["Ann", None, "Bo"]]
+    again.close()
