@@ -183,3 +183,25 @@ def test_a_phone_claims_a_seat_from_its_qr_code(table: LiveTable, browser: Any, 
     history.wait_for_function("() => window.historyReady === true", timeout=10_000)
     assert f"{MARKUP} (seat 2), 3" in history.locator("#matches").inner_text()
     assert history.locator("#matches b").count() == 0
+
+
+def test_a_claim_is_bounded_like_everything_on_the_web(table: LiveTable) -> None:
+    origin = table.url.rstrip("/")
+    request = urllib.request.Request(table.url + "api/claim", data=b"seat=2", method="POST",
+                                     headers={"Content-Type": "application/x-www-form-urlencoded",
+                                              "Origin": origin})
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=10)
+    assert refused.value.code == 415  # a form from anywhere is no claim
+    big = {"seat": 2, "token": "x", "name": "A" * 2000}
+    request = urllib.request.Request(table.url + "api/claim", data=json.dumps(big).encode(), method="POST",
+                                     headers={"Content-Type": "application/json", "Origin": origin})
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=10)
+    assert refused.value.code == 413  # over the app's 1 KB
+    said = [post_claim(table, {"seat": 2, "token": "guessed", "name": "Eve"}, origin) for _ in range(6)]
+    assert said == [(409, {"ok": False, "error": "this code for seat 2 is used or no longer valid: show the "
+                                                 "seat's code again"})] * 5 + [
+        (429, {"ok": False, "error": "6 tries a minute from one address at most: wait a minute"})]
+    assert post_claim(table, {"seat": "2", "token": "x", "name": "Eve"}, origin)[0] == 429
+    assert table.daemon.table.names == {} and table.daemon.table.phase is Phase.ATTRACT
