@@ -169,9 +169,9 @@ function banner(s) {
     const last = s.results[s.results.length - 1];
     lines.push(el("div", "big-word", "Round " + last.round + " over"));
     lines.push(el("div", "", last.ending.replaceAll("_", " ") +
-      (last.finishers.length ? " · seat " + last.finishers[0] + " first" : "")));
+      (last.finishers.length ? " · " + called(s, last.finishers[0]) + " first" : "")));
   } else if (s.phase === "match_result") {
-    const w = s.winners.map((n) => "seat " + n).join(" and ");
+    const w = s.winners.map((n) => called(s, n)).join(" and ");
     lines.push(el("div", "big-word", w ? w + (s.winners.length > 1 ? " win!" : " wins!") : "Match over"));
   }
   if ((s.phase === "attract" || s.phase === "lobby") && s.address) {
@@ -191,6 +191,12 @@ function seatHolding(s, seat) {
   const row = el("div", "holding");
   for (const node of elements(h.holding)) row.appendChild(node);
   return row;
+}
+
+// A seat as the players know it: its player's name (set as text: el), or "seat N" for a guest.
+function called(s, n) {
+  const seat = (s.seats || []).find((x) => x.seat === n);
+  return seat && seat.name ? seat.name : "seat " + n;
 }
 
 function seatBox(s, seat) {
@@ -215,7 +221,7 @@ function results(s) {
   const table = el("table", "scores");
   const head = el("tr");
   head.appendChild(el("th", "", "round"));
-  for (const seat of s.seats) head.appendChild(el("th", "", seat.seat));
+  for (const seat of s.seats) head.appendChild(el("th", "", seat.name || seat.seat));
   table.appendChild(head);
   for (const r of s.results.slice(-5)) {
     const tr = el("tr");
@@ -234,12 +240,12 @@ function decisions(s) {
   if (!s.decisions.length) return [];
   const list = el("ol", "decided");
   for (const d of s.decisions.slice().reverse()) {
-    let line = "seat " + d.seat + " " + d.control + ": " + (d.refused ? (REASONS[d.refused] || d.refused.replaceAll("_", " ")) : "taken");
+    let line = called(s, d.seat) + " " + d.control + ": " + (d.refused ? (REASONS[d.refused] || d.refused.replaceAll("_", " ")) : "taken");
     if (d.delta_us !== null) {
       const us = Math.abs(d.delta_us);  // µs under a millisecond, ms above: as a person reads it
       const gap = us < 1000 ? us.toFixed(1) + " µs" : (us / 1000).toFixed(1) + " ms";
-      line += d.tie ? " · tie within " + gap + ", drawn for seat " + d.by_seat
-        : " · Δ " + gap + " behind seat " + d.by_seat;
+      line += d.tie ? " · tie within " + gap + ", drawn for " + called(s, d.by_seat)
+        : " · Δ " + gap + " behind " + called(s, d.by_seat);
     }
     list.appendChild(el("li", d.refused ? "refused" : "taken", line));
   }
