@@ -105,8 +105,11 @@ def as_text(*things: Any, width: int = 120) -> str:
 # ------------------------------------------------------------------ tablectl
 
 
-def seat_totals(seats: Sequence[int], totals: Sequence[int]) -> str:
-    return ", ".join(f"seat {s} {t:+d}" for s, t in zip(seats, totals, strict=False)) or NOTHING
+def seat_totals(seats: Sequence[int], totals: Sequence[int], names: Sequence[str | None] = ()) -> str:
+    """Each seat's total; a named seat by its player's name (docs/players.md)."""
+    named = list(names) + [None] * (len(seats) - len(names))
+    return ", ".join(f"{n} (seat {s}) {t:+d}" if n else f"seat {s} {t:+d}"
+                     for s, t, n in zip(seats, totals, named, strict=False)) or NOTHING
 
 
 def status_rows(answer: Mapping[str, Any]) -> list[tuple[str, Any]]:
@@ -260,12 +263,15 @@ def history_table(matches: Sequence[Mapping[str, Any]]) -> Table | str:
             outcome = "not finished"
         else:
             winners = m.get("winners") or []
+            by_seat = dict(zip(seats, m.get("names") or [], strict=False))
+            won = [by_seat[w] for w in winners if by_seat.get(w)]
             outcome = (f"ended {local_time(m['ended'], '%H:%M')}, won by "
-                       f"seat{'s' if len(winners) != 1 else ''} {seat_list(winners)}")
+                       f"seat{'s' if len(winners) != 1 else ''} {seat_list(winners)}"
+                       + (f" ({', '.join(won)})" if won else ""))
         if m.get("damaged"):  # rounds the store could not read back (tablectl --json history says which)
             outcome += f"; damaged: {len(m['damaged'])} round{'s' if len(m['damaged']) != 1 else ''}"
         t.add_row(*cells(m["match"], local_time(m.get("started")), m["game"], m["players"], len(rounds),
-                         outcome, seat_totals(seats, totals) if rounds else NOTHING))
+                         outcome, seat_totals(seats, totals, m.get("names") or ()) if rounds else NOTHING))
     return t
 
 

@@ -72,3 +72,13 @@ def test_a_seat_is_named_in_the_lobby_only_and_once() -> None:
     assert table.phase is Phase.COUNTDOWN and table.known == ("Ann", "Bo")
     with pytest.raises(ValueError, match="names are chosen in the lobby"):
         table.name_seat(1, "Cy", 5)
+
+
+def test_tablectl_history_names_the_named_seats() -> None:
+    from firmware_host.cli.show import as_text, history_table
+
+    match = {"match": 3, "game": "dice", "players": 2, "seats": [2, 4], "started": 0.0, "ended": 60.0,
+             "winners": [4], "set_aside": None, "names": [None, "[b]Zoë[/b]"],
+             "rounds": [{"round": 1, "ending": "finished", "finishers": [4], "scores": [-2, 5]}]}
+    text = as_text(history_table([match]), width=200)
+    assert "won by seat 4 ([b]Zoë[/b])" in text and "seat 2 -2, [b]Zoë[/b] (seat 4) +5" in text
