@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from plumbing import qr_read, wait_for
+from plumbing import SHOTS, qr_read, wait_for
 
 from firmware_host.config import emulated_config
 from firmware_host.service import players
@@ -149,6 +149,8 @@ def test_a_phone_claims_a_seat_from_its_qr_code(table: LiveTable, browser: Any, 
     page.wait_for_function("() => document.querySelector('#said').className === 'ok'", timeout=10_000)
     assert page.locator("#said").inner_text() == f"Seat 2 is yours, {MARKUP}. Slap in when the match starts!"
     assert page.locator("#said b").count() == 0
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / "claim-phone.png"))  # docs/web.md, "A seat's claim"
     assert table.daemon.table.names == {1: MARKUP} and table.daemon.table.tokens.keys() == {2}
     # used twice (the page opened again, as by a second phone): refused, in words
     page.goto(code2)
