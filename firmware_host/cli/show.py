@@ -105,8 +105,11 @@ def as_text(*things: Any, width: int = 120) -> str:
 # ------------------------------------------------------------------ tablectl
 
 
-def seat_totals(seats: Sequence[int], totals: Sequence[int]) -> str:
-    return ", ".join(f"seat {s} {t:+d}" for s, t in zip(seats, totals, strict=False)) or NOTHING
+def seat_totals(seats: Sequence[int], totals: Sequence[int], names: Sequence[str | None] = ()) -> str:
+    """Each seat's total; a named seat by its player's name (docs/players.md)."""
+    named = list(names) + [None] * (len(seats) - len(names))
+    return ", ".join(f"{n} (seat {s}) {t:+d}" if n else f"seat {s} {t:+d}"
+                     for s, t, n in zip(seats, totals, named, strict=False)) or NOTHING
 
 
 def status_rows(answer: Mapping[str, Any]) -> list[tuple[str, Any]]:
@@ -119,6 +122,10 @@ def status_rows(answer: Mapping[str, Any]) -> list[tuple[str, Any]]:
             value = plain(value) if value else "the game's defaults"
         elif key == "seats_joined":
             value = seat_list(value)
+        elif key == "names":
+            seats = answer.get("seats") or range(1, len(value) + 1)
+            named = [f"seat {s} {n}" for s, n in zip(seats, value, strict=False) if n]
+            value = ", ".join(named) or "none: guests"
         elif key == "totals":
             if value is None:
                 continue
@@ -189,9 +196,10 @@ def web_view_line(report: Mapping[str, Any]) -> str:
 
 def seats_table(answer: Mapping[str, Any]) -> list[Any]:
     joined, bots = set(answer.get("joined") or ()), set(answer.get("bot_seats") or ())
+    named = dict(zip(answer.get("joined") or (), answer.get("names") or (), strict=False))
     t = table("seat", "who", right=("seat",))
     for seat in range(1, int(answer.get("seats_wired") or 0) + 1):
-        who = "joined" if seat in joined else "bot" if seat in bots else "free"
+        who = (named.get(seat) or "joined (guest)") if seat in joined else "bot" if seat in bots else "free"
         t.add_row(*cells(seat, who))
     return [f"{answer.get('seats_wired')} seats wired, {len(joined)} joined, {answer.get('bots', 0)} bots", t]
 
@@ -255,12 +263,15 @@ def history_table(matches: Sequence[Mapping[str, Any]]) -> Table | str:
             outcome = "not finished"
         else:
             winners = m.get("winners") or []
+            by_seat = dict(zip(seats, m.get("names") or [], strict=False))
+            won = [by_seat[w] for w in winners if by_seat.get(w)]
             outcome = (f"ended {local_time(m['ended'], '%H:%M')}, won by "
-                       f"seat{'s' if len(winners) != 1 else ''} {seat_list(winners)}")
+                       f"seat{'s' if len(winners) != 1 else ''} {seat_list(winners)}"
+                       + (f" ({', '.join(won)})" if won else ""))
         if m.get("damaged"):  # rounds the store could not read back (tablectl --json history says which)
             outcome += f"; damaged: {len(m['damaged'])} round{'s' if len(m['damaged']) != 1 else ''}"
         t.add_row(*cells(m["match"], local_time(m.get("started")), m["game"], m["players"], len(rounds),
-                         outcome, seat_totals(seats, totals) if rounds else NOTHING))
+                         outcome, seat_totals(seats, totals, m.get("names") or ()) if rounds else NOTHING))
     return t
 
 
@@ -349,7 +360,31 @@ def _config(answer: Mapping[str, Any], action: str | None) -> list[Any]:
     return [pairs(status_rows(answer))]
 
 
+def players_shown(answer: Mapping[str, Any], action: str | None) -> list[Any]:
+    """`tablectl players`: the list as a table; a change as one line saying what it did."""
+    done = answer.get("done")
+    if done == "add":
+        return [f"added {answer.get('name')}"]
+    if done == "rename":
+        return [f"{answer.get('was')} is called {answer.get('name')} now"]
+    if done == "merge":
+        return [f"{answer.get('merged')} merged into {answer.get('name')}: {answer.get('matches_moved')} "
+                f"matches moved, both histories kept"]
+    if done == "remove":
+        return [f"removed {answer.get('name')}: no longer offered; their past matches keep the name"]
+    listed = answer.get("players") or []
+    if not listed:
+        return ["no players yet: tablectl players add NAME, tablectl seat N NAME, or a seat's picker"]
+    t = table("player", "matches", "added", right=("matches",))
+    for p in listed:
+        added = time.strftime("%Y-%m-%d", time.localtime(p.get("added") or 0))
+        name = f"{p.get('name')} (removed)" if p.get("removed") else str(p.get("name"))
+        t.add_row(*cells(name, p.get("matches"), added))
+    return [t]
+
+
 PRINTERS: dict[str, Callable[[Mapping[str, Any], str | None], list[Any]]] = {
+    "players": players_shown,
     "pairs": lambda answer, _action: [pairs(status_rows(answer))],
     "history": _history,
     "config": _config,

@@ -66,6 +66,16 @@ page after page (`before`: the answer's `next`). Every page is read beside the g
 journal's read-only connection (service/journal.py), so its size bounds what one request costs."""
 
 
+def seat_number(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if not 1 <= n <= MAX_SEATS:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a seat number (1 to {MAX_SEATS})")
+    return n
+
+
 def match_number(text: str) -> int:
     try:
         n = int(text)
@@ -182,6 +192,24 @@ COMMANDS: list[Command] = [
         arg("count", type=bot_count, help=f"0 to {MAX_SEATS - 1}, at most the free seats"),
         arg("--level", default="medium", choices=BOT_LEVELS,
             help="how well they play: easy, medium (the default) or hard"))),
+    Command("seat", "seat a player by name at a seat, in the lobby (no name: a guest)", CHANGES,
+            usage="tablectl seat N [NAME]", arguments=(
+        arg("seat", type=seat_number, help="the seat, numbered from 1 as on the table"),
+        arg("name", nargs="?", help="the player's name (a known one, or a new one: added when the match "
+                                    "starts); none: the seat plays as a guest"))),
+    Command("players", "the players the table knows: list, add, rename, merge, remove", CHANGES,
+            actions={"list": READS, "add": CHANGES, "rename": CHANGES, "merge": CHANGES, "remove": CHANGES},
+            default_action="list", beside=True, printer="players",
+            usage="tablectl players [list [--removed] | add NAME | rename NAME NEW | merge NAME INTO | "
+                  "remove NAME]", arguments=(
+                arg("action", nargs="?", choices=("list", "add", "rename", "merge", "remove"), default="list",
+                    help="list (the default), add a player, rename one, merge one into another (both "
+                         "histories kept), remove one (their past matches kept)"),
+                arg("name", nargs="?", help="add, rename, merge, remove: the player's name"),
+                arg("other", nargs="?", metavar="NEW|INTO",
+                    help="rename: the new name; merge: the player NAME becomes"),
+                arg("--removed", action="store_true",
+                    help="list: the removed players too"))),
     Command("debug-bundle", "everything useful for a bug report, in one file", LOCAL, printer="bundle",
             arguments=(
         arg("path", nargs="?", default="table-host-debug.tar.gz", metavar="PATH", to=None,

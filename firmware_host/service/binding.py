@@ -36,7 +36,8 @@ class StoreBinding:
             match_id, match = resumed
             try:
                 saved = len(match.results)  # a round the resume's wakes end is stored by the loop
-                self.table.resume(match, time.monotonic_ns(), *self.store.seating(match_id))
+                self.table.resume(match, time.monotonic_ns(), *self.store.seating(match_id),
+                                  self.store.names_of(match_id))
                 self.match_id, self.saved_rounds, self.bound = match_id, saved, match
                 back = True
             except Exception as exc:
@@ -67,9 +68,11 @@ class StoreBinding:
                 self.store.abort(self.match_id)
             self.match_id, self.bound, self.saved_rounds = None, None, 0
         if match is not None and match is not self.bound:
+            named = self.table.player_names()
             self.match_id = self.store.begin_match(
                 match, self.table.seat_of_player,
-                {p: str(bot.level) for p, bot in self.table.bots.items()})
+                {p: str(bot.level) for p, bot in self.table.bots.items()},
+                {p: name for p, name in enumerate(named) if name is not None})
             self.saved_rounds = 0
             self.bound = match
 

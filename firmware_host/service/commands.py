@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from typing import Any
 
 from ..engine.options import GAMES
+from ..system.errors import StoreError
 from ..table.bot_players import Level
 from ..table.machine import BadOptions, Phase, Table
+from ..table.names import key
+from . import players
 from .journal import Store
 from .registry import Call, Commands
 
@@ -25,8 +29,13 @@ class TableCommands:
         for name, handler in (("status", self.status), ("new", self.new), ("start", self.start),
                               ("abort", self.abort), ("next", self.next), ("scores", self.scores),
                               ("history", self.history), ("seats", self.seats), ("bots", self.bots),
-                              ("inputs", self.inputs), ("decisions", self.decisions)):
+                              ("inputs", self.inputs), ("decisions", self.decisions), ("seat", self.seat)):
             commands.register(name, handler)
+        for action in ("list", "add", "rename", "merge", "remove"):
+            commands.register("players", self.players, action=action)
+        if self.store is not None:  # at start, off the loop: the pickers' names
+            with contextlib.suppress(StoreError):
+                self.table.known = self.store.players_read(players.known_names)
 
     def status(self, call: Call) -> dict[str, Any]:
         status = self.table_status()
@@ -81,7 +90,47 @@ class TableCommands:
     def seats(self, call: Call) -> dict[str, Any]:
         table = self.table
         return {"joined": [s + 1 for s in table.joined], "bots": len(table.bots), "seats_wired": table.seats,
-                "bot_seats": [s + 1 for s in table.seat_of_player[len(table.joined):]]}
+                "bot_seats": [s + 1 for s in table.seat_of_player[len(table.joined):]],
+                "names": [table.names.get(s) for s in table.joined]}
+
+    def seat(self, call: Call) -> dict[str, Any]:
+        """`tablectl seat N NAME`: the seat joins, named (no name: a guest). On the game thread,
+        with the names the table holds in memory: nothing is looked up in the journal."""
+        seat, name = call.get("seat"), call.get("name")
+        if not isinstance(seat, int) or isinstance(seat, bool):
+            raise ValueError("seat needs a seat number, from 1")
+        if name is not None and not isinstance(name, str):
+            raise ValueError("a name is text")
+        self.table.name_seat(seat - 1, name, call.now)
+        return self.table_status()
+
+    def players(self, call: Call) -> dict[str, Any]:
+        """`tablectl players`: answered beside the game (control/protocol.py `beside`), on the
+        socket's handler thread; a change is one transaction on the journal's connection, and the
+        pickers' names are replaced whole (one assignment the game thread reads)."""
+        if self.store is None:
+            raise ValueError("no state database: the players are kept there")
+        action, name, other = call.get("action") or "list", call.get("name"), call.get("other")
+        if action == "list":
+            return {"players": self.store.players_read(
+                lambda db: players.listed(db, removed=bool(call.get("removed"))))}
+        if action in ("rename", "merge") and other is None:
+            raise ValueError(f"players {action} needs two names: "
+                             + ("NAME NEW" if action == "rename" else "NAME INTO"))
+        if name is None:
+            raise ValueError(f"players {action} needs a name")
+        work = {"add": lambda db: players.add(db, name),
+                "rename": lambda db: players.rename(db, name, other),
+                "merge": lambda db: players.merge(db, name, other),
+                "remove": lambda db: players.remove(db, name)}[action]
+        done = self.store.players_write(work)
+        self.table.known = self.store.players_read(players.known_names)
+        was = done.get("was") or done.get("merged") or (done["name"] if action == "remove" else None)
+        if was is not None:  # a seat in the lobby with that name: it follows (removed: a guest)
+            now = None if action == "remove" else done["name"]
+            self.table.names = {s: n for s, n in ((s, now if key(n) == key(was) else n)
+                                                  for s, n in self.table.names.items()) if n is not None}
+        return {"done": action, **done}
 
     def bots(self, call: Call) -> dict[str, Any]:
         count, level = call.get("count"), call.get("level", "medium")

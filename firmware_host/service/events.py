@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,6 +33,17 @@ class Wake:
 @dataclass(frozen=True)
 class AbortAsked:
     """A frontend's confirmed way back to the lobby."""
+
+
+@dataclass(frozen=True)
+class SeatClaimed:
+    """A phone claims a seat with the one-time token of its QR code (web/claim.py): `answer` is
+    called on the table's thread with {"ok": True, "seat", "name"} or {"ok": False, "error"}."""
+
+    seat: int  # from 0
+    token: str
+    name: str
+    answer: Callable[[dict[str, Any]], None]
 
 
 @dataclass(frozen=True)

@@ -88,8 +88,11 @@ class Frontend(Protocol):
 
 
 def who(table: Table, player: int, seat: int) -> str:
+    """The seat's player in words: a bot, the seat's name, or "you" (the keyboard's seat 1)."""
     bot = table.bots.get(player)
-    return f"bot ({bot.level})" if bot is not None else ("you" if seat == 0 else "player")
+    if bot is not None:
+        return f"bot ({bot.level})"
+    return table.names.get(seat) or ("you" if seat == 0 else "player")
 
 
 def score_lines(table: Table) -> list[str]:

@@ -169,9 +169,11 @@ class Store:
     # ------------------------------------------------------------ writing
 
     def begin_match(self, match: Match, seats: list[int] | None = None,
-                    bots: dict[int, str] | None = None) -> int:
+                    bots: dict[int, str] | None = None, names: dict[int, str] | None = None) -> int:
         """A new match; `seats` is the physical seat of each player, `bots` the bot players'
-        levels, so that a match resumed after a crash is played by the same seats and bots."""
+        levels, so that a match resumed after a crash is played by the same seats and bots;
+        `names` the named players' names (the others are guests), found or added among the known
+        players by the writer, in the match's own transaction: never a lookup on the game thread."""
         with self._held_lock:  # held at once (history shows it), before any of its actions
             match_id = self._next_id
             self._next_id += 1
@@ -179,6 +181,7 @@ class Store:
                    json.dumps([[str(c) for c in b] for b in match.boards]), time.time(),
                    json.dumps(seats or []), json.dumps({str(k): v for k, v in (bots or {}).items()}))
             self._held.append(("match", row))
+            self._held.append(("seated", (match_id, json.dumps(_who(match.players, seats, bots, names)))))
         self._queue.put(("nudge",))
         self._counts[match_id] = self._races[match_id] = 0
         for kept in (self._counts, self._races):
@@ -496,6 +499,36 @@ class Store:
             log.warning("match %d, played while the stored matches could not be read, is stored as match %d",
                         old, new)
 
+    # ------------------------------------------------------------ players
+
+    def players_write(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """`work` (service/players.py's add, rename, merge, remove) in one transaction on the
+        writer's connection, from the thread that asks (a command's, the web's): never the game
+        thread. While the disk refuses, nothing is changed and StoreError says why."""
+        with self._mutex:
+            db = self._db
+            if db is None or self._reason is not None:
+                raise StoreError(f"the players cannot be changed now: {self.problem or 'state not saved'}")
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                done = work(db)
+                db.execute("COMMIT")
+            except BaseException:
+                if db.in_transaction:
+                    with contextlib.suppress(sqlite3.Error):
+                        db.execute("ROLLBACK")
+                raise
+        return done
+
+    def players_read(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """`work` (service/players.py's reads) on the readers' own connection: never the writer's
+        lock. What is held in memory (a full disk) is not in it."""
+        try:
+            with self._reading() as db:
+                return work(db)
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot read the players: {exc}") from None
+
     # ------------------------------------------------------------ reading
 
     def _read(self, work: Callable[[sqlite3.Connection], T]) -> T:
@@ -558,6 +591,23 @@ class Store:
         if found is None:
             raise StoreError(f"no match {match_id} is stored")
         return _seating(match_id, *found)
+
+    def names_of(self, match_id: int) -> dict[int, str]:
+        """The named players of a match, by player number (a resumed match's names); what is
+        held in memory and not yet written has them too."""
+        with self._held_lock:
+            held = next((op[1][1] for op in self._held if op[0] == "seated" and op[1][0] == match_id), None)
+        if held is not None:
+            return {int(p): str(n) for p, _s, kind, n in json.loads(held) if kind == "player"}
+        try:
+            rows = self._read(lambda db: db.execute(
+                "SELECT player, name FROM match_players WHERE match_id=? AND kind='player'",
+                (match_id,)).fetchall())
+        except sqlite3.Error as exc:
+            if not _nothing_stored(exc):
+                raise
+            rows = []
+        return {int(p): str(n) for p, n in rows}
 
     def resume(self, seats_wired: int | None = None) -> tuple[int, Match] | None:
         """The newest unfinished match, rebuilt by replaying its journal, or None. A match that
@@ -780,6 +830,12 @@ def _read_page(db: sqlite3.Connection, limit: int,
                     f"SELECT match_id, round_no, ending, finishers, scores FROM rounds WHERE match_id IN "
                     f"({','.join('?' * len(ids))}) ORDER BY match_id, round_no", ids):
                 rounds.setdefault(match_id, []).append(tuple(rest))
+            names: dict[int, dict[int, str]] = {}
+            for match_id, player, name in db.execute(
+                    f"SELECT match_id, player, name FROM match_players WHERE kind='player' AND match_id IN "
+                    f"({','.join('?' * len(ids))})", ids):
+                names.setdefault(match_id, {})[player] = name
+            stored = [(*row, names.get(row[0], {})) for row in stored]
     finally:
         if db.in_transaction:
             db.execute("COMMIT")
@@ -812,7 +868,7 @@ def _open_reader(path: Path, unwritable: bool) -> tuple[sqlite3.Connection, bool
 
 def _held_view(ops: Sequence[Op]) -> dict[str, Any]:
     """What is held and not yet on disk, as the reads add it: new matches, rounds, ends."""
-    view: dict[str, Any] = {"matches": {}, "rounds": {}, "ends": {}, "set_aside": {}}
+    view: dict[str, Any] = {"matches": {}, "rounds": {}, "ends": {}, "set_aside": {}, "names": {}}
     for op in ops:
         if op[0] == "match":
             mid, game, players, _seed, _options, _boards, started, seats, _bots = op[1]
@@ -825,6 +881,9 @@ def _held_view(ops: Sequence[Op]) -> dict[str, Any]:
             view["ends"][op[1][2]] = op[1][:2]
         elif op[0] == "set_aside":
             view["set_aside"].setdefault(op[1][1], op[1][0])
+        elif op[0] == "seated":
+            view["names"][op[1][0]] = {int(p): str(n) for p, _s, kind, n in json.loads(op[1][1])
+                                       if kind == "player"}
     return view
 
 
@@ -915,7 +974,8 @@ def replay_arguments(game: str, players: int, seed: str, options: str, boards: s
 
 def _history_entry(row: tuple[Any, ...], rounds: list[tuple[Any, ...]],
                    view: dict[str, Any]) -> dict[str, Any]:
-    mid, game, players, started, ended, winners, set_aside, seats_text = row
+    mid, game, players, started, ended, winners, set_aside, seats_text, *rest = row
+    named: dict[int, str] = rest[0] if rest else view["names"].get(mid, {})
     if set_aside is None and ended is None:  # as the UPDATE will do it: not once the match ended
         set_aside = view["set_aside"].get(mid)
     if mid in view["ends"]:
@@ -930,7 +990,8 @@ def _history_entry(row: tuple[Any, ...], rounds: list[tuple[Any, ...]],
         entry = {"match": mid, "game": str(game), "players": players, "seats": [s + 1 for s in seats],
                  "started": _number(started), "ended": _number(ended),
                  "winners": _seat_numbers(_ints(winners), seats) if winners else None,
-                 "set_aside": set_aside, "rounds": entries}
+                 "set_aside": set_aside, "rounds": entries,
+                 "names": [named.get(p) for p in range(players)]}  # None: a guest or a bot
     except (ValueError, TypeError) as exc:
         return {"match": mid, "game": str(game), "players": 0, "seats": [], "started": None, "ended": None,
                 "winners": None, "set_aside": f"damaged row: {exc}", "rounds": []}
@@ -976,6 +1037,22 @@ def _number(value: Any) -> float | None:
 def _seat_numbers(players: list[int], seats: list[int]) -> list[int]:
     """Player indexes to the seat numbers (from 1) they sat at."""
     return [seats[p] + 1 if 0 <= p < len(seats) else p + 1 for p in players]
+
+
+def _who(players: int, seats: list[int] | None, bots: dict[int, str] | None,
+         names: dict[int, str] | None) -> list[list[Any]]:
+    """A "seated" operation's players: [player, seat from 1, kind, name] each."""
+    placed = seats or list(range(players))
+    who: list[list[Any]] = []
+    for player in range(players):
+        seat = placed[player] + 1 if player < len(placed) else player + 1
+        if bots and player in bots:
+            who.append([player, seat, "bot", f"bot ({bots[player]})"])
+        elif names and player in names:
+            who.append([player, seat, "player", names[player]])
+        else:
+            who.append([player, seat, "guest", "guest"])
+    return who
 
 
 def _plain(options: dict[str, Any]) -> dict[str, Any]:

@@ -46,6 +46,7 @@ class TableScreens:
         self.last_seats: dict[int, Image.Image] = {}
         self.last_centre: Image.Image | None = None
         self._centre_key: bytes | None = None
+        self.names: list[str | None] = []  # each player's name (None: a guest or a bot), in the corner
 
     def forget_centre(self) -> None:
         """Something else was on the matrix (a countdown): send the piles again."""
@@ -63,7 +64,7 @@ class TableScreens:
         """Render and queue; returns how many frames were queued (unchanged ones are not)."""
         queued = 0
         for seat in seats:
-            frame = render_seat(self.seats[seat])
+            frame = render_seat(self.seats[seat], self.names[seat] if seat < len(self.names) else None)
             self.last_seats[seat] = frame
             if self.seat_sink is not None and self.seat_sink.show(seat, frame):
                 queued += 1
@@ -146,6 +147,7 @@ class Screens:
         self._bound = self.table.match
         self.game = TableScreens(referee.seats, PlayerScreens(self.oleds, self.table), self.led,
                                  self.size, self.centre.brightness)
+        self.game.names = self.table.player_names()
         self.game.refresh(range(len(referee.seats)))
 
     def after_step(self, step: Step) -> None:
@@ -185,7 +187,9 @@ class Screens:
         count = countdown_left(table, now) if table.phase is Phase.COUNTDOWN else 0
         problem = bool(self.problem())
         key = (table.phase, table.phase_since, tuple(table.joined), table.menu, table.game, len(table.bots),
-               count, problem, id(match), len(match.results) if match else 0, self.address, self.qr)
+               count, problem, id(match), len(match.results) if match else 0, self.address, self.qr,
+               tuple(table.names.items()), tuple((s, p.key()) for s, p in table.pickers.items()),
+               tuple(table.tokens.items()))
         if key == self.phase_key:
             return
         self.phase_key = key

@@ -9,9 +9,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..engine.round import RulesError
+from ..system.logs import escape
 from ..table.machine import Table
+from ..table.names import NameRefused
 from ..table.presses import Event, InputEvent
-from .events import AbortAsked
+from .events import AbortAsked, SeatClaimed
 from .loop import Loop
 
 
@@ -38,6 +40,7 @@ class TableFeed:
         self._due = loop.register_timer(lambda _now: None)  # wakes the loop: the advance does the rest
         loop.on(InputEvent, self.on_input, at="table")
         loop.on(AbortAsked, self.on_abort)
+        loop.on(SeatClaimed, self.on_claim)
         loop.after_each(self.advance)  # the first hook: the table decides, then the others follow it
 
     def follow(self, follower: Callable[[Step], None]) -> None:
@@ -53,6 +56,17 @@ class TableFeed:
             self.table.abort(now)
         except RulesError as exc:
             self.table._note(str(exc))
+
+    def on_claim(self, event: SeatClaimed, now: int) -> None:
+        """A phone's claim of a seat: the table checks the token and seats the name; the phone is
+        answered either way, in its words (never a traceback: a name refused is said)."""
+        try:
+            name = self.table.claim(event.seat, event.token, event.name, now)
+        except (RulesError, NameRefused) as exc:
+            event.answer({"ok": False, "error": str(exc)})
+            return
+        self.table._note(f"Seat {event.seat + 1} claimed from a phone: {escape(name)}")
+        event.answer({"ok": True, "seat": event.seat + 1, "name": name})
 
     def advance(self, now: int) -> None:
         table = self.table

@@ -16,6 +16,7 @@ logged at INFO on `table_host.table`, seats numbered from 1 (firmware_host/syste
 from __future__ import annotations
 
 import logging
+import secrets
 from collections import deque
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -30,6 +31,8 @@ from .arbiter import Arbiter
 from .bot_players import Bot, Level
 from .cues import Cue
 from .matches import new_match
+from .names import clean, key
+from .picker import Picker
 from .presses import Event, InputEvent, StartGate
 from .referee import Outcome, Referee
 from .words import ended_by, game_name
@@ -83,6 +86,13 @@ class Table:
     game: str = field(default_factory=lambda: next(iter(names()), ""))  # the first in the menu
     options: dict[str, Any] = field(default_factory=dict)
     joined: list[int] = field(default_factory=list)  # physical seats, in joining order
+    names: dict[int, str] = field(default_factory=dict)  # physical seat -> its player's name (none: a guest)
+    known: tuple[str, ...] = ()
+    pickers: dict[int, Picker] = field(default_factory=dict)  # physical seat -> its open name picker
+    tokens: dict[int, str] = field(default_factory=dict)
+    """Physical seat -> the one-time token of its QR code (a phone's claim), until used or the start."""
+    """The known players' names, for the seats' pickers: set by the service from the journal
+    (never looked up here), and the names of each match that starts added."""
     bots: dict[int, Bot] = field(default_factory=dict)  # player index -> bot
     menu: int = 0  # seat 1's game menu cursor
     match: Match | None = None
@@ -112,6 +122,37 @@ class Table:
         """Physical seat of each player: the joined seats, then free seats for the bots."""
         free = [s for s in range(self.seats) if s not in self.joined]
         return self.joined + free[: len(self.bots)]
+
+    def player_names(self) -> list[str | None]:
+        """Each player's name, in the players' order (None: a guest or a bot)."""
+        return [None if p in self.bots else self.names.get(s) for p, s in enumerate(self.seat_of_player)]
+
+    def name_seat(self, seat: int, name: str | None, now: int) -> str | None:
+        """Seat `seat` (from 0) joins with `name` (None: as a guest), in the lobby: as its slap
+        would, and named. A known player's name is spelled as the table knows it. Returns the
+        name as kept, or RulesError saying why not (another seat has it, the match started)."""
+        if not 0 <= seat < self.seats:
+            raise RulesError(f"no seat {seat + 1}: {self.seats} seats are wired")
+        if self.phase not in (Phase.ATTRACT, Phase.LOBBY, Phase.MATCH_RESULT):
+            raise RulesError("names are chosen in the lobby, before the match starts")
+        if name is not None:
+            name = clean(name)
+            name = next((k for k in self.known if key(k) == key(name)), name)
+            other = next((s for s, n in self.names.items() if key(n) == key(name) and s != seat), None)
+            if other is not None:
+                raise RulesError(f"{name} sits at seat {other + 1} already")
+        if self.phase is not Phase.LOBBY:
+            self._enter(Phase.LOBBY, now)
+        self.phase_since = now  # someone is here: not idle
+        if seat not in self.joined:
+            if self.players >= PLAYERS[self.game][1]:
+                raise RulesError(f"{self.game} is full: {PLAYERS[self.game][1]} players")
+            self._join(seat)
+        if name is None:
+            self.names.pop(seat, None)
+        else:
+            self.names[seat] = name
+        return name
 
     def player_of(self, seat: int) -> int | None:
         seats = self.seat_of_player
@@ -160,7 +201,12 @@ class Table:
 
     def _lobby_press(self, seat: int, control: str, now: int) -> None:
         self.phase_since = now  # someone is here: not idle
-        if control == "slap":
+        if seat in self.pickers:
+            self._pick(seat, control, now)
+        elif control in ("up", "down"):  # the seat's name picker (views/seat.py draws it)
+            taken = {key(n) for s, n in self.names.items() if s != seat}
+            self.pickers[seat] = Picker(tuple(n for n in self.known if key(n) not in taken))
+        elif control == "slap":
             self._join(seat)
         elif seat == self._chooser() and control in ("left", "right"):
             self.menu = (self.menu + (1 if control == "right" else -1)) % len(GAMES)
@@ -170,6 +216,42 @@ class Table:
                 self.start(now)
             except RulesError as exc:
                 self._note(f"Seat {seat + 1} cannot start: {exc}")
+
+    def _pick(self, seat: int, control: str, now: int) -> None:
+        picker = self.pickers[seat]
+        chose = picker.press(control)
+        if picker.mode == "qr" and seat not in self.tokens:
+            self.tokens[seat] = secrets.token_urlsafe(12)
+        if chose is None:
+            return
+        what, name = chose
+        if what == "close":
+            del self.pickers[seat]
+            return
+        try:
+            self.name_seat(seat, name, now)
+        except ValueError as exc:  # another seat has it, a name the table cannot keep
+            picker.message = str(exc)
+            return
+        del self.pickers[seat]
+
+    def claim(self, seat: int, token: str, name: str, now: int) -> str:
+        """A phone claims `seat` (from 0) with the token of its QR code: the seat is named, the
+        token used up. RulesError, in the phone's words, for a token of another seat, one used
+        already, or after the start; NameRefused for a name the table cannot keep."""
+        if self.phase not in (Phase.ATTRACT, Phase.LOBBY, Phase.MATCH_RESULT):
+            raise RulesError("the match has started: names are chosen in the lobby")
+        mine = self.tokens.get(seat)
+        if mine is None or not secrets.compare_digest(mine, token):
+            other = next((s for s, t in self.tokens.items() if secrets.compare_digest(t, token)), None)
+            if other is not None:
+                raise RulesError(f"this code is seat {other + 1}'s, not seat {seat + 1}'s")
+            raise RulesError(f"this code for seat {seat + 1} is used or no longer valid: show the "
+                             "seat's code again")
+        kept = self.name_seat(seat, name, now)
+        del self.tokens[seat]
+        self.pickers.pop(seat, None)
+        return kept or ""
 
     def _chooser(self) -> int:
         """Seat 1 chooses the game; if seat 1 has not joined, the first seat that did."""
@@ -241,6 +323,10 @@ class Table:
         self.match = new_match(self.game, self.players, f"{self.seed}/{self.matches_played}", self.options,
                                boards=kept)
         self.matches_played += 1
+        self.names = {s: n for s, n in self.names.items() if s in self.joined}
+        self.pickers.clear()
+        self.tokens.clear()  # a phone's code is for the lobby: gone at the start
+        self.known = tuple(sorted({*self.known, *self.names.values()}, key=key))  # the writer adds them
         self.referee = Referee(self.match, Arbiter(self.window_ns, self.epsilon_ns, self.seed),
                                log=self._note, seats=self.seat_of_player)
         options = "".join(f", {escape(k)}={escape(v)}" for k, v in sorted(self.options.items()))
@@ -249,13 +335,14 @@ class Table:
         self._countdown(now)
 
     def resume(self, match: Match, now: int, seats: list[int] | None = None,
-               bots: dict[int, str] | None = None) -> None:
-        """Pick up a match rebuilt from the journal after a crash, with the same seats and bots:
-        its round counts down again."""
+               bots: dict[int, str] | None = None, names: dict[int, str] | None = None) -> None:
+        """Pick up a match rebuilt from the journal after a crash, with the same seats, bots and
+        names (by player): its round counts down again."""
         self.game, self.match = match.game, match
         bots = bots or {}
         seats = seats if seats and len(seats) == match.players else list(range(match.players))
         self.joined = [s for p, s in enumerate(seats) if p not in bots]
+        self.names = {seats[p]: n for p, n in (names or {}).items() if 0 <= p < len(seats) and p not in bots}
         self.bots = {p: Bot(Level(level), _rng(self.seed, p)) for p, level in sorted(bots.items())}
         self.matches_played += 1
         self.referee = Referee(match, Arbiter(self.window_ns, self.epsilon_ns, self.seed), log=self._note,
@@ -349,6 +436,9 @@ class Table:
             self._enter(Phase.LOBBY, now)
         elif self.phase is Phase.LOBBY and now >= self.phase_since + self.timing.idle_ns:
             self.joined.clear()
+            self.names.clear()
+            self.pickers.clear()
+            self.tokens.clear()
             self._enter(Phase.ATTRACT, now)
         return outcomes
 
@@ -371,8 +461,11 @@ class Table:
         self.next_count = due if due < self.phase_since + self.timing.countdown_ns else None
 
     def _who(self, player: int) -> str:
-        seat = self.seat_of_player[player] + 1
-        return f"bot at seat {seat}" if player in self.bots else f"seat {seat}"
+        seat = self.seat_of_player[player]
+        if player in self.bots:
+            return f"bot at seat {seat + 1}"
+        name = self.names.get(seat)
+        return f"{escape(name)} at seat {seat + 1}" if name else f"seat {seat + 1}"
 
     def _say_round_over(self) -> None:
         """The round's result and, at the end, the match's, as the players count them."""
@@ -474,6 +567,7 @@ class Table:
             "game": self.game,
             "options": self.options,
             "seats_joined": [s + 1 for s in self.joined],
+            "names": self.player_names(),
             "bots": len(self.bots),
             "round": None if self.match is None else self.match.round_no + 1,
             "totals": None if self.match is None else list(self.match.totals),

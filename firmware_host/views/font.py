@@ -7,6 +7,7 @@ seat view renders in well under a millisecond and identically on every machine
 
 from __future__ import annotations
 
+import unicodedata
 from functools import cache, lru_cache
 
 from luma.core.legacy.font import CP437_FONT, TINY_FONT, proportional
@@ -32,6 +33,21 @@ def _glyph(font: str, ch: str) -> Image.Image:
             if byte >> y & 1:
                 px[x, y] = 1
     return img
+
+
+@lru_cache(maxsize=TEXTS_KEPT)
+def drawable(text: str) -> str:
+    """`text` (a player's name) as these fonts can draw it: printable ASCII as it is, a letter
+    with an accent as the letter ("Zoé" is "Zoe"), anything else "?". The web and the terminal
+    show the name itself."""
+    out = []
+    for ch in text:
+        if " " <= ch <= "~":
+            out.append(ch)
+            continue
+        bare = "".join(c for c in unicodedata.normalize("NFKD", ch) if not unicodedata.combining(c))
+        out.append(bare if bare and all(" " <= c <= "~" for c in bare) else "?")
+    return "".join(out)
 
 
 @lru_cache(maxsize=TEXTS_KEPT)

@@ -95,9 +95,12 @@ def reachable(address: str) -> bool:
 
 
 def seat_name(table: Table, player: int) -> str:
-    """Who sits at a player's seat, in words a person reads ("seat 3", "bot")."""
-    seat = table.seat_of_player[player] + 1 if player < len(table.seat_of_player) else player + 1
-    return "bot" if player in table.bots else f"seat {seat}"
+    """Who sits at a player's seat, in words a person reads: their name ("Ann"), else "bot" or
+    "seat 3" (a guest)."""
+    seat = table.seat_of_player[player] if player < len(table.seat_of_player) else player
+    if player in table.bots:
+        return "bot"
+    return table.names.get(seat) or f"seat {seat + 1}"
 
 
 def margin_words(ns: int) -> str:
@@ -181,8 +184,8 @@ def _seat(table: Table, player: int, seat: int, in_match: bool) -> dict[str, Any
     match = table.match
     out: dict[str, Any] = {
         "seat": seat + 1,
-        "name": seat_name(table, player),
         "who": f"bot ({bot.level})" if bot is not None else "player",
+        "name": None if bot is not None else table.names.get(seat),  # None: a guest (the page says so)
         "bot": bot is not None,
         "total": match.totals[player] if in_match and match is not None and player < match.players else None,
         "message": "",

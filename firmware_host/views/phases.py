@@ -15,12 +15,16 @@ from PIL import Image
 from ..engine.options import GAMES
 from .address import render_attract
 from .centre import render_winner, render_word, seat_colour
+from .font import draw_centred, drawable
 from .seat import (
+    SIZE,
     bottom_bar,
+    fitted,
     render_banner,
     render_countdown,
     render_match_result,
     render_menu,
+    render_picker,
     render_round_result,
 )
 
@@ -30,6 +34,14 @@ if TYPE_CHECKING:
 S = 1_000_000_000
 WARNING = "CONFIG INVALID: TABLECTL"
 WHITE = (255, 255, 255)
+
+
+def claim_url(address: str, seat: int, token: str | None) -> str:
+    """The one-time address a seat's QR code holds (web/claim.py answers it): short, so that the
+    code stays large on a 64-pixel screen. "" when there is no web view or no token."""
+    if not address or not token:
+        return ""
+    return f"{address.rstrip('/')}/c/{seat + 1}/{token}"
 
 
 def countdown_left(table: Table, now: int) -> int:
@@ -58,15 +70,21 @@ def phase_seat(table: Table, seat: int, now: int, warning: bool = False, address
         img = render_match_result(match, player) if player is not None else \
             render_banner("match over", big=table.game)
     elif phase == "lobby":
-        if seat in table.joined and seat == table._chooser():
-            img = render_menu("choose the game", list(GAMES), table.menu, "ALT: START  SLAP: JOIN")
+        name = table.names.get(seat)
+        if seat in table.pickers:
+            img = render_picker(table.pickers[seat], seat, claim_url(address, seat, table.tokens.get(seat)))
+        elif seat in table.joined and seat == table._chooser():
+            img = render_menu("choose the game", list(GAMES), table.menu, "ALT: START  UP: NAME")
         elif seat in table.joined:
-            img = render_banner(f"seat {seat + 1} joined", f"game: {table.game}",
-                                f"players: {table.players}", f"seat {table._chooser() + 1} starts",
+            img = render_banner(f"seat {seat + 1} joined", f"game: {table.game}", f"players: {table.players}",
+                                f"seat {table._chooser() + 1} starts", "up or down: your name",
                                 big="READY")
         else:
             img = render_banner(f"game: {table.game}", f"players: {table.players}", "slap to join",
-                                big="JOIN?")
+                                "up or down: your name", big="JOIN?")
+        if name and seat not in table.pickers:  # the player's name, in its own case, on top
+            img.paste(0, (0, 0, SIZE[0], 8))
+            draw_centred(img, 0, fitted(drawable(name), SIZE[0]))
     elif address:
         img = render_attract(address, qr)
     else:

@@ -70,7 +70,7 @@ def _phase_words(table: Table) -> Text:
         out.append(f" {game_name(table.game)} ", style="bold black on white")
         out.append(f"  ←/→ {list(GAMES).index(table.game) + 1} of {len(GAMES)}", style="dim")
         out.append(f"\nplayers: {table.players} ({lo} to {hi}): ")
-        out.append(", ".join([f"seat {s + 1}" + (" (you)" if s == 0 else "") for s in table.joined]
+        out.append(", ".join([_named(table, s) + (" (you)" if s == 0 else "") for s in table.joined]
                              + [f"seat {seats[p] + 1} (bot, {bot.level})"
                                 for p, bot in sorted(table.bots.items()) if p < len(seats)])
                    or "nobody yet")
@@ -92,7 +92,7 @@ def _phase_words(table: Table) -> Text:
         out.append("totals:     " + _standings(table, list(match.totals)))
         return out
     if phase == "match_result":
-        winners = ", ".join(f"seat {seats[p] + 1}" for p in match.winners if p < len(seats))
+        winners = ", ".join(_named(table, seats[p]) for p in match.winners if p < len(seats))
         out = Text(f"Match over: {winners} {'win' if len(match.winners) > 1 else 'wins'}!\n", style="bold")
         out.append("totals: " + _standings(table, list(match.totals)))
         out.append(f"\nThis stays {seconds(table.timing.match_result_ns)}, then the table goes back to "
@@ -104,7 +104,13 @@ def _phase_words(table: Table) -> Text:
 def _standings(table: Table, scores: list[int]) -> str:
     seats = table.seat_of_player
     order = sorted(range(len(scores)), key=lambda p: -scores[p])
-    return ", ".join(f"seat {seats[p] + 1} {scores[p]:+d}" for p in order if p < len(seats))
+    return ", ".join(f"{_named(table, seats[p])} {scores[p]:+d}" for p in order if p < len(seats))
+
+
+def _named(table: Table, seat: int) -> str:
+    """A seat as the players know it: "Ann (seat 2)", or "seat 2" for a guest or a bot."""
+    name = table.names.get(seat)
+    return f"{name} (seat {seat + 1})" if name else f"seat {seat + 1}"
 
 
 # ---------------------------------------------------------------- a seat

@@ -11,18 +11,19 @@ from PIL import Image, ImageDraw
 
 from ..engine.match import Match
 from ..table.controls import SeatController
-from .font import LARGE, SMALL, draw_centred, draw_text, width
+from ..table.picker import Picker
+from .font import LARGE, SMALL, draw_centred, draw_text, drawable, width
 
 SIZE = (128, 64)
 
 
-def render_seat(controller: SeatController) -> Image.Image:
-    """The seat's screen during play."""
+def render_seat(controller: SeatController, name: str | None = None) -> Image.Image:
+    """The seat's screen during play; `name`: the player's, in the corner (else the seat's number)."""
     match = controller.match
     seat = controller.seat
     img = Image.new("1", SIZE, 0)
     total = match.totals[seat]
-    draw_text(img, (0, 0), f"SEAT {seat + 1}")
+    draw_text(img, (0, 0), fitted(drawable(name), 44) if name else f"SEAT {seat + 1}")
     draw_centred(img, 0, f"ROUND {match.round_no + 1}")
     right = f"{total:+d}"
     draw_text(img, (SIZE[0] - width(right), 0), right)
@@ -136,3 +137,62 @@ def _standings(img: Image.Image, scores: list[int], seat: int, y: int) -> None:
         if s == seat:
             ImageDraw.Draw(img).rectangle((x, top - 1, x + 62, top + line - 2), fill=1)
         draw_text(img, (x + 2, top), text, font, 0 if s == seat else 1)
+
+
+# ---------------------------------------------------------------- the name picker (table/picker.py)
+
+
+def fitted(text: str, room: int, font: str = SMALL) -> str:
+    """`text` cut to `room` pixels (a long name on a small screen)."""
+    while text and width(text, font) > room:
+        text = text[:-1]
+    return text
+
+
+def render_picker(picker: Picker, seat: int, claim_url: str = "") -> Image.Image:
+    """A seat choosing its name: the list, the letters, or the QR code of its one-time address
+    (`claim_url`; none when the web view is off). Names are drawn as the font can
+    (`drawable`), in their own case."""
+    img = Image.new("1", SIZE, 0)
+    draw = ImageDraw.Draw(img)
+    if picker.mode == "qr":
+        from .address import qr_code  # address.py draws on this module's screen size
+
+        code = qr_code(claim_url) if claim_url else None
+        x0 = 0
+        if code is not None:
+            img.paste(code, (0, 0))
+            x0 = code.width + 2
+        lines = ["SCAN WITH", "A PHONE TO", "NAME THIS", "SEAT"] if code is not None else \
+            ["NO WEB VIEW:", "NO PHONE CODE"]
+        lines = [f"SEAT {seat + 1}", *lines, "", "ANY KEY: BACK"]
+        for row, line in enumerate(lines):
+            draw_centred(img, 2 + row * 9, line, SMALL, x0=x0)
+        return img
+    if picker.mode == "letters":
+        draw_centred(img, 0, f"SEAT {seat + 1}: YOUR NAME")
+        draw.line((0, 7, SIZE[0] - 1, 7), fill=1)
+        text = drawable(picker.text)
+        before = width(text[:picker.cursor], LARGE) + (1 if picker.cursor else 0)
+        full = width(text, LARGE)
+        x = max(0, min((SIZE[0] - full) // 2, SIZE[0] - 4 - before))  # the cursor stays on screen
+        x -= max(0, before + 10 - SIZE[0])
+        draw_text(img, (x, 14), text, LARGE)
+        under = width(text[picker.cursor], LARGE) if text else 6
+        draw.line((x + before, 24, x + before + under - 1, 24), fill=1)
+        draw_centred(img, 30, "UP DOWN: LETTER")
+        draw_centred(img, 38, "LEFT RIGHT: MOVE  ALT: RUB OUT")
+        bottom_bar(img, drawable(picker.message).upper() if picker.message else "SLAP: DONE")
+        return img
+    draw_centred(img, 0, f"SEAT {seat + 1}: WHO PLAYS?")
+    draw.line((0, 7, SIZE[0] - 1, 7), fill=1)
+    entries = picker.entries
+    first = max(0, min(picker.index - 2, len(entries) - 5))
+    for row, i in enumerate(range(first, min(len(entries), first + 5))):
+        y = 9 + row * 9
+        if i == picker.index:
+            draw.rectangle((0, y - 1, SIZE[0] - 1, y + 6), fill=1)
+        ink = 0 if i == picker.index else 1
+        draw_text(img, (3, y), fitted(drawable(entries[i]), SIZE[0] - 6), SMALL, ink)
+    bottom_bar(img, drawable(picker.message).upper() if picker.message else "SLAP: CHOOSE  ALT: BACK")
+    return img

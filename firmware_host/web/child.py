@@ -6,9 +6,10 @@ process"). The table's process (web/process.py) starts it with three descriptors
 - `frames`: the live table's frames, each the JSON the table made, after its length (4 bytes,
   big-endian); only the newest one read is offered to the browsers;
 - `link`: a SOCK_SEQPACKET socket, one JSON message each way: up, `ready`, `trouble`, `report`
-  (its limits and what met them, for `tablectl status`) and `done`; down, `ask`: a reader's
-  `tablectl history` with the connection's descriptor (SCM_RIGHTS), answered here and written
-  on that connection, and `done` said with what became of it.
+  (its limits and what met them, for `tablectl status`), `done` and `claim` (a phone's claim of
+  a seat, web/claim.py: the table decides it); down, `ask`: a reader's `tablectl history` with
+  the connection's descriptor (SCM_RIGHTS), answered here and written on that connection, and
+  `done` said with what became of it; and `claimed`, the table's answer to a claim.
 
 It has an interpreter of its own, so its work never holds the game thread's interpreter lock.
 It ends with the table: a parent-death signal (SIGTERM, set at once) and the end of `frames`.
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import array
 import contextlib
+import itertools
 import json
 import os
 import select
@@ -27,6 +29,8 @@ import struct
 import sys
 import threading
 import time
+from collections import OrderedDict
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
@@ -49,6 +53,7 @@ READERS = 2  # history requests answered at once (the control socket hands 7 at 
 # here): each holds this process's interpreter lock while it reads, against the server's loop
 ANSWERS_KEPT = 64  # history answers kept (a page asked for by its limit and before)
 MESSAGE_MAX = 1 << 20  # a link message's bytes at most (a request is a line of 64 KiB at most)
+CLAIMS_WAITING = 64  # phones' claims sent up to the table and not answered yet, at most
 
 
 def answer(reader: Reader, body: dict[str, Any]) -> dict[str, Any]:
@@ -142,6 +147,8 @@ class Child:
         self.answering = ThreadPoolExecutor(READERS, thread_name_prefix="reader")
         self.stopping = threading.Event()
         self.failed = ""
+        self.claims: OrderedDict[int, Callable[[dict[str, Any]], None]] = OrderedDict()  # claim: answer
+        self.claim_ids = itertools.count(1)
 
     def run(self) -> int:
         self.view.start(self.heard)
@@ -158,9 +165,15 @@ class Child:
 
     def heard(self, event: Any) -> None:
         """What the WebView says of itself (on its thread): up to the table's process."""
-        from ..service.events import FrontendReady, FrontendTrouble
+        from ..service.events import FrontendReady, FrontendTrouble, SeatClaimed
 
-        if isinstance(event, FrontendReady):
+        if isinstance(event, SeatClaimed):  # a phone's claim: the table decides it, in its process
+            claim = next(self.claim_ids)
+            self.claims[claim] = event.answer
+            while len(self.claims) > CLAIMS_WAITING:  # never answered (the table restarted): forgotten
+                self.claims.popitem(last=False)
+            self.link.say({"claim": claim, "seat": event.seat, "token": event.token, "name": event.name})
+        elif isinstance(event, FrontendReady):
             self.link.say({"ready": self.view.url})
         elif isinstance(event, FrontendTrouble):
             self.failed = event.problem
@@ -216,6 +229,10 @@ class Child:
                 if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
                     fds.frombytes(payload[:len(payload) - len(payload) % fds.itemsize])
             message = json.loads(data)
+            if "claimed" in message:  # the table's answer to a phone's claim
+                answered = self.claims.pop(message["claimed"], None)
+                if answered is not None:
+                    answered(message.get("answer") or {"ok": False, "error": "the table gave no answer"})
             if "ask" in message and fds:
                 self.answering.submit(self.answered, message["ask"], message.get("body", {}), fds[0])
             for fd in fds[1:]:

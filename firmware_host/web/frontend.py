@@ -68,6 +68,7 @@ class WebView:
         self.said = ""  # what listening had to say (a remembered port taken), for the log
         self.names, self.url_set = names, url
         self.hub: Hub | None = None  # made on the web thread, with the server
+        self.claims: Any = None  # web/claim.py's Claims, made with the server
         self.gate: Gate | None = None
         self.limits: Limits | None = None
         self.database, self.routes = database, routes
@@ -208,12 +209,15 @@ class WebView:
     async def _begin(self) -> None:
         from aiohttp import web
 
+        from .claim import Claims
         from .gate import Gate
         from .names import OwnNames
         from .server import Hub, build_app
 
         self.hub = Hub(self.max_clients)
-        app = build_app(self.hub, self.database, self.routes, OwnNames(self.names, self.url_set))
+        self.claims = Claims(self._put)  # a phone's claim of a seat: the one thing the web may change
+        app = build_app(self.hub, self.database, [*self.routes, self.claims.add],
+                        OwnNames(self.names, self.url_set))
         self._runner = web.AppRunner(app, handle_signals=False, access_log=None, shutdown_timeout=1.0)
         await self._runner.setup()
         assert self._sock is not None and self.limits is not None

@@ -35,9 +35,9 @@ from typing import Any, ClassVar
 
 from ..control.protocol import BY_NAME
 from ..control.server import REPLY_TIMEOUT_S, SEND_S, Handed
-from ..service.events import FrontendReady, FrontendTrouble
+from ..service.events import FrontendReady, FrontendTrouble, SeatClaimed
 from ..service.frontend import TableView
-from ..system.logs import logger
+from ..system.logs import escape, logger
 from ..system.systemd import under_systemd
 from .child import FRAMES_FD, LENGTH, LINK_FD, LISTEN_FD, MESSAGE_MAX
 from .frontend import NAME, live
@@ -365,8 +365,27 @@ class WebProcess:
                 self.serving, self.problem = True, ""
                 log.info("web view: %s (its own process, pid %d)", self.url, self.pid)
                 self._put(FrontendReady(NAME))  # the table's loop shows it the table now
+            elif "claim" in message:
+                self._claimed(link, message)
             elif "trouble" in message:
                 self._fail(str(message["trouble"]).removeprefix(f"{NAME}: "))
+
+    def _claimed(self, link: socket.socket, message: dict[str, Any]) -> None:
+        """A phone's claim of a seat, from the web view's process: the table's loop decides it
+        (service/table_feed.py) and the answer goes back down the link, never blocking the
+        table's thread (a child not reading loses its answer; the phone is told to try again)."""
+        claim, seat, token, name = (message.get(k) for k in ("claim", "seat", "token", "name"))
+        if not (isinstance(claim, int) and isinstance(seat, int) and isinstance(token, str)
+                and isinstance(name, str)):
+            log.warning("web view: its process sent a claim that is not one: %s", escape(str(message)[:200]))
+            return
+
+        def answer(result: dict[str, Any]) -> None:  # on the table's thread
+            data = json.dumps({"claimed": claim, "answer": result}, separators=(",", ":")).encode()
+            with self._link_lock, contextlib.suppress(OSError):
+                link.send(data, socket.MSG_DONTWAIT)
+
+        self._put(SeatClaimed(seat, token, name, answer))
 
     def _fail(self, why: str) -> None:
         self.problem = f"{NAME}: {why}"

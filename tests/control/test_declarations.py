@@ -23,6 +23,9 @@ SAMPLES = [
     ["history", "--limit", "5", "--before", "9"],
     ["config", "get", "arbiter.window_ms"],
     ["selftest", "--probe", "--seats", "1,3", "--timeout", "4"],
+    ["seat", "2", "Ann"],
+    ["players", "rename", "Ann", "Anna"],
+    ["players", "list", "--removed"],
 ]
 """A command line for every command whose arguments the daemon is sent (a test below checks that
 every argument sent is in one of them: a new argument needs its line here)."""

@@ -74,7 +74,7 @@ def test_the_table_commands_answer_and_unknown_ones_are_named() -> None:
     commands = Commands()
     TableCommands(Table(2), None).register(commands)
     assert commands.answer(Call({"cmd": "seats"}, 0)) == {"joined": [], "bots": 0, "seats_wired": 2,
-                                                                "bot_seats": []}
+                                                                "bot_seats": [], "names": []}
     with pytest.raises(ValueError, match="unknown command 'fly'"):
         commands.answer(Call({"cmd": "fly"}, 0))
     commands.refuse_while(("start",), lambda: "busy")

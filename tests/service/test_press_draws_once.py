@@ -37,7 +37,8 @@ def test_a_press_draws_its_seat_once_in_its_turn(dirs: Path, monkeypatch: pytest
         daemon.feed.follow(steps.append)
         drawn: list[int] = []
         render = screen_feed.render_seat
-        monkeypatch.setattr(screen_feed, "render_seat", lambda seat: drawn.append(seat.seat) or render(seat))
+        monkeypatch.setattr(screen_feed, "render_seat",
+                            lambda seat, *name: drawn.append(seat.seat) or render(seat, *name))
         t += S
         # Stamped half a second ago (a busy loop): the arbiter's window is over, so a contested
         # press is decided in this same turn, and the old press handler had drawn it already.

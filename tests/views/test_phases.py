@@ -38,12 +38,18 @@ def test_at_rest_every_seat_invites_a_slap() -> None:
 def test_the_lobby_shows_seat_1_the_game_menu_and_the_others_where_they_stand() -> None:
     table = Table(4, phase=Phase.LOBBY, joined=[0, 2])
     table.menu, table.game = 1, GAMES[1]
-    menu = render_menu("choose the game", list(GAMES), 1, "ALT: START  SLAP: JOIN")
+    menu = render_menu("choose the game", list(GAMES), 1, "ALT: START  UP: NAME")
     assert same(phase_seat(table, 0, 0), menu)
     assert same(phase_seat(table, 2, 0), render_banner("seat 3 joined", "game: dice", "players: 2",
-                                                       "seat 1 starts", big="READY"))
-    invite = render_banner("game: dice", "players: 2", "slap to join", big="JOIN?")
+                                                       "seat 1 starts", "up or down: your name", big="READY"))
+    invite = render_banner("game: dice", "players: 2", "slap to join", "up or down: your name", big="JOIN?")
     assert same(phase_seat(table, 1, 0), invite)
+    guest = phase_seat(table, 2, 0)
+    table.names[2] = "Zoë"  # a named seat: its name on top, in its own case, as the font can
+    named = phase_seat(table, 2, 0)
+    assert guest is not None and named is not None
+    assert guest.crop((0, 0, 128, 8)).getbbox() is None and named.crop((0, 0, 128, 8)).getbbox() is not None
+    assert same(named.crop((0, 8, 128, 64)), guest.crop((0, 8, 128, 64)))
 
 
 def test_the_countdown_counts_whole_seconds_down_to_go() -> None:

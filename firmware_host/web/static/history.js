@@ -55,7 +55,8 @@ async function showMatches() {
     link.href = "/history/" + encodeURIComponent(m.match);
     const result = m.set_aside ? "set aside: " + m.set_aside
       : m.winners ? "won by seat " + m.winners.join(" and ") : m.ended ? "over" : "not finished";
-    table.appendChild(row([link, m.title || m.game, m.seats.join(", "), when(m.started),
+    const seats = m.seats.map((seat, i) => (m.names && m.names[i] ? m.names[i] + " (seat " + seat + ")" : seat));
+    table.appendChild(row([link, m.title || m.game, seats.join(", "), when(m.started),
       String(m.rounds.length), result]));
   }
   text("note", list.length ? "" : before ? "no older match" : "no match has been played yet");

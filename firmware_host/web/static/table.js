@@ -197,9 +197,7 @@ function banner(s) {
     lines.push(el("div", "", last.how));
     if (s.round_end && s.round_end.next_in !== null) lines.push(el("div", "next-in", nextIn(s)));
   } else if (s.phase === "match_result") {
-    const names = {};
-    for (const seat of s.seats) names[seat.seat] = seat.name;
-    const w = s.winners.map((n) => who(n, names[n])).join(" and ");
+    const w = s.winners.map((n) => called(s, n)).join(" and ");
     lines.push(el("div", "big-word", w ? w + (s.winners.length > 1 ? " win!" : " wins!") : "Match over"));
   }
   if ((s.phase === "attract" || s.phase === "lobby") && s.address && s.reachable) {
@@ -356,12 +354,18 @@ function seatHolding(s, seat) {
   return row;
 }
 
+// A seat as the players know it: its player's name (set as text: el), or "seat N" for a guest.
+function called(s, n) {
+  const seat = (s.seats || []).find((x) => x.seat === n);
+  return seat && seat.name ? seat.name : "seat " + n;
+}
+
 function seatBox(s, seat) {
   const box = el("div", "seat");
   box.dataset.seat = seat.seat;
   const head = el("div", "seat-head");
   head.appendChild(el("span", "seat-no", String(seat.seat)));
-  head.appendChild(el("span", "who", seat.name && seat.name !== "seat " + seat.seat ? seat.name : "seat " + seat.seat));
+  head.appendChild(el("span", "who", seat.name || (seat.bot ? "bot" : "guest")));
   if (seat.bot) head.appendChild(el("span", "level", seat.who.replace(/^bot \((.*)\)$/, "$1")));
   head.appendChild(el("span", "total", seat.total === null ? "" : signed(seat.total)));
   box.appendChild(head);
@@ -379,7 +383,7 @@ function results(s) {
   const table = el("table", "scores");
   const head = el("tr");
   head.appendChild(el("th", "", "round"));
-  for (const seat of s.seats) head.appendChild(el("th", "", seat.seat));
+  for (const seat of s.seats) head.appendChild(el("th", "", seat.name || seat.seat));
   table.appendChild(head);
   for (const r of s.results.slice(-5)) {
     const tr = el("tr");
@@ -398,12 +402,12 @@ function decisions(s) {
   if (!s.decisions.length) return [];
   const list = el("ol", "decided");
   for (const d of s.decisions.slice().reverse()) {
-    let line = "seat " + d.seat + " " + d.control + ": " + (d.refused ? (REASONS[d.refused] || d.refused.replaceAll("_", " ")) : "taken");
+    let line = called(s, d.seat) + " " + d.control + ": " + (d.refused ? (REASONS[d.refused] || d.refused.replaceAll("_", " ")) : "taken");
     if (d.delta_us !== null) {
       const us = Math.abs(d.delta_us);  // µs under a millisecond, ms above: as a person reads it
       const gap = us < 1000 ? us.toFixed(1) + " µs" : (us / 1000).toFixed(1) + " ms";
-      line += d.tie ? " · tie within " + gap + ", drawn for seat " + d.by_seat
-        : " · Δ " + gap + " behind seat " + d.by_seat;
+      line += d.tie ? " · tie within " + gap + ", drawn for " + called(s, d.by_seat)
+        : " · Δ " + gap + " behind " + called(s, d.by_seat);
     }
     list.appendChild(el("li", d.refused ? "refused" : "taken", line));
   }
