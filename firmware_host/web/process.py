@@ -33,7 +33,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ..control.protocol import BY_NAME
 from ..control.server import REPLY_TIMEOUT_S, SEND_S, Handed
 from ..service.events import FrontendReady, FrontendTrouble, SeatClaimed
 from ..service.frontend import TableView
@@ -52,6 +51,9 @@ SILENT_S = 15.0  # no word from the child this long (it reports every second): s
 STOP_S = 2.0  # SIGTERM to an end, at most; then SIGKILL
 FRAMES_BUFFER = 32 * 1024  # the frames socket's send buffer (the kernel doubles it): a few frames
 ASK_S = REPLY_TIMEOUT_S + SEND_S + 1.0  # a handed request: read, answered, written
+HANDED = frozenset({"history"})
+"""The journal's reads the web view's process answers (web/child.py `answer`); every other read
+beside the game (`players`, say) is answered in the table's process, as before."""
 
 
 class WebProcess:
@@ -187,9 +189,7 @@ class WebProcess:
         the child, which answers on the connection; None when it is answered here instead (not
         a read of the journal; the child not serving; rows held in memory only this process
         sees)."""
-        name = body.get("cmd")
-        command = BY_NAME.get(name) if isinstance(name, str) else None
-        if command is None or not command.beside:
+        if body.get("cmd") not in HANDED:
             return None
         link = self._link
         if link is None or not self.serving or self.held():

@@ -355,9 +355,9 @@ function seatHolding(s, seat) {
 }
 
 // A seat as the players know it: its player's name (set as text: el), or "seat N" for a guest.
-function called(s, n) {
+function called(s, n) {  // "Ann (seat 2)", "bot (seat 3)", "seat 1" (a guest)
   const seat = (s.seats || []).find((x) => x.seat === n);
-  return seat && seat.name ? seat.name : "seat " + n;
+  return who(n, seat && (seat.name || (seat.bot ? "bot" : null)));
 }
 
 function seatBox(s, seat) {
