@@ -320,7 +320,8 @@ def serve_page(route: Any) -> None:
     """The page's own files, as the web view serves them (nothing else is asked for)."""
     url = route.request.url
     name = url.rsplit("/", 1)[-1] if "/static/" in url else "index.html"
-    kind = {"html": "text/html", "css": "text/css", "js": "text/javascript"}[name.rsplit(".", 1)[1]]
+    kind = {"html": "text/html", "css": "text/css", "js": "text/javascript",
+            "svg": "image/svg+xml"}[name.rsplit(".", 1)[1]]
     route.fulfill(body=(STATIC / name).read_bytes(), content_type=kind)
 
 
