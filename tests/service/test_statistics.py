@@ -1,0 +1,208 @@
+"""The players' statistics and ratings from the journal (service/statistics.py, docs/players.md):
+two Dice matches stored as the table stores them, whose stamps give each figure by hand, and two
+players, Ana and Ben, who sat at them."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from firmware_host.engine.codec import to_dict
+from firmware_host.games.dice.rules import DieColour, PlaceDie, Reroll
+from firmware_host.play.ratings import Rating, rate
+from firmware_host.service.journal import Store
+from firmware_host.service.statistics import Statistics
+
+MS = 1_000_000
+R, B, Y = DieColour.RED, DieColour.BLUE, DieColour.YELLOW
+OPTIONS = json.dumps({"rounds": 1, "handicap": [2, 2]})
+# Seed 4 deals seat 1 red 2 and blue 2, seat 2 blue 3 and yellow 6: nothing fits at the deal.
+MATCH_A = [  # Ben (seat 2) wins
+    Reroll(1, 1000 * MS, (1, 1)),  # Ben's blue 1 and yellow 1 fit: his clock starts at 1000 ms
+    PlaceDie(1, B, 1, 1300 * MS),  # Ben: 300 ms; Ana's blue 2 fits: her clock starts at 1300 ms
+    PlaceDie(0, B, 2, 1350 * MS),  # Ana: 50 ms
+    PlaceDie(1, Y, 1, 1400 * MS),  # fitted all along: no reaction; Ben's last die ends it
+]
+MATCH_B = [  # Ana (seat 1) wins
+    Reroll(0, 500 * MS, (1, 1)),  # Ana's red 1 and blue 1 fit: her clock starts at 500 ms
+    PlaceDie(0, R, 1, 510 * MS),  # Ana: 10 ms
+    PlaceDie(0, B, 1, 600 * MS),  # no clock running; her last die ends the round
+]
+RACES_A = [{"kind": "first", "winner": 1, "winner_ts": 1300 * MS, "loser": 0,
+            "loser_ts": 1300 * MS + 800_000}]
+RACES_B = [{"kind": "tie", "winner": 0, "winner_ts": 510 * MS + 40_000, "loser": 1, "loser_ts": 510 * MS},
+           {"kind": "false_start", "loser": 1, "loser_ts": 1 * MS, "go_ns": 2 * MS}]
+PLAYERS_SQL = """
+CREATE TABLE IF NOT EXISTS players (id INTEGER PRIMARY KEY, name TEXT NOT NULL, key TEXT NOT NULL,
+    added REAL NOT NULL, merged_into INTEGER, removed REAL);
+CREATE TABLE IF NOT EXISTS match_players (match_id INTEGER NOT NULL, player INTEGER NOT NULL,
+    seat INTEGER NOT NULL, kind TEXT NOT NULL, player_id INTEGER, seated_as INTEGER, name TEXT NOT NULL,
+    PRIMARY KEY (match_id, player));
+"""
+
+
+def stored(db: Path, matches: list[tuple[int, float, list[Any], list[dict[str, Any]], list[int], list[int]]],
+           seated: dict[int, list[tuple[int, str, int | None]]]) -> None:
+    """Finished Dice matches, as the table writes them: (id, start, actions, races, scores,
+    winners); `seated[id]` each player's (seat from 1, kind, player id)."""
+    Store(db).close()
+    with sqlite3.connect(db) as raw:
+        raw.executescript(PLAYERS_SQL)
+        raw.execute("INSERT OR IGNORE INTO players VALUES (1, 'Ana', 'ana', 0, NULL, NULL)")
+        raw.execute("INSERT OR IGNORE INTO players VALUES (2, 'Ben', 'ben', 0, NULL, NULL)")
+        for mid, started, actions, races, scores, winners in matches:
+            raw.execute("INSERT INTO matches (id, game, players, seed, options, boards, started, ended, "
+                        "winners, seats, bots) VALUES (?, 'dice', 2, '4', ?, '[]', ?, ?, ?, '[0, 1]', '{}')",
+                        (mid, OPTIONS, started, started + 60, json.dumps(winners)))
+            raw.execute("INSERT INTO rounds VALUES (?, 0, 'last_die', ?, ?, ?)",
+                        (mid, json.dumps(winners), json.dumps(scores), started + 60))
+            raw.executemany("INSERT INTO journal VALUES (?, ?, 0, ?)",
+                            [(mid, n, json.dumps(to_dict(a))) for n, a in enumerate(actions)])
+            raw.executemany("INSERT INTO races VALUES (?, ?, 0, 0, ?)",
+                            [(mid, n, json.dumps(r)) for n, r in enumerate(races)])
+            names = {1: "Ana", 2: "Ben"}
+            raw.executemany("INSERT INTO match_players VALUES (?, ?, ?, ?, ?, ?, ?)",
+                            [(mid, p, seat, kind, pid, pid, names.get(pid or 0, kind))
+                             for p, (seat, kind, pid) in enumerate(seated[mid])])
+
+
+NOW = 1_800_000_000.0
+
+
+@pytest.fixture
+def two_matches(tmp_path: Path) -> Path:
+    db = tmp_path / "table.db"
+    stored(db, [(1, NOW - 20 * 3600, MATCH_A, RACES_A, [-1, 1], [1]),
+                (2, NOW - 3600, MATCH_B, RACES_B, [2, -2], [0])],
+           {1: [(1, "player", 1), (2, "player", 2)], 2: [(1, "player", 1), (2, "player", 2)]})
+    return db
+
+
+def test_a_player_page_adds_up_the_figures_of_their_matches(two_matches: Path) -> None:
+    stats = Statistics(two_matches)
+    try:
+        assert stats.catch_up() == 2
+        ana = stats.player(1)
+        assert ana is not None and ana["name"] == "Ana"
+        figures = ana["games"]["dice"]
+        assert figures == ana["all"]
+        assert figures["matches"] == 2 and figures["wins"] == 1
+        assert figures["rounds"] == 2 and figures["points"] == 1 and figures["points_per_round"] == 0.5
+        assert figures["slaps"] == 1 + 3  # her place in A; her roll and two places in B
+        assert (figures["races"], figures["races_won"], figures["races_lost"]) == (2, 1, 1)
+        assert figures["median_margin_won_ms"] == 0.04 and figures["median_margin_lost_ms"] == 0.8
+        assert figures["reactions"] == 2  # 50 ms in A, 10 ms in B
+        assert figures["median_reaction_ms"] == 30.0 and figures["best_reaction_ms"] == 10.0
+        assert figures["false_starts"] == 0
+        ben = stats.player(2)["all"]
+        assert (ben["matches"], ben["wins"], ben["points_per_round"], ben["false_starts"]) == (2, 1, -0.5, 1)
+        assert ben["reactions"] == 1 and ben["median_reaction_ms"] == 300.0 == ben["best_reaction_ms"]
+        assert ben["median_margin_won_ms"] == 0.8 and ben["median_margin_lost_ms"] == 0.04
+        assert [m["match"] for m in stats.player(1)["matches"]] == [2, 1]  # newest first
+        assert stats.player(3) is None
+    finally:
+        stats.close()
+
+
+def test_a_period_counts_the_matches_begun_in_it(two_matches: Path) -> None:
+    stats = Statistics(two_matches)
+    try:
+        stats.catch_up()
+        recent = stats.player(1, since=NOW - 2 * 3600)["all"]
+        assert recent["matches"] == 1 and recent["best_reaction_ms"] == 10.0 and recent["wins"] == 1
+        earlier = stats.player(1, until=NOW - 2 * 3600)["all"]
+        assert earlier["matches"] == 1 and earlier["best_reaction_ms"] == 50.0 and earlier["wins"] == 0
+        assert stats.player(1, game="classic")["all"]["matches"] == 0
+    finally:
+        stats.close()
+
+
+def test_ratings_follow_each_match_in_order_and_are_made_again_the_same(two_matches: Path) -> None:
+    expected: dict[Any, Rating] = {}
+    rate(expected, [("dice", "player 1"), ("dice", "player 2")], [-1, 1])
+    after_a = dict(expected)
+    rate(expected, [("dice", "player 1"), ("dice", "player 2")], [2, -2])
+    stats = Statistics(two_matches)
+    try:
+        stats.catch_up()
+        over_time = stats.player(1)["ratings"]["dice"]
+        assert [r["match"] for r in over_time] == [1, 2]
+        assert over_time[0]["mu"] == round(after_a[("dice", "player 1")].mu, 3)
+        assert over_time[1]["mu"] == round(expected[("dice", "player 1")].mu, 3)
+        last = expected[("dice", "player 1")]
+        assert over_time[1]["shown"] == round(last.mu - 3 * last.sigma, 3)
+        before = stats.ratings()
+        assert before["figured"] == 2 and before["waiting"] == 0
+        assert [e["who"] for e in before["games"]["dice"]] == sorted(
+            ["Ana", "Ben"], key=lambda n: -expected[("dice", f"player {1 if n == 'Ana' else 2}")].mu)
+        again = stats.rebuild()
+        assert again["matches"] == 2 and again["not_figured"] == []
+        assert stats.ratings() == before
+    finally:
+        stats.close()
+
+
+def test_the_leaderboard_tonight_and_all_time(two_matches: Path) -> None:
+    stats = Statistics(two_matches)
+    try:
+        stats.catch_up()
+        board = stats.leaderboard(now=NOW)
+        # tonight: match 2 alone (begun an hour ago); Ana won it
+        assert [(e["name"], e["matches"], e["wins"], e["points_per_round"]) for e in board["tonight"]] == [
+            ("Ana", 1, 1, 2.0), ("Ben", 1, 0, -2.0)]
+        assert {e["name"] for e in board["all_time"]["dice"]} == {"Ana", "Ben"}
+        assert all(e["matches"] == 2 for e in board["all_time"]["dice"])
+        shown = [e["shown"] for e in board["all_time"]["dice"]]
+        assert shown == sorted(shown, reverse=True)
+    finally:
+        stats.close()
+
+
+def test_the_highlights_of_a_match(two_matches: Path) -> None:
+    stats = Statistics(two_matches)
+    try:
+        stats.catch_up()
+        assert stats.highlights() == {
+            "match": 2, "game": "dice",
+            "closest_race": {"margin_ms": 0.04, "seat": 1, "name": "Ana"},
+            "fastest_reaction": {"ms": 10.0, "seat": 1, "name": "Ana"}}
+        assert stats.highlights(1)["closest_race"] == {"margin_ms": 0.8, "seat": 2, "name": "Ben"}
+    finally:
+        stats.close()
+
+
+def test_a_match_whose_journal_does_not_replay_is_named_and_the_rest_figured(tmp_path: Path) -> None:
+    db = tmp_path / "table.db"
+    broken = [PlaceDie(0, Y, 6, 10 * MS)]  # seat 1 holds no yellow 6
+    stored(db, [(1, NOW, MATCH_A, [], [-1, 1], [1]), (2, NOW, broken, [], [0, 0], [0, 1])],
+           {1: [(1, "player", 1), (2, "guest", None)], 2: [(1, "player", 1), (2, "guest", None)]})
+    stats = Statistics(db)
+    try:
+        report = stats.rebuild()
+        assert report["matches"] == 2
+        assert len(report["not_figured"]) == 1 and report["not_figured"][0].startswith("match 2: RulesError")
+        assert stats.player(1)["all"]["matches"] == 1
+        assert stats.ratings()["games"]["dice"][0]["who"] == "Ana"  # the guest is rated nowhere
+        assert len(stats.ratings()["games"]["dice"]) == 1
+    finally:
+        stats.close()
+
+
+def test_the_figures_file_is_private_and_a_new_version_is_made_again(two_matches: Path) -> None:
+    stats = Statistics(two_matches)
+    stats.catch_up()
+    stats.close()
+    path = two_matches.with_name("table.db.figures")
+    assert path.stat().st_mode & 0o777 == 0o600
+    with sqlite3.connect(path) as raw:
+        raw.execute("UPDATE meta SET value='0' WHERE name='version'")
+    stats = Statistics(two_matches)
+    try:
+        assert stats.ratings()["figured"] == 0  # emptied: its figures meant something else
+        assert stats.catch_up() == 2
+    finally:
+        stats.close()
