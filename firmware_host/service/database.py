@@ -27,13 +27,15 @@ from typing import Any
 
 from ..system import paths
 from ..system.errors import TableError
+from ..table.names import key as name_key
 
 log = logging.getLogger("table_host.store")
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """0 (or absent): the tables as they were before the version was kept, `set_aside` perhaps
 missing; 1: the same tables with `matches.set_aside`, and the version kept; 2: and `races`, the
-contested presses and false starts (the web's race view)."""
+contested presses and false starts (the web's race view); 3: and `players` and `match_players`,
+who sat at each match (docs/players.md, "Records"), every older match's seats as guests or bots."""
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS matches (
@@ -74,6 +76,26 @@ CREATE TABLE IF NOT EXISTS races (
     race TEXT NOT NULL,
     PRIMARY KEY (match_id, n)
 );
+CREATE TABLE IF NOT EXISTS players (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,  -- as shown: NFC, 1 to 16 characters (table/names.py)
+    key TEXT NOT NULL,  -- the name case-folded: one player whatever the case
+    added REAL NOT NULL,  -- Unix time
+    merged_into INTEGER REFERENCES players(id),  -- merged: its matches are the other's now
+    removed REAL  -- removed (Unix time): no longer offered, its past matches keep it
+);
+CREATE UNIQUE INDEX IF NOT EXISTS players_known ON players(key) WHERE merged_into IS NULL AND removed IS NULL;
+CREATE TABLE IF NOT EXISTS match_players (
+    match_id INTEGER NOT NULL REFERENCES matches(id),
+    player INTEGER NOT NULL,  -- the engine's player number, from 0: actions, scores, winners
+    seat INTEGER NOT NULL,  -- the physical seat, from 1, as the table shows it
+    kind TEXT NOT NULL,  -- 'player', 'guest' or 'bot'
+    player_id INTEGER REFERENCES players(id),  -- who, after merges (NULL: a guest or a bot)
+    seated_as INTEGER REFERENCES players(id),  -- who sat down, before any merge
+    name TEXT NOT NULL,  -- as shown at that match: the name then, 'guest', or 'bot (level)'
+    PRIMARY KEY (match_id, player)
+);
+CREATE INDEX IF NOT EXISTS match_players_player ON match_players(player_id);
 """
 
 COLUMNS = {
@@ -82,6 +104,8 @@ COLUMNS = {
     "rounds": ("match_id", "round_no", "ending", "finishers", "scores", "ended"),
     "journal": ("match_id", "n", "round_no", "action"),
     "races": ("match_id", "n", "round_no", "after", "race"),
+    "players": ("id", "name", "key", "added", "merged_into", "removed"),
+    "match_players": ("match_id", "player", "seat", "kind", "player_id", "seated_as", "name"),
 }
 CACHE_KIB = 128
 """SQLite's page cache (its default is 2 MiB): the table appends and seldom reads back."""
@@ -237,7 +261,8 @@ def _check_and_migrate(db: sqlite3.Connection) -> None:
 
 def _migrate(db: sqlite3.Connection, version: int) -> None:
     """From `version` to SCHEMA_VERSION in one transaction: a kill leaves the old or the new.
-    Tables added since `version` (1 to 2: races) come from SCHEMA's CREATE TABLE IF NOT EXISTS."""
+    Tables added since `version` (1 to 2: races; 2 to 3: players, match_players) come from
+    SCHEMA's CREATE TABLE IF NOT EXISTS; the matches already stored are given their seats."""
     db.execute("BEGIN IMMEDIATE")
     try:
         for statement in SCHEMA.split(";"):  # not executescript: it would commit first
@@ -247,6 +272,11 @@ def _migrate(db: sqlite3.Connection, version: int) -> None:
             columns = {row[1] for row in db.execute("PRAGMA table_info(matches)")}
             if "set_aside" not in columns:  # a database from before matches could be set aside
                 db.execute("ALTER TABLE matches ADD COLUMN set_aside TEXT")
+        if version < 3:  # every match stored before players were kept: its guests and bots
+            for match_id, players, seats, bots in db.execute(
+                    "SELECT id, players, seats, bots FROM matches").fetchall():
+                db.executemany("INSERT OR IGNORE INTO match_players VALUES (?,?,?,?,?,?,?)",
+                               seated_rows(match_id, players, seats, bots))
         db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
     except BaseException:
         if db.in_transaction:
@@ -283,8 +313,9 @@ def moved_aside(path: Path, why: str) -> tuple[Path, str]:
 # ---------------------------------------------------------------- what the writer writes
 
 Op = tuple[Any, ...]
-"""One thing the writer holds until it is on disk: ("match", row), ("action", row), ("race", row),
-("round", row, end or None), ("end", row), ("set_aside", (reason, match id))."""
+"""One thing the writer holds until it is on disk: ("match", row), ("seated", (match id, who as
+JSON)), ("action", row), ("race", row), ("round", row, end or None), ("end", row), ("set_aside",
+(reason, match id))."""
 
 
 def apply(db: sqlite3.Connection, ops: Sequence[Op]) -> None:
@@ -294,6 +325,10 @@ def apply(db: sqlite3.Connection, ops: Sequence[Op]) -> None:
     db.executemany("INSERT OR IGNORE INTO matches (id, game, players, seed, options, boards, "
                    "started, seats, bots) VALUES (?,?,?,?,?,?,?,?,?)",
                    [op[1] for op in ops if op[0] == "match"])
+    for op in ops:
+        if op[0] == "seated":
+            db.executemany("INSERT OR IGNORE INTO match_players VALUES (?,?,?,?,?,?,?)",
+                           seated_named(db, *op[1]))
     db.executemany("INSERT OR REPLACE INTO journal VALUES (?,?,?,?)",
                    [op[1] for op in ops if op[0] == "action"])
     db.executemany("INSERT OR REPLACE INTO races VALUES (?,?,?,?,?)",
@@ -307,6 +342,53 @@ def apply(db: sqlite3.Connection, ops: Sequence[Op]) -> None:
             db.execute("UPDATE matches SET ended=?, winners=? WHERE id=?", op[1])
         elif op[0] == "set_aside":
             db.execute("UPDATE matches SET set_aside=? WHERE id=? AND ended IS NULL", op[1])
+
+
+def seated_named(db: sqlite3.Connection, match_id: int, who: str) -> list[tuple[Any, ...]]:
+    """The `match_players` rows of a "seated" operation: `who` is JSON, one [player, seat from 1,
+    kind, name] a player. A named player is found among the known players by name (whatever the
+    case), or added: the game thread never waits for a name to be looked up."""
+    rows: list[tuple[Any, ...]] = []
+    for player, seat, kind, name in json.loads(who):
+        if kind not in ("player", "guest", "bot") or not isinstance(name, str):
+            raise ValueError(f"not a seated player: {[player, seat, kind, name]!r}")
+        found = player_named(db, name) if kind == "player" else None
+        rows.append((match_id, player, seat, kind, found and found[0], found and found[0],
+                     found[1] if found else name))
+    return rows
+
+
+def player_named(db: sqlite3.Connection, name: str, add: bool = True) -> tuple[int, str] | None:
+    """The known player (id, name) called `name` whatever its case; added when there is none and
+    `add`, else None. In the caller's transaction."""
+    key = name_key(name)
+    found = db.execute("SELECT id, name FROM players WHERE key=? AND merged_into IS NULL AND removed IS NULL",
+                       (key,)).fetchone()
+    if found is None and add:
+        cursor = db.execute("INSERT INTO players (name, key, added) VALUES (?,?,?)", (name, key, time.time()))
+        found = (cursor.lastrowid, name)
+    return (int(found[0]), str(found[1])) if found is not None else None
+
+
+def seated_rows(match_id: int, players: Any, seats: Any, bots: Any) -> list[tuple[Any, ...]]:
+    """The `match_players` rows of a match stored before players were kept: guests, and bots
+    where `bots` says so; a seat that does not read is the player's number."""
+    try:
+        placed = json.loads(seats) if seats else []
+        levels = json.loads(bots) if bots else {}
+    except (TypeError, ValueError):
+        placed, levels = [], {}
+    if not isinstance(placed, list) or not isinstance(players, int) or len(placed) != players \
+            or not all(isinstance(s, int) for s in placed):
+        placed = list(range(players)) if isinstance(players, int) and 0 < players <= 64 else []
+    if not isinstance(levels, dict):
+        levels = {}
+    rows = []
+    for player, seat in enumerate(placed):
+        level = levels.get(str(player))
+        kind, name = ("bot", f"bot ({level})") if level is not None else ("guest", "guest")
+        rows.append((match_id, player, seat + 1, kind, None, None, name))
+    return rows
 
 
 def match_of(op: Op) -> int | None:
@@ -343,7 +425,7 @@ def said(exc: BaseException) -> str:
 
 
 def carry_over(db: sqlite3.Connection, moved: Path, matches: set[int]) -> int:
-    """Copy `matches` (their rows, rounds, journal and races) from a database moved aside into
+    """Copy `matches` (their rows, rounds, journal, races and players) from a database moved aside into
     the new one `db`, so that the match in play goes on in history and can still resume; the
     rows copied. In one transaction."""
     ids = sorted(m for m in matches if isinstance(m, int) and abs(m) <= ID_MAX)
@@ -358,8 +440,10 @@ def carry_over(db: sqlite3.Connection, moved: Path, matches: set[int]) -> int:
             for table, columns in COLUMNS.items():
                 key = "id" if table == "matches" else "match_id"
                 names = ", ".join(columns)
+                # the players are the table's, not a match's: all of them
+                which = "" if table == "players" else f" WHERE {key} IN ({marks})"
                 copied += db.execute(f"INSERT OR IGNORE INTO main.{table} ({names}) SELECT {names} "
-                                     f"FROM moved.{table} WHERE {key} IN ({marks})", ids).rowcount
+                                     f"FROM moved.{table}{which}", [] if table == "players" else ids).rowcount
             db.execute("COMMIT")
         except BaseException:
             if db.in_transaction:
@@ -432,7 +516,7 @@ def load_held(database: Path) -> list[Op]:
     return ops
 
 
-KINDS = {"match": 2, "action": 2, "race": 2, "round": 3, "end": 2, "set_aside": 2}
+KINDS = {"match": 2, "seated": 2, "action": 2, "race": 2, "round": 3, "end": 2, "set_aside": 2}
 
 
 def drop_held_file(database: Path) -> None:

@@ -169,9 +169,11 @@ class Store:
     # ------------------------------------------------------------ writing
 
     def begin_match(self, match: Match, seats: list[int] | None = None,
-                    bots: dict[int, str] | None = None) -> int:
+                    bots: dict[int, str] | None = None, names: dict[int, str] | None = None) -> int:
         """A new match; `seats` is the physical seat of each player, `bots` the bot players'
-        levels, so that a match resumed after a crash is played by the same seats and bots."""
+        levels, so that a match resumed after a crash is played by the same seats and bots;
+        `names` the named players' names (the others are guests), found or added among the known
+        players by the writer, in the match's own transaction: never a lookup on the game thread."""
         with self._held_lock:  # held at once (history shows it), before any of its actions
             match_id = self._next_id
             self._next_id += 1
@@ -179,6 +181,7 @@ class Store:
                    json.dumps([[str(c) for c in b] for b in match.boards]), time.time(),
                    json.dumps(seats or []), json.dumps({str(k): v for k, v in (bots or {}).items()}))
             self._held.append(("match", row))
+            self._held.append(("seated", (match_id, json.dumps(_who(match.players, seats, bots, names)))))
         self._queue.put(("nudge",))
         self._counts[match_id] = self._races[match_id] = 0
         for kept in (self._counts, self._races):
@@ -495,6 +498,36 @@ class Store:
         for old, new in renamed.items():
             log.warning("match %d, played while the stored matches could not be read, is stored as match %d",
                         old, new)
+
+    # ------------------------------------------------------------ players
+
+    def players_write(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """`work` (service/players.py's add, rename, merge, remove) in one transaction on the
+        writer's connection, from the thread that asks (a command's, the web's): never the game
+        thread. While the disk refuses, nothing is changed and StoreError says why."""
+        with self._mutex:
+            db = self._db
+            if db is None or self._reason is not None:
+                raise StoreError(f"the players cannot be changed now: {self.problem or 'state not saved'}")
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                done = work(db)
+                db.execute("COMMIT")
+            except BaseException:
+                if db.in_transaction:
+                    with contextlib.suppress(sqlite3.Error):
+                        db.execute("ROLLBACK")
+                raise
+        return done
+
+    def players_read(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """`work` (service/players.py's reads) on the readers' own connection: never the writer's
+        lock. What is held in memory (a full disk) is not in it."""
+        try:
+            with self._reading() as db:
+                return work(db)
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot read the players: {exc}") from None
 
     # ------------------------------------------------------------ reading
 
@@ -919,6 +952,22 @@ def _number(value: Any) -> float | None:
 def _seat_numbers(players: list[int], seats: list[int]) -> list[int]:
     """Player indexes to the seat numbers (from 1) they sat at."""
     return [seats[p] + 1 if 0 <= p < len(seats) else p + 1 for p in players]
+
+
+def _who(players: int, seats: list[int] | None, bots: dict[int, str] | None,
+         names: dict[int, str] | None) -> list[list[Any]]:
+    """A "seated" operation's players: [player, seat from 1, kind, name] each."""
+    placed = seats or list(range(players))
+    who: list[list[Any]] = []
+    for player in range(players):
+        seat = placed[player] + 1 if player < len(placed) else player + 1
+        if bots and player in bots:
+            who.append([player, seat, "bot", f"bot ({bots[player]})"])
+        elif names and player in names:
+            who.append([player, seat, "player", names[player]])
+        else:
+            who.append([player, seat, "guest", "guest"])
+    return who
 
 
 def _plain(options: dict[str, Any]) -> dict[str, Any]:

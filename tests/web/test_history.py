@@ -232,7 +232,7 @@ def test_a_version_1_database_gains_the_races(tmp_path: Path) -> None:
     finally:
         store.close()
     with sqlite3.connect(db) as raw:
-        assert raw.execute("PRAGMA user_version").fetchone()[0] == storage.SCHEMA_VERSION == 2
+        assert raw.execute("PRAGMA user_version").fetchone()[0] == storage.SCHEMA_VERSION == 3
         assert [row[1] for row in raw.execute("PRAGMA table_info(races)")] == list(storage.COLUMNS["races"])
 
 
