@@ -302,14 +302,16 @@ class Statistics:
                 "FROM figures.seat_figures f JOIN main.match_players mp "
                 "ON mp.match_id = f.match_id AND mp.player = f.player "
                 "JOIN main.players p ON p.id = mp.player_id "
-                "WHERE f.started >= ? GROUP BY mp.player_id", (now - TONIGHT_S,)).fetchall()
+                "WHERE f.started >= ? AND p.removed IS NULL GROUP BY mp.player_id",
+                (now - TONIGHT_S,)).fetchall()
             latest = db.execute(
                 "SELECT r.game, r.who, r.mu, r.sigma, (SELECT count(*) FROM figures.ratings c "
                 "WHERE c.who = r.who AND c.game = r.game) FROM figures.ratings r WHERE r.who LIKE 'player %' "
                 "AND r.match_id = (SELECT max(match_id) FROM figures.ratings "
                 "WHERE who = r.who AND game = r.game)"
             ).fetchall()
-            names = dict(db.execute("SELECT id, name FROM main.players WHERE merged_into IS NULL"))
+            names = dict(db.execute("SELECT id, name FROM main.players WHERE merged_into IS NULL "
+                                    "AND removed IS NULL"))
         board_tonight = sorted(
             ({"player": pid, "name": name, "matches": n, "wins": wins or 0, "rounds": rounds or 0,
               "points_per_round": round(points / rounds, 2) if rounds else None}
@@ -336,8 +338,8 @@ class Statistics:
                 "SELECT r.game, r.who, r.mu, r.sigma, (SELECT count(*) FROM figures.ratings c "
                 "WHERE c.who = r.who AND c.game = r.game) FROM figures.ratings r WHERE r.match_id = "
                 "(SELECT max(match_id) FROM figures.ratings WHERE who = r.who AND game = r.game)").fetchall()
-            names = dict(db.execute("SELECT id, name FROM main.players")) \
-                if _has(db, "main", "players") else {}
+            names = dict(db.execute("SELECT id, name FROM main.players WHERE merged_into IS NULL "
+                                    "AND removed IS NULL")) if _has(db, "main", "players") else {}
             figured = db.execute("SELECT count(*) FROM figures.figured").fetchone()[0]
             waiting = db.execute("SELECT count(*) FROM main.matches WHERE ended IS NOT NULL "
                                  "AND set_aside IS NULL "
@@ -345,10 +347,12 @@ class Statistics:
                 if _has(db, "main", "matches") else 0
         games: dict[str, list[dict[str, Any]]] = {}
         for game, who, mu, sigma, matches in latest:
-            kind, _, key = who.partition(" ")
-            name = names.get(int(key), f"player {key}") if kind == "player" else key
+            player = int(who.removeprefix("player ")) if who.startswith("player ") else None
+            if player is not None and player not in names:
+                continue  # merged or removed: left out of what lists players (docs/players.md)
             rating = Rating(mu, sigma)
-            games.setdefault(game, []).append({"who": name, "player": int(key) if kind == "player" else None,
+            games.setdefault(game, []).append({"who": names[player] if player is not None else who,
+                                               "player": player,
                                                "shown": round(rating.shown, 2), "mu": round(mu, 2),
                                                "sigma": round(sigma, 2), "matches": matches})
         for entries in games.values():
@@ -451,11 +455,12 @@ def _named_join(db: sqlite3.Connection) -> str:
 
 
 def _who_sql(db: sqlite3.Connection) -> str:
-    """A rated player's key: a named player by id, a bot by its level; NULL for a guest."""
+    """A rated player's key: a named player by id ('player 3'), a bot by its level ('bot (hard)');
+    NULL for a guest."""
     if not _has(db, "main", "match_players"):
         return "NULL"
     return ("CASE WHEN mp.player_id IS NOT NULL THEN 'player ' || mp.player_id "
-            "WHEN mp.kind = 'bot' THEN 'bot ' || mp.name END")
+            "WHEN mp.kind = 'bot' THEN mp.name END")
 
 
 def _seat_sql(db: sqlite3.Connection) -> str:

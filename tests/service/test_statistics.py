@@ -36,13 +36,6 @@ RACES_A = [{"kind": "first", "winner": 1, "winner_ts": 1300 * MS, "loser": 0,
             "loser_ts": 1300 * MS + 800_000}]
 RACES_B = [{"kind": "tie", "winner": 0, "winner_ts": 510 * MS + 40_000, "loser": 1, "loser_ts": 510 * MS},
            {"kind": "false_start", "loser": 1, "loser_ts": 1 * MS, "go_ns": 2 * MS}]
-PLAYERS_SQL = """
-CREATE TABLE IF NOT EXISTS players (id INTEGER PRIMARY KEY, name TEXT NOT NULL, key TEXT NOT NULL,
-    added REAL NOT NULL, merged_into INTEGER, removed REAL);
-CREATE TABLE IF NOT EXISTS match_players (match_id INTEGER NOT NULL, player INTEGER NOT NULL,
-    seat INTEGER NOT NULL, kind TEXT NOT NULL, player_id INTEGER, seated_as INTEGER, name TEXT NOT NULL,
-    PRIMARY KEY (match_id, player));
-"""
 
 
 def stored(db: Path, matches: list[tuple[int, float, list[Any], list[dict[str, Any]], list[int], list[int]]],
@@ -51,7 +44,6 @@ def stored(db: Path, matches: list[tuple[int, float, list[Any], list[dict[str, A
     winners); `seated[id]` each player's (seat from 1, kind, player id)."""
     Store(db).close()
     with sqlite3.connect(db) as raw:
-        raw.executescript(PLAYERS_SQL)
         raw.execute("INSERT OR IGNORE INTO players VALUES (1, 'Ana', 'ana', 0, NULL, NULL)")
         raw.execute("INSERT OR IGNORE INTO players VALUES (2, 'Ben', 'ben', 0, NULL, NULL)")
         for mid, started, actions, races, scores, winners in matches:
