@@ -132,9 +132,11 @@ def attach_web(daemon: Daemon, terminal: bool) -> None:
     def history_routes(app: Any) -> None:
         """The history's pages, imported when the web thread builds its app: they need aiohttp,
         which the table need not load before it is ready (web/frontend.py)."""
+        from ..web import standings
         from ..web.replays import routes
 
         routes(daemon.store)(app)
+        standings.routes(daemon.figurer)(app)
 
     view = WebView(web.bind, web.port, web.max_clients, database=paths.state_database(),
                    routes=[history_routes], names=web.names, url=web.url)

@@ -29,12 +29,14 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any, TypeVar
 
+from ..engine.game import title_of
 from ..play.figures import match_figures, median
 from ..play.ratings import Rating, rate
 from ..system.children import die_with_parent
 from ..system.errors import StoreError
 from ..system.realtime import join_the_rest, lift_stragglers
 from .journal import read_match, read_only, replay_arguments
+from .registry import Call, Commands
 
 T = TypeVar("T")
 
@@ -73,11 +75,32 @@ CREATE TABLE IF NOT EXISTS figures.ratings (
     sigma REAL NOT NULL,
     PRIMARY KEY (who, game, match_id)
 );
+CREATE INDEX IF NOT EXISTS figures.ratings_match ON ratings(match_id);
+CREATE TABLE IF NOT EXISTS figures.standing (
+    game TEXT NOT NULL,
+    who TEXT NOT NULL,
+    match_id INTEGER NOT NULL,  -- the last match rated
+    mu REAL NOT NULL,
+    sigma REAL NOT NULL,
+    matches INTEGER NOT NULL,  -- matches rated
+    PRIMARY KEY (game, who)
+);
+CREATE INDEX IF NOT EXISTS figures.seat_started ON seat_figures(started);
 """
 TONIGHT_S = 12 * 3600
 """Tonight's leaderboard: the matches begun in the last 12 hours."""
+CHART_POINTS = 200
+"""A player's rating over time is drawn from at most this many of their matches per game (evenly
+spread, the last always among them): a chart 640 pixels wide shows no more."""
+CACHED = 64
+"""Answers kept in the statistics' process until the figures or the players change."""
 MATCHES_SHOWN = 50
 """A player page lists this many of their newest matches."""
+FIRST_LOOK_S = 10.0
+"""The keeper's first look at the journal, this long after the table is ready (or at the first
+round stored): a start does not share its CPU with the figures."""
+SETTLE_S = 0.5
+"""After a wake, the keeper waits this long before it reads: the round's rows reach the disk."""
 BATCH = 20
 """Matches figured between two commits: a page never waits for more than these."""
 
@@ -94,6 +117,8 @@ class Statistics:
         self._reader_lock = threading.Lock()
         self._worker: sqlite3.Connection | None = None
         self._reader: sqlite3.Connection | None = None
+        self._cache: dict[tuple[Any, ...], Any] = {}
+        self._cache_mark: Any = None
 
     # ------------------------------------------------------------ connections
 
@@ -103,8 +128,9 @@ class Statistics:
         fd = os.open(self.figures_path, os.O_RDWR | os.O_CREAT, 0o600)
         os.close(fd)
         db.execute("ATTACH DATABASE ? AS figures", (f"{self.figures_path.resolve().as_uri()}?mode=rw",))
-        db.execute("PRAGMA figures.journal_mode=WAL")
         db.execute("PRAGMA busy_timeout=2000")
+        if db.execute("PRAGMA figures.journal_mode").fetchone()[0] != "wal":  # once: it stays so
+            db.execute("PRAGMA figures.journal_mode=WAL")
         return db
 
     @contextlib.contextmanager
@@ -125,6 +151,10 @@ class Statistics:
             yield self._reader
 
     def _schema(self, db: sqlite3.Connection) -> None:
+        """The figures' tables, made if new, emptied if of another version."""
+        if _has(db, "figures", "meta") and _has(db, "figures", "ratings") and db.execute(
+                "SELECT value FROM figures.meta WHERE name='version'").fetchone() == (str(VERSION),):
+            return  # as it should be: no write, no wait for another process's
         db.execute("BEGIN IMMEDIATE")
         try:
             for statement in SCHEMA.split(";"):
@@ -134,13 +164,31 @@ class Statistics:
             if found is None or found[0] != str(VERSION):
                 if found is not None:
                     log.info("statistics: figures of version %s made again for version %d", found[0], VERSION)
-                for table in ("figured", "seat_figures", "ratings"):
+                for table in ("figured", "seat_figures", "ratings", "standing"):
                     db.execute(f"DELETE FROM figures.{table}")
                 db.execute("INSERT OR REPLACE INTO figures.meta VALUES ('version', ?)", (str(VERSION),))
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")
             raise
+
+    def cached(self, key: tuple[Any, ...], compute: Callable[[], T]) -> T:
+        """`compute()`, kept until the figures or the players change (a merge, a rename): the
+        attract screen and the pages ask again and again while nothing changes."""
+        with self._reading() as db:
+            mark = (db.execute("PRAGMA figures.data_version").fetchone()[0],
+                    db.execute("SELECT group_concat(id || '/' || name || '/' || coalesce(merged_into, '') "
+                               "|| '/' || coalesce(removed, ''), '|') FROM main.players").fetchone()[0]
+                    if _has(db, "main", "players") else None)
+        if self._cache_mark != mark:
+            self._cache.clear()
+            self._cache_mark = mark
+        if key in self._cache:
+            return self._cache[key]  # type: ignore[no-any-return]
+        answer = self._cache[key] = compute()
+        while len(self._cache) > CACHED:
+            del self._cache[next(iter(self._cache))]
+        return answer
 
     def close(self) -> None:
         for lock, name in ((self._worker_lock, "_worker"), (self._reader_lock, "_reader")):
@@ -183,15 +231,32 @@ class Statistics:
         self._rate()
         return done
 
-    def rebuild(self) -> dict[str, Any]:
-        """Every figure and rating made again from the journal (`tablectl ratings --rebuild`)."""
-        started = time.monotonic()
+    def clear(self) -> dict[str, Any]:
+        """Every figure and rating gone, to be made again from the journal; how many matches wait."""
         with self._working() as db:
             db.execute("BEGIN IMMEDIATE")
-            for table in ("figured", "seat_figures", "ratings"):
+            for table in ("figured", "seat_figures", "ratings", "standing"):
                 db.execute(f"DELETE FROM figures.{table}")
             db.execute("DELETE FROM figures.meta WHERE name='seated'")
             db.execute("COMMIT")
+            waiting = db.execute("SELECT count(*) FROM main.matches WHERE ended IS NOT NULL "
+                                 "AND set_aside IS NULL").fetchone()[0] if _has(db, "main", "matches") else 0
+        return {"waiting": waiting}
+
+    def waiting(self) -> int:
+        """How many finished matches have no figures yet."""
+        with self._working() as db:
+            if not _has(db, "main", "matches"):
+                return 0
+            return int(db.execute("SELECT count(*) FROM main.matches WHERE ended IS NOT NULL "
+                                  "AND set_aside IS NULL AND id NOT IN "
+                                  "(SELECT match_id FROM figures.figured)").fetchone()[0])
+
+    def rebuild(self) -> dict[str, Any]:
+        """Every figure and rating made again from the journal, at once (the benches, the tests;
+        the daemon's `tablectl ratings rebuild` clears, and its keeper figures beside the game)."""
+        started = time.monotonic()
+        self.clear()
         matches = self.catch_up()
         with self._reading() as db:
             problems = [f"match {m}: {p}" for m, p in db.execute(
@@ -213,9 +278,7 @@ class Statistics:
                 last = 0
             ratings: dict[Hashable, Rating] = {}
             if not again:
-                for game, who, mu, sigma in db.execute(
-                        "SELECT game, who, mu, sigma FROM figures.ratings r WHERE match_id = "
-                        "(SELECT max(match_id) FROM figures.ratings WHERE who = r.who AND game = r.game)"):
+                for game, who, mu, sigma in db.execute("SELECT game, who, mu, sigma FROM figures.standing"):
                     ratings[(game, who)] = Rating(mu, sigma)
             rows = db.execute(
                 f"SELECT f.match_id, f.game, f.player, f.points, {_who_sql(db)} FROM figures.seat_figures f "
@@ -235,11 +298,21 @@ class Statistics:
             after = rate(ratings, keys, [r[3] for r in match])
             out += [(game, r[4], r[0], a.mu, a.sigma) for r, a in zip(match, after, strict=True)
                     if r[4] is not None]
+        standing: dict[tuple[str, str], list[Any]] = {}
+        for game, who, match_id, mu, sigma in out:  # in match order: the last one stays
+            kept = standing.setdefault((game, who), [game, who, 0, 0.0, 0.0, 0])
+            kept[2:5] = match_id, mu, sigma
+            kept[5] += 1
         with self._working() as db:
             db.execute("BEGIN IMMEDIATE")
             if again:
                 db.execute("DELETE FROM figures.ratings")
+                db.execute("DELETE FROM figures.standing")
             db.executemany("INSERT OR REPLACE INTO figures.ratings VALUES (?,?,?,?,?)", out)
+            db.executemany("INSERT INTO figures.standing VALUES (?,?,?,?,?,?) "
+                           "ON CONFLICT (game, who) DO UPDATE "
+                           "SET match_id = excluded.match_id, mu = excluded.mu, sigma = excluded.sigma, "
+                           "matches = matches + excluded.matches", list(standing.values()))
             db.execute("INSERT OR REPLACE INTO figures.meta VALUES ('seated', ?)", (seated,))
             db.execute("COMMIT")
 
@@ -277,12 +350,14 @@ class Statistics:
         games: dict[str, list[Any]] = {}
         for row in rows:
             games.setdefault(row[1], []).append(row)
-        ratings: dict[str, list[dict[str, Any]]] = {}
-        for g, match_id, mu, sigma, started in rated:
-            if game is None or g == game:
-                ratings.setdefault(g, []).append(
-                    {"match": match_id, "started": started, "mu": round(mu, 3), "sigma": round(sigma, 3),
-                     "shown": round(Rating(mu, sigma).shown, 3)})
+        by_game: dict[str, list[Any]] = {}
+        for r in rated:
+            if game is None or r[0] == game:
+                by_game.setdefault(r[0], []).append(r)
+        ratings = {g: [{"match": match_id, "started": started, "mu": round(mu, 3), "sigma": round(sigma, 3),
+                        "shown": round(Rating(mu, sigma).shown, 3)}
+                       for _g, match_id, mu, sigma, started in _thinned(rows_of_game)]
+                   for g, rows_of_game in by_game.items()}
         return {"player": player_id, "name": found[0], "merged_into": found[1],
                 "all": _summary(rows), "games": {g: _summary(r) for g, r in sorted(games.items())},
                 "ratings": ratings,
@@ -299,17 +374,13 @@ class Statistics:
                 return {"tonight": [], "all_time": {}, "since": now - TONIGHT_S}
             tonight = db.execute(
                 "SELECT mp.player_id, p.name, count(*), sum(f.won), sum(f.rounds), sum(f.points) "
-                "FROM figures.seat_figures f JOIN main.match_players mp "
+                "FROM figures.seat_figures f CROSS JOIN main.match_players mp "  # f first: by its start
                 "ON mp.match_id = f.match_id AND mp.player = f.player "
                 "JOIN main.players p ON p.id = mp.player_id "
                 "WHERE f.started >= ? AND p.removed IS NULL GROUP BY mp.player_id",
                 (now - TONIGHT_S,)).fetchall()
-            latest = db.execute(
-                "SELECT r.game, r.who, r.mu, r.sigma, (SELECT count(*) FROM figures.ratings c "
-                "WHERE c.who = r.who AND c.game = r.game) FROM figures.ratings r WHERE r.who LIKE 'player %' "
-                "AND r.match_id = (SELECT max(match_id) FROM figures.ratings "
-                "WHERE who = r.who AND game = r.game)"
-            ).fetchall()
+            latest = db.execute("SELECT game, who, mu, sigma, matches FROM figures.standing "
+                                "WHERE who LIKE 'player %'").fetchall()
             names = dict(db.execute("SELECT id, name FROM main.players WHERE merged_into IS NULL "
                                     "AND removed IS NULL"))
         board_tonight = sorted(
@@ -334,10 +405,7 @@ class Statistics:
         """Every game's ratings now, named players and bots (guests are rated from the default each
         match and kept nowhere), highest shown first; and how far the figuring has come."""
         with self._reading() as db:
-            latest = db.execute(
-                "SELECT r.game, r.who, r.mu, r.sigma, (SELECT count(*) FROM figures.ratings c "
-                "WHERE c.who = r.who AND c.game = r.game) FROM figures.ratings r WHERE r.match_id = "
-                "(SELECT max(match_id) FROM figures.ratings WHERE who = r.who AND game = r.game)").fetchall()
+            latest = db.execute("SELECT game, who, mu, sigma, matches FROM figures.standing").fetchall()
             names = dict(db.execute("SELECT id, name FROM main.players WHERE merged_into IS NULL "
                                     "AND removed IS NULL")) if _has(db, "main", "players") else {}
             figured = db.execute("SELECT count(*) FROM figures.figured").fetchone()[0]
@@ -357,7 +425,8 @@ class Statistics:
                                                "sigma": round(sigma, 2), "matches": matches})
         for entries in games.values():
             entries.sort(key=lambda e: (-e["shown"], e["who"].casefold()))
-        return {"games": dict(sorted(games.items())), "figured": figured, "waiting": waiting}
+        return {"games": dict(sorted(games.items())), "titles": {g: title_of(g) for g in games},
+                "figured": figured, "waiting": waiting}
 
     def highlights(self, match_id: int | None = None) -> dict[str, Any] | None:
         """A finished match's (the newest figured, when not given) closest race won and fastest
@@ -403,6 +472,14 @@ def _figured(read: tuple[Any, list[Any], list[Any], list[Any]]) -> tuple[str | N
     return None, [(mid, f.player, game, started, int(f.won), f.rounds, f.points, f.slaps, f.false_starts,
                    f.won_margins.tobytes(), f.lost_margins.tobytes(), f.reactions.tobytes(),
                    int(f.reactions_known)) for f in figures]
+
+
+def _thinned(rows: list[Any]) -> list[Any]:
+    """At most CHART_POINTS of `rows`, evenly spread, the last among them."""
+    if len(rows) <= CHART_POINTS:
+        return rows
+    step = (len(rows) - 1) / (CHART_POINTS - 1)
+    return [rows[round(i * step)] for i in range(CHART_POINTS)]
 
 
 def _ns(blob: bytes) -> array:
@@ -530,6 +607,20 @@ class Figurer:
                     self._pool = None
             raise StoreError("the statistics' process stopped: ask again") from None
 
+    def register(self, commands: Commands) -> None:
+        commands.register("ratings", self.ratings_command, action="show")
+        commands.register("ratings", self.rebuild_command, action="rebuild")
+
+    def ratings_command(self, call: Call) -> dict[str, Any]:
+        return {**self.ask(ratings_in), "problem": self.problem}
+
+    def rebuild_command(self, call: Call) -> dict[str, Any]:
+        """The figures emptied at once, then made again by the keeper, beside the game: a journal
+        of thousands of matches takes longer than a command is waited for."""
+        answer = self.ask(clear_in)
+        self.wake()
+        return answer
+
     def keep(self) -> None:
         """Figure what the journal holds and each match as it ends, on a thread of its own."""
         self._keeper = threading.Thread(target=self._keep, name="statistics", daemon=True)
@@ -540,34 +631,49 @@ class Figurer:
 
     def _keep(self) -> None:
         join_the_rest()
-        while not self._stopping:
-            try:
-                while not self._stopping:
-                    done = self.ask(catch_up_in, BATCH)
-                    self.figured += done
-                    if done < BATCH:
-                        break
-                self.problem = None
-            except Exception as exc:  # never fatal: said once, tried again at the next wake
-                if self.problem != str(exc):
-                    log.warning("statistics: the figures are not kept now: %s", exc)
-                self.problem = str(exc)
-            self._wake.wait(timeout=self.IDLE_S / 4)
-            self._wake.clear()
-            with self._lock:
-                if self._pool is not None and time.monotonic() - self._used > self.IDLE_S:
-                    self._pool.shutdown(wait=False, cancel_futures=True)
-                    self._pool = None
+        waiting = Statistics(self.database)  # SQL alone here (sqlite3 lets go of the GIL): any to do?
+        try:
+            self._wake.wait(timeout=FIRST_LOOK_S)  # not while the table starts
+            while not self._stopping:
+                self._wake.clear()
+                try:
+                    if waiting.waiting() > 0:
+                        while not self._stopping and self.ask(catch_up_in, BATCH) >= BATCH:
+                            pass
+                    self.problem = None
+                except Exception as exc:  # never fatal: said once, tried again at the next wake
+                    if not self._stopping and self.problem != str(exc):
+                        log.warning("statistics: the figures are not kept now: %s", exc)
+                    self.problem = str(exc)
+                if self._wake.wait(timeout=self.IDLE_S / 4) and not self._stopping:
+                    time.sleep(SETTLE_S)  # the writer commits a match's end within its 20 ms
+                with self._lock:
+                    if self._pool is not None and time.monotonic() - self._used > self.IDLE_S:
+                        self._stop_pool()
+        finally:
+            waiting.close()
+
+    def _stop_pool(self) -> None:
+        """The process ended now, whatever it is doing (under self._lock): the pool's shutdown
+        alone waits, at the table's exit, for the work in hand, and at SCHED_IDLE on a busy
+        machine that may never come."""
+        pool, self._pool = self._pool, None
+        if pool is None:
+            return
+        processes = list(getattr(pool, "_processes", {}).values())  # the standard library's own
+        pool.shutdown(wait=False, cancel_futures=True)
+        for process in processes:
+            with contextlib.suppress(Exception):
+                process.kill()
 
     def close(self) -> None:
+        """At once: nothing the figures wait for holds the table's stop."""
         self._stopping = True
         self._wake.set()
-        if self._keeper is not None:
-            self._keeper.join(timeout=5)
         with self._lock:
-            pool, self._pool = self._pool, None
-        if pool is not None:
-            pool.shutdown(wait=False, cancel_futures=True)
+            self._stop_pool()
+        if self._keeper is not None:
+            self._keeper.join(timeout=1)
 
 
 def worker_start(parent: int) -> None:
@@ -603,17 +709,28 @@ def rebuild_in(database: str) -> dict[str, Any]:
     return statistics_of(database).rebuild()
 
 
+def clear_in(database: str) -> dict[str, Any]:
+    return statistics_of(database).clear()
+
+
 def player_in(database: str, player_id: int, game: str | None = None, since: float | None = None,
               until: float | None = None) -> dict[str, Any] | None:
-    return statistics_of(database).player(player_id, game, since, until)
+    stats = statistics_of(database)
+    return stats.cached(("player", player_id, game, since, until),
+                        lambda: stats.player(player_id, game, since, until))
 
 
 def leaderboard_in(database: str, now: float | None = None) -> dict[str, Any]:
-    return statistics_of(database).leaderboard(now)
+    stats = statistics_of(database)
+    if now is not None:
+        return stats.leaderboard(now)
+    minute = int(time.time() // 60)  # tonight moves on: kept for a minute at most
+    return stats.cached(("leaderboard", minute), lambda: stats.leaderboard(minute * 60.0))
 
 
 def highlights_in(database: str, match_id: int | None = None) -> dict[str, Any] | None:
-    return statistics_of(database).highlights(match_id)
+    stats = statistics_of(database)
+    return stats.cached(("highlights", match_id), lambda: stats.highlights(match_id))
 
 
 def ratings_in(database: str) -> dict[str, Any]:

@@ -4,73 +4,28 @@ players, Ana and Ben, who sat at them."""
 
 from __future__ import annotations
 
-import json
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import MATCH_A, MATCH_B, MS, NOW, RACES_A, RACES_B, Y, stored_dice_matches
+from plumbing import wait_for
 
-from firmware_host.engine.codec import to_dict
-from firmware_host.games.dice.rules import DieColour, PlaceDie, Reroll
+from firmware_host.config import emulated_config
+from firmware_host.control.client import ask
+from firmware_host.games.dice.rules import PlaceDie
 from firmware_host.play.ratings import Rating, rate
-from firmware_host.service.journal import Store
 from firmware_host.service.statistics import Statistics
-
-MS = 1_000_000
-R, B, Y = DieColour.RED, DieColour.BLUE, DieColour.YELLOW
-OPTIONS = json.dumps({"rounds": 1, "handicap": [2, 2]})
-# Seed 4 deals seat 1 red 2 and blue 2, seat 2 blue 3 and yellow 6: nothing fits at the deal.
-MATCH_A = [  # Ben (seat 2) wins
-    Reroll(1, 1000 * MS, (1, 1)),  # Ben's blue 1 and yellow 1 fit: his clock starts at 1000 ms
-    PlaceDie(1, B, 1, 1300 * MS),  # Ben: 300 ms; Ana's blue 2 fits: her clock starts at 1300 ms
-    PlaceDie(0, B, 2, 1350 * MS),  # Ana: 50 ms
-    PlaceDie(1, Y, 1, 1400 * MS),  # fitted all along: no reaction; Ben's last die ends it
-]
-MATCH_B = [  # Ana (seat 1) wins
-    Reroll(0, 500 * MS, (1, 1)),  # Ana's red 1 and blue 1 fit: her clock starts at 500 ms
-    PlaceDie(0, R, 1, 510 * MS),  # Ana: 10 ms
-    PlaceDie(0, B, 1, 600 * MS),  # no clock running; her last die ends the round
-]
-RACES_A = [{"kind": "first", "winner": 1, "winner_ts": 1300 * MS, "loser": 0,
-            "loser_ts": 1300 * MS + 800_000}]
-RACES_B = [{"kind": "tie", "winner": 0, "winner_ts": 510 * MS + 40_000, "loser": 1, "loser_ts": 510 * MS},
-           {"kind": "false_start", "loser": 1, "loser_ts": 1 * MS, "go_ns": 2 * MS}]
-
-
-def stored(db: Path, matches: list[tuple[int, float, list[Any], list[dict[str, Any]], list[int], list[int]]],
-           seated: dict[int, list[tuple[int, str, int | None]]]) -> None:
-    """Finished Dice matches, as the table writes them: (id, start, actions, races, scores,
-    winners); `seated[id]` each player's (seat from 1, kind, player id)."""
-    Store(db).close()
-    with sqlite3.connect(db) as raw:
-        raw.execute("INSERT OR IGNORE INTO players VALUES (1, 'Ana', 'ana', 0, NULL, NULL)")
-        raw.execute("INSERT OR IGNORE INTO players VALUES (2, 'Ben', 'ben', 0, NULL, NULL)")
-        for mid, started, actions, races, scores, winners in matches:
-            raw.execute("INSERT INTO matches (id, game, players, seed, options, boards, started, ended, "
-                        "winners, seats, bots) VALUES (?, 'dice', 2, '4', ?, '[]', ?, ?, ?, '[0, 1]', '{}')",
-                        (mid, OPTIONS, started, started + 60, json.dumps(winners)))
-            raw.execute("INSERT INTO rounds VALUES (?, 0, 'last_die', ?, ?, ?)",
-                        (mid, json.dumps(winners), json.dumps(scores), started + 60))
-            raw.executemany("INSERT INTO journal VALUES (?, ?, 0, ?)",
-                            [(mid, n, json.dumps(to_dict(a))) for n, a in enumerate(actions)])
-            raw.executemany("INSERT INTO races VALUES (?, ?, 0, 0, ?)",
-                            [(mid, n, json.dumps(r)) for n, r in enumerate(races)])
-            names = {1: "Ana", 2: "Ben"}
-            raw.executemany("INSERT INTO match_players VALUES (?, ?, ?, ?, ?, ?, ?)",
-                            [(mid, p, seat, kind, pid, pid, names.get(pid or 0, kind))
-                             for p, (seat, kind, pid) in enumerate(seated[mid])])
-
-
-NOW = 1_800_000_000.0
 
 
 @pytest.fixture
 def two_matches(tmp_path: Path) -> Path:
     db = tmp_path / "table.db"
-    stored(db, [(1, NOW - 20 * 3600, MATCH_A, RACES_A, [-1, 1], [1]),
-                (2, NOW - 3600, MATCH_B, RACES_B, [2, -2], [0])],
-           {1: [(1, "player", 1), (2, "player", 2)], 2: [(1, "player", 1), (2, "player", 2)]})
+    stored_dice_matches(db, [(1, NOW - 20 * 3600, MATCH_A, RACES_A, [-1, 1], [1]),
+                             (2, NOW - 3600, MATCH_B, RACES_B, [2, -2], [0])],
+                        {1: [(1, "player", 1), (2, "player", 2)], 2: [(1, "player", 1), (2, "player", 2)]})
     return db
 
 
@@ -170,8 +125,9 @@ def test_the_highlights_of_a_match(two_matches: Path) -> None:
 def test_a_match_whose_journal_does_not_replay_is_named_and_the_rest_figured(tmp_path: Path) -> None:
     db = tmp_path / "table.db"
     broken = [PlaceDie(0, Y, 6, 10 * MS)]  # seat 1 holds no yellow 6
-    stored(db, [(1, NOW, MATCH_A, [], [-1, 1], [1]), (2, NOW, broken, [], [0, 0], [0, 1])],
-           {1: [(1, "player", 1), (2, "guest", None)], 2: [(1, "player", 1), (2, "guest", None)]})
+    stored_dice_matches(db, [(1, NOW, MATCH_A, [], [-1, 1], [1]), (2, NOW, broken, [], [0, 0], [0, 1])],
+                        {1: [(1, "player", 1), (2, "guest", None)],
+                         2: [(1, "player", 1), (2, "guest", None)]})
     stats = Statistics(db)
     try:
         report = stats.rebuild()
@@ -198,3 +154,69 @@ def test_the_figures_file_is_private_and_a_new_version_is_made_again(two_matches
         assert stats.catch_up() == 2
     finally:
         stats.close()
+
+
+# ---------------------------------------------------------------- in the daemon
+
+
+@pytest.fixture
+def daemon(dirs: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """The service with the two matches stored and its control socket, its loop NOT running: the
+    game thread answers nothing, as when it is busy."""
+    from firmware_host.service.daemon import Daemon
+
+    monkeypatch.delenv("TABLE_HOST_SOCKET", raising=False)
+    db = dirs / "STATE_DIRECTORY" / "table.db"
+    db.parent.mkdir(parents=True, exist_ok=True)
+    stored_dice_matches(db, [(1, NOW - 20 * 3600, MATCH_A, RACES_A, [-1, 1], [1]),
+                             (2, NOW - 3600, MATCH_B, RACES_B, [2, -2], [0])],
+                        {1: [(1, "player", 1), (2, "bot", None)], 2: [(1, "player", 1), (2, "guest", None)]})
+    served = Daemon(emulated_config(2), state_db=db)
+    try:
+        yield served
+    finally:
+        served.close()
+
+
+def test_ratings_are_figured_beside_the_game_and_rebuilt_by_one_command(daemon: Any) -> None:
+    daemon.figurer.keep()
+    daemon.figurer.wake()  # as a round stored does: else it first looks 10 s after the start
+    path = daemon.control.path
+    wait_for(lambda: ask({"cmd": "ratings"}, path).get("figured") == 2, timeout=60)
+    shown = ask({"cmd": "ratings"}, path)
+    assert shown["ok"] is True and shown["waiting"] == 0 and shown["problem"] is None
+    assert {e["who"] for e in shown["games"]["dice"]} == {"Ana", "bot (hard)"}  # the guest: nowhere
+    rebuilt = ask({"cmd": "ratings", "action": "rebuild"}, path)
+    assert rebuilt == {"ok": True, "waiting": 2}
+    wait_for(lambda: ask({"cmd": "ratings"}, path).get("figured") == 2, timeout=60)
+    assert ask({"cmd": "ratings"}, path)["games"] == shown["games"]
+    assert daemon.loop.events.empty()  # nothing was queued for the game thread
+
+
+def test_an_answer_is_kept_until_the_figures_or_the_players_change(two_matches: Path) -> None:
+    from firmware_host.service.statistics import player_in, statistics_of
+
+    database = str(two_matches)
+    stats = statistics_of(database)
+    try:
+        stats.catch_up()
+        first = player_in(database, 2)
+        assert player_in(database, 2) is first  # kept
+        with sqlite3.connect(two_matches) as raw:
+            raw.execute("UPDATE players SET name = 'Benjamin' WHERE id = 2")
+        renamed = player_in(database, 2)
+        assert renamed is not first and renamed["name"] == "Benjamin"
+        stats.rebuild()
+        assert player_in(database, 2) is not renamed  # figured again
+    finally:
+        stats.close()
+
+
+def test_a_long_rating_history_is_drawn_from_at_most_200_points() -> None:
+    from firmware_host.service.statistics import CHART_POINTS, _thinned
+
+    rows = list(range(1000))
+    thin = _thinned(rows)
+    assert len(thin) == CHART_POINTS == 200 and thin[0] == 0 and thin[-1] == 999
+    assert thin == sorted(set(thin))
+    assert _thinned(rows[:5]) == rows[:5]
