@@ -264,6 +264,7 @@ class Daemon:
 
     def serve(self) -> int:
         """The loop; returns when told to stop, having closed everything."""
+        self.figurer.keep()  # before the others are lifted: it is one of them (realtime.py)
         frozen = self.collector.freeze()  # start-up's objects, never walked again (memory.py)
         log.debug("start-up's %d objects kept out of the collector's way", frozen)
         if self.realtime is not None:  # its other threads, all started: beside the game (realtime.py)
@@ -272,7 +273,6 @@ class Daemon:
         status = self.status.text()
         self.notify.send("READY=1", f"STATUS={status}")
         log.info("table-host ready: %s", status)
-        self.figurer.keep()  # after the others are lifted: it joins them itself (realtime.py)
         self.loop.settle(time.monotonic_ns())  # the screens greet the table from the first moment
         self.loop.run()
         self.notify.send("STOPPING=1", "STATUS=stopping")

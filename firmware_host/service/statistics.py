@@ -86,6 +86,11 @@ CREATE TABLE IF NOT EXISTS figures.standing (
     PRIMARY KEY (game, who)
 );
 CREATE INDEX IF NOT EXISTS figures.seat_started ON seat_figures(started);
+CREATE TABLE IF NOT EXISTS figures.pages (
+    player_id INTEGER PRIMARY KEY,  -- a player's whole page (every game, every match), made ahead
+    mark TEXT NOT NULL,  -- what it was made from (`_page_mark`): another mark, and it is made again
+    body TEXT NOT NULL  -- its JSON
+);
 """
 TONIGHT_S = 12 * 3600
 """Tonight's leaderboard: the matches begun in the last 12 hours."""
@@ -96,6 +101,8 @@ CACHED = 64
 """Answers kept in the statistics' process until the figures or the players change."""
 MATCHES_SHOWN = 50
 """A player page lists this many of their newest matches."""
+IDLE_S = 120.0
+"""The statistics' process ends after this long unasked, giving its memory back."""
 FIRST_LOOK_S = 10.0
 """The keeper's first look at the journal, this long after the table is ready (or at the first
 round stored): a start does not share its CPU with the figures."""
@@ -118,6 +125,8 @@ class Statistics:
         self._worker: sqlite3.Connection | None = None
         self._reader: sqlite3.Connection | None = None
         self._cache: dict[tuple[Any, ...], Any] = {}
+        self.figured_now: list[int] = []
+        """The matches `catch_up` figured since `make_pages` last made their players' pages."""
         self._cache_mark: Any = None
 
     # ------------------------------------------------------------ connections
@@ -152,7 +161,7 @@ class Statistics:
 
     def _schema(self, db: sqlite3.Connection) -> None:
         """The figures' tables, made if new, emptied if of another version."""
-        if _has(db, "figures", "meta") and _has(db, "figures", "ratings") and db.execute(
+        if _has(db, "figures", "meta") and _has(db, "figures", "pages") and db.execute(
                 "SELECT value FROM figures.meta WHERE name='version'").fetchone() == (str(VERSION),):
             return  # as it should be: no write, no wait for another process's
         db.execute("BEGIN IMMEDIATE")
@@ -164,7 +173,7 @@ class Statistics:
             if found is None or found[0] != str(VERSION):
                 if found is not None:
                     log.info("statistics: figures of version %s made again for version %d", found[0], VERSION)
-                for table in ("figured", "seat_figures", "ratings", "standing"):
+                for table in ("figured", "seat_figures", "ratings", "standing", "pages"):
                     db.execute(f"DELETE FROM figures.{table}")
                 db.execute("INSERT OR REPLACE INTO figures.meta VALUES ('version', ?)", (str(VERSION),))
             db.execute("COMMIT")
@@ -228,6 +237,7 @@ class Statistics:
                     db.execute("ROLLBACK")
                     raise
             done += len(batch)
+            self.figured_now += batch
         self._rate()
         return done
 
@@ -235,7 +245,7 @@ class Statistics:
         """Every figure and rating gone, to be made again from the journal; how many matches wait."""
         with self._working() as db:
             db.execute("BEGIN IMMEDIATE")
-            for table in ("figured", "seat_figures", "ratings", "standing"):
+            for table in ("figured", "seat_figures", "ratings", "standing", "pages"):
                 db.execute(f"DELETE FROM figures.{table}")
             db.execute("DELETE FROM figures.meta WHERE name='seated'")
             db.execute("COMMIT")
@@ -364,6 +374,38 @@ class Statistics:
                 "matches": [{"match": r[0], "game": r[1], "started": r[2], "seat": r[12], "won": bool(r[3]),
                              "rounds": r[4], "points": r[5]} for r in reversed(rows[-MATCHES_SHOWN:])]}
 
+    def page(self, player_id: int) -> dict[str, Any] | None:
+        """A player's whole page (`player` over every game and match), as kept in `pages` while
+        what it was made from has not changed, else made and kept: the keeper makes the pages of
+        the players of each match it figures, so a person asks for a page made ahead."""
+        with self._reading() as db:
+            mark = _page_mark(db, player_id)
+            if mark is None:
+                return None
+            kept = db.execute("SELECT body FROM figures.pages WHERE player_id = ? AND mark = ?",
+                              (player_id, mark)).fetchone()
+        if kept is not None:
+            return json.loads(kept[0])  # type: ignore[no-any-return]
+        made = self.player(player_id)
+        if made is not None:
+            with self._working() as db:
+                db.execute("INSERT OR REPLACE INTO figures.pages VALUES (?, ?, ?)",
+                           (player_id, mark, json.dumps(made, separators=(",", ":"), ensure_ascii=False)))
+        return made
+
+    def make_pages(self, match_ids: list[int]) -> int:
+        """The pages of the named players of these matches, made ahead; how many were made."""
+        with self._reading() as db:
+            if not match_ids or not _has(db, "main", "match_players"):
+                return 0
+            marks = ",".join("?" * len(match_ids))
+            players = [row[0] for row in db.execute(
+                f"SELECT DISTINCT player_id FROM main.match_players WHERE match_id IN ({marks}) "
+                "AND player_id IS NOT NULL", match_ids)]
+        for player_id in players:
+            self.page(player_id)
+        return len(players)
+
     def leaderboard(self, now: float | None = None) -> dict[str, Any]:
         """Tonight (the matches begun in the last `TONIGHT_S`): each named player's wins, matches
         and points per round, most wins first; all time: each game's rated players by their shown
@@ -474,6 +516,26 @@ def _figured(read: tuple[Any, list[Any], list[Any], list[Any]]) -> tuple[str | N
                    int(f.reactions_known)) for f in figures]
 
 
+def _page_mark(db: sqlite3.Connection, player_id: int) -> str | None:
+    """What a player's whole page is made from, in a few indexed reads: their name and state, their
+    matches figured (how many, the newest), their ratings (how many, the newest) and who sat
+    where (a merge). None: no such player."""
+    if not _has(db, "main", "players") or not _has(db, "main", "match_players"):
+        return None
+    found = db.execute("SELECT name, merged_into, removed FROM main.players WHERE id = ?",
+                       (player_id,)).fetchone()
+    if found is None:
+        return None
+    figured = db.execute("SELECT count(*), max(f.match_id) FROM main.match_players mp "
+                         "JOIN figures.seat_figures f ON f.match_id = mp.match_id AND f.player = mp.player "
+                         "WHERE mp.player_id = ?",
+                         (player_id,)).fetchone()
+    rated = db.execute("SELECT count(*), max(match_id) FROM figures.ratings WHERE who = ?",
+                       (f"player {player_id}",)).fetchone()
+    seated = db.execute("SELECT value FROM figures.meta WHERE name = 'seated'").fetchone()
+    return json.dumps([list(found), list(figured), list(rated), seated[0] if seated else None, VERSION])
+
+
 def _thinned(rows: list[Any]) -> list[Any]:
     """At most CHART_POINTS of `rows`, evenly spread, the last among them."""
     if len(rows) <= CHART_POINTS:
@@ -571,8 +633,6 @@ class Figurer:
     from any thread but the game thread. The process starts when first needed and ends after
     `IDLE_S` unasked."""
 
-    IDLE_S = 120.0
-
     def __init__(self, database: Path) -> None:
         self.database = database
         self._pool: ProcessPoolExecutor | None = None
@@ -584,7 +644,10 @@ class Figurer:
         self.problem: str | None = None
         """Why the figures could not be kept the last time (no database yet, a process that
         stopped), or None."""
-        self.figured = 0
+        self.standings: dict[str, Any] | None = None
+        """The leaderboard (`leaderboard_in`) and the newest match's highlights (`highlights_in`) as
+        of the keeper's last pass, for a screen drawn on the game thread: read, never waited for
+        (None until the first pass, 10 s after the start or at the first round stored)."""
 
     def ask(self, work: Callable[..., T], *args: Any, timeout: float = 60.0) -> T:
         with self._lock:
@@ -640,15 +703,20 @@ class Figurer:
                     if waiting.waiting() > 0:
                         while not self._stopping and self.ask(catch_up_in, BATCH) >= BATCH:
                             pass
+                        self.ask(make_pages_in, timeout=600.0)
+                        self.standings = None
+                    if self.standings is None:  # a few indexed reads and one match's figures: here
+                        self.standings = {"leaderboard": waiting.leaderboard(),
+                                          "highlights": waiting.highlights()}
                     self.problem = None
                 except Exception as exc:  # never fatal: said once, tried again at the next wake
                     if not self._stopping and self.problem != str(exc):
                         log.warning("statistics: the figures are not kept now: %s", exc)
                     self.problem = str(exc)
-                if self._wake.wait(timeout=self.IDLE_S / 4) and not self._stopping:
+                if self._wake.wait(timeout=IDLE_S / 4) and not self._stopping:
                     time.sleep(SETTLE_S)  # the writer commits a match's end within its 20 ms
                 with self._lock:
-                    if self._pool is not None and time.monotonic() - self._used > self.IDLE_S:
+                    if self._pool is not None and time.monotonic() - self._used > IDLE_S:
                         self._stop_pool()
         finally:
             waiting.close()
@@ -716,8 +784,17 @@ def clear_in(database: str) -> dict[str, Any]:
 def player_in(database: str, player_id: int, game: str | None = None, since: float | None = None,
               until: float | None = None) -> dict[str, Any] | None:
     stats = statistics_of(database)
+    if game is None and since is None and until is None:
+        return stats.page(player_id)
     return stats.cached(("player", player_id, game, since, until),
                         lambda: stats.player(player_id, game, since, until))
+
+
+def make_pages_in(database: str) -> int:
+    """The pages of the players of the matches figured since the last call, made ahead."""
+    stats = statistics_of(database)
+    done, stats.figured_now = stats.figured_now, []
+    return stats.make_pages(done)
 
 
 def leaderboard_in(database: str, now: float | None = None) -> dict[str, Any]:

@@ -183,6 +183,10 @@ def test_ratings_are_figured_beside_the_game_and_rebuilt_by_one_command(daemon: 
     daemon.figurer.wake()  # as a round stored does: else it first looks 10 s after the start
     path = daemon.control.path
     wait_for(lambda: ask({"cmd": "ratings"}, path).get("figured") == 2, timeout=60)
+    wait_for(lambda: daemon.figurer.standings is not None, timeout=60)
+    standings = daemon.figurer.standings  # what a screen on the game thread reads, never waits for
+    assert standings["highlights"]["fastest_reaction"] == {"ms": 10.0, "seat": 1, "name": "Ana"}
+    assert set(standings["leaderboard"]) == {"since", "tonight", "all_time"}
     shown = ask({"cmd": "ratings"}, path)
     assert shown["ok"] is True and shown["waiting"] == 0 and shown["problem"] is None
     assert {e["who"] for e in shown["games"]["dice"]} == {"Ana", "bot (hard)"}  # the guest: nowhere
@@ -200,14 +204,14 @@ def test_an_answer_is_kept_until_the_figures_or_the_players_change(two_matches: 
     stats = statistics_of(database)
     try:
         stats.catch_up()
-        first = player_in(database, 2)
-        assert player_in(database, 2) is first  # kept
+        first = player_in(database, 2, game="dice")
+        assert player_in(database, 2, game="dice") is first  # kept
         with sqlite3.connect(two_matches) as raw:
             raw.execute("UPDATE players SET name = 'Benjamin' WHERE id = 2")
-        renamed = player_in(database, 2)
+        renamed = player_in(database, 2, game="dice")
         assert renamed is not first and renamed["name"] == "Benjamin"
         stats.rebuild()
-        assert player_in(database, 2) is not renamed  # figured again
+        assert player_in(database, 2, game="dice") is not renamed  # figured again
     finally:
         stats.close()
 
@@ -220,3 +224,22 @@ def test_a_long_rating_history_is_drawn_from_at_most_200_points() -> None:
     assert len(thin) == CHART_POINTS == 200 and thin[0] == 0 and thin[-1] == 999
     assert thin == sorted(set(thin))
     assert _thinned(rows[:5]) == rows[:5]
+
+
+def test_a_whole_page_is_made_ahead_and_made_again_when_what_it_shows_changes(two_matches: Path) -> None:
+    from firmware_host.service.statistics import catch_up_in, make_pages_in, player_in, statistics_of
+
+    database = str(two_matches)
+    stats = statistics_of(database)
+    try:
+        assert catch_up_in(database) == 2 and make_pages_in(database) == 2  # Ana's and Ben's
+        with stats._reading() as db:
+            kept = dict(db.execute("SELECT player_id, body FROM figures.pages"))
+        assert set(kept) == {1, 2}
+        assert player_in(database, 1) == stats.player(1)  # the page kept is the page made
+        with sqlite3.connect(two_matches) as raw:
+            raw.execute("UPDATE players SET name = 'Anna' WHERE id = 1")
+        assert player_in(database, 1)["name"] == "Anna"  # a rename: made again
+        assert player_in(database, 1, game="dice")["name"] == "Anna"
+    finally:
+        stats.close()
