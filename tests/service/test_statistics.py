@@ -243,3 +243,18 @@ def test_a_whole_page_is_made_ahead_and_made_again_when_what_it_shows_changes(tw
         assert player_in(database, 1, game="dice")["name"] == "Anna"
     finally:
         stats.close()
+
+
+def test_a_round_stored_wakes_the_keeper_and_nothing_else_does(daemon: Any) -> None:
+    """What the game thread does for the figures after a step: compare a count, set a flag."""
+    follow = next(f for f in daemon.feed.followers if getattr(f, "__name__", "") == "figures_follow")
+    woken = daemon.figurer._wake
+    woken.clear()
+    follow(None)
+    assert not woken.is_set()  # no round stored since
+    daemon.binding.saved_rounds += 1  # as binding.journal does when a round is stored
+    follow(None)
+    assert woken.is_set()
+    woken.clear()
+    follow(None)
+    assert not woken.is_set()
