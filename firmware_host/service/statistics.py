@@ -641,6 +641,7 @@ class Figurer:
         self._wake = threading.Event()
         self._stopping = False
         self._keeper: threading.Thread | None = None
+        self._reader: Statistics | None = None
         self.problem: str | None = None
         """Why the figures could not be kept the last time (no database yet, a process that
         stopped), or None."""
@@ -674,13 +675,21 @@ class Figurer:
         commands.register("ratings", self.ratings_command, action="show")
         commands.register("ratings", self.rebuild_command, action="rebuild")
 
+    def _here(self) -> Statistics:
+        """This process's own reader, for what is a few indexed reads (the commands): no process
+        started for them, answered within a command's wait."""
+        with self._lock:
+            if self._reader is None:
+                self._reader = Statistics(self.database)
+            return self._reader
+
     def ratings_command(self, call: Call) -> dict[str, Any]:
-        return {**self.ask(ratings_in), "problem": self.problem}
+        return {**self._here().ratings(), "problem": self.problem}
 
     def rebuild_command(self, call: Call) -> dict[str, Any]:
         """The figures emptied at once, then made again by the keeper, beside the game: a journal
         of thousands of matches takes longer than a command is waited for."""
-        answer = self.ask(clear_in)
+        answer = self._here().clear()
         self.wake()
         return answer
 
@@ -742,6 +751,10 @@ class Figurer:
             self._stop_pool()
         if self._keeper is not None:
             self._keeper.join(timeout=1)
+        with self._lock:
+            reader, self._reader = self._reader, None
+        if reader is not None:
+            reader.close()
 
 
 def worker_start(parent: int) -> None:
