@@ -370,6 +370,7 @@ class Statistics:
                    for g, rows_of_game in by_game.items()}
         return {"player": player_id, "name": found[0], "merged_into": found[1],
                 "all": _summary(rows), "games": {g: _summary(r) for g, r in sorted(games.items())},
+                "titles": {g: title_of(g) for g in {*games, *ratings}},
                 "ratings": ratings,
                 "matches": [{"match": r[0], "game": r[1], "started": r[2], "seat": r[12], "won": bool(r[3]),
                              "rounds": r[4], "points": r[5]} for r in reversed(rows[-MATCHES_SHOWN:])]}
@@ -413,7 +414,7 @@ class Statistics:
         now = time.time() if now is None else now
         with self._reading() as db:
             if not _has(db, "main", "players"):
-                return {"tonight": [], "all_time": {}, "since": now - TONIGHT_S}
+                return {"tonight": [], "all_time": {}, "since": now - TONIGHT_S, "titles": {}}
             tonight = db.execute(
                 "SELECT mp.player_id, p.name, count(*), sum(f.won), sum(f.rounds), sum(f.points) "
                 "FROM figures.seat_figures f CROSS JOIN main.match_players mp "  # f first: by its start
@@ -441,7 +442,7 @@ class Statistics:
         for entries in all_time.values():
             entries.sort(key=lambda e: (-e["shown"], e["name"].casefold()))
         return {"since": now - TONIGHT_S, "tonight": board_tonight,
-                "all_time": dict(sorted(all_time.items()))}
+                "all_time": dict(sorted(all_time.items())), "titles": {g: title_of(g) for g in all_time}}
 
     def ratings(self) -> dict[str, Any]:
         """Every game's ratings now, named players and bots (guests are rated from the default each

@@ -186,7 +186,7 @@ def test_ratings_are_figured_beside_the_game_and_rebuilt_by_one_command(daemon: 
     wait_for(lambda: daemon.figurer.standings is not None, timeout=60)
     standings = daemon.figurer.standings  # what a screen on the game thread reads, never waits for
     assert standings["highlights"]["fastest_reaction"] == {"ms": 10.0, "seat": 1, "name": "Ana"}
-    assert set(standings["leaderboard"]) == {"since", "tonight", "all_time"}
+    assert set(standings["leaderboard"]) == {"since", "tonight", "all_time", "titles"}
     shown = ask({"cmd": "ratings"}, path)
     assert shown["ok"] is True and shown["waiting"] == 0 and shown["problem"] is None
     assert {e["who"] for e in shown["games"]["dice"]} == {"Ana", "bot (hard)"}  # the guest: nowhere

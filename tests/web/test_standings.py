@@ -133,7 +133,7 @@ def test_the_leaderboard_and_a_players_page_in_chromium(served: Served, browser:
     tonight = page.eval_on_selector_all("#tonight tr", "trs => trs.map(tr => tr.children[1].textContent)")
     assert tonight == ["player", "Ana", BEN]  # the markup is the name, as text
     assert page.query_selector("#tonight b") is None
-    assert page.text_content("#all-time h3") == "dice"
+    assert page.text_content("#all-time h3") == "Ligretto Dice"  # the game as people call it
     page.screenshot(path=str(SHOTS / "leaderboard.png"))
     page.click("#tonight a[href='/players/2']")
     page.wait_for_selector("#figures tr")

@@ -106,21 +106,23 @@ async function showPlayer() {
   text("name", page.name);
   document.title = "Ligretto table: " + page.name;
   const chosen = new URLSearchParams(location.search).get("game");
+  const title = (g) => (page.titles || {})[g] || g;
   const choices = document.getElementById("choices");
   choices.replaceChildren(link(location.pathname, "every game"),
     ...Object.keys(page.ratings).flatMap((g) => [document.createTextNode(" · "),
-      link(location.pathname + "?game=" + encodeURIComponent(g), g)]));
-  const columns = [["every game", page.all], ...(chosen ? [] : Object.entries(page.games))];
+      link(location.pathname + "?game=" + encodeURIComponent(g), title(g))]));
+  const columns = [["every game", page.all],
+    ...(chosen ? [] : Object.entries(page.games).map(([g, f]) => [title(g), f]))];
   const table = document.getElementById("figures");
   table.replaceChildren(cellsRow(["", ...columns.map((c) => c[0])], "th"),
     ...FIGURES.map(([words, key, shown]) => cellsRow([words, ...columns.map((c) => shown(c[1][key]))])));
   const charts = document.getElementById("ratings");
   const games = Object.entries(page.ratings);
-  charts.replaceChildren(...(games.length ? games.map(([g, points]) => ratingChart(g, points))
+  charts.replaceChildren(...(games.length ? games.map(([g, points]) => ratingChart(title(g), points))
     : [el("p", "note", "no rating yet: a rating comes after a finished match")]));
   const matches = document.getElementById("matches");
   matches.replaceChildren(cellsRow(["match", "game", "begun", "seat", "points", ""], "th"),
-    ...page.matches.map((m) => cellsRow([link("/history/" + m.match, "match " + m.match), m.game,
+    ...page.matches.map((m) => cellsRow([link("/history/" + m.match, "match " + m.match), title(m.game),
       date(m.started), "seat " + m.seat, m.points, m.won ? "won" : ""])));
   text("note", page.matches.length ? "" : "no finished match yet");
 }
@@ -142,7 +144,7 @@ async function showLeaderboard() {
   const all = document.getElementById("all-time");
   all.replaceChildren(...Object.entries(board.all_time).map(([game, entries]) => {
     const section = el("section");
-    section.appendChild(el("h3", null, game));
+    section.appendChild(el("h3", null, (board.titles || {})[game] || game));
     const t = el("table", "matches");
     t.replaceChildren(cellsRow(["", "player", "rating", "mu ± sigma", "matches"], "th"),
       ...entries.map((e, i) => cellsRow([i + 1, link("/players/" + e.player, e.name), e.shown.toFixed(1),
