@@ -182,7 +182,8 @@ def test_ratings_are_figured_beside_the_game_and_rebuilt_by_one_command(daemon: 
     daemon.figurer.keep()
     daemon.figurer.wake()  # as a round stored does: else it first looks 10 s after the start
     path = daemon.control.path
-    wait_for(lambda: ask({"cmd": "ratings"}, path).get("figured") == 2, timeout=60)
+    # the ratings follow the figures: both matches figured, then both seats rated
+    wait_for(lambda: len(ask({"cmd": "ratings"}, path).get("games", {}).get("dice", [])) == 2, timeout=60)
     wait_for(lambda: daemon.figurer.standings is not None, timeout=60)
     standings = daemon.figurer.standings  # what a screen on the game thread reads, never waits for
     assert standings["highlights"]["fastest_reaction"] == {"ms": 10.0, "seat": 1, "name": "Ana"}
@@ -192,8 +193,8 @@ def test_ratings_are_figured_beside_the_game_and_rebuilt_by_one_command(daemon: 
     assert {e["who"] for e in shown["games"]["dice"]} == {"Ana", "bot (hard)"}  # the guest: nowhere
     rebuilt = ask({"cmd": "ratings", "action": "rebuild"}, path)
     assert rebuilt == {"ok": True, "waiting": 2}
-    wait_for(lambda: ask({"cmd": "ratings"}, path).get("figured") == 2, timeout=60)
-    assert ask({"cmd": "ratings"}, path)["games"] == shown["games"]
+    wait_for(lambda: ask({"cmd": "ratings"}, path)["games"] == shown["games"], timeout=60)
+    assert ask({"cmd": "ratings"}, path)["figured"] == 2
     assert daemon.loop.events.empty()  # nothing was queued for the game thread
 
 
