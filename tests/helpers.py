@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import random
+import sqlite3
+from pathlib import Path
 from typing import Any
 
+from firmware_host.engine.codec import to_dict
 from firmware_host.engine.game import sight_of
 from firmware_host.engine.match import Match
 from firmware_host.games.classic.rules import Card, ClassicOptions, ClassicRound, Deal
+from firmware_host.games.dice.rules import DieColour, PlaceDie, Reroll
 from firmware_host.games.domino.rules import Board, DominoCard, DominoColour, DominoOptions, DominoRound
 from firmware_host.play.simulate import make_bots
 from firmware_host.service.journal import Store
@@ -104,3 +109,63 @@ def play_recorded(store: Store, match_id: int, match, actions: int, seed: int = 
         if match.round.result is not None:
             store.round_over(match_id, match)
     return done
+
+
+# ---------------------------------------------------------------- players' statistics
+
+MS = 1_000_000
+
+# Two Dice matches stored as the table stores them, whose stamps give each figure by hand
+# (tests/service/test_statistics.py works them out; tests/web/test_standings.py shows them).
+R, B, Y = DieColour.RED, DieColour.BLUE, DieColour.YELLOW
+OPTIONS = json.dumps({"rounds": 1, "handicap": [2, 2]})
+# Seed 4 deals seat 1 red 2 and blue 2, seat 2 blue 3 and yellow 6: nothing fits at the deal.
+MATCH_A = [  # Ben (seat 2) wins
+    Reroll(1, 1000 * MS, (1, 1)),  # Ben's blue 1 and yellow 1 fit: his clock starts at 1000 ms
+    PlaceDie(1, B, 1, 1300 * MS),  # Ben: 300 ms; Ana's blue 2 fits: her clock starts at 1300 ms
+    PlaceDie(0, B, 2, 1350 * MS),  # Ana: 50 ms
+    PlaceDie(1, Y, 1, 1400 * MS),  # fitted all along: no reaction; Ben's last die ends it
+]
+MATCH_B = [  # Ana (seat 1) wins
+    Reroll(0, 500 * MS, (1, 1)),  # Ana's red 1 and blue 1 fit: her clock starts at 500 ms
+    PlaceDie(0, R, 1, 510 * MS),  # Ana: 10 ms
+    PlaceDie(0, B, 1, 600 * MS),  # no clock running; her last die ends the round
+]
+RACES_A = [{"kind": "first", "winner": 1, "winner_ts": 1300 * MS, "loser": 0,
+            "loser_ts": 1300 * MS + 800_000}]
+RACES_B = [{"kind": "tie", "winner": 0, "winner_ts": 510 * MS + 40_000, "loser": 1, "loser_ts": 510 * MS},
+           {"kind": "false_start", "loser": 1, "loser_ts": 1 * MS, "go_ns": 2 * MS}]
+
+
+StoredMatch = tuple[int, float, list[Any], list[dict[str, Any]], list[int], list[int]]
+
+
+def stored_dice_matches(db: Path, matches: list[StoredMatch],
+                        seated: dict[int, list[tuple[int, str, int | None]]],
+                        names: dict[int, str] | None = None) -> None:
+    """Finished Dice matches, as the table writes them: (id, start, actions, races, scores,
+    winners); `seated[id]` each player's (seat from 1, kind, player id)."""
+    Store(db).close()
+    with sqlite3.connect(db) as raw:
+        names = names or {1: "Ana", 2: "Ben"}
+        raw.executemany("INSERT OR IGNORE INTO players VALUES (?, ?, ?, 0, NULL, NULL)",
+                        [(pid, name, name.casefold()) for pid, name in names.items()])
+        for mid, started, actions, races, scores, winners in matches:
+            raw.execute("INSERT INTO matches (id, game, players, seed, options, boards, started, ended, "
+                        "winners, seats, bots) VALUES (?, 'dice', 2, '4', ?, '[]', ?, ?, ?, '[0, 1]', '{}')",
+                        (mid, OPTIONS, started, started + 60, json.dumps(winners)))
+            raw.execute("INSERT INTO rounds VALUES (?, 0, 'last_die', ?, ?, ?)",
+                        (mid, json.dumps(winners), json.dumps(scores), started + 60))
+            raw.executemany("INSERT INTO journal VALUES (?, ?, 0, ?)",
+                            [(mid, n, json.dumps(to_dict(a))) for n, a in enumerate(actions)])
+            raw.executemany("INSERT INTO races VALUES (?, ?, 0, 0, ?)",
+                            [(mid, n, json.dumps(r)) for n, r in enumerate(races)])
+            raw.executemany("INSERT INTO match_players VALUES (?, ?, ?, ?, ?, ?, ?)",
+                            [(mid, p, seat, kind, pid, pid,
+                              names.get(pid or 0, "bot (hard)" if kind == "bot" else kind))
+                             for p, (seat, kind, pid) in enumerate(seated[mid])])
+
+
+NOW = 1_800_000_000.0
+
+

@@ -65,6 +65,8 @@ BENCHES = {b.name: b for b in (
           _later("history", "history_text")),
     Bench("attack", lambda o: _call("attack", "bench_attack", o.play), _later("attack", "attack_text"),
           expected_s=lambda o: 2 * o.play + 20),
+    Bench("players", lambda o: _call("players", "bench_players", o.stored),
+          _later("players", "players_text")),
     Bench("bots", lambda o: _call("bots", "bench_bots", o.matches), _later("bots", "bots_text"),
           met=lambda f: bool(f["pass"]), in_all=False),
 )}

@@ -150,6 +150,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="soak: minutes of play before growth is measured (15 at most)")
     bench.add_argument("--matches", type=_number(int, 1), default=50,
                        help="bots: matches per game, button and level")
+    bench.add_argument("--stored", type=_number(int, 1), default=10_000,
+                       help="players: matches in the journal a player's page is read from")
     bench.add_argument("--runs", type=_number(int, 1), default=5,
                        help="startup: runs of each command (the median is reported)")
     return describe_subcommands(p)

@@ -383,6 +383,29 @@ def players_shown(answer: Mapping[str, Any], action: str | None) -> list[Any]:
     return [t]
 
 
+def _ratings(answer: Mapping[str, Any], action: str | None) -> list[Any]:
+    """Each game's rated players, highest shown rating first; and how far the figuring has come."""
+    out: list[Any] = []
+    if action == "rebuild":
+        out.append(f"figures emptied: {answer.get('waiting', 0)} matches to figure again, beside the game "
+                   "(tablectl ratings says how far it has come)")
+        return out
+    for game, entries in (answer.get("games") or {}).items():
+        shown = table("who", "rating", "mu", "sigma", "matches", right=("rating", "mu", "sigma", "matches"))
+        shown.title = str(answer.get("titles", {}).get(game, game))
+        for e in entries:
+            shown.add_row(*cells(e["who"], f"{e['shown']:.1f}", f"{e['mu']:.1f}", f"{e['sigma']:.2f}",
+                                 e["matches"]))
+        out.append(shown)
+    if not out:
+        out.append("no ratings yet: a match with two or more players has to end first")
+    waiting = answer.get("waiting", 0)
+    out.append(f"{answer.get('figured', 0)} matches figured"
+               + (f", {waiting} still to figure" if waiting else "")
+               + (f"; not kept now: {answer['problem']}" if answer.get("problem") else ""))
+    return out
+
+
 PRINTERS: dict[str, Callable[[Mapping[str, Any], str | None], list[Any]]] = {
     "players": players_shown,
     "pairs": lambda answer, _action: [pairs(status_rows(answer))],
@@ -394,6 +417,7 @@ PRINTERS: dict[str, Callable[[Mapping[str, Any], str | None], list[Any]]] = {
     "selftest": lambda answer, _action: selftest_tables(answer["selftest"]),
     "firmware": lambda answer, _action: firmware_lines({**answer, "steps": answer.get("steps", [])}),
     "bundle": lambda answer, _action: [f"wrote {answer['file']}, holding {', '.join(answer['holds'])}"],
+    "ratings": _ratings,
 }
 """How `tablectl` shows each kind of answer, by the name a command's declaration gives
 (control/protocol.py `Command.printer`; a test checks every command's is here)."""

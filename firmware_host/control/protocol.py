@@ -222,6 +222,15 @@ COMMANDS: list[Command] = [
             help=f"the newest N matches (default 20; asked {HISTORY_MAX} at a time)"),
         arg("--before", type=match_number, metavar="MATCH",
             help="only matches older than this one (the next page: what the last one says)"))),
+    Command("ratings", "the players' ratings per game; rebuild: every statistic and rating made again "
+                       "from the journal", READS, actions={"show": READS, "rebuild": CHANGES},
+            default_action="show", beside=True, usage="tablectl ratings [rebuild]", printer="ratings",
+            arguments=(
+                arg("action", nargs="?", choices=("show", "rebuild"), default="show",
+                    help="show (the default): each game's rated players, highest first (mu, sigma "
+                         "and mu - 3 sigma, the rating shown); rebuild: empty the figures and make "
+                         "them again from the journal, beside the game (tablectl ratings says how "
+                         "far it has come)"),)),
     Command("config", "check, get, set or reload the configuration", CHANGES, printer="config",
             actions={"check": LOCAL, "get": READS, "set": LOCAL, "reload": CHANGES}, arguments=(
                 arg("action", choices=("check", "get", "set", "reload"),

@@ -147,6 +147,12 @@ class Game(Generic[R]):
         """What `seat` sees of the round: all a bot may decide from."""
         raise self.lacking("sight")
 
+    def playable(self, rnd: R, seat: Seat) -> bool | None:
+        """Whether one of the cards (or dice) `seat` sees as its own fits now: the players'
+        reaction time runs from the journal entry that makes this true (docs/players.md). None:
+        the game does not say, and its players have no reaction times (never a guess)."""
+        return None
+
     def journal_context(self, players: int, resources: Any) -> Any:
         """What `decode` needs besides the dict (a deck's cards by name), built once a replay."""
         return None

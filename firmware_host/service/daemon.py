@@ -50,6 +50,7 @@ from .registry import Commands
 from .screen_feed import Screens
 from .selftest import SelfTests
 from .sounds import Sounds
+from .statistics import Figurer
 from .status import Status
 from .table_feed import TableFeed
 from .watchdog import Watchdog
@@ -108,6 +109,7 @@ class Daemon:
                                          lambda: configuration.problem)
         self.selftests = SelfTests(loop, table, parts, configuration, screens)
         self.binding = binding = StoreBinding(table, store)
+        self.figurer = figurer = Figurer(store.path)
         self.frontends = frontends = Frontends(loop)
         self.sounds = Sounds(parts.buzzer, frontends, terminal)
         self.bots = BotHands(loop, table, self.board.presser)
@@ -119,14 +121,21 @@ class Daemon:
         loop.before_sleep(lambda: frontends.draw(views))
         loop.on(Signal, stop_on_term(loop), at="stop")
         configuration.applied += [screens.configured, control.configured]
+        rounds_seen = [0]
+
+        def figures_follow(_step: Any) -> None:  # a round stored: the figures' keeper looks (a flag)
+            if binding.saved_rounds != rounds_seen[0]:
+                rounds_seen[0] = binding.saved_rounds
+                figurer.wake()
+
         for follower in (self.sounds.after_step, binding.began, screens.after_step, binding.journal,
-                         screens.after_decisions, self.bots.after_step, screens.after_phase,
+                         figures_follow, screens.after_decisions, self.bots.after_step, screens.after_phase,
                          self.status.after_step):
             self.feed.follow(follower)
 
         self.commands = commands = Commands()
         for component in (TableCommands(table, store, self.status.extra), configuration, self.selftests,
-                          self.status):
+                          self.status, figurer):
             component.register(commands)
         commands.check()
         loop.on(Request, commands.serve)
@@ -255,6 +264,7 @@ class Daemon:
 
     def serve(self) -> int:
         """The loop; returns when told to stop, having closed everything."""
+        self.figurer.keep()  # before the others are lifted: it is one of them (realtime.py)
         frozen = self.collector.freeze()  # start-up's objects, never walked again (memory.py)
         log.debug("start-up's %d objects kept out of the collector's way", frozen)
         if self.realtime is not None:  # its other threads, all started: beside the game (realtime.py)
@@ -277,5 +287,7 @@ class Daemon:
         with contextlib.suppress(Exception):
             self.control.close()
         self.parts.close()  # the board last
+        with contextlib.suppress(Exception):
+            self.figurer.close()
         with contextlib.suppress(Exception):
             self.store.close()

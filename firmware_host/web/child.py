@@ -134,16 +134,21 @@ class Child:
 
     def __init__(self, spec: dict[str, Any], link: Link) -> None:
         from ..service.journal import Reader
+        from ..service.statistics import Figurer
+        from . import standings
         from .frontend import WebView
         from .replays import routes
 
         self.reader = Reader(spec["database"])
         self.answers = Answers(self.reader)
+        # The players' pages read the figures the table's keeper made (service/statistics.py), in
+        # a process of this one's own at the lowest priority, as the table's own asks do.
+        self.figurer = Figurer(self.reader.path)
         self.link = link
         self.frames = socket.socket(fileno=FRAMES_FD)
         self.view = WebView(spec["bind"], spec["port"], spec["max_clients"], database=self.reader.path,
-                            routes=[routes(self.reader)], names=spec["names"], url=spec["url"],
-                            sock=socket.socket(fileno=LISTEN_FD), announce=False)
+                            routes=[routes(self.reader), standings.routes(self.figurer)], names=spec["names"],
+                            url=spec["url"], sock=socket.socket(fileno=LISTEN_FD), announce=False)
         self.answering = ThreadPoolExecutor(READERS, thread_name_prefix="reader")
         self.stopping = threading.Event()
         self.failed = ""
@@ -160,6 +165,7 @@ class Child:
         self.stopping.set()
         self.view.stop()
         self.answering.shutdown(wait=False, cancel_futures=True)
+        self.figurer.close()
         self.reader.close()
         return 3 if self.failed else 0
 

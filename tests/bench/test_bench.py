@@ -24,6 +24,7 @@ SMALLEST = {
     "bots": ["--matches", "1"],
     "web": ["--play", "1", "--clients", "1"],
     "history": ["--seconds", "0.1"],
+    "players": ["--stored", "1"],
     "attack": ["--play", "2"],  # plumbing.ATTACK_ARGS: its run is shared with tests/bench/test_attack.py
 }
 

@@ -175,6 +175,22 @@ SERVER = "firmware_host.control.server"
 SOAK = "firmware_host.bench.soak"
 HISTORY, PERSISTENCE = "firmware_host.bench.history", "docs/persistence.md"
 FIGURES = [
+    # docs/players.md: the statistics and ratings
+    Figure("docs/players.md", r"ended after (\d+) minutes unasked", constants(
+        "firmware_host.service.statistics", "IDLE_S", scale=60), "the statistics' process's idle end"),
+    Figure("docs/players.md", r"looks at the journal once (\d+) s after the start", constants(
+        "firmware_host.service.statistics", "FIRST_LOOK_S"), "the keeper's first look"),
+    Figure("docs/players.md", r"builds a journal of ([\d,]+) matches \((\d+) bot matches of the four games "
+           r"at 2 to 4 seats played through the real `Store`, (\d+) named players",
+           lambda: (lambda b: [b.STORED, len(b.GAMES) * 3, len(b.NAMES)])(
+               __import__("firmware_host.bench.players", fromlist=["GAMES"])),
+           "bench players' journal"),
+    Figure("docs/players.md", r"page as it is served takes longer than (\d+) ms", constants(
+        "firmware_host.bench.players", "TARGET_MS"), "bench players' target"),
+    Figure("docs/web.md", r"at most (\d+) of their matches per game", constants(
+        "firmware_host.service.statistics", "CHART_POINTS"), "the rating chart's points"),
+    Figure("docs/web.md", r"the matches begun in the last (\d+) hours", constants(
+        "firmware_host.service.statistics", "TONIGHT_S", scale=3600), "tonight's leaderboard"),
     # docs/daemon.md: what the daemon keeps (Memory over weeks)
     Figure(DAEMON, r"the PWM settings lgpio is handed \| the first state and the newest (\d+) \|",
            constants(PINS, "HISTORY"), "emulated pin history"),

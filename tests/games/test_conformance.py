@@ -110,6 +110,35 @@ def test_the_games_round_has_its_own(game: str, hook: str) -> None:
     assert getattr(type(rnd), hook) is not getattr(RoundBase, hook), f"{game} lacks {hook} (docs/games.md)"
 
 
+@pytest.mark.parametrize("game", GAMES)
+def test_it_says_when_a_seat_has_a_card_that_fits(game: str) -> None:
+    """`playable` (the players' reaction times start from it, docs/players.md) is the game's own,
+    and over a round its instant bots play it says yes and no, a bool each time."""
+    entry = find(game)
+    assert type(entry).playable is not Game.playable, f"{game} lacks playable (docs/games.md)"
+    lo, _ = entry.players
+    table = playing(game, 0)
+    match = table.match
+    bots = [Bot(Level.INSTANT, random.Random(seat)) for seat in range(lo)]
+    seen: set[bool] = set()
+    now = 3 * S
+    for _ in range(60):
+        for seat in range(lo):
+            before = entry.playable(match.round, seat)
+            assert type(before) is bool, f"{game}: playable said {before!r}"
+            seen.add(before)
+            action = bots[seat].choose(sight_of(match.round, seat), now)
+            if action is not None and match.apply(action) is None and match.round.result is None:
+                after = entry.playable(match.round, seat)
+                seen.add(after)
+            if match.round.result is not None:
+                break
+            now += 10_000_000
+        if match.round.result is not None:
+            break
+    assert seen == {True, False}, f"{game}: playable always said {seen}"
+
+
 def test_a_game_that_lacks_a_hook_is_told_which() -> None:
     class Boardless(tiny.TinyGame):
         name = "boardless"

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from plumbing import DaemonProcess, alive, descendants, left_after, wait_for
 
 from firmware_host.service.journal import Reader
@@ -167,3 +168,28 @@ def test_the_child_ends_with_the_daemon_killed_or_stopped(tmp_path: Path) -> Non
         if how == signal.SIGTERM:
             told = (tmp_path / how.name / "daemon.log").read_text()
             assert "Traceback" not in told and "ERROR" not in told
+
+
+def test_the_players_pages_are_served_by_the_web_views_process(tmp_path: Path) -> None:
+    """The leaderboard and a player's page (web/standings.py) come from the web view's process,
+    which reads the figures the table keeps (service/statistics.py) in a process of its own."""
+    import urllib.error
+    import urllib.request
+
+    daemon = DaemonProcess(tmp_path)
+    try:
+        daemon.start()
+        child = serving(daemon)
+        url = daemon.ctl("status")["web"]
+        with urllib.request.urlopen(url + "leaderboard", timeout=10) as page:
+            assert page.status == 200 and b"<html" in page.read().lower()
+        with urllib.request.urlopen(url + "api/leaderboard", timeout=60) as answer:
+            board = json.loads(answer.read())
+        assert board["tonight"] == [] and board["all_time"] == {}, board
+        with pytest.raises(urllib.error.HTTPError) as unknown:
+            urllib.request.urlopen(url + "api/players/999", timeout=60)
+        assert unknown.value.code == 404
+        # the figures' reader runs under the web view's process, not the table's
+        assert set(descendants(child["pid"])) - {child["pid"]}, "no figures' process under the web view's"
+    finally:
+        daemon.close()

@@ -65,6 +65,9 @@ class ClassicGame(Game[ClassicRound]):
     def sight(self, rnd: ClassicRound, seat: Seat) -> Any:
         return ClassicSight(rnd, seat)
 
+    def playable(self, rnd: ClassicRound, seat: Seat) -> bool:
+        return ClassicSight(rnd, seat).first_fitting() is not None
+
     def encode(self, action: Any) -> dict[str, Any]:
         if isinstance(action, MoveToRow):
             return {"card": str(action.card), "place": action.place}

@@ -71,6 +71,9 @@ class CrazyGame(Game[CrazyRound]):
     def sight(self, rnd: CrazyRound, seat: Seat) -> Any:
         return CrazySight(rnd, seat)
 
+    def playable(self, rnd: CrazyRound, seat: Seat) -> bool:
+        return any(next(rnd.placements(card), None) is not None for card in rnd.seats[seat].hand)
+
     def journal_context(self, players: int, resources: Any) -> dict[str, CrazyCard]:
         return crazy_index([resources.cards(CrazyColour(s)) for s in range(players)])
 

@@ -62,6 +62,9 @@ class DiceGame(Game[DiceRound]):
     def sight(self, rnd: DiceRound, seat: Seat) -> Any:
         return DiceSight(rnd, seat)
 
+    def playable(self, rnd: DiceRound, seat: Seat) -> bool:
+        return any(rnd.fits(die) for die in rnd.dice[seat])
+
     def encode(self, action: Any) -> dict[str, Any]:
         if isinstance(action, PlaceDie):
             out: dict[str, Any] = {"die": str(Die(action.colour, action.face))}

@@ -93,6 +93,10 @@ class DominoGame(Game[DominoRound]):
     def sight(self, rnd: DominoRound, seat: Seat) -> Any:
         return DominoSight(rnd, seat)
 
+    def playable(self, rnd: DominoRound, seat: Seat) -> bool:
+        card = rnd.top_card(seat)
+        return card is not None and next(rnd.placements(seat, card), None) is not None
+
     def encode(self, action: Any) -> dict[str, Any]:
         if isinstance(action, PlaceDomino):
             return {"card": str(action.card), "token": action.token,

@@ -39,6 +39,9 @@ class TinyGame(Game[TinyRound]):
     def sight(self, rnd: Any, seat: Seat) -> TinySight:
         return TinySight(rnd, seat)
 
+    def playable(self, rnd: Any, seat: Seat) -> bool:
+        return any(rnd.fits(card) for card in rnd.hands[seat])
+
     def encode(self, action: Any) -> dict[str, Any]:
         return {"card": action.card} if isinstance(action, Lay) else {}
 
