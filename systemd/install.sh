@@ -112,6 +112,10 @@ print(next(r.split(";")[0].strip() for r in pi if r.startswith(sys.argv[2])))' "
     esac
     PYPI=${build:-0} "$venv/bin/pip" install --quiet "${index[@]}" "$src[pi]" \
         || { echo "install.sh: pip install of the table and its [pi] extra failed (above)" >&2; exit 2; }
+    # The commit it was built from, and whether the checkout differed from it: `table-host
+    # --version` and `tablectl status` name it, and never run git themselves (system/build.py).
+    "$venv/bin/python" -m firmware_host.system.build "$src" \
+        || { echo "install.sh: cannot record the build (above)" >&2; exit 2; }
 fi
 # tablectl for the table-admin group's logins (SSH), on everyone's PATH.
 install -d "$root/usr/local/bin"
@@ -120,6 +124,9 @@ ln -sfn /opt/table-host/venv/bin/tablectl "$root/usr/local/bin/tablectl"
 install -D -m 0644 "$src/systemd/table-host.service" "$root/etc/systemd/system/table-host.service"
 # The web view's port 80: systemd listens and passes the socket to the service (docs/web.md).
 install -D -m 0644 "$src/systemd/table-web.socket" "$root/etc/systemd/system/table-web.socket"
+# The daily backup (docs/keeping.md): the newest 7 kept in /var/lib/table-host/backups.
+install -D -m 0644 -t "$root/etc/systemd/system" "$src/systemd/table-backup.service" \
+    "$src/systemd/table-backup.timer"
 
 # --screen: the big screen on the HDMI port, the kiosk table-screen.service (cage running the
 # browser as the unprivileged user table-screen on tty1). The browser's package is asked of apt:
@@ -216,6 +223,9 @@ for prog in table-host tablectl; do
     "$(dirname "$table_host")/python" -m firmware_host.cli.completion "$prog" > "$completions/$prog" \
         || { echo "install.sh: cannot generate the bash completion for $prog (above)" >&2; exit 2; }
 done
+# Manual pages, from the same parsers (argparse-manpage), with examples, exit status, environment.
+"$(dirname "$table_host")/python" -m firmware_host.cli.manpages "$root/usr/local/share/man/man1" \
+    || { echo "install.sh: cannot generate the manual pages (above)" >&2; exit 2; }
 
 if [ -z "$staging" ]; then
     udevadm control --reload-rules || true
@@ -226,6 +236,7 @@ if [ -z "$staging" ]; then
     if [ "$start" -eq 1 ]; then
         systemctl enable --now table-web.socket
         systemctl enable --now table-host.service
+        systemctl enable --now table-backup.timer
         if [ "$screen" -eq 1 ]; then
             systemctl enable --now table-screen.service
         fi
