@@ -13,7 +13,7 @@ while [ $# -gt 0 ]; do
 done
 if [ -z "$root" ]; then
     systemctl disable --now table-backup.timer table-screen.service table-host.service table-web.socket \
-        2>/dev/null || true
+        table-update-recover.service 2>/dev/null || true
 fi
 # The groups install.sh made (on a Pi, gpio, i2c and spi are the system's and stay), and the Debian
 # packages it installed (python3-venv, lgpio's build tools where pip built lgpio).
@@ -27,7 +27,7 @@ created_users=""
 rm -f "$root/etc/systemd/system/table-host.service" "$root/etc/systemd/system/table-web.socket" \
     "$root/etc/systemd/system/table-screen.service" "$root/etc/udev/rules.d/90-table-host.rules" \
     "$root/etc/modules-load.d/table-host.conf" "$root/etc/systemd/system/table-backup.service" \
-    "$root/etc/systemd/system/table-backup.timer"
+    "$root/etc/systemd/system/table-backup.timer" "$root/etc/systemd/system/table-update-recover.service"
 [ -L "$root/usr/local/bin/tablectl" ] && rm -f "$root/usr/local/bin/tablectl"
 completions="$root/usr/local/share/bash-completion/completions"
 rm -f "$completions/table-host" "$completions/tablectl"

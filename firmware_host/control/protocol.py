@@ -197,6 +197,11 @@ COMMANDS: list[Command] = [
     Command("restore", "check a backup, keep the current state aside, restore it, restart the table", LOCAL,
             usage="tablectl restore FILE", arguments=(
         arg("path", metavar="FILE", to=None, help="an archive `tablectl backup` wrote"),)),
+    Command("update", "install the configured source's version beside this one, switch, check; back on "
+                      "failure", LOCAL, usage="tablectl update [--yes] | update --rollback", arguments=(
+        arg("--rollback", action="store_true", to=None, help="return to the version before, by hand"),
+        arg("--yes", action="store_true", to=None,
+            help="install without asking (a terminal is asked after the changes are shown)"))),
     Command("debug", "what a debug bundle holds from inside the daemon", cli=False),
     Command("history", "the matches played, newest first, with their rounds", beside=True,
             printer="history", arguments=(

@@ -4,13 +4,15 @@ from it), the Python. The commit is recorded once, when the table is installed o
 inside the installed package: `table-host --version` must start fast (`bench startup`), so it
 reads that file and never runs git.
 
-    python -m firmware_host.system.build SOURCE     record SOURCE's commit in this package
+    python -m firmware_host.system.build SOURCE        record SOURCE's commit in this package
+    python -m firmware_host.system.build --commit SHA  record SHA (a version built from git archive)
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -63,12 +65,16 @@ def _git(source: Path, *args: str) -> str | None:
     return done.stdout if done.returncode == 0 else None
 
 
-def record(source: Path, path: Path = BUILD_FILE) -> dict[str, Any]:
+def record(source: Path | None, path: Path = BUILD_FILE, commit: str | None = None) -> dict[str, Any]:
     """Ask git about `source` (the tree this package was installed from) and write the record,
-    atomically. Not a git checkout (a tarball): no commit, said so by `commit_line`."""
-    head = _git(source, "rev-parse", "HEAD")
-    changes = _git(source, "status", "--porcelain") if head else None
-    build = {"commit": head.strip() if head else None, "modified": bool(changes and changes.strip())}
+    atomically; or write `commit` as it is (`tablectl update` builds from `git archive` of it). Not a
+    git checkout (a tarball): no commit, said so by `commit_line`."""
+    if commit is not None:
+        build: dict[str, Any] = {"commit": commit, "modified": False}
+    else:
+        head = _git(source, "rev-parse", "HEAD") if source is not None else None
+        changes = _git(source, "status", "--porcelain") if head and source is not None else None
+        build = {"commit": head.strip() if head else None, "modified": bool(changes and changes.strip())}
     temporary = path.with_name(f".{path.name}.{os.getpid()}")
     temporary.write_text(json.dumps(build) + "\n", encoding="utf-8")
     os.replace(temporary, path)
@@ -77,11 +83,15 @@ def record(source: Path, path: Path = BUILD_FILE) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    if len(args) != 1:
-        print("usage: python -m firmware_host.system.build SOURCE", file=sys.stderr)
+    if len(args) == 2 and args[0] == "--commit" and re.fullmatch(r"[0-9a-f]{40}", args[1]):
+        source, commit = None, args[1]
+    elif len(args) == 1 and not args[0].startswith("-"):
+        source, commit = Path(args[0]), None
+    else:
+        print("usage: python -m firmware_host.system.build SOURCE | --commit SHA", file=sys.stderr)
         return 2
     try:
-        build = record(Path(args[0]))
+        build = record(source, commit=commit)
     except OSError as exc:
         print(f"build: cannot write {BUILD_FILE}: {exc.strerror or exc}", file=sys.stderr)
         return 1

@@ -97,6 +97,10 @@ def test_install_and_uninstall_lay_out_and_remove_the_table(tmp_path: Path) -> N
     assert (units / "table-backup.timer").read_text() == (ROOT / "systemd/table-backup.timer").read_text()
     assert "ExecStart=/opt/table-host/venv/bin/tablectl backup --keep 7" in (
         units / "table-backup.service").read_text()
+    assert (units / "table-update-recover.service").is_file()
+    recover = staged / "opt/table-host/update-recover.sh"
+    assert recover.read_text() == (ROOT / "systemd/update-recover.sh").read_text()
+    assert os.access(recover, os.X_OK)
     man1 = staged / "usr/local/share/man/man1"
     assert sorted(p.name for p in man1.iterdir()) == ["table-host.1", "tablectl.1"]
     again = _install(staged)
@@ -167,7 +171,8 @@ def test_uninstall_purge_leaves_the_root_as_install_found_it(tmp_path: Path) -> 
             "etc/modules-load.d/table-host.conf", "usr/local/bin/tablectl", "etc/table-host/table.toml",
             "opt/table-host/doc/README.md", "usr/local/share/bash-completion/completions/tablectl",
             "etc/systemd/system/table-backup.service", "etc/systemd/system/table-backup.timer",
-            "usr/local/share/man/man1/table-host.1", "usr/local/share/man/man1/tablectl.1"} <= written
+            "usr/local/share/man/man1/table-host.1", "usr/local/share/man/man1/tablectl.1",
+            "etc/systemd/system/table-update-recover.service", "opt/table-host/update-recover.sh"} <= written
     assert (staged / "boot/firmware/config.txt").read_text() != PI5_CONFIG
     kept = subprocess.run(["bash", str(ROOT / "systemd/uninstall.sh"), "--root", str(staged)],
                           capture_output=True, text=True, timeout=60)
@@ -245,14 +250,16 @@ def test_the_unit_grants_real_time_up_to_the_daemons_priority_and_no_capability(
     assert "CPUSchedulingPolicy" not in text  # the daemon chooses its threads; workers stay normal
 
 
-BACKUP_UNITS = [ROOT / "systemd" / "table-backup.service", ROOT / "systemd" / "table-backup.timer"]
+BACKUP_UNITS = [ROOT / "systemd" / "table-backup.service", ROOT / "systemd" / "table-backup.timer",
+                ROOT / "systemd" / "table-update-recover.service"]
 
 
-def test_systemd_verifies_the_backup_timer_without_a_warning(tmp_path: Path) -> None:
-    program = tmp_path / "opt/table-host/venv/bin/tablectl"
-    program.parent.mkdir(parents=True)
-    program.write_text("#!/bin/sh\n")
-    program.chmod(0o755)
+def test_systemd_verifies_the_backup_and_recovery_units_without_a_warning(tmp_path: Path) -> None:
+    for name in ("opt/table-host/venv/bin/tablectl", "opt/table-host/update-recover.sh"):
+        program = tmp_path / name
+        program.parent.mkdir(parents=True, exist_ok=True)
+        program.write_text("#!/bin/sh\n")
+        program.chmod(0o755)
     shutil.copytree("/lib/systemd/system", tmp_path / "usr/lib/systemd/system", symlinks=True)
     units = tmp_path / "etc/systemd/system"
     units.mkdir(parents=True)
@@ -265,7 +272,7 @@ def test_systemd_verifies_the_backup_timer_without_a_warning(tmp_path: Path) -> 
 
 
 def test_the_backup_runs_as_the_tables_user_daily_and_keeps_a_bounded_number() -> None:
-    service, timer = (u.read_text() for u in BACKUP_UNITS)
+    service, timer = (u.read_text() for u in BACKUP_UNITS[:2])
     for line in ("Type=oneshot", "User=table-host", "StateDirectory=table-host",
                  "ExecStart=/opt/table-host/venv/bin/tablectl backup --keep 7"):
         assert line in service, line
