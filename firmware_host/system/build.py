@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -57,6 +55,8 @@ def commit_line(build: dict[str, Any]) -> str:
 
 
 def _git(source: Path, *args: str) -> str | None:
+    import subprocess  # here, not at the top: `--version` reads the record and never runs git
+
     try:
         done = subprocess.run(["git", "-C", str(source), *args], capture_output=True, text=True,
                               timeout=60, check=False)
@@ -82,6 +82,8 @@ def record(source: Path | None, path: Path = BUILD_FILE, commit: str | None = No
 
 
 def main(argv: list[str] | None = None) -> int:
+    import re
+
     args = sys.argv[1:] if argv is None else argv
     if len(args) == 2 and args[0] == "--commit" and re.fullmatch(r"[0-9a-f]{40}", args[1]):
         source, commit = None, args[1]
