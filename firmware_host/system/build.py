@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-BUILD_FILE = Path(__file__).resolve().parent.parent / "data" / "build.json"
+BUILD_FILE = Path(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "build.json")
 """Written into the installed package, never into a checkout's tree (it is .gitignored anyway)."""
 
 
