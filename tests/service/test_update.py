@@ -190,9 +190,30 @@ def broken(work: Path) -> None:
     changelog_line("a broken version")(work)
 
 
+def a_stored_match(state: Path) -> None:
+    from firmware_host.service.journal import Store
+    from firmware_host.table.matches import new_match
+    from tests.helpers import play_recorded
+
+    store = Store(state / "table.db")
+    try:
+        match = new_match("dice", 2, 3, {"rounds": 1})
+        play_recorded(store, store.begin_match(match, [0, 1]), match, 10**6)
+    finally:
+        store.close()
+
+
+def stored(staged: Staged) -> list[tuple[int, str]]:
+    answer = json.loads(staged.tablectl("--json", "history", timeout=60).stdout)
+    return [(m["match"], m["game"]) for m in answer["matches"]]
+
+
 def test_an_update_to_a_good_version_then_a_broken_one_then_back_by_hand(staged: Staged) -> None:
     one = git(staged.work, "rev-parse", "HEAD")
+    a_stored_match(staged.tmp / "state")
+    config = (staged.tmp / "etc" / "table.toml").read_bytes()
     assert staged.systemctl("start").returncode == 0
+    assert stored(staged) == [(1, "dice")]
     assert staged.running() == one
     same = json.loads(staged.tablectl("--json", "update", "--yes").stdout)
     assert same["ok"] and same["changed"] is False and same["running"] == one
@@ -209,6 +230,8 @@ def test_an_update_to_a_good_version_then_a_broken_one_then_back_by_hand(staged:
     assert os.readlink(staged.home / "current") == f"versions/{two[:12]}"
     assert os.readlink(staged.home / "previous") == f"versions/{one[:12]}"
     assert sorted(p.name for p in (staged.home / "versions").iterdir()) == sorted([one[:12], two[:12]])
+    assert stored(staged) == [(1, "dice")]  # the journal and the configuration are kept
+    assert (staged.tmp / "etc" / "table.toml").read_bytes() == config
 
     three = staged.commit("three", broken)
     done = staged.tablectl("update", "--yes")
@@ -269,3 +292,21 @@ def test_no_source_configured_and_a_checkout_are_refused_in_one_line(tmp_path: P
                           env={**os.environ, "TABLE_HOST_SOCKET": str(tmp_path / "none.sock")})
     assert done.returncode == 1 and len(done.stderr.splitlines()) == 1
     assert "not from an installed table's versions" in done.stderr
+
+
+def test_a_restore_stops_the_service_and_starts_it_on_the_restored_state(staged: Staged) -> None:
+    a_stored_match(staged.tmp / "state")
+    assert staged.systemctl("start").returncode == 0
+    archive = staged.tmp / "before.tar.gz"
+    assert staged.tablectl("backup", str(archive)).returncode == 0
+    assert staged.tablectl("new", "classic").returncode == 0
+    staged.systemctl("stop")
+    (staged.tmp / "state" / "table.db").unlink()  # lost, say: the table starts on a new journal
+    assert staged.systemctl("start").returncode == 0
+    assert stored(staged) == []
+    done = staged.tablectl("--json", "restore", str(archive))
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["restarted"] is True and report["restored"] == ["last-good.toml", "table.db", "table.toml"]
+    assert "stopping table-host.service" in done.stderr and "starting table-host.service" in done.stderr
+    assert stored(staged) == [(1, "dice")]
