@@ -47,6 +47,17 @@ class Refused(Exception):
     """An archive that is not restored, or a backup that cannot be written: one line saying why."""
 
 
+def owned_like_state(path: Path) -> None:
+    """Run as root, a file or directory made here belongs to the state directory's owner (the
+    service's user): the daily backup (run as that user) prunes the directory, the daemon opens its
+    lock file."""
+    if os.geteuid() != 0:
+        return
+    with contextlib.suppress(OSError):
+        owner = paths.directory("STATE_DIRECTORY").stat()
+        os.chown(path, owner.st_uid, owner.st_gid, follow_symlinks=False)
+
+
 def backups_directory() -> Path:
     """Where the daily timer keeps its archives (and `tablectl backup` without FILE writes)."""
     return paths.directory("STATE_DIRECTORY") / "backups"
@@ -86,6 +97,7 @@ def backup(target: Path | None, keep: int | None = None) -> dict[str, Any]:
             target.mkdir(mode=0o700, parents=True, exist_ok=True)
         except OSError as exc:
             raise Refused(f"cannot make {target}: {exc.strerror or exc}") from None
+        owned_like_state(target)
     if target.is_dir():
         target = target / f"{PREFIX}{stamp}.tar.gz"
     elif not target.parent.is_dir():
@@ -128,6 +140,8 @@ def backup(target: Path | None, keep: int | None = None) -> dict[str, Any]:
                     tar.addfile(info, io.BytesIO(data))
             out.flush()
             os.fsync(out.fileno())
+        if target.parent == backups_directory():
+            owned_like_state(temporary)
         os.replace(temporary, target)  # a kill leaves the old archives and no half one under its name
     except OSError as exc:
         with contextlib.suppress(OSError):
@@ -255,7 +269,9 @@ def _locked(database: Path) -> int | None:
     import fcntl
 
     database.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(database.with_name(database.name + ".lock"), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o660)
+    lock = database.with_name(database.name + ".lock")
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o660)
+    owned_like_state(lock)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:

@@ -254,8 +254,9 @@ class Update:
         try:
             self.restart()
             self.healthy(commit, probe_before)
-        except Refused as exc:
+        except (Refused, OSError, subprocess.SubprocessError) as exc:
             self.say(f"FAILED: {exc}")
+            run("systemctl", "stop", SERVICE, timeout=600)  # systemd restarts a failed one: not meanwhile
             self.say(f"rollback: current -> versions/{old.name}")
             link(self.home / "current", f"versions/{old.name}")
             link(self.home / "previous", f"versions/{target.name}")
