@@ -52,6 +52,16 @@ def cpu_ticks(pid: int) -> int:
     return int(fields[11]) + int(fields[12])
 
 
+def family(pid: int) -> list[int]:
+    """`pid` and its children (/proc/PID/task/TID/children): the daemon and the web view's own
+    process, whose work and memory are the table's too."""
+    found = [pid]
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(OSError):
+            found += [int(child) for child in (task / "children").read_text().split()]
+    return found
+
+
 @dataclass
 class EmulatedDaemon:
     """The real daemon in a process of its own, and what a client needs to reach it."""

@@ -70,6 +70,58 @@ BENCHES = {b.name: b for b in (
 )}
 """In the order `all` runs them."""
 
+USES = {"rounds": ("engine",), "pairs": ("arbitration",), "seconds": ("arbitration", "history"),
+        "load": ("arbitration",), "decisions": ("display",), "idle": ("daemon",),
+        "play": ("daemon", "web", "attack"), "clients": ("web",), "kills": ("faults",),
+        "configs": ("faults",), "soak_minutes": ("faults",), "minutes": ("soak",), "warm_up": ("soak",),
+        "matches": ("bots",), "runs": ("startup",)}
+"""Each of `table-host bench`'s options (its argparse dest) and the benches that read it: one given
+to a bench that does not read it is refused, naming the benches that would."""
+
+
+def unused(which: str, given: list[str]) -> str | None:
+    """Why options `given` (dests) do nothing for `which` ("all": for none of the benches it runs),
+    or None when each is read."""
+    runs = [which] if which != "all" else [b.name for b in BENCHES.values() if b.in_all]
+    for dest in given:
+        users = USES[dest]
+        if not set(users) & set(runs):
+            flag = "--" + dest.replace("_", "-")
+            return (f"{flag} is not read by bench {which}: it is for bench "
+                    f"{' and '.join(users)}")
+    return None
+
+
+def missed(figures: Figures, text: str) -> list[str]:
+    """What benches that did not meet their targets missed, each by name: a failure the figures
+    list, a target (`met`), a figure not judged; else the text's lines that say MISSES, FAIL or
+    NOT JUDGED; else that the bench missed. Never empty: a failure names itself."""
+    found = _missed(figures)
+    if all(line.endswith(" missed a target") for line in found):
+        said = [line.strip() for line in text.splitlines()
+                if any(word in line for word in ("MISSES", "FAIL", "NOT JUDGED"))]
+        found = said or found
+    return found or ["a target was missed"]
+
+
+def _missed(figures: Figures, where: str = "") -> list[str]:
+    found: list[str] = []
+    at = f"{where}: " if where else ""
+    for key, value in figures.items():
+        if key == "failures" and isinstance(value, list):
+            found += [at + (v if isinstance(v, str) else
+                            f"{v.get('case', '')}: {v.get('error', '')}" if isinstance(v, dict) else str(v))
+                      for v in value]
+        elif key == "met" and isinstance(value, dict):
+            found += [f"{at}{name} missed its target" for name, ok in value.items() if ok is False]
+        elif key == "judged" and value is False:
+            found.append(f"{at}not judged: the run was too short to judge (see the text)")
+        elif isinstance(value, dict):
+            found += _missed(value, f"{where}.{key}" if where else key)
+    if not found and (figures.get("meets_target") is False or figures.get("pass") is False):
+        found.append(f"{where or 'the bench'} missed a target")
+    return found
+
 
 class Shown:
     """While a bench runs on a terminal: its name, the time it has taken and, for one that runs

@@ -1,17 +1,38 @@
-"""What `table-host` and `tablectl` share: the games they offer, the version, and a reader that
-stops early (`tablectl history | head -1`)."""
+"""What `table-host` and `tablectl` share: the games they offer, the version, a reader that
+stops early (`tablectl history | head -1`), and how a refusal is said: one line on stderr and,
+with `--json`, `{"ok": false, "error": ...}` on stdout, so a script reads every failure the same
+way from either command."""
 
 from __future__ import annotations
 
 import argparse
 import functools
+import json
 import os
 import sys
 from collections.abc import Callable
 from typing import Any
 
-EXIT_PIPE = 141
-EXIT_BAD_INPUT = 2  # 128 + SIGPIPE: what a shell shows for a program its reader stopped
+EXIT_PIPE = 141  # 128 + SIGPIPE: what a shell shows for a program its reader stopped
+EXIT_BAD_INPUT = 2
+
+WORDS: list[str] = []
+"""The command line being run (each `main` sets it): a refusal looks for --json in it, since it
+may come before the parser has read it (an unknown option, a bad value)."""
+
+
+def wants_json() -> bool:
+    return "--json" in WORDS
+
+
+def refuse(prog: str, message: str, status: int = EXIT_BAD_INPUT, **more: Any) -> int:
+    """Say why the command did not do it: one line on stderr and, with --json, the object scripts
+    read on stdout (`ok` false, as for every status but 0). Returns `status`."""
+    line = f"{prog}: error: {message}"
+    if wants_json():
+        print(json.dumps({"ok": False, "error": line, **more}), flush=True)
+    print(line, file=sys.stderr)
+    return status
 
 
 def with_games() -> None:
@@ -81,7 +102,7 @@ def quiet_broken_pipe(main: Callable[..., int]) -> Callable[..., int]:
 
 def one_line_errors(prog: str) -> Callable[[Callable[..., int]], Callable[..., int]]:
     """Any of the table's own errors (system/errors.py) ends the command with one line naming
-    the problem and exit 2, never a traceback."""
+    the problem and exit 2, never a traceback (with --json, the error object too: `refuse`)."""
 
     def decorate(main: Callable[..., int]) -> Callable[..., int]:
         @functools.wraps(main)
@@ -92,8 +113,7 @@ def one_line_errors(prog: str) -> Callable[[Callable[..., int]], Callable[..., i
                 return main(*args, **kwargs)
             except TableError as exc:
                 bug = " (a bug in table-host: please report it)" if isinstance(exc, TableBug) else ""
-                print(f"{prog}: error: {exc}{bug}", file=sys.stderr)
-                return EXIT_BAD_INPUT
+                return refuse(prog, f"{exc}{bug}")
 
         return wrapped
 

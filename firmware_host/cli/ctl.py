@@ -33,7 +33,7 @@ from typing import Any, NoReturn
 from ..control.client import NotRunning, ask
 from ..control.protocol import BY_NAME, HISTORY_MAX, add_subcommands
 from ..system import paths
-from .common import add_version, one_line_errors, quiet_broken_pipe, with_games
+from .common import WORDS, add_version, one_line_errors, quiet_broken_pipe, refuse, with_games
 from .completion import describe_subcommands
 
 __all__ = ["NotRunning", "ask", "build_parser", "main"]
@@ -45,14 +45,7 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)
-        line = f"{self.prog}: error: {message}"
-        if "--json" in WORDS:
-            print(json.dumps({"ok": False, "error": line}))
-        self.exit(2, line + "\n")
-
-
-WORDS: list[str] = []
-"""The command line being parsed (main sets it): Parser.error looks for --json in it."""
+        raise SystemExit(refuse(self.prog, message))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -90,8 +83,10 @@ def game_options(game: str | None, items: list[str]) -> dict[str, Any]:
             raise ValueError(f"unknown option {key!r} for {game} (known: {', '.join(sorted(specs))})")
         try:
             options[key] = spec.parse(value)  # sent as its type: the status shows rounds 3, not "3"
-        except ValueError as exc:
-            raise ValueError(f"option {key}={value}: {exc} ({spec.help})") from None
+        except ValueError as exc:  # the option's help, unless the problem gives its example already
+            said = str(exc)
+            raise ValueError(f"option {key}={value}: {said}" + ("" if "e.g." in said else f" ({spec.help})")
+                             ) from None
     return options
 
 
@@ -134,14 +129,19 @@ def selftest(args: argparse.Namespace) -> int:
     if refused(answer, args.json):
         return 1
     report = answer["selftest"]
+    passed = bool(report["passed"])
     if args.json:
-        print(json.dumps(report))
+        problems = report.get("problems") or ([] if passed else [f"the self-test is {report['state']}"])
+        print(json.dumps({"ok": passed, **report, **({} if passed else {"error": "; ".join(problems)})}))
     else:
         from . import show
 
-        print()
-        show.print_all(*show.answer_shown({"selftest": report}, "selftest"))
-    return 0 if report["passed"] else 1
+        if not printed:  # no log to follow (an old report): its table
+            show.print_all(*show.answer_shown({"selftest": report}, "selftest"))
+        elif not passed:  # the log said each part once; its problems again, together
+            print()
+            show.print_all(*show.selftest_verdict(report))
+    return 0 if passed else 1
 
 
 def firmware(args: argparse.Namespace) -> int:
@@ -390,7 +390,8 @@ def debug_bundle(path: Path, as_json: bool = False) -> int:
     else:
         from . import show
 
-        for line in show.answer_shown({"file": str(path), "holds": list(files)}, "debug-bundle"):
+        # where it wrote, whole: it was only the name given, "table-host-debug.tar.gz"
+        for line in show.answer_shown({"file": str(path.absolute()), "holds": list(files)}, "debug-bundle"):
             print(line)
     return 0
 
@@ -545,14 +546,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     if refused(answer, args.json):  # a key no configuration has is a bad value, as for config set
         unknown = args.cmd == "config" and str(answer.get("error", "")).startswith("no setting")
         return 2 if unknown else 1
+    not_done = answer.get("valid") is False or answer.get("reloaded") is False
+    if not_done:  # answered, but not done: `ok` false, as the exit status, naming why
+        problems = answer.get("problems") or [answer.get("note") or "the configuration was not reloaded"]
+        answer = {**answer, "ok": False, "error": "; ".join(str(p) for p in problems)}
     if args.json:
         print(json.dumps(answer))
     else:
         from . import show
 
         show.print_all(*show.answer_shown(answer, args.cmd, getattr(args, "action", None)))
-    if answer.get("valid") is False or answer.get("reloaded") is False:
-        for problem in answer.get("problems", []):
+    if not_done:
+        for problem in answer.get("problems") or [answer["error"]]:
             print(f"tablectl: {problem}", file=sys.stderr)
         return 1
     return 0

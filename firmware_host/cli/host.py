@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from .common import add_version, one_line_errors, quiet_broken_pipe, version_text, with_games
+from .common import WORDS, add_version, one_line_errors, quiet_broken_pipe, refuse, version_text, with_games
 from .completion import describe_subcommands
 
 EXIT_BAD_INPUT = 2
@@ -20,16 +20,18 @@ EXIT_BAD_INPUT = 2
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
+        raise SystemExit(refuse(self.prog, message))
 
 
 def _fail(message: str) -> NoReturn:
-    print(f"table-host: error: {message}", file=sys.stderr)
-    raise SystemExit(EXIT_BAD_INPUT)
+    """Bad input: one line naming it, exit 2 (with --json, `{"ok": false, "error": ...}` too)."""
+    raise SystemExit(refuse("table-host", message))
 
 
-def _emit(data: dict[str, Any], as_json: bool, human: str) -> None:
-    print(json.dumps(data, sort_keys=False) if as_json else human)
+def _emit(data: dict[str, Any], as_json: bool, human: str, ok: bool = True) -> int:
+    """The report, and the status that goes with it: `ok` false is exit 1, as in the JSON."""
+    print(json.dumps({"ok": ok, **data}, sort_keys=False) if as_json else human)
+    return 0 if ok else 1
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -220,8 +222,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The table's allocator (memory.py); the benches time the table's code on it too. Before
         # the parser is built: what is done before the restart is done twice.
         restart_with_allocator()  # returns when it is chosen
+    WORDS[:] = sys.argv[1:] if argv is None else argv
     parser = build_parser()
-    args = parser.parse_args(as_typed(parser, list(sys.argv[1:] if argv is None else argv)))
+    args = parser.parse_args(as_typed(parser, list(WORDS)))
     command = args.command
     try:
         if command == "simulate":
@@ -286,7 +289,7 @@ def _simulate(args: argparse.Namespace) -> int:
         r["finishers"] = [s + 1 for s in r["finishers"]]
     report["winners"] = [s + 1 for s in report["winners"]]
     if args.json:
-        print(json.dumps(report))
+        print(json.dumps({"ok": True, **report}))
     else:
         from .show import print_all, simulate_shown
 
@@ -347,8 +350,7 @@ def _sweep(args: argparse.Namespace) -> int:
                         f"90th percentile {r['p90']}, {r['shortest']} to {r['longest']}")
         text.append(f"{len(matches['failures'])} past {RUNAWAY} times their median (or no end)")
         text += [f"  {f['case']}: {f['error']}" for f in matches["failures"]]
-    _emit(report, args.json, "\n".join(text))
-    return 1 if failures else 0
+    return _emit(report, args.json, "\n".join(text), ok=not failures)
 
 
 def _scenario(args: argparse.Namespace) -> int:
@@ -358,25 +360,34 @@ def _scenario(args: argparse.Namespace) -> int:
         result = run_file(args.file)
     except ScenarioError as exc:
         _fail(str(exc))
-    _emit(result.to_dict(), args.json, render(result))
-    return 1 if result.failures else 0
+    report = result.to_dict()
+    if result.failures:
+        report["error"] = f"{len(result.failures)} expectation(s) failed: {'; '.join(result.failures)}"
+    return _emit(report, args.json, render(result), ok=not result.failures)
 
 
 def _bench(args: argparse.Namespace) -> int:
     """Figures on stdout; exit 0 when every target the benchmarks have was met, 1 when one was missed."""
     import signal
 
-    from ..bench.suite import run_benches
+    from ..bench.suite import USES, missed, run_benches, unused
     from ..system.children import Stopped, stopped_by
 
+    given = [dest for dest in USES if any(word == flag or word.startswith(flag + "=")
+                                          for flag in ("--" + dest.replace("_", "-"),) for word in WORDS)]
+    refused = unused(args.which, given)
+    if refused:
+        _fail(refused)
     try:  # `timeout`, `kill`, a closed terminal: the daemons it started are stopped on the way out
         with stopped_by(signal.SIGTERM, signal.SIGHUP):
             figures, text, met = run_benches(args.which, args, progress=not args.json)
     except Stopped as stopped:
         print(f"table-host bench: stopped by {stopped}", file=sys.stderr)
         return 128 + stopped.signum
-    _emit(figures, args.json, text)
-    return 0 if met else 1
+    failed = [] if met else missed(figures, text)
+    if failed and not args.json:
+        print("table-host bench: missed: " + "; ".join(failed), file=sys.stderr)
+    return _emit({**figures, **({"missed": failed} if failed else {})}, args.json, text, ok=met)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -398,8 +409,7 @@ def _power(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         _fail(str(exc))
     budget = power_budget(config, args.pi)
-    _emit(as_dict(budget), args.json, budget.text())
-    return 0
+    return _emit(as_dict(budget), args.json, budget.text())
 
 
 def _i2c(args: argparse.Namespace) -> int:
@@ -416,8 +426,7 @@ def _i2c(args: argparse.Namespace) -> int:
         load = i2c_load(config, args.cable_m, args.speed_hz, idle=args.mux_idle, **given)
     except (ConfigError, ValueError) as exc:
         _fail(str(exc))
-    _emit(load.as_dict(), args.json, load.text())
-    return 0 if load.ok else 1
+    return _emit(load.as_dict(), args.json, load.text(), ok=load.ok)
 
 
 def _boot_config(args: argparse.Namespace) -> int:
@@ -429,8 +438,8 @@ def _boot_config(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         _fail(str(exc))
     lines, modules = boot_config(config), boot_modules(config)
-    _emit({"config_txt": lines, "modules": modules}, args.json, "\n".join(modules if args.modules else lines))
-    return 0
+    return _emit({"config_txt": lines, "modules": modules}, args.json,
+                 "\n".join(modules if args.modules else lines))
 
 
 def _watch(args: argparse.Namespace) -> int:
@@ -438,19 +447,20 @@ def _watch(args: argparse.Namespace) -> int:
     from ..engine.options import check_game
     from ..play.watch import watch
     from ..table.bot_players import Level
+    from ..table.words import game_name
 
     check_game(args.game, args.players)
     level = args.bots  # argparse allows only the levels that play on a clock (BOT_LEVELS)
     if not args.speed > 0 or args.speed == float("inf"):
         _fail(f"--speed must be a number above 0, not {args.speed}")
     game = args.game
-    print(f"table-host: watching {args.players} {level} bots play {game} (seed {args.seed}) at "
+    print(f"table-host: watching {args.players} {level} bots play {game_name(game)} (seed {args.seed}) at "
           f"{args.speed:g}x the table's pace", file=sys.stderr)
     play = sys.stderr if args.json else sys.stdout  # with --json, stdout holds the one object
     outcome = watch(game, args.players, args.seed, Level(level), args.speed,
                     out=lambda line: print(line, file=play, flush=True))
     if args.json:
-        print(json.dumps({"game": game, "players": args.players, "seed": args.seed, "bots": level,
+        print(json.dumps({"ok": True, "game": game, "players": args.players, "seed": args.seed, "bots": level,
                           "speed": args.speed, **outcome}))
     return 0
 

@@ -13,10 +13,10 @@ service/frontend.py's Frontend, so a web view attaches here the same way.
 from __future__ import annotations
 
 import errno
+import logging
 import os
 import sys
 from pathlib import Path
-from typing import Any
 
 from ..config import choose_config, config_path
 from ..devices.board import EX_UNAVAILABLE, HardwareUnavailable, open_board
@@ -24,7 +24,7 @@ from ..service.daemon import Daemon
 from ..service.journal import StoreError
 from ..system import memory, paths
 from ..system.errors import TableError
-from ..system.logs import logger
+from ..system.logs import MAINTAINER, logger
 from ..system.realtime import Realtime
 from ..system.systemd import Notifier
 from .common import with_games
@@ -84,8 +84,8 @@ def run(config_file: str | None, emulate: bool, ui: str = "none") -> int:
                 realtime.claim_game_thread()
             realtime.claim_edge_thread()
             realtime.stop_inheriting()  # the daemon's own workers run at normal priority
-            log.info("priority: %s", ", ".join(f"{role} thread {text}"
-                                               for role, text in realtime.status().items()))
+            log.info("priority: %s", ", ".join(f"{role} thread {text}" for role, text in
+                                               realtime.status().items()), extra=MAINTAINER)
         daemon = Daemon(config, config_file=path, board=board, terminal=ui in ("plain", "textual"))
         daemon.config_problem = problem
         daemon.realtime = realtime
@@ -97,8 +97,8 @@ def run(config_file: str | None, emulate: bool, ui: str = "none") -> int:
     except TableError as exc:  # every error the table reports (system/errors.py)
         log.error("%s", exc)
         return 2
-    log.info("hardware: %s", board.describe())
-    log.info("memory: allocator %s", memory.describe())
+    log.info("hardware: %s", board.describe(), extra=MAINTAINER)
+    log.info("memory: allocator %s", memory.describe(), extra=MAINTAINER)
     if traced is not None:
         log.warning("memory: tracing allocations (tracemalloc) into %s: slow, not for play", traced)
     return serve(daemon, ui)
@@ -122,23 +122,23 @@ def serve(daemon: Daemon, ui: str) -> int:
 
 
 def attach_web(daemon: Daemon, terminal: bool) -> None:
-    """The web view beside any other frontend ([web] in the configuration, docs/web.md). If it
-    cannot listen, the table plays on and its status says `DEGRADED: web view ...`."""
+    """The web view beside any other frontend ([web] in the configuration, docs/web.md), served by
+    a process of its own (web/process.py), which answers the journal's readers on the control
+    socket too. If it cannot listen, the table plays on and its status says `DEGRADED: web view ...`."""
     web = daemon.config.web
     if not web.enabled:
         return
-    from ..web.frontend import WebView
+    from ..web.process import WebProcess
 
-    def history_routes(app: Any) -> None:
-        """The history's pages, imported when the web thread builds its app: they need aiohttp,
-        which the table need not load before it is ready (web/frontend.py)."""
-        from ..web.replays import routes
-
-        routes(daemon.store)(app)
-
-    view = WebView(web.bind, web.port, web.max_clients, database=paths.state_database(),
-                   routes=[history_routes], names=web.names, url=web.url)
+    store = daemon.store
+    view = WebProcess(web.bind, web.port, web.max_clients, database=paths.state_database(),
+                      names=web.names, url=web.url, held=lambda: bool(store.problem),
+                      level=logging.getLevelName(logging.getLogger("table_host").getEffectiveLevel()).lower(),
+                      port_file=paths.state_database().with_name("web-port"))
+    daemon.control.handoff = view.ask  # `tablectl history` answered in the web view's process
     found = view.listen()
+    if view.said:  # the port it had last time was taken: a bookmark of it no longer opens the table
+        logger("web").warning("web view: %s", view.said)
     daemon.address = (web.url or found) if found else ""  # what people type: [web] url wins
     daemon.attach(view)
     if terminal and daemon.address:  # before the terminal UI takes the screen: `./dev run` says where

@@ -319,11 +319,15 @@ def selftest_tables(report: Mapping[str, Any]) -> list[Any]:
         for c in seat.get("controls") or []:
             t.add_row(*cells(c.get("part"), c.get("where"), c.get("result"), c.get("detail") or ""))
         out.append(t)
+    return out + selftest_verdict(report)
+
+
+def selftest_verdict(report: Mapping[str, Any]) -> list[str]:
+    """The self-test's outcome after its log: the log has said each part already."""
     problems = report.get("problems") or []
-    out.append(f"{len(problems)} problem(s):" if problems else
-               f"self-test {report.get('state')}: {'passed' if report.get('passed') else 'not passed'}")
-    out += [f"  {line}" for line in problems]
-    return out
+    out = [f"{len(problems)} problem(s):" if problems else
+           f"self-test {report.get('state')}: {'passed' if report.get('passed') else 'not passed'}"]
+    return out + [f"  {line}" for line in problems]
 
 
 def setting_lines(key: str, value: Any) -> list[str]:
@@ -365,7 +369,7 @@ PRINTERS: dict[str, Callable[[Mapping[str, Any], str | None], list[Any]]] = {
     "scores": lambda answer, _action: scores_tables(answer),
     "selftest": lambda answer, _action: selftest_tables(answer["selftest"]),
     "firmware": lambda answer, _action: firmware_lines({**answer, "steps": answer.get("steps", [])}),
-    "bundle": lambda answer, _action: [f"{answer['file']}: {', '.join(answer['holds'])}"],
+    "bundle": lambda answer, _action: [f"wrote {answer['file']}, holding {', '.join(answer['holds'])}"],
 }
 """How `tablectl` shows each kind of answer, by the name a command's declaration gives
 (control/protocol.py `Command.printer`; a test checks every command's is here)."""

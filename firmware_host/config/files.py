@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..system import paths
+from ..system.atomic import replace_whole
 from ..system.errors import ConfigError
 from ..system.logs import logger
 from ..system.systemd import under_systemd
@@ -34,22 +35,13 @@ def remember_good(data: bytes) -> None:
     """Keep the bytes of a configuration that loaded, to start on if the file breaks later: the
     bytes that were checked, never the file read again (it may have changed since)."""
     target = last_good_path()
-    temporary = target.with_name(f".{target.name}.{os.getpid()}")
     with _remembering:
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC,
-                         0o600)
-            with open(fd, "wb") as f:  # written whole beside it, then put in its place:
-                f.write(data)          # a kill or a power cut leaves the old copy or the new
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(temporary, target)
+            replace_whole(target, lambda f: f.write(data))  # the old copy or the new, never a part
         except OSError as exc:
             config_log.warning("cannot keep the last good configuration in %s: %s", target,
                                exc.strerror or exc)
-            with contextlib.suppress(OSError):
-                temporary.unlink()
 
 
 def clean_stale_copies() -> list[Path]:
@@ -166,7 +158,6 @@ def _index(part: str) -> int:
 def set_config(path: Path, key: str, text: str) -> None:
     """Change one setting, keeping the file's comments; refuse anything the table would
     refuse; replace the file in one step so the daemon never reads half of it."""
-    import tempfile
     import tomllib
 
     import tomlkit
@@ -203,26 +194,11 @@ def set_config(path: Path, key: str, text: str) -> None:
         if isinstance(exc, ConfigError):
             raise
         raise ConfigError([f"{path}: {one_line(exc)}"]) from None
-    try:
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".table.toml.")
-    except PermissionError:
+    try:  # its mode and group kept; the old file or the new, never a part
+        replace_whole(path, lambda f: f.write(new_text.encode()), like=path)
+    except PermissionError:  # the directory: a file of its own beside table.toml is refused
         raise ConfigError([f"cannot write {path.parent}: permission denied (config set needs root or "
                            f"the {paths.ADMIN_GROUP} group, which install.sh gives {path.parent}: "
                            "log in again after joining it)"]) from None
     except OSError as exc:
-        raise ConfigError([f"cannot write {path.parent}: {exc.strerror or exc}"]) from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(new_text)
-            f.flush()
-            os.fsync(f.fileno())
-        st = path.stat()
-        os.chmod(tmp, st.st_mode & 0o777)
-        with contextlib.suppress(PermissionError):
-            os.chown(tmp, st.st_uid, st.st_gid)
-        os.replace(tmp, path)
-    except OSError as exc:
         raise ConfigError([f"cannot write {path}: {exc.strerror or exc}"]) from None
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)

@@ -104,12 +104,48 @@ def parse_config(data: dict[str, Any], source: str = "table.toml", text: str = "
         problems = []
         for err in exc.errors():
             path = tuple(p for p in err["loc"] if isinstance(p, str | int))
-            problems.append(f"{where(path)}: {dotted(path)}: {err['msg']}")
+            problems.append(f"{where(path)}: {dotted(path)}: {in_words(err, path)}")
         raise ConfigError(problems) from None
     problems = [f"{where(undotted(p.split(':', 1)[0]))}: {p}" for p in semantic_problems(cfg)]
     if problems:
         raise ConfigError(problems)
     return cfg
+
+
+BOUNDS = (("gt", "above"), ("ge", "at least"), ("lt", "below"), ("le", "at most"))
+"""A setting's limits as pydantic keeps them (annotated_types' Gt, Ge, Lt, Le), in words."""
+RANGE_ERRORS = {"greater_than", "greater_than_equal", "less_than", "less_than_equal"}
+
+
+def in_words(err: Any, path: Key) -> str:
+    """A problem pydantic found, in the table's words: a number out of range names the whole
+    range the setting allows and the value given (pydantic says "Input should be greater than 0")."""
+    if err["type"] in RANGE_ERRORS:
+        allowed = allowed_range(path)
+        if allowed:
+            return f"{err['input']!r} is out of range: it must be {allowed}"
+    return str(err["msg"])
+
+
+def allowed_range(path: Key) -> str:
+    """The limits of the setting at `path` ("above 0 and at most 100"), read from the schema."""
+    model: Any = TableConfig
+    field = None
+    for part in path:
+        if isinstance(part, int):
+            continue  # an array's table: the same model
+        fields = getattr(model, "model_fields", None)
+        if fields is None or part not in fields:
+            return ""
+        field = fields[part]
+        model = field.annotation
+        args = getattr(model, "__args__", ())  # list[SeatWiring], X | None: the model inside
+        model = next((a for a in args if hasattr(a, "model_fields")), model)
+    if field is None:
+        return ""
+    limits = [f"{word} {getattr(m, key):g}" for m in field.metadata for key, word in BOUNDS
+              if getattr(m, key, None) is not None]
+    return " and ".join(limits)
 
 
 MAX_CONFIG_BYTES = 1 << 20

@@ -101,6 +101,15 @@ def serve_request(request: Request, handler: Callable[[dict[str, Any]], dict[str
 
 
 
+class Handed:
+    """A request whose connection another process answered on (`ControlServer.handoff`): what
+    became of its answer. "sent": the next request may go; anything else: why the connection
+    is closed (the answer may be cut short)."""
+
+    def __init__(self, outcome: str) -> None:
+        self.outcome = outcome
+
+
 @dataclass(frozen=True)
 class Peer:
     """Who is on the other end, as the kernel says (SO_PEERCRED, SO_PEERGROUPS) at connect time."""
@@ -196,6 +205,7 @@ class _Connection:
         self.closing = False  # closed once everything owed is sent
         self.open = True
         self.events = 0
+        self.handed_fd = -1  # the handler's own copy of the descriptor (ControlServer.handoff)
 
     def deadline(self) -> tuple[float, str] | None:
         """The earliest moment it must have done something by, and what it failed to do then."""
@@ -220,6 +230,9 @@ class ControlServer:
         self.beside: Callable[[dict[str, Any]], dict[str, Any] | None] | None = None
         """Answers what the game thread need not see (the journal's reads), on the handler's thread;
         None for the rest (service/registry.py `Commands.beside`)."""
+        self.handoff: Callable[[int, dict[str, Any]], Handed | None] | None = None
+        """Answers a journal's read in another process, which writes the answer on the connection
+        itself (its descriptor passed over, web/process.py); None: not handed, answered here."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with contextlib.suppress(FileNotFoundError):
             self.path.unlink()
@@ -236,7 +249,7 @@ class ControlServer:
         self._said: dict[tuple[int | None, str], tuple[float, int]] = {}
         self._accept_again = 0.0  # out of descriptors: the socket is not polled until then
         self.out_of_descriptors = 0  # accepts that failed for want of a descriptor
-        self._done: queue.SimpleQueue[tuple[_Connection, dict[str, Any]]] = queue.SimpleQueue()
+        self._done: queue.SimpleQueue[tuple[_Connection, dict[str, Any] | Handed]] = queue.SimpleQueue()
         self._wake_r, self._wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
         self._wake_lock = threading.Lock()  # a handler late from its table must not write to a reused fd
         self._poller = select.poll()
@@ -448,6 +461,9 @@ class ControlServer:
                 self._queue_answer(conn, item)
                 return
             conn.busy = True
+            # Its own descriptor for the handler, made here: this thread may close the connection's
+            # meanwhile, and a number closed can come back as another client's.
+            conn.handed_fd = os.dup(conn.sock.fileno()) if self.handoff is not None else -1
             self._work.put((conn, item), conn.admin)
         elif conn.closing:
             self._drop(conn)
@@ -461,8 +477,18 @@ class ControlServer:
             except queue.Empty:
                 return
             conn.busy = False
-            if conn.open:
-                self._queue_answer(conn, answer)
+            if not conn.open:
+                continue
+            if isinstance(answer, Handed):  # answered on the connection by the journal's reader
+                if answer.outcome == "sent":
+                    self._next(conn)
+                elif answer.outcome == "gone":  # its peer left: as a POLLHUP is, silently
+                    self._drop(conn)
+                else:
+                    self._say(conn.peer, "handed", f"closed: {answer.outcome}")
+                    self._drop(conn)
+                continue
+            self._queue_answer(conn, answer)
 
     def _queue_answer(self, conn: _Connection, answer: dict[str, Any]) -> None:
         conn.out = pieces.dumps(answer).encode() + b"\n"  # a history page: never one long hold of the GIL
@@ -521,14 +547,20 @@ class ControlServer:
     def _handle(self, reserved: bool) -> None:
         while (item := self._work.take(reserved)) is not None:
             conn, line = item
+            answer: dict[str, Any] | Handed
+            fd, conn.handed_fd = conn.handed_fd, -1
             try:
-                answer = self._answer(line, conn.peer)
+                answer = self._answer(line, conn.peer, fd)
             except Exception as exc:  # a request must never cost its connection its answer
                 answer = {"ok": False, "error": f"the request failed: {type(exc).__name__}"}
+            finally:
+                if fd >= 0:
+                    os.close(fd)
             self._done.put((conn, answer))
             self._wake()
 
-    def _answer(self, line: bytes, peer: Peer | None) -> dict[str, Any]:
+    def _answer(self, line: bytes, peer: Peer | None,
+                fd: int = -1) -> dict[str, Any] | Handed:
         try:
             body = json.loads(line.decode("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -549,6 +581,10 @@ class ControlServer:
         if log.isEnabledFor(logging.DEBUG):
             arguments = ", ".join(f"{escape(k)}={escape(v)}" for k, v in body.items() if k != "cmd")
             log.debug("%s asks %s%s", peer, escape(body["cmd"]), f" ({arguments})" if arguments else "")
+        if self.handoff is not None and fd >= 0:
+            handed = self.handoff(fd, body)
+            if handed is not None:
+                return handed
         answer = self.beside(body) if self.beside is not None else None
         if answer is None:
             request = Request(body, str(peer))

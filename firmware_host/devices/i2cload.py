@@ -157,7 +157,7 @@ class I2CLoad:
         out["remove"] = [{"what": p.what, "ohm": p.ohm, "count": p.count, "how": p.removable}
                          for p in self.remove]
         out["after_removal"] = self.after.as_dict() if self.after else None
-        out["ok"] = self.ok
+        out["within_spec"] = self.ok  # UM10204's limits; `ok` is the command's (exit status 0)
         return {k: (round(v, 3) if math.isfinite(v) else None) if isinstance(v, float) else v
                 for k, v in out.items()}
 

@@ -267,6 +267,13 @@ class Game(Generic[R]):
         """Options for a match that goes on for as long as a benchmark needs."""
         return {"rounds": 1000}
 
+    def score_parts(self, rnd: R) -> list[list[tuple[str, int]]]:
+        """Each seat's round score in its parts, in the players' words and adding up to the score
+        (`rnd.scores()`, or the result's once the round is over): the round-end table shows how a
+        score came about, so a player can check it against the cards."""
+        scores = rnd.result.scores if rnd.result is not None else rnd.scores()
+        return [[("points", score)] for score in scores]
+
     def standing(self, rnd: R) -> tuple[int, ...]:
         """What each seat would score if the round were called now."""
         return tuple(rnd.scores())

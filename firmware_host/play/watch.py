@@ -19,6 +19,7 @@ from ..engine.codec import to_dict
 from ..table.bot_players import Level
 from ..table.machine import Timing
 from ..table.matches import new_match
+from ..table.words import ended_by
 from .simulate import make_bots, play_round
 
 
@@ -68,11 +69,11 @@ def watch(game: str, players: int, seed: int | str, level: Level | str, speed: f
         stats = play_round(match, bots, order, observer=show)
         table_s += stats.sim_seconds
         result = match.results[-1]
-        who = ", ".join(f"seat {s + 1}" for s in result.finishers) or "nobody"
-        scores = "  ".join(f"{s:+d}" for s in result.scores)
-        totals = "  ".join(str(t) for t in match.totals)
-        out(f"round {match.rounds_played} ended ({result.ending}, finished: {who}) after "
-            f"{stats.sim_seconds:.1f} s: {scores}; totals {totals}")
+        how = ended_by(result.ending, [f"seat {s + 1}" for s in result.finishers])
+        scores = ", ".join(f"seat {p + 1} {s:+d}" for p, s in enumerate(result.scores))
+        totals = ", ".join(f"seat {p + 1} {t}" for p, t in enumerate(match.totals))
+        out(f"round {match.rounds_played} over after {stats.sim_seconds:.1f} s: {how}. "
+            f"Scores {scores}; totals {totals}")
         if match.is_over:
             break
         table_s += pause

@@ -23,9 +23,10 @@ import stat
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from ..system import paths
+from ..system.atomic import replace_whole
 from ..system.errors import TableError
 
 log = logging.getLogger("table_host.store")
@@ -388,19 +389,12 @@ def save_held(database: Path, ops: Sequence[Op]) -> Path:
     """Write what is held to `<database>.held`, one JSON line an operation, whole or not at all
     (a new file renamed into place); raises OSError when the disk refuses."""
     target = Path(f"{database}{HELD_SUFFIX}")
-    temporary = target.with_name(f".{target.name}.{os.getpid()}")
-    try:
-        fd = _private_file(temporary, os.O_TRUNC)
-        with open(fd, "w", encoding="utf-8") as f:
-            for op in ops:
-                f.write(json.dumps([op[0], *op[1:]], separators=(",", ":")) + "\n")
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(temporary, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            temporary.unlink()
-        raise
+
+    def write(f: IO[bytes]) -> None:
+        for op in ops:
+            f.write(json.dumps([op[0], *op[1:]], separators=(",", ":")).encode() + b"\n")
+
+    replace_whole(target, write)
     return target
 
 

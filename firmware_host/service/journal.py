@@ -61,8 +61,8 @@ from .database import (
     set_aside_rows,
 )
 
-__all__ = ["CACHE_KIB", "HISTORY_MAX", "MATCH_FIELDS", "SCHEMA", "Store", "StoreError", "read_match",
-           "read_only", "record_of", "replay_arguments", "state_path"]
+__all__ = ["CACHE_KIB", "HISTORY_MAX", "MATCH_FIELDS", "SCHEMA", "Reader", "Store", "StoreError",
+           "read_match", "read_only", "record_of", "replay_arguments", "state_path"]
 
 log = logging.getLogger("table_host.store")
 
@@ -670,23 +670,80 @@ class Store:
         limit, before = page_bounds(limit, before)
         with self._held_lock:  # before the disk is read: a row written meanwhile is read there
             held = list(self._held)
-        view = _held_view(held)
+        return _page(self._reading, held, limit, before)
+
+
+class Reader:
+    """The journal as a process of its own reads it (the web view's, web/child.py): a read-only
+    connection and nothing else, so no writer, no lock of the table's and nothing held in its
+    memory (rows a full disk holds are the table's own until written: `Store.held`)."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._db: sqlite3.Connection | None = None
+        self._lock = threading.Lock()
+
+    @contextlib.contextmanager
+    def _reading(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            if self._db is None:
+                self._db = _open_reader(self.path, False)[0]
+            try:
+                yield self._db
+            except sqlite3.Error:  # opened again at the next read: the file may have been replaced
+                self._db.close()
+                self._db = None
+                raise
+
+    def version(self) -> int:
+        """SQLite's `data_version`: another number once another connection (the table's writer)
+        has committed, so an answer read before it is still the answer while it is the same."""
+        with self._reading() as db:
+            return int(db.execute("PRAGMA data_version").fetchone()[0])
+
+    def history_page(self, limit: int = 20, before: int | None = None) -> dict[str, Any]:
+        """`Store.history_page`'s answer, from the disk alone."""
+        limit, before = page_bounds(limit, before)
+        return _page(self._reading, [], limit, before)
+
+    def match_record(self, match_id: int) -> dict[str, Any] | None:
+        """`Store.match_record`'s answer, from the disk alone."""
         try:
             with self._reading() as db:
-                stored, rounds = _read_page(db, limit, before)
+                read = read_match(db, match_id)
         except sqlite3.Error as exc:
             if not _nothing_stored(exc):
-                raise StoreError(f"cannot read the stored matches: {exc}") from None
-            stored, rounds = [], {}
-        rows = {row[0]: row for row in stored} | {m: r for m, r in view["matches"].items()
-                                                   if m not in {row[0] for row in stored}
-                                                   and (before is None or m < before)}
-        chosen = sorted(rows, reverse=True)
-        more = len(chosen) > limit
-        chosen = chosen[:limit]
-        matches = [_history_entry(rows[m], rounds.get(m, []) + view["rounds"].get(m, []), view)
-                   for m in chosen]
-        return {"matches": matches, "next": chosen[-1] if more else None}
+                raise StoreError(f"cannot read match {match_id}: {exc}") from None
+            read = NOTHING
+        return record_of(match_id, read, [])
+
+    def close(self) -> None:
+        with self._lock:
+            if self._db is not None:
+                self._db.close()
+                self._db = None
+
+
+def _page(reading: Callable[[], contextlib.AbstractContextManager[sqlite3.Connection]], held: list[Op],
+          limit: int, before: int | None) -> dict[str, Any]:
+    """A page of the history (`Store.history_page`) read on `reading`'s connection, with `held`."""
+    view = _held_view(held)
+    try:
+        with reading() as db:
+            stored, rounds = _read_page(db, limit, before)
+    except sqlite3.Error as exc:
+        if not _nothing_stored(exc):
+            raise StoreError(f"cannot read the stored matches: {exc}") from None
+        stored, rounds = [], {}
+    rows = {row[0]: row for row in stored} | {m: r for m, r in view["matches"].items()
+                                               if m not in {row[0] for row in stored}
+                                               and (before is None or m < before)}
+    chosen = sorted(rows, reverse=True)
+    more = len(chosen) > limit
+    chosen = chosen[:limit]
+    matches = [_history_entry(rows[m], rounds.get(m, []) + view["rounds"].get(m, []), view)
+               for m in chosen]
+    return {"matches": matches, "next": chosen[-1] if more else None}
 
 
 def _seating(match_id: int, seats: Any, bots: Any) -> tuple[list[int], dict[int, str]]:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..system import build, memory
 from ..table.machine import Phase, Table
+from ..table.words import game_name, phase_name
 from .frontend import Frontends, who
 from .registry import Call, Commands
 from .table_feed import Step
@@ -92,7 +93,7 @@ class Status:
 
     def text(self) -> str:
         s = self.table.status()
-        text = f"{s['phase']}, {s['game']}"
+        text = f"{phase_name(s['phase'])}, {game_name(s['game'])}"
         missing = self.missing()
         if missing:
             text = f"DEGRADED, not answering: {', '.join(missing)}; " + text
@@ -115,7 +116,7 @@ class Status:
                                        for p, t in enumerate(match.totals) if p < len(seats))
         elif table.phase is Phase.LOBBY:
             joined = ", ".join(str(seat + 1) for seat in table.joined) or "none"
-            text += f"; seats joined: {joined}; bots: {len(table.bots)}"
+            text += f"; players: {table.players} (seats joined: {joined}; bots: {len(table.bots)})"
         return text
 
     def extra(self) -> dict[str, Any]:

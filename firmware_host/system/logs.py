@@ -27,6 +27,11 @@ LEVELS = ("debug", "info", "warning", "error")
 _PRIORITY = ((logging.ERROR, 3), (logging.WARNING, 4), (logging.INFO, 6))
 
 
+MAINTAINER = {"maintainer": True}
+"""`extra=` for a line for whoever keeps the table (the allocator, the threads' priority): the log
+has it, a terminal UI's pane for the players does not."""
+
+
 def logger(component: str) -> logging.Logger:
     return logging.getLogger(f"{ROOT}.{component}")
 
@@ -192,6 +197,8 @@ class PaneHandler(logging.Handler):
         self._level_before = logging.NOTSET
 
     def emit(self, record: logging.LogRecord) -> None:
+        if getattr(record, "maintainer", False):  # the log's, not the players'
+            return
         try:
             line = self.format(record)
         except Exception:

@@ -2,8 +2,9 @@
 
 As a service, systemd names the directories (CONFIGURATION_DIRECTORY, STATE_DIRECTORY,
 RUNTIME_DIRECTORY, from the unit's ConfigurationDirectory= etc.); those variables come first, so
-tests and the virtual Pi set them too. Anywhere else the XDG base directories are used, so that two
-checkouts or two users never share a match or a socket:
+tests and the virtual Pi set them too. Anywhere else the XDG base directories are used: a table
+started by hand is its user's, whichever checkout starts it (a second clone resumes the first's
+match, and `tablectl` finds it), and two users never share a match or a socket:
 
     configuration  $XDG_CONFIG_HOME/table-host   (~/.config/table-host); /etc/table-host when only it
                                                   holds a table.toml

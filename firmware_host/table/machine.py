@@ -32,16 +32,13 @@ from .cues import Cue
 from .matches import new_match
 from .presses import Event, InputEvent, StartGate
 from .referee import Outcome, Referee
+from .words import ended_by, game_name
 
 S = 1_000_000_000
 TRACE_LEN = 500  # what reached the engine lately; full within the first minutes of play (bench soak)
 
 log = logger("table")
 inputs_log = logger("inputs")
-
-ENDINGS = {Ending.LIGRETTO: "Ligretto", Ending.LIGRETTO_STOP: "out of cards", Ending.LAST_DIE: "last die",
-           Ending.DEADLOCK: "nobody can play any more", Ending.STUCK_VOTE: "every seat agreed it is stuck",
-           Ending.NO_PLACEMENT: "nobody can place a card"}
 
 
 class FalseStart(NamedTuple):
@@ -239,7 +236,7 @@ class Table:
         self.referee = Referee(self.match, Arbiter(self.window_ns, self.epsilon_ns, self.seed),
                                log=self._note, seats=self.seat_of_player)
         options = "".join(f", {escape(k)}={escape(v)}" for k, v in sorted(self.options.items()))
-        self._note(f"Match started: {self.game}{options}, {self.players} players: "
+        self._note(f"Match started: {game_name(self.game)}{options}, {self.players} players: "
                    + ", ".join(self._who(p) for p in range(self.players)))
         self._countdown(now)
 
@@ -255,7 +252,8 @@ class Table:
         self.matches_played += 1
         self.referee = Referee(match, Arbiter(self.window_ns, self.epsilon_ns, self.seed), log=self._note,
                                seats=self.seat_of_player)
-        self._note(f"Match resumed: {match.game}, round {match.round_no + 1}, {self.players} players: "
+        self._note(f"Match resumed: {game_name(match.game)}, round {match.round_no + 1}, "
+                   f"{self.players} players: "
                    + ", ".join(self._who(p) for p in range(self.players)))
         self._clock_restarted(match, now)
         if match.round.result is not None:
@@ -373,12 +371,11 @@ class Table:
         match = self.match
         assert match is not None and match.round.result is not None
         result, seats = match.round.result, self.seat_of_player
-        how = ENDINGS.get(result.ending, str(result.ending))
-        head = (f"Round {match.round_no + 1} won by {self._who(result.finishers[0])} ({how})"
-                if result.finishers else f"Round {match.round_no + 1} over ({how})")
+        how = ended_by(result.ending, [self._who(p) for p in result.finishers])
+        head = f"Round {match.round_no + 1} over: {how}"
         scores = ", ".join(f"seat {seats[p] + 1} {score:+d}" for p, score in enumerate(result.scores))
         totals = ", ".join(f"seat {seats[p] + 1} {total}" for p, total in enumerate(match.totals))
-        self._note(f"{head}: scores {scores}; totals {totals}")
+        self._note(f"{head}. Scores {scores}; totals {totals}")
         if match.is_over:
             best = match.winners
             names = " and ".join(self._who(p) for p in best)

@@ -1,7 +1,7 @@
 """The real frames, drawn in a terminal and captured as PNG (emulation, debugging).
 
-Two pixel rows per character cell with half blocks; RGB frames in 24-bit ANSI
-colour. What is drawn is the very image sent to the device, never a re-render.
+Two pixel rows per character cell with half blocks; RGB frames in 24-bit colour (rich writes
+the escapes). What is drawn is the very image sent to the device, never a re-render.
 """
 
 from __future__ import annotations
@@ -65,10 +65,21 @@ def rgb_cells(img: Image.Image, width: int = 2) -> list[list[tuple[str, str]]]:
 
 
 def rgb_text(img: Image.Image) -> str:
-    """An RGB frame with ANSI 24-bit colours: upper half block, foreground over background."""
-    return "\n".join("".join(f"\x1b[38;2;{r};{g};{b}m\x1b[48;2;{r2};{g2};{b2}m{UPPER}"
-                             for (r, g, b), (r2, g2, b2) in row) + "\x1b[0m"
-                     for row in _half_block_rows(img))
+    """An RGB frame in 24-bit colour for a plain terminal: upper half blocks, foreground over
+    background, the escapes written by rich (as the Textual UI's are), never by hand."""
+    from rich.console import Console
+    from rich.text import Text
+
+    frame = Text("\n".join(UPPER * img.width for _ in range(0, img.height, 2)))
+    line = img.width + 1  # the row and its newline
+    for y, row in enumerate(rgb_cells(img, 1)):
+        for x, (fg, bg) in enumerate(row):
+            frame.stylize(f"{fg} on {bg}", y * line + x, y * line + x + 1)
+    console = Console(color_system="truecolor", force_terminal=True, width=img.width, no_color=False,
+                      legacy_windows=False, highlight=False)
+    with console.capture() as captured:
+        console.print(frame, end="", soft_wrap=True)
+    return captured.get()
 
 
 def capture_png(path: str | Path, centre: Image.Image, seats: list[Image.Image], scale: int = 2,

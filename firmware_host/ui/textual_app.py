@@ -99,6 +99,11 @@ class LogPane(VerticalScroll):
         self._text.update(Text("\n".join(self.lines), overflow="fold"))
         self.call_after_refresh(self.scroll_end, animate=False)
 
+    def on_resize(self, _: events.Resize) -> None:
+        """The pane shrank (the lobby's words are longer than play's): the newest lines stay in
+        view ("Match over…" was hidden below the pane back in the lobby)."""
+        self.call_after_refresh(self.scroll_end, animate=False)
+
 
 class ViewChanged(Message):
     """Posted from the daemon's thread (post_message is thread-safe)."""
@@ -163,7 +168,7 @@ class TableApp(App[int]):
     .narrow-frames #scores { display: none; }
     .only-seat #left { display: none; }
     .only-centre #seat { display: none; }
-    #log { height: 1fr; min-height: 2; border: round #44506a; overflow-x: hidden; }
+    #log { height: 1fr; min-height: 4; border: round #44506a; overflow-x: hidden; }
     #log-text { width: 1fr; }
     #help { height: auto; color: #a0a8b8; padding: 0 1; }
     """
@@ -282,7 +287,11 @@ class TableApp(App[int]):
         self._apply_mode(event.size.width)
 
     def on_view_changed(self, message: ViewChanged) -> None:
+        before = self.view
         self.view = message.view
+        if self.watching and message.view.in_match and (before is None or not before.in_match):
+            self.watching = 0  # a new match opens on your own seat, not the one watched in the last
+            self._title_seat()
         self._draw()
         log = self.query_one("#log", LogPane)
         view = self.view
@@ -307,8 +316,13 @@ class TableApp(App[int]):
         self.query_one("#hand", Static).update(hand or Text(""))
         self.query_one("#centre", Static).update(centre_text(view, 2 if self.size.width >= 140 else 1))
         self.query_one("#scores", Static).update(Text(score_lines(view.scores, self.size.height)))
-        self.query_one("#help", Static).update(Text(f"{said.keys} · {self.OWN_KEYS}" if said.keys
-                                                    else self.OWN_KEYS))
+        # The frames fill a small terminal: there the terminal's own keys go on the log's lower
+        # border (the game's are in the words view, `t` away), so "what happened" keeps its rows.
+        short = self.mode != "words" and self.size.height < 40
+        help_line = self.query_one("#help", Static)
+        help_line.display = not short
+        help_line.update(Text(f"{said.keys} · {self.OWN_KEYS}" if said.keys else self.OWN_KEYS))
+        self.query_one("#log", LogPane).border_subtitle = self.OWN_KEYS if short else ""
         self._draw_seat()
 
     def on_sounded(self, _: Sounded) -> None:
@@ -340,8 +354,16 @@ class TableApp(App[int]):
         name = event.character if event.character in ("b", "B") else event.key
         if name in self.LOCAL:
             return
-        self.put(Key(name))
         event.stop()
+        if self.watching and self.view is not None and self.view.phase == "playing":
+            # Your keys play seat 1: not while another seat is on screen, where you would not see
+            # what they did. The key brings your seat back instead.
+            self.watching = 0
+            self._title_seat()
+            self._draw()
+            self._say("back to your seat, seat 1: your keys play it (v watches another seat)")
+            return
+        self.put(Key(name))
 
     def action_watch_next(self) -> None:
         seats = sorted(self.view.seats) if self.view is not None and self.view.seats else [0]
@@ -357,8 +379,7 @@ class TableApp(App[int]):
             width, height = self.SHARP_SIZE
             said = (f"z: the sharp seat needs a terminal of {width}x{height} (this one is "
                     f"{self.size.width}x{self.size.height}); the compact one shows every pixel")
-            self.query_one("#log", LogPane).write(said)
-            self.notify(said, timeout=5)  # on top: the seat's frame can leave the log no rows
+            self._say(said)
             return
         self.sharp = not self.sharp
         self._apply_mode()  # the seats' panel makes room for the sharp seat, or comes back
@@ -377,7 +398,18 @@ class TableApp(App[int]):
 
     def action_abort(self) -> None:
         """Back to the lobby from any match (a resumed one too), after a yes."""
+        if self.view is not None and self.view.phase == "match_result":
+            self._say("x: the match is over; space goes back to the lobby")
+            return
+        if self.view is None or not self.view.in_match:
+            self._say("x: no match is running, nothing to abort")
+            return
         self._ask("Abort the match and go back to the lobby?", lambda: self.put(AbortAsked()))
+
+    def _say(self, line: str) -> None:
+        """A word from the terminal itself, in the log and on top (a frame may leave the log no rows)."""
+        self.query_one("#log", LogPane).write(line)
+        self.notify(line, timeout=4)
 
     def action_quit_table(self) -> None:
         """Stop the daemon; it tells us when it has closed everything, then we exit. During a

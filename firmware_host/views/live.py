@@ -10,12 +10,16 @@ colours are the games' letters (R, G, B, Y, P).
 
 from __future__ import annotations
 
+import ipaddress
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from ..engine.game import find, title_of
 from ..engine.options import GAMES, PLAYERS
+from ..table.words import ended_by, ending_name, phase_name
 from .address import qr_rows
 from .boards import seat_no
+from .standings import fastest_reaction, highlights, leaderboard, rating_changes
 
 if TYPE_CHECKING:
     from ..table.machine import Table
@@ -34,6 +38,7 @@ def live_state(table: Table, now: int, status: str, address: str = "") -> dict[s
     state: dict[str, Any] = {
         "type": "table",
         "phase": phase,
+        "phase_name": phase_name(phase),
         "game": game,
         "title": title_of(game),
         "games": list(GAMES),
@@ -46,20 +51,124 @@ def live_state(table: Table, now: int, status: str, address: str = "") -> dict[s
         "round": None, "rounds": None, "target": None,
         "board": None, "results": [], "winners": [], "decisions": _decisions(table),
         "notices": table.notices[-6:],
-        "qr": list(qr_rows(address)) if address and phase in ("attract", "lobby") else None,
+        "qr": list(qr_rows(address)) if reachable(address) and phase in ("attract", "lobby") else None,
+        "reachable": reachable(address),
+        "round_end": None, "podium": None, "race": _race(table),
+        "leaderboard": None, "highlights": [],
     }
+    if phase in ("attract", "lobby"):
+        state["leaderboard"] = {"tonight": leaderboard("tonight"), "all_time": leaderboard("all time")}
+        state["highlights"] = highlights()
     if match is not None and in_match:
         state["round"] = match.round_no + 1
         state["rounds"] = match.options.get("rounds")
         state["target"] = match.options.get("target")
-        state["results"] = [{"round": n + 1, "ending": str(r.ending), "scores": list(r.scores),
+        state["results"] = [{"round": n + 1, "ending": str(r.ending), "ending_name": ending_name(r.ending),
+                             "how": ended_by(r.ending, [f"seat {seats[p] + 1}" for p in r.finishers
+                                                        if p < len(seats)]),
+                             "scores": list(r.scores),
                              "finishers": [seats[p] + 1 for p in r.finishers if p < len(seats)]}
                             for n, r in enumerate(match.results)]
         if match.is_over:
             state["winners"] = [seats[p] + 1 for p in match.winners if p < len(seats)]
-        if phase == "playing":
-            state["board"] = board(table)
+        if phase in ("playing", "round_result", "match_result"):
+            state["board"] = board(table)  # the final board stays on screen at the round's end
+        if phase in ("round_result", "match_result") and match.results:
+            state["round_end"] = _round_end(table, now)
+        if phase == "match_result":
+            state["podium"] = _podium(table)
     return state
+
+
+def reachable(address: str) -> bool:
+    """A phone on the network can open `address`: not this machine's own loopback (127.0.0.1,
+    [::1], localhost), which on a phone is the phone itself."""
+    host = urlsplit(address).hostname or ""
+    if not host:
+        return False
+    if host == "localhost":
+        return False
+    try:
+        return not ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return True  # a name: table.local, [web] url's
+
+
+def seat_name(table: Table, player: int) -> str:
+    """Who sits at a player's seat, in words a person reads ("seat 3", "bot")."""
+    seat = table.seat_of_player[player] + 1 if player < len(table.seat_of_player) else player + 1
+    return "bot" if player in table.bots else f"seat {seat}"
+
+
+def margin_words(ns: int) -> str:
+    """A race's margin as a person says it: "0.8 ms", "40 µs"."""
+    ns = abs(ns)
+    return f"{ns / 1000:.0f} µs" if ns < 100_000 else f"{ns / 1_000_000:.1f} ms"
+
+
+def _round_end(table: Table, now: int) -> dict[str, Any]:
+    """The round just ended, ranked: each score with its parts, the round's closest race, and
+    how long until the next round starts by itself."""
+    match = table.match
+    assert match is not None
+    result = match.results[-1]
+    parts = find(match.game).score_parts(match.round)
+    seats = table.seat_of_player
+    order = sorted(range(match.players), key=lambda p: (-result.scores[p], -match.totals[p], seats[p]))
+    ranked = []
+    for p in order:
+        ranked.append({"place": 1 + sum(result.scores[q] > result.scores[p] for q in range(match.players)),
+                       "seat": seats[p] + 1, "name": seat_name(table, p), "points": result.scores[p],
+                       "parts": [{"words": w, "points": n} for w, n in parts[p]],
+                       "total": match.totals[p]})
+    next_in = None
+    if str(table.phase) == "round_result":
+        left = table.phase_since + table.timing.round_result_ns - now
+        next_in = max(0, -(-left // S))
+    return {"round": len(match.results), "ranked": ranked, "closest": _closest(table),
+            "fastest": fastest_reaction(table), "next_in": next_in}
+
+
+def _race_of(table: Table, contest: Any) -> dict[str, Any]:
+    seats = table.seat_of_player
+    winner, loser = seat_no(seats, contest.winner), seat_no(seats, contest.loser)
+    return {"winner": winner, "loser": loser, "winner_name": seat_name(table, contest.winner),
+            "loser_name": seat_name(table, contest.loser), "tie": contest.tie,
+            "margin_ns": abs(contest.delta_ns), "margin": margin_words(contest.delta_ns),
+            "ts_ns": contest.loser_ts}
+
+
+def _round_contests(table: Table) -> list[Any]:
+    """The contests of the round in play (or just ended): those after its "go"."""
+    go = table.gate.go_ts
+    if table.referee is None or go is None:  # None: counting down to the next round
+        return []
+    return [c for c in table.referee.contests if c.loser_ts >= go]
+
+
+def _closest(table: Table) -> dict[str, Any] | None:
+    contests = _round_contests(table)
+    if not contests:
+        return None
+    return _race_of(table, min(contests, key=lambda c: abs(c.delta_ns)))
+
+
+def _race(table: Table) -> dict[str, Any] | None:
+    """The newest race of the round: the page shows a new one large for a few seconds."""
+    contests = _round_contests(table)
+    return _race_of(table, contests[-1]) if contests else None
+
+
+def _podium(table: Table) -> list[dict[str, Any]]:
+    """The match's places by total, with each seat's rating change (None until ratings come)."""
+    match = table.match
+    assert match is not None
+    seats = table.seat_of_player
+    changes = rating_changes(table)
+    order = sorted(range(match.players), key=lambda p: (-match.totals[p], seats[p]))
+    return [{"place": 1 + sum(match.totals[q] > match.totals[p] for q in range(match.players)),
+             "seat": seats[p] + 1, "name": seat_name(table, p), "total": match.totals[p],
+             "rating": changes.get(seats[p] + 1)} for p in order]
 
 
 def _countdown(table: Table, now: int) -> int:
@@ -72,6 +181,7 @@ def _seat(table: Table, player: int, seat: int, in_match: bool) -> dict[str, Any
     match = table.match
     out: dict[str, Any] = {
         "seat": seat + 1,
+        "name": seat_name(table, player),
         "who": f"bot ({bot.level})" if bot is not None else "player",
         "bot": bot is not None,
         "total": match.totals[player] if in_match and match is not None and player < match.players else None,

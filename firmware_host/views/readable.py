@@ -15,6 +15,7 @@ from rich.text import Text
 
 from ..engine.game import find
 from ..engine.options import GAMES, PLAYERS
+from ..table.words import ending_name, game_name, phase_name, seconds
 
 if TYPE_CHECKING:
     from ..table.controls import SeatController
@@ -24,9 +25,15 @@ STYLE = {"R": "red3", "G": "green4", "B": "dodger_blue2", "Y": "gold3", "P": "me
 NAME = {"R": "red", "G": "green", "B": "blue", "Y": "yellow", "P": "purple"}
 
 
+SHAPE = {"R": "●", "G": "▲", "B": "■", "Y": "◆", "P": "★"}
+"""Colour is never the only signal: each colour's shape, as on the web page (docs/web.md)."""
+
+
 def chip(letter: str, label: str, selected: bool = False) -> Text:
-    """A card as a card: its colour as the background, the cursor's card in brackets."""
-    face = f"{letter + label if label != letter else letter:^4}"
+    """A card as a card: its colour as the background, its shape and letter, the cursor's card in
+    brackets."""
+    mark = SHAPE.get(letter, "") + letter
+    face = f"{mark + label if label != letter else mark:^4}"
     text = Text("[" if selected else " ", style="bold white")
     style = f"bold black on {STYLE.get(letter, 'grey50')}"
     text.append(face, style=style + (" underline" if selected else ""))
@@ -59,9 +66,9 @@ def _phase_words(table: Table) -> Text:
     if phase == "lobby":
         lo, hi = PLAYERS[table.game]
         out = Text("The lobby\n", style="bold")
-        out.append("game: ")
-        for g in GAMES:
-            out.append(f" {g} ", style="bold black on white" if g == table.game else "dim")
+        out.append("game: ")  # the one chosen, and where it is in the menu: the names fill no line
+        out.append(f" {game_name(table.game)} ", style="bold black on white")
+        out.append(f"  ←/→ {list(GAMES).index(table.game) + 1} of {len(GAMES)}", style="dim")
         out.append(f"\nplayers: {table.players} ({lo} to {hi}): ")
         out.append(", ".join([f"seat {s + 1}" + (" (you)" if s == 0 else "") for s in table.joined]
                              + [f"seat {seats[p] + 1} (bot, {bot.level})"
@@ -71,17 +78,16 @@ def _phase_words(table: Table) -> Text:
             out.append("\nlast match: " + _standings(table, list(match.totals)), style="dim")
         return out
     if match is None:
-        return Text(phase)
+        return Text(phase_name(phase))
     if phase == "countdown":
-        out = Text(f"{table.game}, round {match.round_no + 1}: get ready…", style="bold")
+        out = Text(f"{game_name(table.game)}, round {match.round_no + 1}: get ready…", style="bold")
         if match.results:  # the round just over stays in view, not only in the log
             out.append(f"\nround {len(match.results)}: " + _standings(table, list(match.results[-1].scores)))
             out.append("\ntotals: " + _standings(table, list(match.totals)))
         return out
     if phase == "round_result" and match.results:
         result = match.results[-1]
-        ending = str(result.ending).replace("_", " ")
-        out = Text(f"Round {len(match.results)} over ({ending})\n", style="bold")
+        out = Text(f"Round {len(match.results)} over ({ending_name(result.ending)})\n", style="bold")
         out.append("this round: " + _standings(table, list(result.scores)) + "\n")
         out.append("totals:     " + _standings(table, list(match.totals)))
         return out
@@ -89,8 +95,10 @@ def _phase_words(table: Table) -> Text:
         winners = ", ".join(f"seat {seats[p] + 1}" for p in match.winners if p < len(seats))
         out = Text(f"Match over: {winners} {'win' if len(match.winners) > 1 else 'wins'}!\n", style="bold")
         out.append("totals: " + _standings(table, list(match.totals)))
+        out.append(f"\nThis stays {seconds(table.timing.match_result_ns)}, then the table goes back to "
+                   "the lobby (space: sooner).", style="dim")
         return out
-    return Text(phase)
+    return Text(phase_name(phase))
 
 
 def _standings(table: Table, scores: list[int]) -> str:
@@ -132,10 +140,12 @@ def key_help(table: Table, direct: bool = False, bot_level: str = "medium") -> s
     if phase in ("attract", "lobby"):
         return (f"space join · ←/→ choose the game · b/B add/remove a bot · l next bot: {bot_level} · "
                 "enter start")
+    timing = table.timing
+    hold = seconds(timing.result_hold_ns)
     if phase == "round_result":
-        return "space: next round (after 3 s; by itself after 10 s)"
+        return f"space: next round (after {hold}; by itself after {seconds(timing.round_result_ns)})"
     if phase == "match_result":
-        return "space: back to the lobby (after 3 s)"
+        return f"space: back to the lobby (after {hold}; by itself after {seconds(timing.match_result_ns)})"
     game = table.match.game if table.match is not None else table.game
     keys = find(game).keys(table.match.round if table.match is not None else None, direct)
-    return f"{game}: {keys}"
+    return f"{game_name(game)}: {keys}"

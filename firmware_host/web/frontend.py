@@ -28,7 +28,7 @@ from ..system.logs import logger
 from ..system.systemd import under_systemd
 from ..views.live import live_state
 from .gate import Limits, TooFewDescriptors
-from .listen import open_socket, passed_socket, url_of
+from .listen import open_remembered, open_socket, passed_socket, url_of
 
 if TYPE_CHECKING:
     from aiohttp import web
@@ -57,9 +57,15 @@ class WebView:
     def __init__(self, bind: str = "127.0.0.1", port: int = 0, max_clients: int = 32,
                  database: Path | None = None,
                  routes: Sequence[Callable[[web.Application], None]] = (),
-                 names: Sequence[str] = (), url: str = "") -> None:
-        """`names`: what else browsers may call the table ([web] names); `url`: [web] url."""
+                 names: Sequence[str] = (), url: str = "", sock: socket.socket | None = None,
+                 announce: bool = True, port_file: Path | None = None) -> None:
+        """`names`: what else browsers may call the table ([web] names); `url`: [web] url; `sock`:
+        the listening socket, taken already (the web view's own process is handed the table's:
+        web/child.py); `announce`: say in the log where it serves (its process's parent says it);
+        `port_file`: where port 0 remembers the port it had, to have it again (listen.py)."""
         self.bind, self.port, self.max_clients = bind, port, max_clients
+        self.port_file = port_file
+        self.said = ""  # what listening had to say (a remembered port taken), for the log
         self.names, self.url_set = names, url
         self.hub: Hub | None = None  # made on the web thread, with the server
         self.gate: Gate | None = None
@@ -71,10 +77,13 @@ class WebView:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._runner: web.AppRunner | None = None
         self._thread: threading.Thread | None = None
-        self._pending: dict[str, Any] | None = None
+        self._pending: dict[str, Any] | bytes | None = None
         self._scheduled = False
-        self._sock: socket.socket | None = None
+        self._sock: socket.socket | None = sock
+        self.announce = announce
         self._stopping = False
+        if sock is not None:
+            self._taken(sock)
 
     # ------------------------------------------------------------ Frontend
 
@@ -88,33 +97,49 @@ class WebView:
             where = "the socket systemd passed (table-web.socket)"
             if sock is None:
                 where = f"{self.bind}:{self.port}"
-                sock = open_socket(self.bind, self.port)
+                if self.port == 0 and self.port_file is not None:
+                    sock, self.said = open_remembered(self.bind, self.port_file)
+                else:
+                    sock = open_socket(self.bind, self.port)
         except OSError as exc:
             hint = " (no socket from systemd: is table-web.socket enabled?)" if under_systemd() else ""
             self._fail(f"cannot listen on {where}: {exc.strerror or exc}{hint}")
             return ""
+        if not self._taken(sock):
+            sock.close()
+            return ""
+        self._sock = sock
+        return self.url
+
+    def _taken(self, sock: socket.socket) -> bool:
+        """The web's share of descriptors reckoned and the address known; False, `problem` set,
+        when the share is too small to serve."""
         try:
             self.limits = Limits.of(self.max_clients)
         except TooFewDescriptors as exc:
-            sock.close()
             self._fail(str(exc))
-            return ""
-        self._sock = sock
+            return False
         self.url = url_of(sock)
-        return self.url
+        return True
 
     def start(self, put: Callable[[Any], None]) -> None:
         self._put = put
-        if not self.listen():
+        if self.problem or not self.listen():
             return
         self._thread = threading.Thread(target=self._serve, name="web", daemon=True)
         self._thread.start()
 
     def show(self, view: TableView) -> None:
         """On the table's thread: keep the newest snapshot, wake the server's loop once."""
-        loop = self._loop  # None until the server serves: the first frame it gets is a whole table
         state = view.made.get("live")
-        if state is None or loop is None or self.problem:
+        if state is not None:
+            self.offer(state)
+
+    def offer(self, state: dict[str, Any] | bytes) -> None:
+        """The newest frame, as data or as its JSON already made (the table's process makes it
+        for the web view's own: web/child.py): kept, and the server's loop woken once."""
+        loop = self._loop  # None until the server serves: the first frame it gets is a whole table
+        if loop is None or self.problem:
             return
         self._pending = state
         if not self._scheduled:
@@ -156,7 +181,11 @@ class WebView:
     def _deliver(self) -> None:
         self._scheduled = False
         state, self._pending = self._pending, None
-        if state is not None and self.hub is not None:
+        if self.hub is None:
+            return
+        if isinstance(state, bytes):
+            self.hub.publish_frame(state)
+        elif state is not None:
             self.hub.publish(state)
 
     def _serve(self) -> None:
@@ -164,7 +193,8 @@ class WebView:
         try:
             loop.run_until_complete(self._begin())
             self._loop = loop
-            log.info("web view: %s", self.url)
+            if self.announce:
+                log.info("web view: %s", self.url)
             self._put(FrontendReady(NAME))  # the table's loop shows it the table now
             loop.run_forever()
             if not self._stopping:

@@ -23,7 +23,7 @@ from typing import Any
 from ..engine.codec import from_dict, to_dict
 from ..engine.game import find, title_of
 from ..engine.match import Match
-from ..service.journal import Store, StoreError, read_match, read_only, record_of, replay_arguments
+from ..service.journal import Reader, Store, StoreError, read_match, read_only, record_of, replay_arguments
 from ..system.children import die_with_parent
 from ..system.logs import logger
 from ..views.live import board_of
@@ -33,7 +33,7 @@ STEPS_MAX = 20_000
 thousand); the rest is said to be left out, never silently cut."""
 
 
-def matches(store: Store, limit: int = 50, before: int | None = None) -> dict[str, Any]:
+def matches(store: Store | Reader, limit: int = 50, before: int | None = None) -> dict[str, Any]:
     """A page of the stored matches, newest first, as `tablectl history` lists them: `matches`,
     and `next` (the `before` of the page after it, None at the oldest). Read on the store's
     read-only connection, never the writer's (service/journal.py `history_page`). Each match
@@ -44,7 +44,7 @@ def matches(store: Store, limit: int = 50, before: int | None = None) -> dict[st
     return page
 
 
-def match_timeline(store: Store, match_id: int, boards: Any = None) -> dict[str, Any] | None:
+def match_timeline(store: Store | Reader, match_id: int, boards: Any = None) -> dict[str, Any] | None:
     """One match: its stored facts, every step (each round's deal and each journal entry) with
     the rules' state after it, and its races; None when no such match is stored. `boards`:
     `(game, round, seats) -> picture data` for the page, added to each step as `board`."""
@@ -70,7 +70,7 @@ def revision(record: dict[str, Any]) -> tuple[Any, ...]:
             row["set_aside"])
 
 
-def match_journal(store: Store, match_id: int) -> dict[str, Any] | None:
+def match_journal(store: Store | Reader, match_id: int) -> dict[str, Any] | None:
     """The match's journal as stored, for a JSON download: the match row, its rounds, every
     accepted action as the engine spells it (`seat` there is the player, from 0; `seats` maps
     players to the seats they sat at, from 1) and every race record."""

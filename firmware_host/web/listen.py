@@ -8,6 +8,7 @@ import contextlib
 import ipaddress
 import os
 import socket
+from pathlib import Path
 
 SD_LISTEN_FDS_START = 3  # sd_listen_fds(3): the first passed descriptor
 NAME = "web"  # FileDescriptorName= in systemd/table-web.socket
@@ -50,6 +51,35 @@ def open_socket(bind: str, port: int, backlog: int = 64) -> socket.socket:
         sock.close()
         raise
     return sock
+
+
+def open_remembered(bind: str, remembered: Path) -> tuple[socket.socket, str]:
+    """Port 0 ([web] port's default): the port this table had last time, so a bookmark or a QR
+    code photographed yesterday still opens it; the kernel's choice if there is none or it is
+    taken (then said, in the second value). The port chosen is remembered in `remembered`."""
+    said = ""
+    try:
+        last = int(remembered.read_text().strip())
+    except (OSError, ValueError):
+        last = 0
+    sock = None
+    if 1024 <= last <= 65535:
+        try:
+            sock = open_socket(bind, last)
+        except OSError as exc:
+            said = f"port {last}, the web view's last time, is taken ({exc.strerror or exc})"
+    if sock is None:
+        sock = open_socket(bind, 0)
+    port = sock.getsockname()[1]
+    if port != last:
+        try:
+            remembered.write_text(f"{port}\n")
+        except OSError as exc:
+            said = (said + "; " if said else "") + f"cannot remember port {port} in {remembered}: " \
+                f"{exc.strerror or exc}"
+    if said and last:
+        said += f": it listens on {port} now"
+    return sock, said
 
 
 def url_of(sock: socket.socket) -> str:

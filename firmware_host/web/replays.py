@@ -29,7 +29,7 @@ from typing import Any
 from aiohttp import web
 
 from ..control.protocol import HISTORY_MAX
-from ..service.journal import Store, StoreError
+from ..service.journal import Reader, Store, StoreError
 from ..system import pieces
 from ..system.logs import logger
 from ..system.realtime import join_the_rest, lift_stragglers
@@ -88,7 +88,7 @@ class Rebuilder:
             pool.shutdown(wait=False, cancel_futures=True)
 
 
-def routes(store: Store) -> Callable[[web.Application], None]:
+def routes(store: Store | Reader) -> Callable[[web.Application], None]:
     """What `build_app(routes=[...])` calls: adds the history's pages and their data to `app`."""
 
     def add(app: web.Application) -> None:

@@ -117,7 +117,10 @@ class Hub:
     def publish(self, state: dict[str, Any]) -> None:
         """On the server's loop: serialise once, offer to every browser."""
         state["sent_ns"] = time.monotonic_ns()  # the moment it left the table (bench web)
-        frame = json.dumps(state, separators=(",", ":"), ensure_ascii=False).encode()
+        self.publish_frame(json.dumps(state, separators=(",", ":"), ensure_ascii=False).encode())
+
+    def publish_frame(self, frame: bytes) -> None:
+        """A frame's JSON as the table's process made it (web/child.py): offered as it is."""
         self.latest = frame
         self.published += 1
         for client in self.clients:
@@ -231,8 +234,14 @@ def build_app(hub: Hub, database: Path | None = None,
         body, kind = found
         return web.Response(body=body, content_type=kind)
 
+    async def favicon(_request: web.Request) -> web.Response:
+        """Browsers ask for /favicon.ico whatever the page says: the same icon, never a 404."""
+        body, kind = files["favicon.svg"]
+        return web.Response(body=body, content_type=kind)
+
     for path in PAGES:
         app.router.add_get(path, page)
+    app.router.add_get("/favicon.ico", favicon)
     app.router.add_get("/static/{name}", static)
     app.router.add_get("/live", live)
     for add in routes:

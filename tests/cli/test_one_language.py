@@ -182,11 +182,15 @@ def test_history_is_one_row_per_match(tmp_path: Path) -> None:
 
 
 def test_selftest_report_and_simulate_read_as_tables(daemon: DaemonProcess) -> None:
+    """It was: `selftest --probe` printed its log, then the same lines again as a table; its JSON
+    had no `ok`."""
     result = tablectl("selftest", "--probe", env=daemon.env)
     assert result.returncode == 0, result.stdout + result.stderr
     no_python_values(result.stdout, "tablectl selftest --probe")
-    assert re.search(r"part\s+where\s+result\s+detail", result.stdout)
-    assert re.search(r"expander nav1\s+bus 1, 0x20\s+ok", result.stdout)
+    assert not re.search(r"part\s+where\s+result\s+detail", result.stdout)
+    assert len(re.findall(r"expander nav1\s+bus 1, 0x20", result.stdout)) == 1, result.stdout
+    probed = tablectl("--json", "selftest", "--probe", env=daemon.env)
+    assert probed.returncode == 0 and json.loads(probed.stdout)["ok"] is True, probed.stdout
     simulated = table_host("simulate", "--game", "domino", "--players", "3", "--rounds", "2", "--seed", "4")
     assert simulated.returncode == 0, simulated.stderr
     no_python_values(simulated.stdout, "table-host simulate")
@@ -206,7 +210,9 @@ def test_a_bad_value_is_exit_2_naming_the_option_as_typed(tmp_path: Path) -> Non
     config = tmp_path / "table.toml"
     config.write_text((ROOT / "hardware" / "wiring" / "4-seat.toml").read_text())
     before = config.read_text()
-    for key, value, words in (("arbiter.window_ms", "-3", "arbiter.window_ms"),
+    # it was: "arbiter.window_ms: Input should be greater than 0", pydantic's words, no range
+    for key, value, words in (("arbiter.window_ms", "-3",
+                               "arbiter.window_ms: -3 is out of range: it must be above 0 and at most 100"),
                               ("arbiter.window_ms", '"fast"', "valid number"),
                               ("arbiter.colour", "1", "colour"),
                               ("nothing.here", "1", "no setting 'nothing.here'")):
@@ -216,6 +222,9 @@ def test_a_bad_value_is_exit_2_naming_the_option_as_typed(tmp_path: Path) -> Non
         as_json = tablectl("--json", "config", "set", key, value, "--file", str(config), env=env)
         assert as_json.returncode == 2 and json.loads(as_json.stdout)["ok"] is False
     assert config.read_text() == before
+    # it was: "e.g. 7,7,5,5 (dice per seat, e.g. 7,7,5,5 (total at most 24))"
+    handicap = tablectl("new", "dice", "handicap=a,b", env=env)
+    assert handicap.returncode == 2 and handicap.stderr.count("e.g.") == 1, handicap.stderr
     for args in (["--json", "history", "--limit", "0"], ["bots", "two", "--json"]):
         result = tablectl(*args, env=env)
         assert result.returncode == 2

@@ -1,5 +1,5 @@
-"""What each start imports (docs/daemon.md, "Start-up"): the daemon is ready before the web
-server's library loads (the web view loads it on its own thread), and a start that traces no
+"""What each start imports (docs/daemon.md, "Start-up"): the daemon never loads the web server's
+library (the web view's own process does: docs/web.md, "Its own process"), and a start that traces no
 allocations loads no tracemalloc. CPU figures come from `table-host bench startup`; this holds
 the imports that made them, in a fresh interpreter."""
 
@@ -14,19 +14,27 @@ WEB_THREAD_ONLY = ("aiohttp", "tracemalloc")
 ATTACH = """
 from firmware_host.cli import run
 from firmware_host.config import emulated_config
-from firmware_host.web import frontend
+from firmware_host.web import process
+
+class Store:
+    problem = None
+
+class Control:
+    handoff = None
 
 class Daemon:  # what attach_web reads of the daemon, and what it attaches
-    config, store, address = emulated_config(), None, ""
+    config, store, control, address = emulated_config(), Store(), Control(), ""
     attached = []
 
     def attach(self, view):
         self.attached.append(view)
 
-frontend.WebView.listen = lambda self: "http://table.local/"  # no socket needed here
+process.WebProcess.listen = lambda self: "http://table.local/"  # no socket needed here
 daemon = Daemon()
 run.attach_web(daemon, terminal=False)
-assert daemon.address == "http://table.local/" and len(daemon.attached[0].routes) == 1
+view = daemon.attached[0]
+assert daemon.address == "http://table.local/" and isinstance(view, process.WebProcess)
+assert daemon.control.handoff == view.ask  # tablectl history: answered by the web view's process
 """
 
 
@@ -41,12 +49,12 @@ def loaded_after(code: str) -> list[str]:
 
 def test_the_daemons_modules_load_no_web_server_and_no_tracer() -> None:
     assert loaded_after("import firmware_host.cli.host, firmware_host.cli.run, firmware_host.web.frontend, "
-                        "firmware_host.system.memory") == []
+                        "firmware_host.web.process, firmware_host.system.memory") == []
 
 
 def test_attaching_the_web_view_loads_no_web_server_on_the_callers_thread() -> None:
-    """attach_web takes the socket and hands the view its routes; the history's pages (which need
-    aiohttp) are imported only when the web thread builds its app."""
+    """attach_web takes the socket and attaches the web view's process, which is started only once
+    the table is ready; its pages (which need aiohttp) are imported in that process alone."""
     assert loaded_after(ATTACH) == []
 
 

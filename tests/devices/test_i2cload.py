@@ -148,12 +148,13 @@ def test_the_command_prints_human_and_json_and_fails_outside_the_specification()
 
     bought = run("--json", "i2c", "--seats", "12")
     data = json.loads(bought.stdout)
-    assert bought.returncode == 1 and not data["ok"] and data["cable_m"] == 1.0
-    assert [r["what"] for r in data["remove"]] == ["TCA9548A board"] and data["after_removal"]["ok"]
+    assert bought.returncode == 1 and not data["ok"] and not data["within_spec"] and data["cable_m"] == 1.0
+    assert [r["what"] for r in data["remove"]] == ["TCA9548A board"] and data["after_removal"]["within_spec"]
     assert data["mux_idle"] == ["disconnect", "disconnect"] and data["segments_attached"] == 1
     cut = run("--json", "i2c", "--seats", "12", "--mux-pullup-ohm", "0")
     data = json.loads(cut.stdout)
-    assert cut.returncode == 0 and data["ok"] and data["remove"] == [] and data["after_removal"] is None
+    assert cut.returncode == 0 and data["ok"] and data["within_spec"]
+    assert data["remove"] == [] and data["after_removal"] is None
     assert {"rise_time_ns", "rise_time_max_ns", "bus_pf", "pullup_ohm", "longest_cable_m",
             "seat_pullup_min_ohm", "speed_hz", "pullups"} <= set(data)
     old = run("i2c", "--seats", "12", "--cable-m", "1.5", "--mux-idle", "as-is")

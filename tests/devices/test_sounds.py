@@ -55,7 +55,8 @@ def test_buzzer_settings_are_checked_and_name_their_line(tmp_path: Path) -> None
         load_config(path)
     line = text.splitlines().index("volume = 1.5") + 1
     problems = caught.value.problems
-    assert f"table.toml:{line}: buzzer.volume: Input should be less than or equal to 1" in problems
+    said = "buzzer.volume: 1.5 is out of range: it must be at least 0 and at most 1"
+    assert f"table.toml:{line}: {said}" in problems
     assert any(p.startswith(f"table.toml:{line + 1}: buzzer.mute[2]: Input should be 'count'")
                for p in caught.value.problems)
     buzzer = load_config(build_file(4)).buzzer

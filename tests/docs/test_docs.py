@@ -261,3 +261,13 @@ def test_the_schematic_code_writes_no_skidl_files(tmp_path: Path) -> None:
     assert run.stdout.splitlines()[-2:] == ["[]", "[]"]  # after the import, after a build
     assert sorted(p.name for p in tmp_path.iterdir()) == []
     assert not [p for p in _tracked() if p.suffix in {".erc", ".log"} and "skidl" in p.name.lower()]
+
+
+def test_the_architecture_lists_every_bench_in_the_order_all_runs_them() -> None:
+    """It was: docs/architecture.md's list had no `web` and no `history` (issue 33, item 8)."""
+    from firmware_host.bench.suite import BENCHES
+
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    listed = re.search(r"`suite\.py` lists the benches \(([^)]*)\)", text)
+    assert listed is not None
+    assert re.findall(r"`(\w+)`", listed[1]) == list(BENCHES)

@@ -2,7 +2,7 @@
 its hooks (each by name), `simulate` and `simulate --sweep`, a scenario file, `watch`, the seat
 and centre screens, the terminal's words and key help (with and without the direct buttons),
 the live web state (its board in the page's vocabulary) and the page in Chromium (the board
-drawn, every colour with its letter). A game that lacks a hook fails here with the hook's name
+drawn, every colour with its shape). A game that lacks a hook fails here with the hook's name
 (docs/games.md lists them)."""
 
 from __future__ import annotations
@@ -134,6 +134,43 @@ def test_every_hook_is_in_the_docs() -> None:
     assert missing == []
 
 
+def _round_ended(game: str) -> Any:
+    """A round of the game's fewest players played by instant bots to its end."""
+    table = playing(game, 0)
+    match = table.match
+    assert match is not None
+    bots = [Bot(Level.INSTANT, random.Random(seat)) for seat in range(match.players)]
+    now = 3 * S
+    while match.round.result is None:
+        now += 10_000_000
+        acted = False
+        for seat in range(match.players):
+            action = bots[seat].choose(sight_of(match.round, seat), now)
+            if action is not None and match.round.result is None:
+                match.apply(action)
+                acted = True
+        if not acted:
+            match.round.wake(now)
+        assert now < 3 * S + 3600 * S, f"{game}: the round did not end"
+    return match.round
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_a_scores_parts_add_up_to_it(game: str) -> None:
+    """The round-end table shows each score in its parts (`score_parts`): in play and at the
+    round's end they add up to the score, and a built-in game says them in its own words."""
+    g = find(game)
+    rnd = playing(game, 3).match.round
+    standing = g.standing(rnd)
+    assert [sum(points for _, points in seat) for seat in g.score_parts(rnd)] == list(standing)
+    ended = _round_ended(game)
+    parts = g.score_parts(ended)
+    assert [sum(points for _, points in seat) for seat in parts] == list(ended.result.scores)
+    assert all(words and isinstance(words, str) for seat in parts for words, _ in seat)
+    if game != "tiny":
+        assert type(g).score_parts is not Game.score_parts, f"{game} lacks score_parts (docs/games.md)"
+
+
 # ---------------------------------------------------------------- the tools
 
 
@@ -256,12 +293,12 @@ def test_the_live_state_has_its_board_in_the_pages_words(game: str) -> None:
             check_element(element, f"seat {hand['seat']}.holding[{i}]")
 
 
-# Cards, dice, board squares and halves whose colour is shown with no letter beside it (a covered
+# Cards, dice, board squares and halves whose colour is shown with no shape beside it (a covered
 # square shows its owner, a token square its token: the colour under them is out of play).
 COLOUR_ALONE = """() => [...document.querySelectorAll('.card, .square, .half')]
   .filter(n => ['red', 'green', 'blue', 'yellow', 'purple'].some(c => n.classList.contains(c)))
   .filter(n => !n.classList.contains('covered') && !n.querySelector('.token'))
-  .filter(n => !/[RGBYP]/.test(n.textContent)).map(n => n.outerHTML.slice(0, 80))"""
+  .filter(n => !n.querySelector(':scope > .shape')).map(n => n.outerHTML.slice(0, 80))"""
 
 
 @pytest.fixture(scope="module")
@@ -304,6 +341,6 @@ def test_the_page_draws_its_board(browser: Any, game: str) -> None:
         assert page.locator("#board > *").count() > 1, f"{game}: the page drew nothing in the middle"
         assert page.locator(".seat").count() == len(state["seats"])
         assert page.locator(".seat .holding").count() == len(state["seats"])  # every seat's own
-        assert page.evaluate(COLOUR_ALONE) == []  # every colour a person needs also says its letter
+        assert page.evaluate(COLOUR_ALONE) == []  # every colour a person needs also has its shape
     finally:
         page.close()

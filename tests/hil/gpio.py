@@ -276,6 +276,22 @@ def percentile(values: list[float], q: float) -> float | None:
     return ordered[int(rank) - 1]
 
 
+def why_undecided(s: dict[str, Any], seen: list[dict[str, Any]], decided: list[dict[str, Any]]) -> str:
+    """What the daemon saw of one press the bench wrote, so that a failure under load names its
+    cause: no edge at all (the simulator drops an edge raised while its interrupt is masked, and a
+    stalled VM can deliver it late or not: docs/virtual-pi.md), edges but no decision, or two."""
+    write_ms = (s["after_ns"] - s["before_ns"]) / MS
+    if decided:
+        stamps = ", ".join(f"+{(d['ts_ns'] - s['before_ns']) / MS:.3f} ms" for d in decided)
+        return f"decided at {stamps} after its write began (the write took {write_ms:.1f} ms)"
+    if not seen:
+        return (f"no edge reached the daemon from its write (which took {write_ms:.1f} ms; an edge the "
+                f"simulator raises while the line's interrupt is masked is lost)")
+    edges = ", ".join(f"{e['input']} +{(e['ts_ns'] - s['before_ns']) / MS:.3f} ms "
+                      f"(read {(e['received_ns'] - e['ts_ns']) / MS:.1f} ms later)" for e in seen[:4])
+    return f"the daemon saw {edges}, and decided none of them (the write took {write_ms:.1f} ms)"
+
+
 def analyse(sent: list[dict[str, Any]], trace: dict[str, Any], arbiter: list[dict[str, Any]],
             phases: list[dict[str, Any]], debounce_ms: float = 30.0,
             min_press_us: float = 1000.0) -> dict[str, Any]:
@@ -327,7 +343,8 @@ def analyse(sent: list[dict[str, Any]], trace: dict[str, Any], arbiter: list[dic
     missing = [s for s in to_decide if len(decided_by.get(id(s), [])) != 1]
     for s in missing[:3]:
         problems.append(f"{s['scenario']}: seat {s['seat']}'s press decided "
-                        f"{len(decided_by.get(id(s), []))} times")
+                        f"{len(decided_by.get(id(s), []))} times: "
+                        f"{why_undecided(s, press_events.get(id(s), []), decided_by.get(id(s), []))}")
 
     joins = [s for s in sent if s["expect"] == "join"]
     checks["joins"] = bool(joins) and all(

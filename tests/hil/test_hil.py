@@ -418,3 +418,17 @@ def test_a_vm_that_times_out_is_killed_with_its_whole_process_group(tmp_path: Pa
     while _alive(grandchild) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not _alive(grandchild)
+
+
+def test_an_undecided_press_says_what_the_daemon_saw_of_it() -> None:
+    s = [sent(1, 1 * S, after=1 * S + 130 * MS), sent(2, 2 * S), sent(3, 3 * S)]
+    t = trace(pressed(2, 2 * S + 500_000), decided(3, 3 * S + 200_000, 3 * S + 6 * MS),
+              decided(3, 3 * S + 40 * MS, 3 * S + 46 * MS))
+    problems = analyse(s, t, [], PHASE)["problems"]
+    masked = "an edge the simulator raises while the line's interrupt is masked is lost"
+    assert ("single: seat 1's press decided 0 times: no edge reached the daemon from its write (which "
+            f"took 130.0 ms; {masked})") in problems
+    assert ("single: seat 2's press decided 0 times: the daemon saw press +0.500 ms (read 3.0 ms later), "
+            "and decided none of them (the write took 1.0 ms)") in problems
+    assert ("single: seat 3's press decided 2 times: decided at +0.200 ms, +40.000 ms after its write "
+            "began (the write took 1.0 ms)") in problems

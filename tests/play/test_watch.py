@@ -37,7 +37,7 @@ def test_watch_waits_for_each_action_as_long_as_the_table_would(speed: float) ->
     assert lines[0] == "round 1" and "seat" in lines[first]
     at = float(lines[first].split()[0])
     assert fake.slept[0] == pytest.approx(at / speed, abs=0.01 / speed)  # nobody acts at once
-    assert sum(line.startswith("round ") and "ended" in line for line in lines) == 6
+    assert sum(line.startswith("round ") and " over after " in line for line in lines) == 6
 
 
 def test_watch_refuses_a_speed_that_is_not_above_zero() -> None:

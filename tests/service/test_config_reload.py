@@ -245,7 +245,7 @@ def test_a_huge_integer_is_refused_by_reload_and_check_and_a_start_runs_the_last
     line = HUGE[: HUGE.index(b"9" * 5000)].count(b"\n") + 1
     problem = f"{config}:{line}: an integer of more than 4300 digits"
     answer = daemon.ctl("config", "reload")
-    assert answer == {"ok": True, "reloaded": False, "problems": [problem]}
+    assert answer == {"ok": False, "reloaded": False, "problems": [problem], "error": problem}
     daemon.wait_for("READY=1")  # said after the reload: not to be taken for the next start's
     # it was: "running the last good one", though what runs is what ran before the reload
     assert daemon.ctl("status")["warning"] == f"configuration refused, the running one stays: {problem}"
@@ -269,7 +269,8 @@ def test_a_dangling_link_is_said_at_reload_and_in_status_after_a_start(daemon: D
     config.unlink()
     config.symlink_to(tmp_path / "card" / "table.toml")
     said = f"{config} is a symbolic link to {tmp_path / 'card' / 'table.toml'}, which does not exist"
-    assert daemon.ctl("config", "reload") == {"ok": True, "reloaded": False, "problems": [said]}
+    assert daemon.ctl("config", "reload") == {"ok": False, "reloaded": False, "problems": [said],
+                                              "error": said}
     daemon.wait_for("READY=1")  # said after the reload: not to be taken for the next start's
     daemon.proc.send_signal(signal.SIGTERM)
     daemon.proc.wait(timeout=10)

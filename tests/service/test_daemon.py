@@ -27,7 +27,7 @@ def daemon(tmp_path: Path):
 
 def test_ready_status_and_watchdog_reach_systemd(daemon: DaemonProcess) -> None:
     daemon.start()
-    assert any("STATUS=attract" in m for m in daemon.messages)
+    assert any("STATUS=waiting for players" in m for m in daemon.messages)
     daemon.wait_for("WATCHDOG=1", timeout=5)  # fed from the main loop, every 0.2 s here
     daemon.wait_for("WATCHDOG=1", timeout=5)
 
@@ -119,9 +119,11 @@ def test_debug_bundle_holds_the_daemons_view_the_config_and_the_log(daemon: Daem
 
     daemon.start()
     bundle = tmp_path / "bundle.tar.gz"
-    result = subprocess.run([sys.executable, "-m", "firmware_host.cli.ctl", "debug-bundle", str(bundle)],
-                            cwd=ROOT, env=daemon.env, capture_output=True, text=True, timeout=60)
+    result = subprocess.run([sys.executable, "-m", "firmware_host.cli.ctl", "debug-bundle", "bundle.tar.gz"],
+                            cwd=tmp_path, env={**daemon.env, "PYTHONPATH": str(ROOT)}, capture_output=True,
+                            text=True, timeout=60)
     assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith(f"wrote {bundle}, holding ")  # it was: the name alone, not where
     with tarfile.open(bundle) as tar:
         names = tar.getnames()
         view = json.loads(tar.extractfile("table-host-debug/daemon.json").read())

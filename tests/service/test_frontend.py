@@ -47,7 +47,7 @@ def test_two_frontends_see_the_table_hear_its_sounds_and_their_keys_play_seat_1(
     thread.start()
     try:
         wait_for(lambda: one.views and two.views)
-        assert one.views[-1].status.startswith("attract") and len(one.views[-1].scores) == 0
+        assert one.views[-1].status.startswith("waiting for players") and len(one.views[-1].scores) == 0
         one.put(Key("space"))  # a key from a frontend presses seat 1's emulated slap: it joins
         wait_for(lambda: daemon.table.joined == [0])
         two.put(Key("b"))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from PIL import Image
 
@@ -67,7 +69,15 @@ def test_the_terminal_draws_two_pixel_rows_per_line() -> None:
     rgb = Image.new("RGB", (1, 2))
     rgb.putpixel((0, 0), (255, 0, 0))
     rgb.putpixel((0, 1), (0, 0, 255))
-    assert rgb_text(rgb) == f"\x1b[38;2;255;0;0m\x1b[48;2;0;0;255m{UPPER}\x1b[0m"
+    assert rgb_text(rgb) == f"\x1b[38;2;255;0;0;48;2;0;0;255m{UPPER}\x1b[0m"  # rich's escapes
+    from rich.text import Text
+
+    import firmware_host.ui.terminal as terminal
+
+    back = Text.from_ansi(rgb_text(Image.new("RGB", (2, 4), (10, 20, 30))))
+    assert back.plain == f"{UPPER * 2}\n{UPPER * 2}"
+    assert {str(span.style) for span in back.spans} == {"#0a141e on #0a141e"}
+    assert "\\x1b" not in Path(terminal.__file__).read_text()  # it was: 24-bit escapes by hand
 
 
 def test_a_png_of_the_table_holds_the_real_frames(tmp_path) -> None:

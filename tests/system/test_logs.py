@@ -51,14 +51,15 @@ def test_a_match_is_logged_at_info_with_seats_numbered_from_1(caplog: pytest.Log
     winner = first.finishers[0]
     who = "bot at seat 2" if winner == 2 else f"seat {seat[winner]}"
     assert records(caplog) == [("table_host.table", logging.INFO,
-                             f"Round 1 won by {who} (last die): scores {scores}; totals {totals}")]
+                             f"Round 1 over: {who} placed their last die. Scores {scores}; "
+                             f"totals {totals}")]
     table.next(8 * S)
     table.tick(11 * S)
     caplog.clear()
     play_dice_round(table.match)
     table.tick(12 * S)
     lines = [text for _, _, text in records(caplog)]
-    assert lines[0].startswith("Round 2 won by ")
+    assert lines[0].startswith("Round 2 over: ")
     best = max(table.match.totals)
     winners = [p for p, t in enumerate(table.match.totals) if t == best]
     names = " and ".join("bot at seat 2" if p == 2 else f"seat {seat[p]}" for p in winners)
@@ -73,7 +74,7 @@ def test_match_started_names_every_seat_and_the_bots(caplog: pytest.LogCaptureFi
     tap(0, "slap", 2 * S)
     table.set_bots(2)
     table.start(3 * S)
-    started = "Match started: classic, 4 players: seat 2, seat 1, bot at seat 3, bot at seat 4"
+    started = "Match started: Ligretto, 4 players: seat 2, seat 1, bot at seat 3, bot at seat 4"
     assert ("table_host.table", logging.INFO, started) in records(caplog)
 
 
@@ -155,6 +156,21 @@ def test_log_level_and_debug_options() -> None:
     assert parser.parse_args(["run", "--debug"]).log_level == "debug"
     with pytest.raises(SystemExit):
         parser.parse_args(["run", "--log-level", "loud"])
+
+
+def test_the_maintainers_lines_go_to_the_log_not_the_players_pane() -> None:
+    """It was: "memory: allocator malloc, 2 C arenas" in the players' log pane."""
+    out = io.StringIO()
+    logs.configure("info", stream=out)
+    pane = logs.PaneHandler().attach()
+    try:
+        logs.logger("daemon").info("memory: allocator %s", "malloc, 2 C arenas", extra=logs.MAINTAINER)
+        logs.logger("table").info("Match started: Ligretto, 2 players")
+        assert pane.snapshot() == (["Match started: Ligretto, 2 players"], 1)
+        assert "INFO  daemon: memory: allocator malloc, 2 C arenas\n" in out.getvalue()
+    finally:
+        pane.detach()
+        logs.configure("warning", stream=io.StringIO())
 
 
 def test_the_log_pane_takes_info_and_the_terminal_stays_quiet_meanwhile() -> None:

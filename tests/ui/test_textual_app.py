@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from PIL import Image
+from textual.widgets import Static
 
 from firmware_host.config import emulated_config
 from firmware_host.service.daemon import Daemon
@@ -211,7 +212,7 @@ def test_key_help_shows_the_games_keys_and_a_confirmed_abort_returns_to_the_lobb
         assert "space join" in app.query_one("#help").render().plain
         await _playing(pilot, daemon, app, game_steps=2)  # domino
         keys = app.query_one("#help").render().plain
-        assert keys.startswith("domino:") and "joker" in keys and "enter discards" in keys
+        assert keys.startswith("Ligretto Domino:") and "joker" in keys and "enter discards" in keys
         assert "x abort to lobby" in keys
         await pilot.press("x")
         assert app.query_one("#confirm").has_class("shown")
@@ -402,3 +403,78 @@ def test_sharp_seat_only_where_it_fits(dirs: Path) -> None:
         await until(pilot, lambda: not app._thread.is_alive())
 
     play(script, (100, 30))
+
+
+# ---------------------------------------------------------------- a maintainer's first hour (issue 33)
+
+
+def test_watching_ends_with_the_match_and_keys_never_play_seat_1_unseen(dirs: Path) -> None:
+    """It was: `v` carried over into the next match, which opened on "seat 4 (watching)", and keys
+    moved seat 1's cursor while seat 2 was on screen."""
+
+    async def script(pilot: Any, daemon: Daemon, app: TableApp) -> None:
+        await _playing(pilot, daemon, app)
+        mine = daemon.table.referee.seats[0]
+        cursor = mine.cursor
+        await pilot.press("v")
+        assert app.watching == 1 and app.query_one("#hand").border_title == "seat 2 (watching)"
+        await pilot.press("right")  # brings seat 1 back, plays nothing
+        assert app.watching == 0 and app.query_one("#hand").border_title == "seat 1 (you)"
+        assert "back to your seat, seat 1" in " ".join(app.query_one("#log", LogPane).lines)
+        await pilot.pause(0.5)
+        assert mine.cursor == cursor
+        await pilot.press("right")  # now seen: it plays
+        await until(pilot, lambda: mine.cursor != cursor)
+        await pilot.press("v", "v")
+        assert app.watching == 2
+        await pilot.press("x", "y")
+        await until(pilot, lambda: daemon.table.phase is Phase.LOBBY)
+        await pilot.press("enter")
+        await until(pilot, lambda: daemon.table.phase is Phase.PLAYING and app.view.in_match)
+        assert app.watching == 0 and app.query_one("#seat").border_title == "seat 1 (you)"
+        await pilot.press("q", "y")
+        await until(pilot, lambda: not app._thread.is_alive())
+
+    play(script, (80, 24))
+
+
+def test_x_without_a_match_says_so_and_t_keeps_what_happened_at_80x24(dirs: Path) -> None:
+    """It was: `x` in the lobby asked "Abort the match…?" with no match; `t` shrank "what
+    happened" to its borders."""
+
+    async def script(pilot: Any, daemon: Daemon, app: TableApp) -> None:
+        await pilot.press("x")
+        assert not app.query_one("#confirm").has_class("shown")
+        assert app.query_one("#log", LogPane).lines[-1] == "x: no match is running, nothing to abort"
+        await _playing(pilot, daemon, app, game_steps=3)  # Crazy: its headline takes two lines
+        for _ in range(3):  # the seat's frame, the centre's, the words, at 80x24
+            await pilot.press("t")
+            await pilot.pause(0.2)
+            assert app.query_one("#log").content_region.height >= 2, app.mode
+            assert app.query_one("#log").region.bottom <= 24, app.mode
+            screen = "\n".join(_screen(app))
+            assert "t table/frames" in screen and "q quit" in screen, (app.mode, screen)
+        await pilot.press("q", "y")
+        await until(pilot, lambda: not app._thread.is_alive())
+
+    play(script, (80, 24))
+
+
+def test_the_newest_line_stays_in_view_when_the_log_shrinks(dirs: Path) -> None:
+    """It was: back in the lobby, whose words are longer, the log's pane shrank and hid "Match
+    over…" below it."""
+
+    async def script(pilot: Any, daemon: Daemon, app: TableApp) -> None:
+        log = app.query_one("#log", LogPane)
+        for n in range(40):
+            log.write(f"line {n}")
+        log.write("Match over: seat 1 wins with 12 after 5 rounds")
+        await pilot.pause(0.3)
+        app.query_one("#words", Static).update("\n".join(f"lobby line {n}" for n in range(8)))
+        await pilot.pause(0.5)
+        rows = " ".join(row.strip() for row in _pane_rows(app, "#log"))
+        assert "Match over: seat 1 wins" in rows
+        await pilot.press("q")
+        await until(pilot, lambda: not app._thread.is_alive())
+
+    play(script, (80, 24))

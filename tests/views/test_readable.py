@@ -7,13 +7,14 @@ from pathlib import Path
 
 import pytest
 
+from firmware_host.engine.game import title_of
 from firmware_host.games.classic.rules import ClassicRound
 from firmware_host.games.crazy.rules import CrazyRound
 from firmware_host.games.dice.rules import DiceRound
 from firmware_host.games.domino.rules import DominoRound
 from firmware_host.play.simulate import make_bots, play_round
 from firmware_host.table.machine import Phase, Table, Timing
-from firmware_host.views.readable import NAME, STYLE, centre_words, key_help, seat_words
+from firmware_host.views.readable import NAME, SHAPE, STYLE, centre_words, key_help, seat_words
 
 S = 1_000_000_000
 
@@ -52,7 +53,8 @@ def test_classic_shows_every_open_pile_by_colour_and_top_value() -> None:
     assert f"{len(rnd.pile_tops())} piles open" in words or "1 pile open" in words
     mine = seat_words(table, 0).plain
     first = rnd.seats[0].row[0][-1]
-    assert f"[{first}" in mine.replace(" ", "")  # the cursor's card, in brackets, as its colour and value
+    # the cursor's card, in brackets, as its colour, its shape and letter, and its value
+    assert f"[{SHAPE[first.colour.letter]}{first}" in mine.replace(" ", "")
 
 
 def test_dice_shows_each_colours_row_and_the_face_it_takes_next() -> None:
@@ -114,7 +116,8 @@ def test_crazy_shows_each_pile_with_its_colour_and_top_value() -> None:
     assert rnd.piles and f"{len(rnd.piles)} of {rnd.pile_limit} piles" in words
     for n, pile in enumerate(rnd.piles.values()):
         card = pile.cards[-1][1]
-        assert f"pile {n + 1} {card.colour.letter}{pile.top} {NAME[card.colour.letter]}" in words
+        letter = card.colour.letter
+        assert f"pile {n + 1} {SHAPE[letter]}{letter}{pile.top} {NAME[letter]}" in words
 
 
 @pytest.mark.parametrize(("game", "alt"), [("classic", "enter turns 3"), ("dice", "enter rerolls"),
@@ -122,7 +125,7 @@ def test_crazy_shows_each_pile_with_its_colour_and_top_value() -> None:
 def test_key_help_names_each_games_alt_action_and_dominos_joker(game: str, alt: str) -> None:
     table = playing(game, 0)
     keys = key_help(table)
-    assert keys.startswith(f"{game}:") and alt in keys and "space" in keys
+    assert keys.startswith(f"{title_of(game)}:") and alt in keys and "space" in keys
     assert "abort" not in keys and "quit" not in keys  # a frontend adds its own keys
     assert ("joker" in keys) == (game == "domino")
 
@@ -133,8 +136,10 @@ def test_results_and_the_lobby_in_words() -> None:
     play_round(table.match, make_bots(3, "instant", 0), random.Random(0))
     table.tick(4 * S)
     assert table.phase is Phase.MATCH_RESULT
-    assert "Match over: seat" in centre_words(table).plain
-    assert key_help(table).startswith("space: back to the lobby (after 3 s)")
+    said = centre_words(table).plain
+    assert "Match over: seat" in said  # and how long it stays, that it goes (it left without a word)
+    assert said.endswith("This stays 30 s, then the table goes back to the lobby (space: sooner).")
+    assert key_help(table) == "space: back to the lobby (after 3 s; by itself after 30 s)"
     table.tick(40 * S)
     assert table.phase is Phase.LOBBY
     words = centre_words(table).plain
@@ -153,7 +158,7 @@ def test_a_round_result_stays_in_the_table_view_into_the_next_countdown() -> Non
     table.tick(15 * S)
     assert table.phase is Phase.COUNTDOWN
     lines = centre_words(table).plain.splitlines()
-    assert lines[0] == "dice, round 2: get ready…"
+    assert lines[0] == "Ligretto Dice, round 2: get ready…"
     assert lines[1].startswith("round 1: ") and f"seat 1 {scores[0]:+d}" in lines[1]
     assert lines[2].startswith("totals: ") and f"seat 2 {totals[1]:+d}" in lines[2]
 
@@ -175,12 +180,22 @@ def test_the_status_line_names_seats_and_the_lobby_shows_no_old_totals(dirs: Pat
         play_round(table.match, make_bots(2, "instant", 0), random.Random(0))
         table.tick(4 * S)
         totals = table.match.totals
-        assert daemon.status.text() == (f"match_result, dice, round 1/1 · seat 1 you {totals[0]:+d} · "
+        assert daemon.status.text() == (f"match over, Ligretto Dice, round 1/1 · seat 1 you {totals[0]:+d} · "
                                     f"seat 2 bot {totals[1]:+d}")
         assert score_lines(daemon.table)[0].split()[-1] == f"{totals[0]:+d}"
         table.tick(40 * S)
         assert table.phase is Phase.LOBBY
-        assert daemon.status.text() == "lobby, dice; seats joined: 1; bots: 1"
+        assert daemon.status.text() == "lobby, Ligretto Dice; players: 2 (seats joined: 1; bots: 1)"
         assert score_lines(daemon.table) == ["seat  1 you", "seat  2 bot (medium)"]
     finally:
         daemon.close()
+
+
+def test_the_lobby_names_the_chosen_game_as_players_call_it_on_one_line() -> None:
+    """It was: "classic" among the code's names; then all four titles, which wrapped at 80x24."""
+    for n, game in enumerate(["classic", "dice", "domino", "crazy"]):
+        table = Table(4)
+        table.new(game)
+        table._join(0)
+        (line,) = lines_for(centre_words(table).plain, "game:")
+        assert line == f"game:  {title_of(game)}   ←/→ {n + 1} of 4" and len(line) <= 46

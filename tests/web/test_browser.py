@@ -23,6 +23,7 @@ from firmware_host.play.scenario import load, run
 from firmware_host.service.daemon import Daemon
 from firmware_host.system.paths import state_database
 from firmware_host.table.machine import Phase, Timing
+from firmware_host.views.live import seat_name
 from firmware_host.web.frontend import WebView
 
 CHROMIUM = "/usr/bin/chromium"
@@ -46,20 +47,23 @@ class OnTable:
 class LiveTable:
     """The emulated daemon, its loop in a thread, the web view attached on a free port."""
 
-    def __init__(self, seats: int) -> None:
+    def __init__(self, seats: int, shown: str = "") -> None:
+        """`shown`: the address the table says it is at, when not where the test's browser opens it
+        (a network address, as on the Pi, for what the attract screen shows)."""
         self.daemon = Daemon(emulated_config(seats))
         self.daemon.table.timing = Timing(countdown_ns=300 * MS, round_result_ns=600 * S,
                                           match_result_ns=600 * S)
         self.daemon.loop.on(OnTable, lambda event, now: event.work(now) or True)
         self.web = WebView("127.0.0.1", 0)
-        self.daemon.address = self.web.listen()
+        self.opened = self.web.listen()
+        self.daemon.address = shown or self.opened
         self.daemon.attach(self.web)
         self.thread = threading.Thread(target=self.daemon.serve, daemon=True)
         self.thread.start()
 
     @property
     def url(self) -> str:
-        return self.daemon.address
+        return self.opened
 
     def do(self, work: Callable[[int], Any]) -> None:
         done = threading.Event()
@@ -96,8 +100,8 @@ def browser() -> Iterator[Any]:
 def live(dirs: Path, request: pytest.FixtureRequest) -> Iterator[Callable[[int], LiveTable]]:
     tables: list[LiveTable] = []
 
-    def make(seats: int) -> LiveTable:
-        tables.append(LiveTable(seats))
+    def make(seats: int, shown: str = "") -> LiveTable:
+        tables.append(LiveTable(seats, shown))
         return tables[-1]
 
     yield make
@@ -145,8 +149,7 @@ def test_a_race_shows_the_pile_top_and_the_lost_press_with_its_delta(browser: An
     page = open_page(browser, table.url, TV)
     page.wait_for_function("() => window.tableState.phase === 'playing'", timeout=10_000)
     assert shown(page, "#board .piles .card .value") == ["1"]
-    assert shown(page, "#board .piles .card .letter") == ["B"]  # the colour said as a letter too
-    assert page.locator("#board .piles .card.blue").count() == 1
+    assert page.locator("#board .piles .card.blue > .shape.square").count() == 1  # its shape too
     assert shown(page, '.seat[data-seat="1"] .holding .card .value')[:4] == ["2", "5", "7", "9"]
     table.tap(2, "right")  # seat 2's cursor to its row's second place, its blue 2
     wait_for(lambda: table.daemon.table.referee.seats[1].cursor == 1)
@@ -173,8 +176,12 @@ def test_scores_after_a_round_and_names_are_text_never_markup(browser: Any, live
     assert shown(page, ".scores tr.totals td") == ["total", *totals]
     winners = [table.daemon.table.seat_of_player[p] + 1 for p in match.winners]
     assert len(winners) == 1, "a shared win: the banner below reads differently"
-    assert shown(page, "#banner .big-word") == [f"seat {winners[0]} wins!"]
+    name = seat_name(table.daemon.table, match.winners[0])  # "bot" today: a bot won
+    assert shown(page, "#banner .big-word") == [f"{name} (seat {winners[0]}) wins!"]
+    assert shown(page, ".podium .step-name")[0] == f"{name} (seat {winners[0]})"
     fits(page, whole_screen=False)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / "match-end-phone.png"), full_page=True)  # the podium, the round
     # A notice with markup in it shows as the characters it is. Drawn and read in one script:
     # the table's next frame may come at any moment and draw its own status over it.
     drawn = page.evaluate("""() => {
@@ -183,15 +190,26 @@ def test_scores_after_a_round_and_names_are_text_never_markup(browser: Any, live
       return [status.innerText, status.querySelectorAll('img').length];
     }""")
     assert drawn == ["<img src=x onerror=alert(1)>", 0]
+    # A name with markup in it: the seat, the round's table and the podium show its characters.
+    named = page.evaluate("""() => { const s = window.tableState, name = '<img src=x onerror=alert(1)>';
+      draw({...s, seats: s.seats.map((x) => ({...x, name})),
+            podium: s.podium.map((p) => ({...p, name})),
+            round_end: {...s.round_end, ranked: s.round_end.ranked.map((r) => ({...r, name}))}});
+      const said = (q) => document.querySelector(q).innerText;
+      return [said('.seat .who'), said('.ranked .name'), said('.podium .step-name'),
+              document.querySelectorAll('img').length]; }""")
+    seat = page.evaluate("() => window.tableState.podium[0].seat")
+    assert named == ["<img src=x onerror=alert(1)>", "<img src=x onerror=alert(1)> (seat " + str(seat) + ")",
+                     "<img src=x onerror=alert(1)> (seat " + str(seat) + ")", 0]
 
 
 def test_the_attract_screen_shows_the_address_and_a_code_that_reads_back(browser: Any, live: Any,
                                                                           tmp_path: Path) -> None:
-    table = live(4)
+    table = live(4, shown="http://192.168.1.23/")  # the Pi's address on its network, port 80
     page = open_page(browser, table.url + "big", TV)
-    assert page.locator("#banner .watch").inner_text() == f"Watch on your phone: {table.url}"
+    assert page.locator("#banner .watch").inner_text() == "Watch on your phone: http://192.168.1.23/"
     page.locator("svg.qr").screenshot(path=str(tmp_path / "qr.png"))
-    assert qr_read(tmp_path / "qr.png") == [table.url]
+    assert qr_read(tmp_path / "qr.png") == ["http://192.168.1.23/"]
     fits(page, whole_screen=True)
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / "attract-big.png"))
@@ -200,14 +218,26 @@ def test_the_attract_screen_shows_the_address_and_a_code_that_reads_back(browser
     assert page.locator("svg.qr").count() == 1
 
 
+def test_a_table_on_its_own_loopback_shows_no_address_a_phone_cannot_open(browser: Any, live: Any) -> None:
+    """127.0.0.1 (a laptop's default) on a phone is the phone itself: no code of it, and the page
+    says why."""
+    table = live(2)
+    page = open_page(browser, table.url + "big", TV)
+    assert page.locator("svg.qr").count() == 0
+    assert page.locator("#banner .watch").inner_text() == (
+        f"This page is on this computer only ({table.url}): to watch on a phone, give the web view "
+        "a network address ([web] bind, docs/web.md)")
+    fits(page, whole_screen=True)
+
+
 # ---------------------------------------------------------------- every game, every screen
 
-# Cards, dice, board squares and domino halves whose colour is shown with no letter beside it
+# Cards, dice, board squares and domino halves whose colour is shown with no shape beside it
 # (a covered square shows its seat, a token square its token: the colour under them is out of play).
 COLOUR_ALONE = """() => [...document.querySelectorAll('.card, .square, .half')]
   .filter(n => ['red', 'green', 'blue', 'yellow', 'purple'].some(c => n.classList.contains(c)))
   .filter(n => !n.classList.contains('covered') && !n.querySelector('.token'))
-  .filter(n => !/[RGBYP]/.test(n.textContent)).map(n => n.outerHTML.slice(0, 80))"""
+  .filter(n => !n.querySelector(':scope > .shape')).map(n => n.outerHTML.slice(0, 80))"""
 
 GAMES = [("classic", 12, {"rounds": 1}), ("dice", 4, {"rounds": 1}), ("domino", 4, {"rounds": 1}),
          ("crazy", 5, {"rounds": 1})]
@@ -230,7 +260,7 @@ def test_every_game_fits_a_tv_and_a_phone(browser: Any, live: Any, game: str, se
         page.evaluate("() => window.tableFrames")  # the newest frame is drawn
         fits(page, whole_screen=name == "big")
         assert page.locator(".seat").count() == seats
-        assert page.evaluate(COLOUR_ALONE) == []  # every colour a person needs also says its letter
+        assert page.evaluate(COLOUR_ALONE) == []  # every colour a person needs also has its shape
         if name != "desktop":
             page.screenshot(path=str(SHOTS / f"{game}-{name}.png"), full_page=name == "phone")
         page.close()
@@ -302,3 +332,41 @@ def test_another_sites_page_cannot_watch_the_table(browser: Any, live: Any) -> N
         page.close()
         site.shutdown()
         site.server_close()
+
+
+def test_a_page_watching_the_real_daemon_sees_its_web_process_killed_and_the_table_again(
+        browser: Any, tmp_path: Path) -> None:
+    """The web view's own process killed while a browser watches: started again by the daemon,
+    and the page, which tries again by itself, draws the live table off the new one."""
+    import signal
+
+    from plumbing import DaemonProcess
+
+    daemon = DaemonProcess(tmp_path)
+    page = None
+    try:
+        daemon.start()
+        process: dict[str, Any] = {}
+
+        def serving(other_than: int = 0) -> bool:
+            process.update(daemon.ctl("status").get("web_view", {}).get("process", {}))
+            return bool(process.get("serving")) and process.get("pid") not in (None, 0, other_than)
+
+        wait_for(serving, timeout=30, every=0.2)
+        assert daemon.ctl("new", "classic", "rounds=1")["ok"] and daemon.ctl("bots", "3")["ok"]
+        assert daemon.ctl("start")["ok"]
+        page = open_page(browser, daemon.ctl("status")["web"], TV)
+        first = process["pid"]
+        os.kill(first, signal.SIGKILL)
+        page.wait_for_function("() => document.body.classList.contains('lost')", timeout=10_000)
+        wait_for(lambda: serving(other_than=first), timeout=30, every=0.2)
+        drawn = page.evaluate("() => window.tableFrames")
+        page.wait_for_function(f"() => window.tableFrames > {drawn} && "
+                               "!document.body.classList.contains('lost')", timeout=20_000)
+        assert shown(page, "#link") == ["live"]
+        assert page.evaluate("() => document.body.dataset.phase") in ("countdown", "playing", "round_result",
+                                                                    "match_result")  # the match, live
+    finally:
+        if page is not None:
+            page.close()
+        daemon.close()

@@ -63,6 +63,12 @@ def test_the_page_its_files_and_nothing_else() -> None:
                 # it was: the router's own 404 went out without them
                 assert r.headers["X-Content-Type-Options"] == "nosniff", path
                 assert r.headers["Content-Security-Policy"].startswith("default-src 'none'"), path
+        for path in ("/favicon.ico", "/static/favicon.svg"):  # it was: a 404 for the favicon
+            async with session.get(url + path) as r:
+                assert r.status == 200 and r.content_type == "image/svg+xml", path
+                assert (await r.text()).startswith("<svg ")
+        async with session.get(url + "/") as r:
+            assert '<link rel="icon" href="/static/favicon.svg"' in await r.text()
         async with session.post(url + "/", data=b"x") as r:
             assert r.status == 405  # read-only: no method but GET
             assert r.headers["Referrer-Policy"] == "no-referrer"

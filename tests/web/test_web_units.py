@@ -124,3 +124,48 @@ def test_the_web_section_is_checked_with_one_line_a_problem() -> None:
         with pytest.raises(ConfigError) as refused:
             parse_config({**data, "web": web})
         assert says in str(refused.value), str(refused.value)
+
+
+def test_port_0_has_the_same_port_again_after_a_restart(tmp_path: Path) -> None:
+    """[web] port 0: the kernel's choice the first time, remembered; the same port next time, so
+    a bookmark or a photographed QR code still opens the table; a new one, said, when taken."""
+    from firmware_host.web.listen import open_remembered
+
+    remembered = tmp_path / "web-port"
+    first, said = open_remembered("127.0.0.1", remembered)
+    port = first.getsockname()[1]
+    assert said == "" and remembered.read_text() == f"{port}\n"
+    first.close()
+    again, said = open_remembered("127.0.0.1", remembered)
+    assert again.getsockname()[1] == port and said == ""
+    taken, said = open_remembered("127.0.0.1", remembered)  # `again` still holds it
+    new = taken.getsockname()[1]
+    assert new != port and remembered.read_text() == f"{new}\n"
+    assert said == f"port {port}, the web view's last time, is taken (Address already in use): " \
+        f"it listens on {new} now"
+    for sock in (again, taken):
+        sock.close()
+    remembered.write_text("not a port\n")
+    sock, said = open_remembered("127.0.0.1", remembered)
+    assert said == "" and remembered.read_text() == f"{sock.getsockname()[1]}\n"
+    sock.close()
+    nowhere = tmp_path / "missing" / "web-port"
+    sock, said = open_remembered("127.0.0.1", nowhere)
+    assert said == f"cannot remember port {sock.getsockname()[1]} in {nowhere}: No such file or directory"
+    sock.close()
+
+
+def test_the_web_views_process_listens_on_its_remembered_port(tmp_path: Path) -> None:
+    """The daemon takes the socket for its web view's process (web/process.py): port 0 remembered
+    there too, so the table's address stays the same across restarts."""
+    from firmware_host.web.process import WebProcess
+
+    remembered = tmp_path / "web-port"
+    first = WebProcess("127.0.0.1", 0, port_file=remembered)
+    url = first.listen()
+    port = int(remembered.read_text())
+    assert url.endswith(f":{port}/") and first.said == ""
+    first.stop()
+    again = WebProcess("127.0.0.1", 0, port_file=remembered)
+    assert again.listen() == url
+    again.stop()

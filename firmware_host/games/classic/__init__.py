@@ -188,6 +188,13 @@ class ClassicGame(Game[ClassicRound]):
 
         return board(rnd, seats)
 
+    def score_parts(self, rnd: ClassicRound) -> list[list[tuple[str, int]]]:
+        from .rules import STACK_PENALTY
+
+        return [[(f"{st.centre} in the centre", st.centre),
+                 (f"{len(st.stack)} on the stack ×{STACK_PENALTY}",
+                  -STACK_PENALTY * len(st.stack))] for st in rnd.seats]
+
     # ------------------------------------------------------------ scenario files and tools
 
     def scenario_options(self, options: dict[str, Any], rounds: int) -> dict[str, Any]:

@@ -169,6 +169,13 @@ class CrazyGame(Game[CrazyRound]):
 
         return board(rnd, seats)
 
+    def score_parts(self, rnd: CrazyRound) -> list[list[tuple[str, int]]]:
+        parts = []
+        for st in rnd.seats:
+            left = len(st.draw) + len(st.discard) + len(st.hand)
+            parts.append([(f"{len(st.score)} on the score pile", len(st.score)), (f"{left} left", -left)])
+        return parts
+
     # ------------------------------------------------------------ scenario files and tools
 
     def scenario_setup(self, rnd: dict[str, Any], players: int, where: str, rng: random.Random,

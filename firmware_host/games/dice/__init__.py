@@ -137,6 +137,12 @@ class DiceGame(Game[DiceRound]):
 
         return board(rnd, seats)
 
+    def score_parts(self, rnd: DiceRound) -> list[list[tuple[str, int]]]:
+        finisher = rnd.result.finishers[0] if rnd.result is not None and rnd.result.finishers else None
+        held = [len(hand) for hand in rnd.dice]
+        return [[(f"out first: the others' {sum(held) - held[s]} dice", sum(held) - held[s])]
+                if s == finisher else [(f"{held[s]} dice left", -held[s])] for s in range(rnd.players)]
+
     # ------------------------------------------------------------ scenario files
 
     def scenario_setup(self, rnd: dict[str, Any], players: int, where: str, rng: random.Random,

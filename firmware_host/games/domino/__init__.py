@@ -193,6 +193,17 @@ class DominoGame(Game[DominoRound]):
 
         return board(rnd, seats)
 
+    def score_parts(self, rnd: DominoRound) -> list[list[tuple[str, int]]]:
+        held = rnd.held_counts()
+        if rnd.result is not None:
+            scores, finishers = rnd.result.scores, rnd.result.finishers
+        else:  # as `standing` calls it
+            placed = [st.placed for st in rnd.seats]
+            finishers = tuple(s for s, n in enumerate(placed) if n == max(placed))
+            scores = score_round(rnd.players, finishers, held)[0]
+        return [[("out first" if s in finishers else "fewest cards left" if scores[s] else
+                  f"{held[s]} cards left: 2 put aside", scores[s])] for s in range(rnd.players)]
+
     # ------------------------------------------------------------ scenario files and tools
 
     def scenario_options(self, options: dict[str, Any], rounds: int) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from ...views.boards import board as whole
 from ...views.boards import count, grid, hand, seat_no, square, tile
 from .rules import ANY_SEAT, JOKER, DominoRound
 
-HEAD = "the board: tokens 1–4, free squares by colour letter, covered squares by seat, ★ a joker"
+HEAD = "the board: tokens 1–4, free squares by colour and shape, covered squares by seat, ★ a joker"
 
 
 def board(rnd: DominoRound, seats: list[int]) -> dict[str, Any]:

@@ -4,11 +4,10 @@
 "use strict";
 
 const COLOURS = { R: "red", G: "green", B: "blue", Y: "yellow", P: "purple" };
-const PHASES = {
-  attract: "waiting for players", lobby: "lobby", countdown: "get ready",
-  playing: "playing", round_result: "round over", match_result: "match over",
-};
 const REASONS = { too_late: "too late", false_start: "false start" };
+// Colour is never the only signal (red and green look alike to many): each colour has a shape too.
+const SHAPES = { R: "circle", G: "triangle", B: "square", Y: "diamond", P: "star" };
+const RACE_MS = 4000;  // a new race stays large on the page this long
 
 function el(tag, cls, text) {
   const node = document.createElement(tag);
@@ -31,14 +30,31 @@ function signed(n) {
   return n > 0 ? "+" + n : String(n);
 }
 
-// A card as a card: its colour, its value; `small` for a seat's own cards.
+// A colour's shape (circle, triangle, square, diamond, star): drawn, not a character.
+function shape(letter) {
+  const node = el("span", "shape " + (SHAPES[letter] || "none"));
+  node.setAttribute("aria-hidden", "true");
+  return node;
+}
+
+// A card as a card: its colour and its shape, its value; `small` for a seat's own cards.
 function card(c, extra) {
   const node = el("span", "card " + (COLOURS[c.c] || "grey") + (extra ? " " + extra : ""));
-  // Colour is never the only signal (red and green look alike to many): its letter in the corner.
-  node.appendChild(el("span", "letter", c.c));
+  node.dataset.c = c.c;
+  if (SHAPES[c.c]) node.appendChild(shape(c.c));
   node.appendChild(el("span", "value", c.v));
   node.title = (COLOURS[c.c] || c.c) + " " + c.v;
+  node.setAttribute("aria-label", node.title);
   return node;
+}
+
+// Who sits at a seat, as the page says it: the name, and the seat's number when the name is not it.
+function who(seat, name) {
+  return !name || name === "seat " + seat ? "seat " + seat : name + " (seat " + seat + ")";
+}
+
+function capital(words) {
+  return words.charAt(0).toUpperCase() + words.slice(1);
 }
 
 function empty(extra) {
@@ -101,7 +117,8 @@ const ELEMENTS = {
         node.classList.add("covered");
         node.appendChild(el("span", "mark", sq.cover));
       } else {
-        node.appendChild(el("span", "mark free", sq.c));  // its colour as a letter too
+        node.dataset.c = sq.c;
+        node.appendChild(shape(sq.c));  // its colour as a shape too
       }
       grid.appendChild(node);
     }
@@ -109,7 +126,13 @@ const ELEMENTS = {
   },
   tile(e) {
     const pair = el("span", "pair");
-    for (const c of e.halves) pair.appendChild(el("span", "half " + (COLOURS[c] || "grey"), c));  // the letter too
+    for (const c of e.halves) {
+      const half = el("span", "half " + (COLOURS[c] || "grey"));
+      half.dataset.c = c;
+      half.setAttribute("aria-label", COLOURS[c] || c);
+      half.appendChild(shape(c));  // its colour as a shape too
+      pair.appendChild(half);
+    }
     return [pair];
   },
   count(e) {
@@ -162,23 +185,163 @@ function banner(s) {
   } else if (s.phase === "lobby") {
     lines.push(el("div", "big-word", s.title || s.game));
     const [lo, hi] = s.players_range;
-    lines.push(el("div", "", s.seats.length + " joined (" + lo + " to " + hi + " players) · seat 1 starts"));
+    lines.push(el("div", "", "players: " + s.seats.length + " (" + lo + " to " + hi + ") · seat 1 starts"));
   } else if (s.phase === "countdown") {
     lines.push(el("div", "big-word countdown", s.countdown ? s.countdown : "GO"));
+  } else if (s.phase === "playing") {
+    const race = raceShown(s);
+    if (race) lines.push(raceLine(race, "race"));
   } else if (s.phase === "round_result" && s.results.length) {
     const last = s.results[s.results.length - 1];
     lines.push(el("div", "big-word", "Round " + last.round + " over"));
-    lines.push(el("div", "", last.ending.replaceAll("_", " ") +
-      (last.finishers.length ? " · seat " + last.finishers[0] + " first" : "")));
+    lines.push(el("div", "", last.how));
+    if (s.round_end && s.round_end.next_in !== null) lines.push(el("div", "next-in", nextIn(s)));
   } else if (s.phase === "match_result") {
-    const w = s.winners.map((n) => "seat " + n).join(" and ");
+    const names = {};
+    for (const seat of s.seats) names[seat.seat] = seat.name;
+    const w = s.winners.map((n) => who(n, names[n])).join(" and ");
     lines.push(el("div", "big-word", w ? w + (s.winners.length > 1 ? " win!" : " wins!") : "Match over"));
   }
-  if ((s.phase === "attract" || s.phase === "lobby") && s.address) {
+  if ((s.phase === "attract" || s.phase === "lobby") && s.address && s.reachable) {
     lines.push(el("div", "watch", "Watch on your phone: " + s.address));
     if (s.qr) lines.push(qr(s.qr));
+  } else if ((s.phase === "attract" || s.phase === "lobby") && s.address) {
+    // 127.0.0.1 on a phone is the phone: say where the page is, and why no phone can open it.
+    lines.push(el("div", "watch", "This page is on this computer only (" + s.address + "): " +
+      "to watch on a phone, give the web view a network address ([web] bind, docs/web.md)"));
   }
   return lines;
+}
+
+// A race in words, large: who was first, who lost it, and by how much.
+function raceLine(r, cls) {
+  const winner = capital(who(r.winner, r.winner_name)), loser = who(r.loser, r.loser_name);
+  const line = r.tie ? winner + " and " + loser + " tied within " + r.margin + ": drawn for seat " + r.winner
+    : winner + " beat " + loser + " by " + r.margin;
+  return el("div", cls, line);
+}
+
+// A new race (one the page has not shown yet) is shown for RACE_MS, then the page is drawn again.
+let raceKey = null, raceUntil = 0, raceTimer = null;
+function raceShown(s) {
+  const r = s.race;
+  if (!r) return null;
+  const key = r.ts_ns + "/" + r.loser;
+  const now = performance.now();
+  if (key !== raceKey) {
+    raceKey = key;
+    raceUntil = now + RACE_MS;
+    clearTimeout(raceTimer);
+    raceTimer = setTimeout(() => window.tableState && draw(window.tableState), RACE_MS + 50);
+  }
+  return now < raceUntil ? r : null;
+}
+
+// The seconds to the next round, counted down on the page between frames.
+let nextAt = null, nextTimer = null;
+function nextIn(s) {
+  return "next round in " + Math.max(0, Math.ceil((nextAt - performance.now()) / 1000)) + " s";
+}
+function countNext(s) {
+  clearInterval(nextTimer);
+  if (!s.round_end || s.round_end.next_in === null || s.phase !== "round_result") return;
+  nextAt = performance.now() + s.round_end.next_in * 1000;
+  nextTimer = setInterval(() => {
+    const node = document.querySelector("#banner .next-in");
+    if (node) node.textContent = nextIn(s);
+  }, 250);
+}
+
+function signedPoints(n) {
+  return n > 0 ? "+" + n : n < 0 ? "\u2212" + -n : "0";
+}
+
+// The round's end: each seat's place, its points and what they were made of, its total.
+function roundTable(end) {
+  const table = el("table", "ranked");
+  const head = el("tr");
+  for (const h of ["", "", "round", "how", "total"]) head.appendChild(el("th", "", h));
+  table.appendChild(head);
+  for (const r of end.ranked) {
+    const tr = el("tr");
+    tr.dataset.seat = r.seat;
+    tr.appendChild(el("td", "place", r.place + "."));
+    tr.appendChild(el("td", "name", who(r.seat, r.name)));
+    tr.appendChild(el("td", "points", signedPoints(r.points)));
+    tr.appendChild(el("td", "parts", r.parts.map((p) => p.words).join(" · ")));
+    tr.appendChild(el("td", "total", signedPoints(r.total)));
+    table.appendChild(tr);
+  }
+  const out = [el("h2", "", "Round " + end.round), table];
+  if (end.closest) out.push(raceLine(end.closest, "closest"));
+  if (end.fastest) out.push(el("div", "fastest", "Fastest reaction: " + who(end.fastest.seat, end.fastest.name) +
+    ", " + end.fastest.ms.toFixed(0) + " ms"));
+  const box = el("div", "round-end");
+  box.append(...out);
+  return box;
+}
+
+// The match's end: the first three on steps, the others below them.
+function podium(places) {
+  const steps = el("div", "podium");
+  places.slice(0, 3).forEach((p, i) => {  // the first in the middle, the second left, the third right
+    const step = el("div", "step at-" + i + " place-" + Math.min(p.place, 3));
+    step.dataset.seat = p.seat;
+    step.appendChild(el("div", "step-place", p.place === 1 ? "1st" : p.place === 2 ? "2nd" : p.place === 3 ? "3rd" : p.place + "th"));
+    step.appendChild(el("div", "step-name", who(p.seat, p.name)));
+    step.appendChild(el("div", "step-total", signedPoints(p.total)));
+    if (p.rating !== null && p.rating !== undefined) {
+      step.appendChild(el("div", "step-rating", "rating " + (p.rating >= 0 ? "+" : "\u2212") + Math.abs(p.rating).toFixed(1)));
+    }
+    steps.appendChild(step);
+  });
+  const out = [el("h2", "", "Final standings"), steps];
+  if (places.length > 3) {
+    const rest = el("ol", "rest");
+    rest.start = 4;
+    for (const p of places.slice(3)) {
+      const rating = p.rating !== null && p.rating !== undefined
+        ? " · rating " + (p.rating >= 0 ? "+" : "\u2212") + Math.abs(p.rating).toFixed(1) : "";
+      const li = el("li", "", p.place + ". " + who(p.seat, p.name) + " " + signedPoints(p.total) + rating);
+      li.dataset.seat = p.seat;
+      rest.appendChild(li);
+    }
+    out.push(rest);
+  }
+  const box = el("div", "final");
+  box.append(...out);
+  return box;
+}
+
+// The attract screen: the leaderboards (tonight, all time) and the last match's highlights.
+function standings(s) {
+  const out = [];
+  const board = s.leaderboard || {};
+  for (const [key, title] of [["tonight", "Tonight"], ["all_time", "All time"]]) {
+    const rows = board[key] || [];
+    if (!rows.length) continue;
+    const list = el("ol", "leaders");
+    list.dataset.period = key;
+    for (const r of rows.slice(0, 5)) list.appendChild(el("li", "", r.name + " · " + Math.round(r.rating)));
+    out.push(el("div", "leaderboard", undefined));
+    out[out.length - 1].append(el("h2", "", title), list);
+  }
+  if ((s.highlights || []).length) {
+    const list = el("ul", "highlights");
+    for (const h of s.highlights.slice(0, 3)) list.appendChild(el("li", "", h));
+    const box = el("div", "highlight-box");
+    box.append(el("h2", "", "Last match"), list);
+    out.push(box);
+  }
+  return out;
+}
+
+function ends(s) {
+  if (s.phase === "attract" || s.phase === "lobby") return standings(s);
+  const out = [];
+  if (s.podium) out.push(podium(s.podium));
+  if (s.round_end) out.push(roundTable(s.round_end));
+  return out;
 }
 
 // ------------------------------------------------------------------ the seats
@@ -197,8 +360,9 @@ function seatBox(s, seat) {
   const box = el("div", "seat");
   box.dataset.seat = seat.seat;
   const head = el("div", "seat-head");
-  head.appendChild(el("span", "seat-no", "Seat " + seat.seat));
-  head.appendChild(el("span", "who", seat.who));
+  head.appendChild(el("span", "seat-no", String(seat.seat)));
+  head.appendChild(el("span", "who", seat.name && seat.name !== "seat " + seat.seat ? seat.name : "seat " + seat.seat));
+  if (seat.bot) head.appendChild(el("span", "level", seat.who.replace(/^bot \((.*)\)$/, "$1")));
   head.appendChild(el("span", "total", seat.total === null ? "" : signed(seat.total)));
   box.appendChild(head);
   const holding = seatHolding(s, seat);
@@ -252,8 +416,9 @@ function draw(s) {
   document.body.dataset.phase = s.phase;
   document.body.dataset.game = s.game;
   document.body.dataset.seats = String(s.seats.length);
+  document.body.classList.toggle("many-seats", s.seats.length > 8);
   text("game", s.title || s.game);
-  text("phase", PHASES[s.phase] || s.phase);
+  text("phase", s.phase_name);  // the players' words come from the table (table/words.py)
   text("round", s.round ? "round " + s.round + (s.rounds ? " of " + s.rounds : "") +
     (s.target ? " · first to " + s.target : "") : "");
   text("status", s.status);
@@ -261,29 +426,62 @@ function draw(s) {
   fill("banner", ...banner(s));
   fill("board", ...(s.board ? drawBoard(s.board) : []));
   fill("seats", ...s.seats.map((seat) => seatBox(s, seat)));
+  fill("ends", ...ends(s));
+  document.body.classList.toggle("has-ends", document.getElementById("ends").childElementCount > 0);
   fill("results", ...results(s));
   fill("decisions", ...decisions(s));
   window.tableFrames = (window.tableFrames || 0) + 1;
   window.tableState = s;
 }
 
+function received(s) {
+  countNext(s);
+  draw(s);
+  window.tableDrawn = performance.now();  // bench web: when the page drew its newest frame
+}
+
 // ------------------------------------------------------------------ the connection
 
-let wait = 500;
+// Lost: the board dims under an overlay that says since when; the page tries again at once,
+// then every 0.5, 1 and 2 s, never waiting longer than RETRY_MAX_MS.
+const RETRY_MAX_MS = 2000;
+let wait = 0, lostAt = null, lostTimer = null;
+
+function two(n) {
+  return String(n).padStart(2, "0");
+}
+
+function showLost() {
+  const secs = Math.round((Date.now() - lostAt) / 1000);
+  const at = new Date(lostAt);
+  text("lost-since", "since " + two(at.getHours()) + ":" + two(at.getMinutes()) + ":" + two(at.getSeconds()) +
+    " (" + (secs < 60 ? secs + " s" : Math.floor(secs / 60) + " min " + (secs % 60) + " s") + " ago)");
+}
 
 function connect() {
   const scheme = location.protocol === "https:" ? "wss://" : "ws://";
   const ws = new WebSocket(scheme + location.host + "/live");
-  ws.onopen = () => { wait = 500; text("link", "live"); document.body.classList.remove("lost"); };
+  ws.onopen = () => {
+    wait = 0;
+    lostAt = null;
+    clearInterval(lostTimer);
+    text("link", "live");
+    document.body.classList.remove("lost");
+  };
   ws.onmessage = (event) => {
     const s = JSON.parse(event.data);
-    if (s.type === "table") draw(s);
+    if (s.type === "table") received(s);
   };
   ws.onclose = () => {
+    if (lostAt === null) {
+      lostAt = Date.now();
+      lostTimer = setInterval(showLost, 1000);
+    }
+    showLost();
     text("link", "connection lost: trying again");
     document.body.classList.add("lost");
     setTimeout(connect, wait);
-    wait = Math.min(wait * 2, 10000);
+    wait = Math.min(Math.max(wait * 2, 500), RETRY_MAX_MS);
   };
 }
 

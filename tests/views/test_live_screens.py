@@ -1,0 +1,107 @@
+"""What the live page is given between plays (views/live.py): the round's end ranked with each
+score's parts, its closest race and the time to the next round; the match's podium; a race in
+words; the attract screen's leaderboard and highlights (empty until the statistics plug in:
+views/standings.py)."""
+
+from __future__ import annotations
+
+import random
+
+from firmware_host.engine.game import find, sight_of
+from firmware_host.table.bot_players import Bot, Level
+from firmware_host.table.machine import Phase, Table, Timing
+from firmware_host.table.referee import Contest
+from firmware_host.views.live import live_state, margin_words
+
+S = 1_000_000_000
+
+
+def _to_round_end(rounds: int) -> tuple[Table, int]:
+    """Seat 1 a person, seat 2 a bot, a Dice match of `rounds` played to its first round's end."""
+    table = Table(3, Timing(countdown_ns=3 * S, round_result_ns=10 * S))
+    table.new("dice", {"rounds": rounds})
+    table._join(0)
+    table.set_bots(1)
+    table.start(0)
+    table.tick(3 * S)
+    assert table.phase is Phase.PLAYING and table.match is not None
+    match = table.match
+    bots = [Bot(Level.INSTANT, random.Random(seat)) for seat in range(2)]
+    now = 3 * S
+    while match.round.result is None:
+        now += 10_000_000
+        for seat in range(2):
+            action = bots[seat].choose(sight_of(match.round, seat), now)
+            if action is not None and match.round.result is None:
+                match.apply(action)
+    table.tick(now)
+    return table, now
+
+
+def test_the_round_end_ranks_the_round_with_each_scores_parts_and_counts_down() -> None:
+    table, now = _to_round_end(2)
+    assert table.phase is Phase.ROUND_RESULT
+    state = live_state(table, now + 2 * S + 1, "")
+    match = table.match
+    assert match is not None
+    scores = list(match.results[-1].scores)
+    end = state["round_end"]
+    assert end["round"] == 1 and end["next_in"] == 8  # 10 s to the next round, 2 s and a bit gone
+    assert [r["points"] for r in end["ranked"]] == sorted(scores, reverse=True)
+    assert [r["place"] for r in end["ranked"]] == [1, 2]
+    for row in end["ranked"]:
+        assert sum(p["points"] for p in row["parts"]) == row["points"]
+        assert row["total"] == row["points"]  # the first round
+    first = end["ranked"][0]
+    held = [len(hand) for hand in match.round.dice]
+    assert first["parts"] == [{"words": f"out first: the others' {sum(held)} dice", "points": sum(held)}]
+    assert {r["name"] for r in end["ranked"]} == {"seat 1", "bot"}
+    assert end["closest"] is None and end["fastest"] is None  # no race in this round
+    assert state["board"] == find("dice").board(match.round, table.seat_of_player)  # the final board stays
+    assert state["podium"] is None
+
+
+def test_the_closest_race_of_the_round_and_the_newest_race_in_words() -> None:
+    table, now = _to_round_end(2)
+    assert table.referee is not None
+    go = table.gate.go_ts
+    assert go is not None
+    table.referee.contests.extend([Contest(0, 1, go + S, go + S + 800_000),
+                                   Contest(1, 0, go + 2 * S, go + 2 * S + 40_000, tie=True)])
+    state = live_state(table, now, "")
+    closest = state["round_end"]["closest"]
+    assert closest == {"winner": 2, "loser": 1, "winner_name": "bot", "loser_name": "seat 1", "tie": True,
+                       "margin_ns": 40_000, "margin": "40 µs", "ts_ns": go + 2 * S + 40_000}
+    assert state["race"] == closest  # the newest
+    table.referee.contests.append(Contest(0, 1, go - S, go - S + 1))  # before this round's go
+    assert live_state(table, now, "")["round_end"]["closest"] == closest
+
+
+def test_margins_in_words() -> None:
+    assert [margin_words(n) for n in (400_000, 800_000, 1_250_000, 40_000, -400_000)] == \
+        ["0.4 ms", "0.8 ms", "1.2 ms", "40 µs", "0.4 ms"]
+
+
+def test_the_match_end_has_a_podium_by_totals() -> None:
+    table, now = _to_round_end(1)
+    assert table.phase is Phase.MATCH_RESULT
+    match = table.match
+    assert match is not None
+    state = live_state(table, now, "")
+    podium = state["podium"]
+    assert [p["total"] for p in podium] == sorted(match.totals, reverse=True)
+    assert podium[0]["place"] == 1 and podium[0]["seat"] == table.seat_of_player[match.winners[0]] + 1
+    assert all(p["rating"] is None for p in podium)  # no ratings yet (views/standings.py)
+    assert state["round_end"]["next_in"] is None  # no next round
+
+
+def test_the_attract_screen_has_the_leaderboard_and_highlights_places() -> None:
+    table = Table(4, Timing())
+    state = live_state(table, 0, "", "http://192.168.1.23/")
+    assert state["phase"] == "attract"
+    assert state["leaderboard"] == {"tonight": [], "all_time": []} and state["highlights"] == []
+    assert state["qr"] and state["reachable"] and state["race"] is None and state["round_end"] is None
+    for here in ("http://127.0.0.1:8080/", "http://[::1]:8080/", "http://localhost/", ""):
+        state = live_state(table, 0, "", here)
+        assert state["qr"] is None and not state["reachable"], here  # a phone cannot open it
+    assert live_state(table, 0, "", "http://table.local/")["reachable"]
