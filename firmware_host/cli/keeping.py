@@ -293,20 +293,15 @@ def _service_active() -> bool:
 
 def _write(path: Path, data: bytes, like: Path | None, mode: int) -> None:
     """A whole file put in place by a rename (a power cut leaves the old or the new), with the
-    owner and mode of the file it replaces (the service's user, the admin group's configuration)."""
-    temporary = path.with_name(f".{path.name}.restore.{os.getpid()}")
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
-    with os.fdopen(fd, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    source = like if like is not None and like.exists() else path.parent
-    info = source.stat()
-    if os.geteuid() == 0:
-        os.chown(temporary, info.st_uid, info.st_gid)
-    if like is not None and like.exists():
-        os.chmod(temporary, info.st_mode & 0o7777)
-    os.replace(temporary, path)
+    owner and mode of the file it replaces (the service's user, the admin group's configuration);
+    a new one, as root, belongs to its directory's owner."""
+    from ..system.atomic import replace_whole
+
+    there = like is not None and like.exists()
+    replace_whole(path, lambda f: f.write(data), mode, like if there else None)
+    if not there and os.geteuid() == 0:
+        info = path.parent.stat()
+        os.chown(path, info.st_uid, info.st_gid, follow_symlinks=False)
 
 
 def restore(archive: Path, say: Any = print) -> dict[str, Any]:

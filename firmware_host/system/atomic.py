@@ -1,7 +1,8 @@
 """One way to replace a file whole: written beside it, synced, renamed over it. A kill or a power
 cut at any moment leaves the old file or the new one, never a part of either; the temporary copy
-goes on any failure. The table keeps three files so: the last good configuration, `tablectl config
-set`'s table.toml and the journal's held writes (`<database>.held`)."""
+goes on any failure. The table keeps these files so: the last good configuration, `tablectl config
+set`'s table.toml, the journal's held writes (`<database>.held`), the files `tablectl restore`
+puts back and the build's record (`system/build.py`)."""
 
 from __future__ import annotations
 

@@ -75,9 +75,9 @@ def record(source: Path | None, path: Path = BUILD_FILE, commit: str | None = No
         head = _git(source, "rev-parse", "HEAD") if source is not None else None
         changes = _git(source, "status", "--porcelain") if head and source is not None else None
         build = {"commit": head.strip() if head else None, "modified": bool(changes and changes.strip())}
-    temporary = path.with_name(f".{path.name}.{os.getpid()}")
-    temporary.write_text(json.dumps(build) + "\n", encoding="utf-8")
-    os.replace(temporary, path)
+    from .atomic import replace_whole
+
+    replace_whole(path, lambda f: f.write(json.dumps(build).encode() + b"\n"), 0o644)
     return build
 
 
