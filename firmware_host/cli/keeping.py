@@ -31,6 +31,7 @@ from typing import Any
 
 from ..system import paths
 from ..system.build import describe
+from ..system.errors import TableError
 
 FORMAT = "table-host-backup"
 FORMAT_VERSION = 1
@@ -43,8 +44,9 @@ MAX_MEMBER_BYTES = 2 << 30  # no journal grows near this; a bigger member is no 
 SERVICE = "table-host.service"
 
 
-class Refused(Exception):
-    """An archive that is not restored, or a backup that cannot be written: one line saying why."""
+class Refused(TableError, RuntimeError):
+    """An archive that is not restored, a backup that cannot be written, an update that stopped:
+    one line saying why (exit 1, as the commands say it; not a bad command line)."""
 
 
 def owned_like_state(path: Path) -> None:
@@ -129,24 +131,21 @@ def backup(target: Path | None, keep: int | None = None) -> dict[str, Any]:
                 "files": {name: {"sha256": _sha256(data), "bytes": len(data)}
                           for name, data in files.items()}}
     members = {MANIFEST: json.dumps(manifest, indent=2).encode() + b"\n", **files}
-    temporary = target.with_name(f".{target.name}.{os.getpid()}")
-    try:
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-        with os.fdopen(fd, "wb") as out:
-            with tarfile.open(fileobj=out, mode="w:gz") as tar:
-                for name, data in members.items():
-                    info = tarfile.TarInfo(f"{TOP}/{name}")
-                    info.size, info.mtime, info.mode = len(data), int(time.time()), 0o600
-                    tar.addfile(info, io.BytesIO(data))
-            out.flush()
-            os.fsync(out.fileno())
-        if target.parent == backups_directory():
-            owned_like_state(temporary)
-        os.replace(temporary, target)  # a kill leaves the old archives and no half one under its name
+    from ..system.atomic import replace_whole
+
+    def write(out: Any) -> None:
+        with tarfile.open(fileobj=out, mode="w:gz") as tar:
+            for name, data in members.items():
+                info = tarfile.TarInfo(f"{TOP}/{name}")
+                info.size, info.mtime, info.mode = len(data), int(time.time()), 0o600
+                tar.addfile(info, io.BytesIO(data))
+
+    try:  # a kill leaves the old archives and no half one under its name
+        replace_whole(target, write, 0o600)
     except OSError as exc:
-        with contextlib.suppress(OSError):
-            temporary.unlink()
         raise Refused(f"cannot write {target}: {exc.strerror or exc}") from None
+    if target.parent == backups_directory():
+        owned_like_state(target)
     removed = prune(target.parent, keep) if keep is not None else []
     return {"ok": True, "file": str(target.absolute()), "bytes": target.stat().st_size,
             "matches": _count_matches(files.get(JOURNAL)), "schema": schema,

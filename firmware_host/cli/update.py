@@ -85,16 +85,9 @@ def version_of(init_py: str) -> str:
 
 def link(at: Path, target: str) -> None:
     """`at` now points at `target`, by one rename (a power cut leaves the old link or the new)."""
-    temporary = at.with_name(f".{at.name}.new")
-    with contextlib.suppress(FileNotFoundError):
-        temporary.unlink()
-    os.symlink(target, temporary)
-    os.replace(temporary, at)
-    fd = os.open(at.parent, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    from ..system.atomic import replace_link
+
+    replace_link(at, target)
 
 
 def version_name(place: Path) -> Path | None:
@@ -313,11 +306,9 @@ def _put_journal_back(archive: Path, database: Path) -> None:
 
 
 def _sync(path: Path) -> None:
-    fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    from ..system.atomic import sync_directory
+
+    sync_directory(path.parent)
 
 
 def _locked(place: Path) -> int:

@@ -44,3 +44,23 @@ def replace_whole(target: Path, write: Callable[[IO[bytes]], None], mode: int = 
         with contextlib.suppress(OSError):
             temporary.unlink()
         raise
+
+
+def sync_directory(directory: Path) -> None:
+    """A rename in `directory` on the card before this returns (the directory's own fsync)."""
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def replace_link(at: Path, target: str) -> None:
+    """`at` becomes a symbolic link to `target` by one rename over the old link (a power cut leaves
+    the old link or the new): `tablectl update`'s switch between versions."""
+    temporary = at.with_name(f".{at.name}.new")
+    with contextlib.suppress(FileNotFoundError):
+        temporary.unlink()
+    os.symlink(target, temporary)
+    os.replace(temporary, at)
+    sync_directory(at.parent)
