@@ -72,7 +72,20 @@ need_packages() {
 
 if [ "$pip" -eq 1 ]; then
     need_packages python3-venv
-    venv="$root/opt/table-host/venv"
+    # Each version in a directory of its own, named by its commit, beside the others: `current`
+    # names the one that runs, `venv` is current/venv (the unit's ExecStart and tablectl's link),
+    # and `tablectl update` installs the next one beside it and switches the link (docs/keeping.md).
+    home="$root/opt/table-host"
+    commit=$(git -C "$src" rev-parse HEAD 2>/dev/null || true)
+    name=${commit:0:12}
+    [ -n "$name" ] || name=local
+    if [ -n "$(git -C "$src" status --porcelain 2>/dev/null || true)" ] || [ "$name" = local ]; then
+        name="$name-$(date -u +%Y%m%d%H%M%S)"  # a tree that is no commit: a version of its own
+    fi
+    version="$home/versions/$name"
+    venv="$version/venv"
+    install -d "$version/src"
+    install -m 0644 "$src/CHANGELOG.md" "$version/src/CHANGELOG.md"  # what the next update adds to
     python3 -m venv "$venv"
     index=()
     [ -n "$wheels" ] && index=(--no-index --find-links "$wheels")
@@ -112,7 +125,22 @@ print(next(r.split(";")[0].strip() for r in pi if r.startswith(sys.argv[2])))' "
     esac
     PYPI=${build:-0} "$venv/bin/pip" install --quiet "${index[@]}" "$src[pi]" \
         || { echo "install.sh: pip install of the table and its [pi] extra failed (above)" >&2; exit 2; }
+    # The commit it was built from, and whether the checkout differed from it: `table-host
+    # --version` and `tablectl status` name it, and never run git themselves (system/build.py).
+    (cd / && "$venv/bin/python" -m firmware_host.system.build "$src") \
+        || { echo "install.sh: cannot record the build (above)" >&2; exit 2; }
+    echo "${commit:-}" > "$version/complete"
+    # The switch: one rename of each link. An install before versions had venv as a directory.
+    old=$(readlink "$home/current" 2>/dev/null || true)
+    if [ -n "$old" ] && [ "$old" != "versions/$name" ]; then
+        ln -sfn "$old" "$home/.previous.new" && mv -T "$home/.previous.new" "$home/previous"
+    fi
+    ln -sfn "versions/$name" "$home/.current.new" && mv -T "$home/.current.new" "$home/current"
+    [ -d "$home/venv" ] && [ ! -L "$home/venv" ] && rm -rf "$home/venv"
+    ln -sfn current/venv "$home/.venv.new" && mv -T "$home/.venv.new" "$home/venv"
 fi
+# An update cut short before its health check goes back at the next boot (docs/keeping.md).
+install -D -m 0755 "$src/systemd/update-recover.sh" "$root/opt/table-host/update-recover.sh"
 # tablectl for the table-admin group's logins (SSH), on everyone's PATH.
 install -d "$root/usr/local/bin"
 ln -sfn /opt/table-host/venv/bin/tablectl "$root/usr/local/bin/tablectl"
@@ -120,6 +148,9 @@ ln -sfn /opt/table-host/venv/bin/tablectl "$root/usr/local/bin/tablectl"
 install -D -m 0644 "$src/systemd/table-host.service" "$root/etc/systemd/system/table-host.service"
 # The web view's port 80: systemd listens and passes the socket to the service (docs/web.md).
 install -D -m 0644 "$src/systemd/table-web.socket" "$root/etc/systemd/system/table-web.socket"
+# The daily backup (docs/keeping.md): the newest 7 kept in /var/lib/table-host/backups.
+install -D -m 0644 -t "$root/etc/systemd/system" "$src/systemd/table-backup.service" \
+    "$src/systemd/table-backup.timer" "$src/systemd/table-update-recover.service"
 
 # --screen: the big screen on the HDMI port, the kiosk table-screen.service (cage running the
 # browser as the unprivileged user table-screen on tty1). The browser's package is asked of apt:
@@ -216,6 +247,9 @@ for prog in table-host tablectl; do
     "$(dirname "$table_host")/python" -m firmware_host.cli.completion "$prog" > "$completions/$prog" \
         || { echo "install.sh: cannot generate the bash completion for $prog (above)" >&2; exit 2; }
 done
+# Manual pages, from the same parsers (argparse-manpage), with examples, exit status, environment.
+"$(dirname "$table_host")/python" -m firmware_host.cli.manpages "$root/usr/local/share/man/man1" \
+    || { echo "install.sh: cannot generate the manual pages (above)" >&2; exit 2; }
 
 if [ -z "$staging" ]; then
     udevadm control --reload-rules || true
@@ -223,9 +257,11 @@ if [ -z "$staging" ]; then
     udevadm trigger --subsystem-match=gpio --subsystem-match=i2c-dev --subsystem-match=spidev || true
     udevadm settle --timeout=30 || true
     systemctl daemon-reload
+    systemctl enable --quiet table-update-recover.service  # at boot only, before the table
     if [ "$start" -eq 1 ]; then
         systemctl enable --now table-web.socket
         systemctl enable --now table-host.service
+        systemctl enable --now table-backup.timer
         if [ "$screen" -eq 1 ]; then
             systemctl enable --now table-screen.service
         fi

@@ -12,7 +12,8 @@ while [ $# -gt 0 ]; do
     esac
 done
 if [ -z "$root" ]; then
-    systemctl disable --now table-screen.service table-host.service table-web.socket 2>/dev/null || true
+    systemctl disable --now table-backup.timer table-screen.service table-host.service table-web.socket \
+        table-update-recover.service 2>/dev/null || true
 fi
 # The groups install.sh made (on a Pi, gpio, i2c and spi are the system's and stay), and the Debian
 # packages it installed (python3-venv, lgpio's build tools where pip built lgpio).
@@ -25,11 +26,15 @@ created_users=""
 [ -f "$root/opt/table-host/created-users" ] && created_users=$(sort -u "$root/opt/table-host/created-users")
 rm -f "$root/etc/systemd/system/table-host.service" "$root/etc/systemd/system/table-web.socket" \
     "$root/etc/systemd/system/table-screen.service" "$root/etc/udev/rules.d/90-table-host.rules" \
-    "$root/etc/modules-load.d/table-host.conf"
+    "$root/etc/modules-load.d/table-host.conf" "$root/etc/systemd/system/table-backup.service" \
+    "$root/etc/systemd/system/table-backup.timer" "$root/etc/systemd/system/table-update-recover.service"
 [ -L "$root/usr/local/bin/tablectl" ] && rm -f "$root/usr/local/bin/tablectl"
 completions="$root/usr/local/share/bash-completion/completions"
 rm -f "$completions/table-host" "$completions/tablectl"
 [ -d "$completions" ] && rmdir --ignore-fail-on-non-empty "$completions" "$(dirname "$completions")"
+man1="$root/usr/local/share/man/man1"
+rm -f "$man1/table-host.1" "$man1/tablectl.1"
+[ -d "$man1" ] && rmdir --ignore-fail-on-non-empty "$man1" "$(dirname "$man1")"
 rm -rf "$root/opt/table-host"
 
 # config.txt: the block between `# table-host` and `# table-host end` goes only if every line in it

@@ -43,14 +43,17 @@ def with_games() -> None:
 
 
 def version_text(prog: str) -> str:
-    """From the package itself (pyproject.toml takes it from there too): asking the installed
-    metadata (importlib.metadata) would cost more than the rest of the command. table-host's
+    """The version from the package itself (pyproject.toml takes it from there too) and the commit
+    recorded when it was installed (system/build.py): asking the installed metadata
+    (importlib.metadata) or git would cost more than the rest of the command. table-host's
     adds the LED controller's firmware: the running daemon's link says what the controller
     reported; this table-host's own is computed from the files it carries."""
-    from .. import __version__
+    from ..system.build import commit_line, describe
 
+    build = describe()
+    head = f"{prog} {build['version']}\n{commit_line(build)}\nPython {build['python']}"
     if prog != "table-host":
-        return f"{prog} {__version__}"
+        return head
     from ..control.client import NotRunning, ask
     from ..devices.displays.carried import expected
 
@@ -62,7 +65,7 @@ def version_text(prog: str) -> str:
             " (another: sudo tablectl firmware flash)" if led.get("controller") else ""
     except (NotRunning, OSError):
         said, match = "no table runs to ask it", ""
-    return (f"{prog} {__version__}\nLED controller firmware: {said}{match}\n"
+    return (f"{head}\nLED controller firmware: {said}{match}\n"
             f"LED controller firmware this table-host carries: {expected()}")
 
 

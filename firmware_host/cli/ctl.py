@@ -6,6 +6,8 @@
     tablectl selftest [--probe] [--seats 1,3] [--timeout S] | selftest --abort | selftest --report
     tablectl inputs                  what reached the engine, with edge and decision times
     tablectl firmware [flash]        the LED controller's firmware; flash puts this table-host's on it
+    tablectl backup [FILE] | restore FILE   the journal and configuration in one archive, and back
+    tablectl update [--rollback]     a new version beside this one, switched to, and back on failure
 
 Human output by default, `--json` (before or after the command) for scripts: one JSON object.
 Seats are numbered from 1 in both. Exit 0 when the table did it, 1 when it refused or is not
@@ -524,6 +526,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return check_config(Path(explicit) if explicit else None, args.json)
     if args.cmd == "debug-bundle":
         return debug_bundle(Path(args.path), args.json)
+    if args.cmd == "update":
+        from . import update
+
+        return update.main(args)
+    if args.cmd in ("backup", "restore"):
+        from . import keeping
+
+        if args.cmd == "backup":
+            return keeping.main_backup(args.path, args.keep, args.json)
+        return keeping.main_restore(args.path, args.json)
     if args.cmd == "selftest":
         return selftest(args)
     if args.cmd == "firmware":

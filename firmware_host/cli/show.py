@@ -139,12 +139,23 @@ def status_rows(answer: Mapping[str, Any]) -> list[tuple[str, Any]]:
                     f"allocator {value.get('allocator')}"
         elif key == "web_view" and isinstance(value, Mapping):
             value = web_view_line(value)
+        elif key == "version" and isinstance(value, Mapping):
+            value = version_line(value)
         elif key == "led_controller" and isinstance(value, Mapping):
             value = led_controller_line(value)
         elif key == "priority" and isinstance(value, Mapping):
             value = "; ".join(f"{k} thread {v}" for k, v in value.items())
         rows.append((words(key), value))
     return rows
+
+
+def version_line(build: Mapping[str, Any]) -> str:
+    """`tablectl status`'s version: this build, the Python and the LED controller's firmware."""
+    from ..system.build import commit_line
+
+    led = build.get("led_firmware") or "not heard from yet"
+    return f"table-host {build.get('version')}, {commit_line(build)}, Python {build.get('python')}, " \
+           f"LED controller firmware {led}"
 
 
 def led_controller_line(led: Mapping[str, Any]) -> str:

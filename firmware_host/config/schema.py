@@ -275,6 +275,18 @@ def _host_name(name: str) -> bool:
     return len(name) <= 253 and re.fullmatch(rf"{label}(?:\.{label})*\.?", name) is not None
 
 
+class UpdateConfig(_Strict):
+    """Where `tablectl update` takes new versions from (docs/keeping.md): a git remote and the
+    branch or tag to follow. No source: updates are off, and `tablectl update` says how to set one."""
+
+    source: str = Field("", max_length=500, pattern=r"^([^-\s]\S*)?$",
+                        description="a git remote: a URL (https://...) or a repository's path here")
+    ref: str = Field("main", max_length=200, pattern=r"^[A-Za-z0-9_.][A-Za-z0-9_./-]*$",
+                     description="the branch or tag to install (a branch: its newest commit)")
+    python: str = Field("python3", max_length=200, pattern=r"^[^-\s]\S*$",
+                        description="the Python that makes each version's environment")
+
+
 class TableConfig(_Strict):
     hardware: HardwareConfig = HardwareConfig()
     inputs: InputsConfig
@@ -285,6 +297,7 @@ class TableConfig(_Strict):
     buzzer: BuzzerConfig | None = None
     control: ControlConfig = ControlConfig()
     web: WebConfig = WebConfig()
+    update: UpdateConfig = UpdateConfig()
 
     def uses_i2c(self) -> bool:
         return bool(self.inputs.expanders or self.i2c_muxes

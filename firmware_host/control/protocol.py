@@ -215,6 +215,21 @@ COMMANDS: list[Command] = [
         arg("path", nargs="?", default="table-host-debug.tar.gz", metavar="PATH", to=None,
             help="the tar.gz to write (default: table-host-debug.tar.gz here); never through a "
                  "symbolic link"),)),
+    Command("backup", "the journal, the configuration and its last good copy in one archive", LOCAL,
+            usage="tablectl backup [FILE] [--keep N]", arguments=(
+        arg("path", nargs="?", metavar="FILE", to=None,
+            help="the tar.gz to write, or a directory for a dated one (default: the backups directory, "
+                 "/var/lib/table-host/backups for the service)"),
+        arg("--keep", type=positive, metavar="N", to=None,
+            help="then remove the oldest dated archives in that directory beyond N (the daily timer's)"))),
+    Command("restore", "check a backup, keep the current state aside, restore it, restart the table", LOCAL,
+            usage="tablectl restore FILE", arguments=(
+        arg("path", metavar="FILE", to=None, help="an archive `tablectl backup` wrote"),)),
+    Command("update", "install the configured source's version beside this one, switch, check; back on "
+                      "failure", LOCAL, usage="tablectl update [--yes] | update --rollback", arguments=(
+        arg("--rollback", action="store_true", to=None, help="return to the version before, by hand"),
+        arg("--yes", action="store_true", to=None,
+            help="install without asking (a terminal is asked after the changes are shown)"))),
     Command("debug", "what a debug bundle holds from inside the daemon", cli=False),
     Command("history", "the matches played, newest first, with their rounds", beside=True,
             printer="history", arguments=(

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..system import memory
+from ..system import build, memory
 from ..table.machine import Phase, Table
 from ..table.words import game_name, phase_name
 from .frontend import Frontends, who
@@ -122,7 +122,9 @@ class Status:
     def extra(self) -> dict[str, Any]:
         """What `tablectl status` adds to the table's own status."""
         board = self.parts.board.describe()
-        extra: dict[str, Any] = {"hardware": {"board": board, **self.parts.board.chip_info(),
+        stats = self.parts.led.stats
+        extra: dict[str, Any] = {"version": {**build.describe(), "led_firmware": stats.firmware},
+                                 "hardware": {"board": board, **self.parts.board.chip_info(),
                                               "missing": self.missing()},
                                  "priority": self.priority(),
                                  "memory": {"rss_mb": round(memory.rss_mb(), 1),

@@ -1,7 +1,8 @@
 """One way to replace a file whole: written beside it, synced, renamed over it. A kill or a power
 cut at any moment leaves the old file or the new one, never a part of either; the temporary copy
-goes on any failure. The table keeps three files so: the last good configuration, `tablectl config
-set`'s table.toml and the journal's held writes (`<database>.held`)."""
+goes on any failure. The table keeps these files so: the last good configuration, `tablectl config
+set`'s table.toml, the journal's held writes (`<database>.held`), the files `tablectl restore`
+puts back and the build's record (`system/build.py`)."""
 
 from __future__ import annotations
 
@@ -43,3 +44,23 @@ def replace_whole(target: Path, write: Callable[[IO[bytes]], None], mode: int = 
         with contextlib.suppress(OSError):
             temporary.unlink()
         raise
+
+
+def sync_directory(directory: Path) -> None:
+    """A rename in `directory` on the card before this returns (the directory's own fsync)."""
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def replace_link(at: Path, target: str) -> None:
+    """`at` becomes a symbolic link to `target` by one rename over the old link (a power cut leaves
+    the old link or the new): `tablectl update`'s switch between versions."""
+    temporary = at.with_name(f".{at.name}.new")
+    with contextlib.suppress(FileNotFoundError):
+        temporary.unlink()
+    os.symlink(target, temporary)
+    os.replace(temporary, at)
+    sync_directory(at.parent)

@@ -241,14 +241,16 @@ def test_json_goes_before_or_after_the_command(table_daemon) -> None:
 def test_version(tmp_path: Path) -> None:
     result = cli("--version", prog="ctl")
     assert result.returncode == 0
-    assert re.fullmatch(r"tablectl \d+\.\d+\.\d+\S*\n", result.stdout)
+    assert re.fullmatch(r"tablectl \d+\.\d+\.\d+\S*\ncommit [^\n]+\nPython \d+\.\d+\.\d+\n", result.stdout)
     # table-host's names the LED controller's firmware too: no table runs here to ask it.
     from firmware_host.devices.displays.firmware import expected
+    from firmware_host.system.build import commit_line, describe
 
     alone = {**os.environ, "TABLE_HOST_SOCKET": str(tmp_path / "none.sock")}
     result = cli("--version", env=alone)
     assert result.returncode == 0 and result.stdout == (
-        f"table-host {__version__}\nLED controller firmware: no table runs to ask it\n"
+        f"table-host {__version__}\n{commit_line(describe())}\nPython {describe()['python']}\n"
+        "LED controller firmware: no table runs to ask it\n"
         f"LED controller firmware this table-host carries: {expected()}\n")
 
 

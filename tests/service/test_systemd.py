@@ -93,6 +93,16 @@ def test_install_and_uninstall_lay_out_and_remove_the_table(tmp_path: Path) -> N
     assert "complete -o bashdefault -F _shtab_tablectl tablectl" in (completions / "tablectl").read_text()
     assert "-F _shtab_table_host table-host" in (completions / "table-host").read_text()
     assert "usermod --append --groups table-admin" not in run.stdout  # staged: no users to add
+    units = staged / "etc/systemd/system"
+    assert (units / "table-backup.timer").read_text() == (ROOT / "systemd/table-backup.timer").read_text()
+    assert "ExecStart=/opt/table-host/venv/bin/tablectl backup --keep 7" in (
+        units / "table-backup.service").read_text()
+    assert (units / "table-update-recover.service").is_file()
+    recover = staged / "opt/table-host/update-recover.sh"
+    assert recover.read_text() == (ROOT / "systemd/update-recover.sh").read_text()
+    assert os.access(recover, os.X_OK)
+    man1 = staged / "usr/local/share/man/man1"
+    assert sorted(p.name for p in man1.iterdir()) == ["table-host.1", "tablectl.1"]
     again = _install(staged)
     assert again.returncode == 0 and (staged / "boot/firmware/config.txt").read_text() == boot  # once
     out = subprocess.run(["bash", str(ROOT / "systemd/uninstall.sh"), "--root", str(staged)],
@@ -101,6 +111,8 @@ def test_install_and_uninstall_lay_out_and_remove_the_table(tmp_path: Path) -> N
     assert not (staged / "etc/systemd/system/table-host.service").exists()
     assert not (staged / "etc/modules-load.d/table-host.conf").exists()
     assert not (staged / "usr/local/share/bash-completion/completions/tablectl").exists()
+    assert not (staged / "etc/systemd/system/table-backup.timer").exists()
+    assert not (staged / "usr/local/share/man/man1/tablectl.1").exists()
     assert not (staged / "opt/table-host").exists()
     assert (staged / "etc/table-host/table.toml").exists()  # configuration kept without --purge
     assert "table-host" not in (staged / "boot/firmware/config.txt").read_text()
@@ -157,7 +169,10 @@ def test_uninstall_purge_leaves_the_root_as_install_found_it(tmp_path: Path) -> 
     written = set(tree(staged)) - set(before)
     assert {"etc/systemd/system/table-host.service", "etc/udev/rules.d/90-table-host.rules",
             "etc/modules-load.d/table-host.conf", "usr/local/bin/tablectl", "etc/table-host/table.toml",
-            "opt/table-host/doc/README.md", "usr/local/share/bash-completion/completions/tablectl"} <= written
+            "opt/table-host/doc/README.md", "usr/local/share/bash-completion/completions/tablectl",
+            "etc/systemd/system/table-backup.service", "etc/systemd/system/table-backup.timer",
+            "usr/local/share/man/man1/table-host.1", "usr/local/share/man/man1/tablectl.1",
+            "etc/systemd/system/table-update-recover.service", "opt/table-host/update-recover.sh"} <= written
     assert (staged / "boot/firmware/config.txt").read_text() != PI5_CONFIG
     kept = subprocess.run(["bash", str(ROOT / "systemd/uninstall.sh"), "--root", str(staged)],
                           capture_output=True, text=True, timeout=60)
@@ -233,3 +248,36 @@ def test_the_unit_grants_real_time_up_to_the_daemons_priority_and_no_capability(
     assert "AmbientCapabilities=\n" in text and "CAP_SYS_NICE" not in text
     assert "SystemCallFilter=~@privileged @resources\nSystemCallFilter=sched_setscheduler\n" in text
     assert "CPUSchedulingPolicy" not in text  # the daemon chooses its threads; workers stay normal
+
+
+BACKUP_UNITS = [ROOT / "systemd" / "table-backup.service", ROOT / "systemd" / "table-backup.timer",
+                ROOT / "systemd" / "table-update-recover.service"]
+
+
+def test_systemd_verifies_the_backup_and_recovery_units_without_a_warning(tmp_path: Path) -> None:
+    for name in ("opt/table-host/venv/bin/tablectl", "opt/table-host/update-recover.sh"):
+        program = tmp_path / name
+        program.parent.mkdir(parents=True, exist_ok=True)
+        program.write_text("#!/bin/sh\n")
+        program.chmod(0o755)
+    shutil.copytree("/lib/systemd/system", tmp_path / "usr/lib/systemd/system", symlinks=True)
+    units = tmp_path / "etc/systemd/system"
+    units.mkdir(parents=True)
+    for unit in BACKUP_UNITS:
+        shutil.copy(unit, units / unit.name)
+    result = subprocess.run([ANALYZE, "verify", f"--root={tmp_path}", "--man=no",
+                             *(f"/etc/systemd/system/{u.name}" for u in BACKUP_UNITS)],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0 and result.stdout + result.stderr == "", result.stderr
+
+
+def test_the_backup_runs_as_the_tables_user_daily_and_keeps_a_bounded_number() -> None:
+    service, timer = (u.read_text() for u in BACKUP_UNITS[:2])
+    for line in ("Type=oneshot", "User=table-host", "StateDirectory=table-host",
+                 "ExecStart=/opt/table-host/venv/bin/tablectl backup --keep 7"):
+        assert line in service, line
+    assert "OnCalendar=*-*-* 04:00:00" in timer and "Persistent=true" in timer
+    result = subprocess.run([ANALYZE, "security", "--offline=true", str(BACKUP_UNITS[0])],
+                            capture_output=True, text=True, timeout=60)
+    rating = re.search(r"Overall exposure level for table-backup.service: ([\d.]+)", result.stdout)
+    assert rating and float(rating[1]) <= 2.0, result.stdout[-500:]

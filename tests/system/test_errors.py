@@ -21,7 +21,7 @@ BUILTIN = {
     # defined beside the code that raises them
     "RulesError": ValueError, "StorageError": RuntimeError, "Damaged": ValueError,
     "CommandError": RuntimeError, "TooFewDescriptors": OSError, "DanglingLink": ValueError,
-    "Paused": RuntimeError, "FlashError": RuntimeError, "NameRefused": ValueError,
+    "Paused": RuntimeError, "FlashError": RuntimeError, "NameRefused": ValueError, "Refused": RuntimeError,
 }
 BUGS = {"RoundStalled", "CommandError"}
 """Always a bug in the table's own code, whatever it was given."""
