@@ -26,7 +26,8 @@ def test_a_match_closed_mid_round_comes_back_exactly(tmp_path: Path, game: str, 
     store = Store(tmp_path / "table.db")
     match = new_match(game, players, 9, {"rounds": 3} if game != "crazy" else {})
     match_id = store.begin_match(match)
-    play_recorded(store, match_id, match, 150)
+    play_recorded(store, match_id, match, 100)
+    assert not match.is_over  # the premise: a match that is still going
     snapshot, results, round_no = match.round.snapshot(), list(match.results), match.round_no
     store.close()
     again = Store(tmp_path / "table.db")

@@ -79,7 +79,8 @@ def play(bot: Bot, s: CrazySight, now: int) -> Action | None:
     else:
         mem = bot.memory.setdefault("crazy", Memory())
     seat = s.seat
-    seen = [c for c in hand if bot.sees()]
+    known = {a.card for a in bot.planned} if bot.planned else ()  # the rest of a run seen last look
+    seen = [c for c in hand if c in known or bot.sees()]
     sizes = s.pile_sizes()
     last = s.draw_size() == 0  # a card kept now scores as a discarded one
     spoil = 0.5 if bot.level in (Level.HARD, Level.INSTANT) else 0.0
@@ -107,7 +108,12 @@ def play(bot: Bot, s: CrazySight, now: int) -> Action | None:
             best = (worth, PlayCrazy(seat, card, pid, value if card.crazy else None, now))
     if best is not None:
         mem.looks = 0
-        return best[1]
+        chosen = best[1]
+        if chosen.pile is not None and bot.plans:  # the rest of its run: played at a routine move's pace
+            after = chosen.value if chosen.value is not None else chosen.card.value
+            bot.plan(PlayCrazy(seat, c, chosen.pile, v if c.crazy else None)
+                     for c in seen if c is not chosen.card for v in _values(c, after))
+        return chosen
     # Nothing worth playing. Each discard brings the round's end nearer for everyone, and the
     # others' plays may soon make a card fit: wait a few looks (a second each), then discard.
     mem.looks += 1
