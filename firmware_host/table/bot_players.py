@@ -93,8 +93,12 @@ class Bot:
         """The bot's next action, or None when it has nothing to do."""
         if sight.over:
             return None
-        self.planned, self._planning = self._planning, set()
+        self.look()
         return self.policy(sight)(sight, now_ns)
+
+    def look(self) -> None:
+        """A new look at the table: what the last one planned is what it knows now."""
+        self.planned, self._planning = self._planning, set()
 
     def policy(self, sight: Any) -> Callable[[Any, int], Action | None]:
         """The decision function for this kind of game (looked up once per round)."""
