@@ -72,7 +72,7 @@ class Bot:
         if s.reaction_ms == 0:
             return 0
         planned = (bool(self.planned) and self.chain < CHAIN
-                   and action._replace(ts=0) in self.planned)  # type: ignore[attr-defined]
+                   and action._replace(ts=0) in self.planned)
         self.chain = self.chain + 1 if planned else 0
         routine = planned or type(action) in routine_actions()
         mean = s.quick_ms if routine else s.reaction_ms
