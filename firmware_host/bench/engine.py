@@ -102,12 +102,17 @@ JOURNAL_TARGET_RATIO = 0.5
 """The journal's cost on the game thread: at most half of what it was."""
 
 
+JOURNAL_ACTIONS = 15_000
+"""Actions recorded per run: the writer must write them all before the store closes (a thousand
+rounds, 150,000, kept it busy past its 5 s at exit on the loaded machine)."""
+
+
 def _journal_us(matches: list[Match], repeats: int) -> float:
     """µs per action that `Store.record` takes on the calling thread (its own CPU clock: the
     writer thread's work is its own), best of `repeats`, for every action of `matches`."""
     from ..service.journal import Store
 
-    actions = [entry.action for m in matches for entry in m.journal]
+    actions = [entry.action for m in matches for entry in m.journal][:JOURNAL_ACTIONS]
     best = float("inf")
     with tempfile.TemporaryDirectory() as folder:
         store = Store(os.path.join(folder, "bench.db"))
