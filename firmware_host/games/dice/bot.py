@@ -16,7 +16,7 @@ def play(bot: Bot, s: DiceSight, now: int) -> Action:
     fitting = [d for d in s.dice() if s.fits(d) and (
         (planned and PlaceDie(s.seat, d.colour, d.face) in planned) or bot.sees())]
     if fitting:
-        known = [d for d in fitting if planned and PlaceDie(s.seat, d.colour, d.face) in planned]
+        known = [d for d in fitting if PlaceDie(s.seat, d.colour, d.face) in planned] if planned else ()
         if known:  # seen at the last look: placed first
             die = known[0]
         elif bot.level == Level.INSTANT:
