@@ -124,7 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help=f"one of {', '.join(BENCHES)}, or all of them but bots (bots: medium and "
                             "hard bots against a one-button masher)")
     _json_too(bench)
-    bench.add_argument("--rounds", type=_number(int, 1), default=3000, help="engine: rounds to time")
+    bench.add_argument("--rounds", type=_number(int, 1), default=1000, help="engine: rounds to time")
     bench.add_argument("--pairs", type=_number(int, 1), default=1_000_000,
                        help="arbitration: contested pairs")
     bench.add_argument("--seconds", type=_number(float, 0.1), default=10.0,

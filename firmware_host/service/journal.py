@@ -35,8 +35,9 @@ from typing import Any, TypeVar
 
 from ..control.protocol import HISTORY_MAX
 from ..engine.codec import from_dict, to_dict
-from ..engine.game import find
+from ..engine.game import find, of_action
 from ..engine.match import Match
+from ..engine.round import RulesError, Wake
 from ..system import paths
 from ..system.errors import StoreError
 from ..table.matches import resources_for
@@ -190,10 +191,14 @@ class Store:
         return match_id
 
     def record(self, match_id: int, round_no: int, action: Any) -> None:
-        """An accepted action: queued for the writer thread, never waits for the disk."""
+        """An accepted action: queued for the writer thread, never waits for the disk. The writer
+        spells it as JSON (an action is an immutable tuple): on the game thread that took as
+        long as the rules engine's own work per action (issue 34)."""
+        if type(action) is not Wake and of_action(type(action)) is None:  # refused here, not there
+            raise RulesError(f"no game has the action {type(action).__name__}")
         n = self._counts.get(match_id, 0)
         self._counts[match_id] = n + 1
-        self._queue.put(("action", (match_id, n, round_no, json.dumps(to_dict(action)))))
+        self._queue.put(("action", (match_id, n, round_no, action)))
 
     def record_race(self, match_id: int, round_no: int, race: dict[str, Any]) -> None:
         """A contested press or a false start, for the race view: queued like an action, after
@@ -274,7 +279,16 @@ class Store:
                 item = None
             kind = None if item is None else item[0]
             if kind == "action":
-                self._hold_action(item[1])
+                match_id, n, round_no, action = item[1]
+                try:  # spelt here, off the game thread (`record`); a row given as text is kept as it is
+                    text = action if isinstance(action, str) else json.dumps(to_dict(action))
+                except Exception as exc:  # a bug (`record` checked the action's game): said, never fatal
+                    log.error("match %d: action %d (%r) cannot be written (%s): the match is set aside, "
+                              "its journal has a gap", match_id, n, action, exc)
+                    self._hold(("set_aside", self._renumbered(
+                        (f"action {n} could not be written ({exc})", match_id), 1)))
+                    continue
+                self._hold_action((match_id, n, round_no, text))
                 if self._unwritten < 200:
                     continue
             elif kind == "round":

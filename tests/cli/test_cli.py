@@ -171,10 +171,24 @@ def test_bench_engine_prints_named_figures() -> None:
     classic, domino = engine["games"]["classic"], engine["games"]["domino"]
     ratio = classic["actions_per_s"] / domino["actions_per_s"]
     assert engine["domino_vs_classic_per_action"] == round(ratio, 2)
-    assert engine["meets_target"] == (classic["rounds_per_s"] >= engine["target_rounds_per_s"] == 1500
-                                      and ratio <= engine["target_domino_ratio"] == 3)
+    targets = engine["targets"]
+    assert set(targets) == {"engine_rounds_per_s", "engine_domino_ratio", "classic_bots_speedup",
+                            "dice_bots_ratio", "domino_bots_ratio", "crazy_bots_ratio", "journal_us"}
+    assert targets["engine_rounds_per_s"]["met"] == (classic["rounds_per_s"] >= 1500)
+    assert targets["engine_domino_ratio"]["met"] == (ratio <= 3)
+    us = classic["with_bots_us_per_action"]
+    assert abs(us - 1e6 / classic["with_bots_actions_per_s"]) < 0.01
+    assert targets["classic_bots_speedup"]["met"] is None  # judged only at the 1,000 rounds measured before
+    for game in ("dice", "domino", "crazy"):
+        t = targets[f"{game}_bots_ratio"]
+        assert t["met"] == (engine["games"][game]["with_bots_us_per_action"] / us <= 3), (game, t)
+    assert targets["journal_us"]["met"] == (classic["journal_us_per_action"] <= 1.76)
+    assert engine["meets_target"] == all(t["met"] for t in targets.values() if t["met"] is not None)
+    assert result.returncode == (0 if engine["meets_target"] else 1)
     text = run("bench", "engine", "--rounds", "6").stdout
     assert "Domino's engine within 3x Ligretto's time per action" in text
+    assert "crazy with the bots within 3x Ligretto's time per action" in text
+    assert "the journal (Store.record) on the game thread <= 1.76 us" in text
 
 
 def test_watch_shows_bots_play_a_match() -> None:

@@ -26,7 +26,8 @@ def test_a_match_closed_mid_round_comes_back_exactly(tmp_path: Path, game: str, 
     store = Store(tmp_path / "table.db")
     match = new_match(game, players, 9, {"rounds": 3} if game != "crazy" else {})
     match_id = store.begin_match(match)
-    play_recorded(store, match_id, match, 150)
+    play_recorded(store, match_id, match, 100)
+    assert not match.is_over  # the premise: a match that is still going
     snapshot, results, round_no = match.round.snapshot(), list(match.results), match.round_no
     store.close()
     again = Store(tmp_path / "table.db")
@@ -98,3 +99,34 @@ def test_an_unusable_state_directory_is_named(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match="cannot open the state database"):
         Store(blocker / "table.db")
     _ = time
+
+
+def test_the_writer_spells_the_actions_not_the_game_thread(tmp_path: Path, monkeypatch) -> None:
+    """Issue 34: JSON-encoding an action on the game thread cost as much as the engine's work."""
+    import threading
+
+    from firmware_host.engine.round import RulesError
+    from firmware_host.service import journal
+
+    spelt_on: list[str] = []
+    real = journal.to_dict
+
+    def to_dict(action):
+        spelt_on.append(threading.current_thread().name)
+        return real(action)
+
+    monkeypatch.setattr(journal, "to_dict", to_dict)
+    store = Store(tmp_path / "table.db")
+    try:
+        match = new_match("classic", 2, 5, {"rounds": 1})
+        mid = store.begin_match(match)
+        played = play_recorded(store, mid, match, 30)
+        with pytest.raises(RulesError, match="no game has the action str"):
+            store.record(mid, 0, "not an action")  # refused at once, on the caller's thread
+        store._drain()
+        record = store.match_record(mid)
+        assert record is not None
+        assert [json.loads(a) for _, _, a in record["journal"]] == [real(e.action) for e in match.journal]
+        assert len(spelt_on) == played == 30 and set(spelt_on) == {"store"}
+    finally:
+        store.close()

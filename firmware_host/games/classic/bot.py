@@ -28,10 +28,17 @@ def play(bot: Bot, s: ClassicSight, now: int) -> Action | None:
             return PlayCard(seat, card, now)
     else:
         needs = s.needs
-        for card in s.playable():
-            if needs[card] > 0 and bot.rng.random() >= overlook:
-                bot.fruitless = 0
-                return PlayCard(seat, card, now)
+        planned = bot.planned  # seen at the last look: not overlooked now
+        seen = [card for card in s.playable() if needs[card] > 0 and (
+            (planned and PlayCard(seat, card) in planned) or bot.rng.random() >= overlook)]
+        seen.sort(key=lambda card: not (planned and PlayCard(seat, card) in planned))
+        if seen:
+            bot.fruitless = 0
+            # The others it saw, and any it holds that this play makes fit (a run: R4 then R5).
+            after = s.takes_after(seen[0])
+            bot.plan(PlayCard(seat, card) for card in s.playable()
+                     if card != seen[0] and (card in seen or card in after))
+            return PlayCard(seat, seen[0], now)
     if s.options.pro_row:
         stack_top, discard_top = s.stack_top(), s.discard_top()
         for i, top in enumerate(s.row_tops()):

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ...engine.round import Seat
-from .rules import Card, ClassicRound
+from .rules import Card, ClassicRound, _tables
 
 
 class ClassicSight:
@@ -80,6 +80,10 @@ class ClassicSight:
     def fits(self, card: Card) -> bool:
         """Decided from the open piles' tops alone, which everyone sees."""
         return self._r.fits(card)
+
+    def takes_after(self, card: Card) -> tuple[int, ...]:
+        """The cards a pile takes once `card` tops it: a run a player sees coming."""
+        return _tables(self.options)[0][card]
 
     def row_takes(self, row_top: Card, card: Card) -> bool:
         return self._r.row_takes(row_top, card)

@@ -14,7 +14,7 @@ from .sight import DominoSight
 def play(bot: Bot, s: DominoSight, now_ns: int) -> Action | None:
     if s.top_card() is None:
         return None
-    options = [p for p in s.placements(now_ns) if bot.sees()]
+    options = [p for p in s.placements(now_ns) if bot.sees()] if s.top_fits(now_ns) else []
     if options:
         chosen = bot.rng.choice(options) if len(options) > 1 else options[0]
         return bot.played(chosen._replace(ts=now_ns))

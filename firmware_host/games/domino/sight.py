@@ -31,6 +31,13 @@ class DominoSight:
     def jokers(self) -> int:
         return self._r.seats[self.seat].jokers
 
+    def top_fits(self, ts: int = 0) -> bool:
+        """Whether the turned-up card fits anywhere this seat may lay it now: one look-up of the
+        kept colour pairs, where `placements` lists every square pair (two actions in three are
+        discards, so a bot asks this first)."""
+        card = self.top_card()
+        return card is not None and self._r._fitting_token(self.seat, card, ts) is not None
+
     def placements(self, ts: int = 0) -> list[PlaceDomino]:
         card = self.top_card()
         return [] if card is None else list(self._r.placements(self.seat, card, ts))
