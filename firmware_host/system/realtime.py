@@ -97,6 +97,12 @@ def make_beside(tid: int) -> str | None:
 _lifted = False  # the daemon's threads run beside the game (Realtime.lift_the_rest)
 
 
+def lifted() -> bool:
+    """Whether the daemon's other threads run beside the game (SCHED_RR BESIDE): what a process
+    serving for it (the web view's: web/child.py) asks for itself too."""
+    return _lifted
+
+
 def join_the_rest() -> None:
     """For a thread started after the daemon is ready (reset-on-fork: it starts at normal
     priority) that runs Python: beside the game, as the daemon's other threads are."""

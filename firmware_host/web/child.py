@@ -38,7 +38,7 @@ from ..control.server import SEND_S
 from ..system import pieces
 from ..system.children import die_with_parent
 from ..system.logs import configure, logger, route_uncaught
-from ..system.realtime import SWITCH_INTERVAL_S
+from ..system.realtime import BESIDE, SWITCH_INTERVAL_S
 
 if TYPE_CHECKING:  # imported when the process has begun reporting: they take seconds when loaded
     from ..service.journal import Reader
@@ -276,12 +276,28 @@ def rss_kib() -> int:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // 1024
 
 
+def beside() -> None:
+    """Where the web view ran as a thread of the table's process: SCHED_RR BESIDE, above every
+    normal program, below the game thread (docs/daemon.md, "Priorities"). Its own interpreter
+    lock is no longer the game's, but its CPU still competes: at normal priority a flood of
+    connections from programs on the same machine left the table's own screen waiting seconds
+    for its page. Without reset-on-fork, so that its threads (the server's, the readers') inherit
+    it; the processes it starts (the history's, the statistics') put themselves at SCHED_IDLE."""
+    try:
+        os.sched_setscheduler(0, os.SCHED_RR, os.sched_param(BESIDE))
+    except OSError as exc:
+        log.warning("the web view's process runs at normal priority: SCHED_RR %d refused (%s)",
+                    BESIDE, exc.strerror or exc)
+
+
 def main(argv: list[str] | None = None) -> int:
     spec = json.loads((argv if argv is not None else sys.argv[1:])[0])
     die_with_parent(signal.SIGTERM, spec["parent"])  # first of all: it never outlives the table
     sys.setswitchinterval(SWITCH_INTERVAL_S)  # the server's loop waits for a reader 0.5 ms, not 5
     configure(spec.get("level", "info"))
     route_uncaught()
+    if spec.get("beside"):  # the table's other threads run beside its game thread: so does this
+        beside()
     link = Link(socket.socket(fileno=LINK_FD))
     made: list[Child] = []
     threading.Thread(target=reporting, args=(link, made), name="report", daemon=True).start()

@@ -37,6 +37,7 @@ from ..control.server import REPLY_TIMEOUT_S, SEND_S, Handed
 from ..service.events import FrontendReady, FrontendTrouble, SeatClaimed
 from ..service.frontend import TableView
 from ..system.logs import escape, logger
+from ..system.realtime import lifted
 from ..system.systemd import under_systemd
 from .child import FRAMES_FD, LENGTH, LINK_FD, LISTEN_FD, MESSAGE_MAX
 from .frontend import NAME, live
@@ -272,7 +273,7 @@ class WebProcess:
         assert self._sock is not None
         spec = {"bind": self.bind, "port": self.port, "max_clients": self.max_clients,
                 "database": str(self.database), "names": list(self.names), "url": self.url_set,
-                "parent": os.getpid(), "level": self.level}
+                "parent": os.getpid(), "level": self.level, "beside": lifted()}
         # Copies above any number the child is given, so that no dup2 below overwrites a source.
         high = [fcntl.fcntl(s.fileno(), fcntl.F_DUPFD_CLOEXEC, 64) for s in (self._sock, frames, link)]
         try:

@@ -40,3 +40,13 @@ def test_an_easy_bot_plans_nothing() -> None:
 def test_at_most_chain_planned_plays_in_a_row() -> None:
     assert CHAIN == 2
     delays(Level.MEDIUM, [R3, R4, R5, R6], [R3, R4, R5, R6], [True, True, False, True])
+
+
+def test_the_tables_bots_wait_before_they_look_with_plays_planned() -> None:
+    """The daemon's bots wait a fresh reaction before each look, not knowing yet what they will
+    make (service/bot_hands.py asks `delay_ns(None)`): with plays planned that is still a fresh
+    reaction, never a crash of the table's thread (it was one, 20 s into a match of hard bots)."""
+    bot, twin = Bot(Level.HARD, random.Random(7)), Bot(Level.HARD, random.Random(7))
+    bot.plan([R4])
+    bot.look()
+    assert bot.delay_ns(None) == twin.delay_ns(R5) > 0
