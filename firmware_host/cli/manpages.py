@@ -17,13 +17,14 @@ EXAMPLES = {
         ("table-host --version", "the version, the commit it was installed from, the Python, the LED "
                                  "controller's firmware"),
         ("table-host run --emulate --ui textual", "the table on a laptop, drawn in the terminal"),
-        ("table-host simulate --game dice --players 3 --rounds 5 --seed 1", "bots play five rounds"),
-        ("table-host scenario scenarios/classic-worked-example.toml", "a rulebook example, checked"),
+        ("table-host simulate --game {game} --players 3 --rounds 5 --seed 1", "bots play five rounds"),
+        ("table-host scenario deal.toml", "a scenario file played and checked against what it "
+                                          "expects (docs/scenarios.md)"),
         ("table-host bench startup", "how fast the commands start, against their targets"),
     ],
     "tablectl": [
         ("tablectl status", "the table's phase, game, seats, version and hardware"),
-        ("tablectl new dice rounds=3", "choose the next game, with an option"),
+        ("tablectl new {game} rounds=3", "choose the next game, with an option"),
         ("tablectl bots 2 --level hard", "two bots join the next match"),
         ("tablectl --json history --limit 5", "the newest five matches, as one JSON object"),
         ("sudo tablectl backup", "the journal and configuration in /var/lib/table-host/backups"),
@@ -88,13 +89,18 @@ def page(prog: str) -> str:
     from argparse_manpage.manpage import Manpage
 
     from .. import __version__
+    from ..engine.game import names
+    from .common import with_games
 
+    with_games()
     parser = parser_of(prog)
     manpage = Manpage(parser, {"project_name": "table-host", "version": __version__,
                                "description": (parser.description or "").rstrip("."),
                                "manual_title": "table-host manual", "manual_section": 1},
                       format="single-commands-section")
-    examples = "\n".join(f".TP\n.B {_escape(cmd)}\n{_escape(what)}" for cmd, what in EXAMPLES[prog])
+    game = next(iter(names()))  # the first in the menu: shared code names no game of its own
+    examples = "\n".join(f".TP\n.B {_escape(cmd.format(game=game))}\n{_escape(what)}"
+                         for cmd, what in EXAMPLES[prog])
     manpage.add_section("examples", ">", examples)
     manpage.add_section("exit status", ">", _items(EXIT_STATUS[prog]))
     manpage.add_section("environment", ">", _items(ENVIRONMENT[prog]))

@@ -177,7 +177,7 @@ def test_configuration_reports_every_problem_with_its_path(tmp_path) -> None:
     with pytest.raises(ConfigError) as err:
         load_config(path)
     text = str(err.value)
-    assert "inputs.seats[3].slap" in text and "less than or equal to 27" in text
+    assert "inputs.seats[3].slap" in text and "at most 27" in text
     assert "arbiter" in text and "epsilon_ms must be below window_ms" in text
 
 

@@ -22,6 +22,7 @@ BUILTIN = {
     "RulesError": ValueError, "StorageError": RuntimeError, "Damaged": ValueError,
     "CommandError": RuntimeError, "TooFewDescriptors": OSError, "DanglingLink": ValueError,
     "Paused": RuntimeError, "FlashError": RuntimeError, "NameRefused": ValueError, "Refused": RuntimeError,
+    "BadOptions": ValueError,
 }
 BUGS = {"RoundStalled", "CommandError"}
 """Always a bug in the table's own code, whatever it was given."""
