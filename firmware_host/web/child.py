@@ -187,8 +187,10 @@ class Child:
             self.stop()
 
     def stop(self) -> None:
-        """From a signal handler or a thread: the frames' reading ends, and with it the process."""
-        self.stopping.set()
+        """From a signal handler or a thread: the frames' reading ends, and with it the process.
+        Takes no lock: a handler runs on the main thread between two bytecodes, perhaps inside
+        a lock this would take (Event.set's, when a SIGTERM came twice: the process hung for good,
+        its parent gone). `run` sets `stopping` when the reading has ended."""
         with contextlib.suppress(OSError):
             self.frames.shutdown(socket.SHUT_RDWR)
 

@@ -197,3 +197,29 @@ def test_the_players_pages_are_served_by_the_web_views_process(tmp_path: Path) -
         assert set(descendants(child["pid"])) - {child["pid"]}, "no figures' process under the web view's"
     finally:
         daemon.close()
+
+
+def test_the_childs_stop_takes_no_lock_a_signal_could_have_interrupted() -> None:
+    """The child's SIGTERM handler (`Child.stop`) runs on its main thread between two bytecodes,
+    perhaps inside Event.set: a second SIGTERM there waited for a lock its own thread held, and
+    the process outlived the table for good. It shuts the frames' socket and takes no lock."""
+    import threading
+    from types import SimpleNamespace
+
+    from firmware_host.web.child import Child
+
+    stopping = threading.Event()
+    ours, theirs = socket.socketpair()
+    held = stopping._cond  # type: ignore[attr-defined]  # what Event.set holds while it runs
+    held.acquire()
+    try:
+        stopper = threading.Thread(target=Child.stop, args=(SimpleNamespace(stopping=stopping, frames=ours),),
+                                   daemon=True)
+        stopper.start()
+        stopper.join(2)
+        assert not stopper.is_alive(), "stop waited for a lock"
+        assert ours.recv(1) == b""  # the reading of frames ends
+    finally:
+        held.release()
+        ours.close()
+        theirs.close()
