@@ -95,8 +95,9 @@ def _phase_words(table: Table) -> Text:
         winners = ", ".join(_named(table, seats[p]) for p in match.winners if p < len(seats))
         out = Text(f"Match over: {winners} {'win' if len(match.winners) > 1 else 'wins'}!\n", style="bold")
         out.append("totals: " + _standings(table, list(match.totals)))
-        out.append(f"\nThis stays {seconds(table.timing.match_result_ns)}, then the table goes back to "
-                   "the lobby (space: sooner).", style="dim")
+        out.append(f"\nThis stays {seconds(table.timing.match_result_ns)}, then the table waits for "
+                   f"players again (space after {seconds(table.timing.podium_hold_ns)}: another match).",
+                   style="dim")
         return out
     return Text(phase_name(phase))
 
@@ -151,7 +152,8 @@ def key_help(table: Table, direct: bool = False, bot_level: str = "medium") -> s
     if phase == "round_result":
         return f"space: next round (after {hold}; by itself after {seconds(timing.round_result_ns)})"
     if phase == "match_result":
-        return f"space: back to the lobby (after {hold}; by itself after {seconds(timing.match_result_ns)})"
+        return (f"space: another match (after {seconds(timing.podium_hold_ns)}); by itself the table "
+                f"waits for players after {seconds(timing.match_result_ns)}")
     game = table.match.game if table.match is not None else table.game
     keys = find(game).keys(table.match.round if table.match is not None else None, direct)
     return f"{game_name(game)}: {keys}"

@@ -14,6 +14,7 @@ from firmware_host.games.dice.rules import DiceRound
 from firmware_host.games.domino.rules import DominoRound
 from firmware_host.play.simulate import make_bots, play_round
 from firmware_host.table.machine import Phase, Table, Timing
+from firmware_host.table.presses import Event, InputEvent
 from firmware_host.views.readable import NAME, SHAPE, STYLE, centre_words, key_help, seat_words
 
 S = 1_000_000_000
@@ -138,9 +139,11 @@ def test_results_and_the_lobby_in_words() -> None:
     assert table.phase is Phase.MATCH_RESULT
     said = centre_words(table).plain
     assert "Match over: seat" in said  # and how long it stays, that it goes (it left without a word)
-    assert said.endswith("This stays 30 s, then the table goes back to the lobby (space: sooner).")
-    assert key_help(table) == "space: back to the lobby (after 3 s; by itself after 30 s)"
-    table.tick(40 * S)
+    assert said.endswith("This stays 30 s, then the table waits for players again (space after 10 s: "
+                         "another match).")
+    assert key_help(table) == ("space: another match (after 10 s); by itself the table waits for players "
+                               "after 30 s")
+    table.on_input(InputEvent(Event.PRESS, 0, "slap", ts=14 * S), now=14 * S)  # after the podium's 10 s
     assert table.phase is Phase.LOBBY
     words = centre_words(table).plain
     assert "last match: seat" in words and "seat 1 (you)" in words
@@ -183,7 +186,7 @@ def test_the_status_line_names_seats_and_the_lobby_shows_no_old_totals(dirs: Pat
         assert daemon.status.text() == (f"match over, Ligretto Dice, round 1/1 · seat 1 you {totals[0]:+d} · "
                                     f"seat 2 bot {totals[1]:+d}")
         assert score_lines(daemon.table)[0].split()[-1] == f"{totals[0]:+d}"
-        table.tick(40 * S)
+        table.on_input(InputEvent(Event.PRESS, 0, "slap", ts=15 * S), now=15 * S)  # after the podium
         assert table.phase is Phase.LOBBY
         assert daemon.status.text() == "lobby, Ligretto Dice; players: 2 (seats joined: 1; bots: 1)"
         assert score_lines(daemon.table) == ["seat  1 you", "seat  2 bot (medium)"]
