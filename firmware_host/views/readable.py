@@ -88,7 +88,10 @@ def _phase_words(table: Table) -> Text:
     if phase == "round_result" and match.results:
         result = match.results[-1]
         out = Text(f"Round {len(match.results)} over ({ending_name(result.ending)})\n", style="bold")
-        out.append("this round: " + _standings(table, list(result.scores)) + "\n")
+        if match.players <= PARTS_UP_TO:
+            out.append(_score_parts(table))
+        else:
+            out.append("this round: " + _standings(table, list(result.scores)) + "\n")
         out.append("totals:     " + _standings(table, list(match.totals)))
         return out
     if phase == "match_result":
@@ -100,6 +103,33 @@ def _phase_words(table: Table) -> Text:
                    style="dim")
         return out
     return Text(phase_name(phase))
+
+
+PARTS_UP_TO = 4
+"""The round's end shows each score's parts, a line a seat, for up to this many players: with a
+wrapped line each and the longest names, 12 rows of the words pane, which at 80x24 is 48 columns
+wide and leaves the log below it 5 rows at 13 (measured in the Textual app); more players get one
+line of scores."""
+
+
+def _score_parts(table: Table) -> Text:
+    """The round's scores best first, each with how it came about ("1. Ann (seat 2) +7: 9 in the
+    centre, 1 on the stack ×2"), so that a player can check it against the cards."""
+    match = table.match
+    assert match is not None
+    result, seats = match.results[-1], table.seat_of_player
+    parts = find(match.game).score_parts(match.round)
+    scores = list(result.scores)
+    order = sorted(range(len(scores)), key=lambda p: (-scores[p], seats[p] if p < len(seats) else p))
+    out = Text()
+    for p in order:
+        if p >= len(seats):
+            continue
+        place = 1 + sum(s > scores[p] for s in scores)
+        out.append(f"{place}. {_named(table, seats[p])} ")
+        out.append(f"{scores[p]:+d}", style="bold")
+        out.append(": " + ", ".join(words for words, _ in parts[p]) + "\n")
+    return out
 
 
 def _standings(table: Table, scores: list[int]) -> str:
