@@ -48,7 +48,7 @@ class BotHands:
                 continue  # the rest of this turn is still to be pressed
             due = self.due.get(player)
             if due is None:
-                self.due[player] = now + bot.delay_ns(None)  # type: ignore[arg-type]
+                self.due[player] = now + bot.delay_ns(None)
                 continue
             if now < due:
                 continue

@@ -66,12 +66,13 @@ class Bot:
         """Whether it plans a second play while making one (an easy player reacts to each card
         afresh; an instant one takes no time either way)."""
 
-    def delay_ns(self, action: Action) -> int:
-        """How long this bot takes to make `action`, drawn afresh each time."""
+    def delay_ns(self, action: Action | None) -> int:
+        """How long this bot takes to make `action`, drawn afresh each time (None: its first look
+        at a round, before it has chosen anything: a fresh reaction)."""
         s = self.skill
         if s.reaction_ms == 0:
             return 0
-        planned = (bool(self.planned) and self.chain < CHAIN
+        planned = (action is not None and bool(self.planned) and self.chain < CHAIN
                    and action._replace(ts=0) in self.planned)
         self.chain = self.chain + 1 if planned else 0
         routine = planned or type(action) in routine_actions()

@@ -40,3 +40,14 @@ def test_an_easy_bot_plans_nothing() -> None:
 def test_at_most_chain_planned_plays_in_a_row() -> None:
     assert CHAIN == 2
     delays(Level.MEDIUM, [R3, R4, R5, R6], [R3, R4, R5, R6], [True, True, False, True])
+
+
+def test_a_bots_first_look_at_a_round_with_plays_still_planned_is_a_fresh_reaction() -> None:
+    """It was: at round 2 a medium or hard bot still held round 1's plan, its hands asked the
+    delay of no action (`delay_ns(None)`), and the daemon died (AttributeError), in `bench web`."""
+    for level in (Level.MEDIUM, Level.HARD):
+        bot, twin = Bot(level, random.Random(7)), Bot(level, random.Random(7))
+        bot.plan([R4])
+        bot.look()
+        assert bot.planned
+        assert bot.delay_ns(None) == twin.delay_ns(R5)  # drawn as a fresh reaction
