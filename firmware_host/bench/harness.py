@@ -100,16 +100,21 @@ def _prepared(descriptors: int | None) -> Callable[[], None]:
 @contextlib.contextmanager
 def emulated_daemon(log: Path | None = None, start_s: float = 30.0,
                     prepare: Callable[[Path], None] | None = None,
-                    descriptors: int | None = None) -> Iterator[EmulatedDaemon]:
+                    descriptors: int | None = None, config: str | None = None) -> Iterator[EmulatedDaemon]:
     """The real daemon (emulated, headless, its own state and socket, no configuration file), up
     and answering; stopped at the end. `log`: where its output goes (its tail names a failed start);
     `prepare(state directory)`: what to put there before it starts (a stored history);
-    `descriptors`: its RLIMIT_NOFILE, soft and hard, as the unit's `LimitNOFILE=` sets it."""
+    `descriptors`: its RLIMIT_NOFILE, soft and hard, as the unit's `LimitNOFILE=` sets it;
+    `config`: a table.toml to start with (its configuration directory's), else none."""
     with tempfile.TemporaryDirectory(prefix="table-daemon-") as tmp:
         env = daemon_env(tmp)
         socket = Path(env["TABLE_HOST_SOCKET"])
         if prepare is not None:
             prepare(Path(env["STATE_DIRECTORY"]))
+        if config is not None:
+            etc = Path(env["CONFIGURATION_DIRECTORY"])
+            etc.mkdir(parents=True, exist_ok=True)
+            (etc / "table.toml").write_text(config, encoding="utf-8")
         with open(log or os.devnull, "ab") as out:
             proc = subprocess.Popen(DAEMON, cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
                                     stdout=out, stderr=subprocess.STDOUT,

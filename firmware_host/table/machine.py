@@ -1,4 +1,8 @@
-"""The table's life: attract → lobby → countdown → playing → round result → match result → lobby.
+"""The table's life: attract → lobby → countdown → playing → round result → match result → attract.
+
+The match's result is its podium: it stays `Timing.podium_hold_ns` whatever anyone slaps, then a
+slap takes the same seats back to the lobby for another match; untouched, the table goes to the
+attract screen after `Timing.match_result_ns` (the seats free, the leaderboard on show).
 
 One owner of the game state. Inputs arrive as clean events (inputs/pins.py),
 commands from `tablectl` as method calls; time comes in as `now` (ns, the
@@ -70,8 +74,9 @@ class Phase(StrEnum):
 class Timing:
     countdown_ns: int = 3 * S
     round_result_ns: int = 10 * S  # then the next round starts by itself
-    match_result_ns: int = 30 * S  # then back to the lobby
-    result_hold_ns: int = 3 * S  # a result stays at least this long, however hard anyone slaps
+    match_result_ns: int = 30 * S  # the podium; then the attract screen, the seats free
+    result_hold_ns: int = 3 * S  # a round's result stays at least this long, however hard anyone slaps
+    podium_hold_ns: int = 10 * S  # the match's podium stays at least this long (issue 31: 10 s)
     idle_ns: int = 300 * S  # a lobby nobody touches goes back to attract
 
 
@@ -192,11 +197,13 @@ class Table:
         elif self.phase is Phase.LOBBY:
             self._lobby_press(event.seat, event.control, now)
         elif self.phase in (Phase.ROUND_RESULT, Phase.MATCH_RESULT) and event.control == "slap":
-            if now - self.phase_since < self.timing.result_hold_ns:
-                return  # a slap meant for the last card of the round must not skip its result
+            hold = self.timing.result_hold_ns if self.phase is Phase.ROUND_RESULT \
+                else self.timing.podium_hold_ns
+            if now - self.phase_since < hold:
+                return  # a slap meant for the last card must not skip the result, nor the podium
             if self.phase is Phase.ROUND_RESULT:
                 self._next_round(now)
-            else:
+            else:  # another match, the same seats and names
                 self._enter(Phase.LOBBY, now)
 
     def _lobby_press(self, seat: int, control: str, now: int) -> None:
@@ -432,15 +439,19 @@ class Table:
                 self._enter(Phase.MATCH_RESULT if self.match.is_over else Phase.ROUND_RESULT, now)
         elif self.phase is Phase.ROUND_RESULT and now >= self.phase_since + self.timing.round_result_ns:
             self._next_round(now)
-        elif self.phase is Phase.MATCH_RESULT and now >= self.phase_since + self.timing.match_result_ns:
-            self._enter(Phase.LOBBY, now)
-        elif self.phase is Phase.LOBBY and now >= self.phase_since + self.timing.idle_ns:
-            self.joined.clear()
-            self.names.clear()
-            self.pickers.clear()
-            self.tokens.clear()
-            self._enter(Phase.ATTRACT, now)
+        elif (self.phase is Phase.MATCH_RESULT and now >= self.phase_since + self.timing.match_result_ns) or (
+                self.phase is Phase.LOBBY and now >= self.phase_since + self.timing.idle_ns):
+            self._to_attract(now)  # the podium's time is up, or the lobby was left alone
         return outcomes
+
+    def _to_attract(self, now: int) -> None:
+        """Nobody is at the table: the seats are free for whoever slaps next (the bots stay)."""
+        self.joined.clear()
+        self.names.clear()
+        self.pickers.clear()
+        self.tokens.clear()
+        self.bots = {i: bot for i, bot in enumerate(self.bots.values())}  # players after no people
+        self._enter(Phase.ATTRACT, now)
 
     def _next_round(self, now: int) -> None:
         assert self.match is not None

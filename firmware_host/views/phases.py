@@ -64,7 +64,7 @@ def phase_seat(table: Table, seat: int, now: int, warning: bool = False, address
         if player is None:
             img = render_banner("a round is on", "wait for the lobby", big=table.game)
     elif phase == "round_result" and match is not None and match.results:
-        img = render_round_result(match, player) if player is not None else \
+        img = render_round_result(match, player, table.names.get(seat)) if player is not None else \
             render_banner(f"round {len(match.results)} over", big=table.game)
     elif phase == "match_result" and match is not None:
         img = render_match_result(match, player) if player is not None else \

@@ -88,17 +88,48 @@ def _phase_words(table: Table) -> Text:
     if phase == "round_result" and match.results:
         result = match.results[-1]
         out = Text(f"Round {len(match.results)} over ({ending_name(result.ending)})\n", style="bold")
-        out.append("this round: " + _standings(table, list(result.scores)) + "\n")
+        if match.players <= PARTS_UP_TO:
+            out.append(_score_parts(table))
+        else:
+            out.append("this round: " + _standings(table, list(result.scores)) + "\n")
         out.append("totals:     " + _standings(table, list(match.totals)))
         return out
     if phase == "match_result":
         winners = ", ".join(_named(table, seats[p]) for p in match.winners if p < len(seats))
         out = Text(f"Match over: {winners} {'win' if len(match.winners) > 1 else 'wins'}!\n", style="bold")
         out.append("totals: " + _standings(table, list(match.totals)))
-        out.append(f"\nThis stays {seconds(table.timing.match_result_ns)}, then the table goes back to "
-                   "the lobby (space: sooner).", style="dim")
+        out.append(f"\nThis stays {seconds(table.timing.match_result_ns)}, then the table waits for "
+                   f"players again (space after {seconds(table.timing.podium_hold_ns)}: another match).",
+                   style="dim")
         return out
     return Text(phase_name(phase))
+
+
+PARTS_UP_TO = 4
+"""The round's end shows each score's parts, a line a seat, for up to this many players: with a
+wrapped line each and the longest names, 12 rows of the words pane, which at 80x24 is 48 columns
+wide and leaves the log below it 5 rows at 13 (measured in the Textual app); more players get one
+line of scores."""
+
+
+def _score_parts(table: Table) -> Text:
+    """The round's scores best first, each with how it came about ("1. Ann (seat 2) +7: 9 in the
+    centre, 1 on the stack ×2"), so that a player can check it against the cards."""
+    match = table.match
+    assert match is not None
+    result, seats = match.results[-1], table.seat_of_player
+    parts = find(match.game).score_parts(match.round)
+    scores = list(result.scores)
+    order = sorted(range(len(scores)), key=lambda p: (-scores[p], seats[p] if p < len(seats) else p))
+    out = Text()
+    for p in order:
+        if p >= len(seats):
+            continue
+        place = 1 + sum(s > scores[p] for s in scores)
+        out.append(f"{place}. {_named(table, seats[p])} ")
+        out.append(f"{scores[p]:+d}", style="bold")
+        out.append(": " + ", ".join(words for words, _ in parts[p]) + "\n")
+    return out
 
 
 def _standings(table: Table, scores: list[int]) -> str:
@@ -151,7 +182,8 @@ def key_help(table: Table, direct: bool = False, bot_level: str = "medium") -> s
     if phase == "round_result":
         return f"space: next round (after {hold}; by itself after {seconds(timing.round_result_ns)})"
     if phase == "match_result":
-        return f"space: back to the lobby (after {hold}; by itself after {seconds(timing.match_result_ns)})"
+        return (f"space: another match (after {seconds(timing.podium_hold_ns)}); by itself the table "
+                f"waits for players after {seconds(timing.match_result_ns)}")
     game = table.match.game if table.match is not None else table.game
     keys = find(game).keys(table.match.round if table.match is not None else None, direct)
     return f"{game_name(game)}: {keys}"

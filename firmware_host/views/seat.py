@@ -102,14 +102,40 @@ def render_countdown(count: int, game: str) -> Image.Image:
     return img
 
 
-def render_round_result(match: Match, seat: int) -> Image.Image:
-    """After a round: how it ended, this seat's score, and everyone's, best first."""
+def render_round_result(match: Match, seat: int, name: str | None = None) -> Image.Image:
+    """After a round: this seat's place and points large enough to read at arm's length (issue 31),
+    its total and place in the match, then everyone's, best first. `name`: the player's."""
     result = match.results[-1]
     img = Image.new("1", SIZE, 0)
     ending = str(result.ending).replace("_", " ").upper()
-    draw_centred(img, 0, f"ROUND {len(match.results)} {ending}: YOU {result.scores[seat]:+d}")
-    _standings(img, [result.scores[s] for s in range(match.players)], seat, 10)
+    head = f"ROUND {len(match.results)} {ending}"
+    who = fitted(drawable(name), SIZE[0] - width(head) - 4) if name else f"SEAT {seat + 1}"
+    draw_text(img, (0, 0), who)
+    draw_text(img, (SIZE[0] - width(head), 0), head)
+    scores = [result.scores[s] for s in range(match.players)]
+    _large(img, f"{place(scores, seat)} {scores[seat]:+d}", 8, scale=2)
+    totals = list(match.totals)
+    draw_centred(img, 26, f"TOTAL {totals[seat]:+d}, {place(totals, seat)} OF {match.players}")
+    ImageDraw.Draw(img).line((0, 33, SIZE[0] - 1, 33), fill=1)
+    _standings(img, scores, seat, 36, rows=4)
     return img
+
+
+def place(scores: list[int], seat: int) -> str:
+    """The seat's place among `scores` ("1ST", "2ND"; "=2ND" when another seat has the same score)."""
+    rank = 1 + sum(1 for s in scores if s > scores[seat])
+    suffix = "TH" if 10 <= rank % 100 <= 20 else {1: "ST", 2: "ND", 3: "RD"}.get(rank % 10, "TH")
+    tied = sum(1 for s in scores if s == scores[seat]) > 1
+    return f"{'=' if tied else ''}{rank}{suffix}"
+
+
+def _large(img: Image.Image, text: str, y: int, scale: int) -> None:
+    """`text` in the 8-pixel font scaled up `scale` times, centred (cut to fit)."""
+    text = fitted(text, SIZE[0] // scale, LARGE)
+    mask = Image.new("1", (max(1, width(text, LARGE)), 8), 0)
+    draw_text(mask, (0, 0), text, LARGE)
+    big = mask.resize((mask.width * scale, 8 * scale), Image.Resampling.NEAREST)
+    img.paste(1, ((SIZE[0] - big.width) // 2, y), big)
 
 
 def render_match_result(match: Match, seat: int) -> Image.Image:
@@ -122,20 +148,23 @@ def render_match_result(match: Match, seat: int) -> Image.Image:
     return img
 
 
-def _standings(img: Image.Image, scores: list[int], seat: int, y: int) -> None:
+def _standings(img: Image.Image, scores: list[int], seat: int, y: int, rows: int = 0) -> None:
     """Everyone, best first, top to bottom; this seat inverted. Up to 5 seats in one
-    column ("1. SEAT 3  +12"), more in two columns of "seat:score" in the 8-pixel font."""
+    column ("1. SEAT 3  +12"), more in two columns of "seat:score" in the 8-pixel font.
+    `rows`: at most that many rows, in the small font (three columns for 12 seats in 4 rows)."""
     order = sorted(range(len(scores)), key=lambda s: -scores[s])
-    columns = 2 if len(order) > 5 else 1
+    limit = rows or 5
+    columns = 1 if len(order) <= limit else 2 if not rows else -(-len(order) // rows)
     per_column = -(-len(order) // columns)
-    line = 7 if columns == 1 else 8
-    font = SMALL if columns == 1 else LARGE
+    line = 7 if columns == 1 or rows else 8
+    font = SMALL if columns == 1 or rows else LARGE
+    col_w = SIZE[0] // columns if rows else 64
     for rank, s in enumerate(order):
         col, row = divmod(rank, per_column)
-        x, top = col * 64, y + row * line
+        x, top = col * col_w, y + row * line
         text = f"{rank + 1}. SEAT {s + 1}  {scores[s]:+d}" if columns == 1 else f"{s + 1}:{scores[s]:+d}"
         if s == seat:
-            ImageDraw.Draw(img).rectangle((x, top - 1, x + 62, top + line - 2), fill=1)
+            ImageDraw.Draw(img).rectangle((x, top - 1, x + col_w - 2, top + line - 2), fill=1)
         draw_text(img, (x + 2, top), text, font, 0 if s == seat else 1)
 
 

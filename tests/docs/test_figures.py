@@ -167,6 +167,13 @@ def result_hold_s() -> list[float]:
     return [Timing().result_hold_ns / 1e9]
 
 
+def timing() -> Any:
+    """The table's timings, imported when a figure is checked."""
+    from firmware_host.table.machine import Timing
+
+    return Timing()
+
+
 DAEMON = "docs/daemon.md"
 PINS, OLED = "firmware_host.devices.emulated.pins", "firmware_host.devices.emulated.oled"
 OLED_REAL = "firmware_host.devices.displays.oled"
@@ -249,6 +256,12 @@ FIGURES = [
            lambda: [default_of("table-host", "bench", "configs")], "bench faults configs"),
     Figure(DAEMON, r"A round's or match's result stays at least (\d+) s however hard anyone slaps",
            result_hold_s, "result hold"),
+    Figure("docs/rules.md", r"A match's result \(its podium\) stays up (\d+) s, then the table goes to",
+           lambda: [timing().match_result_ns / 1e9], "match result, then attract"),
+    Figure("docs/rules.md", r"a slap after its first (\d+) s \(`Timing.podium_hold_ns`\)",
+           lambda: [timing().podium_hold_ns / 1e9], "podium hold"),
+    Figure("docs/web.md", r"and at least (\d+) s however hard anyone slaps \(`Timing.podium_hold_ns`\)",
+           lambda: [timing().podium_hold_ns / 1e9], "podium hold on the TV"),
     Figure(DAEMON, r"each key is a tap of its own \((\d+) ms held",
            constants("firmware_host.devices.emulated.keyboard", "HOLD_NS", scale=1_000_000), "key hold"),
     Figure(DAEMON, r"its\s+buttons are held (\d+) ms",

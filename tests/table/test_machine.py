@@ -113,6 +113,63 @@ def test_rounds_end_into_results_and_the_match_into_the_lobby(box) -> None:
     assert table.phase is Phase.LOBBY and table.match is None
 
 
+def test_the_podium_stays_10_s_then_the_attract_screen_with_the_seats_free(box) -> None:
+    """Issue 31: the match's end shows its podium at least 10 s, then the attract screen (it was:
+    back to the lobby after 30 s, and to attract only after 5 more idle minutes)."""
+    table, tap = box
+    table.new("dice", {"rounds": 1})
+    tap(0, "slap", 1 * S)
+    tap(1, "slap", 2 * S)
+    table.name_seat(1, "Ana", 2 * S)
+    table.set_bots(1)
+    table.start(3 * S)
+    table.tick(6 * S)
+    _finish_dice_round(table)
+    table.tick(7 * S)
+    assert table.phase is Phase.MATCH_RESULT and table.match.is_over
+    for t in (7 * S + 200 * MS, 12 * S, 17 * S - 1):  # slaps in the podium's first 10 s
+        tap(0, "slap", t)
+        assert table.phase is Phase.MATCH_RESULT
+    table.tick(37 * S - 1)
+    assert table.phase is Phase.MATCH_RESULT
+    table.tick(37 * S)
+    assert table.phase is Phase.ATTRACT
+    assert table.joined == [] and table.names == {} and table.player_names() == [None]
+    assert list(table.bots) == [0]  # the bot stays, player 1 until people join
+    tap(2, "slap", 38 * S)
+    assert table.phase is Phase.LOBBY and table.joined == [2] and list(table.bots) == [1]
+
+
+def test_a_slap_after_the_podium_s_10_s_keeps_the_seats_for_another_match(box) -> None:
+    table, tap = box
+    table.new("dice", {"rounds": 1})
+    tap(0, "slap", 1 * S)
+    tap(1, "slap", 2 * S)
+    table.name_seat(1, "Ana", 2 * S)
+    table.start(3 * S)
+    table.tick(6 * S)
+    _finish_dice_round(table)
+    table.tick(7 * S)
+    assert table.phase is Phase.MATCH_RESULT
+    tap(1, "slap", 17 * S)
+    assert table.phase is Phase.LOBBY and table.joined == [0, 1] and table.names == {1: "Ana"}
+    assert table.deadline() == 17 * S + 300 * S  # an idle lobby still goes to attract after 5 minutes
+
+
+def _finish_dice_round(table) -> None:
+    from firmware_host.games.dice.rules import PlaceDie, Reroll
+
+    match = table.match
+    for _ in range(2000):
+        for seat in range(match.players):
+            dice = match.round.dice[seat]
+            fit = next((d for d in dice if match.round.fits(d)), None)
+            match.apply(PlaceDie(seat, fit.colour, fit.face) if fit else Reroll(seat))
+            if match.round.result is not None:
+                return
+    raise AssertionError("the round did not end")
+
+
 def test_an_idle_lobby_returns_to_attract(box) -> None:
     table, tap = box
     tap(3, "slap", 1 * S)
@@ -235,9 +292,9 @@ def test_keep_boards_carries_the_domino_player_boards_into_the_next_match(box) -
     assert table.phase is Phase.MATCH_RESULT
     boards = [list(b) for b in match.boards]
     assert any(boards)
-    table.tick(ts + 31 * S)
+    tap(0, "slap", ts + 11 * S)  # after the podium's 10 s: another match, the same seats
     assert table.phase is Phase.LOBBY
-    table.start(ts + 32 * S)
+    table.start(ts + 12 * S)
     assert table.match is not match and table.match.boards == boards
     for seat, st in enumerate(table.match.round.seats):
         assert len(st.hand) == 15 - len(boards[seat])

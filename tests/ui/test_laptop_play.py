@@ -94,10 +94,12 @@ def test_a_match_result_stays_up_while_seats_keep_slapping(box) -> None:
     table.tick(13 * S)
     assert table.phase is Phase.MATCH_RESULT
     tap(0, "slap", 13 * S + 200 * MS)
-    tap(1, "slap", 15 * S)
+    tap(1, "slap", 16 * S)  # a round's result would have moved on after 3 s: the podium stays 10 s
     assert table.phase is Phase.MATCH_RESULT
-    tap(1, "slap", 16 * S)
-    assert table.phase is Phase.LOBBY
+    tap(1, "slap", 22 * S)
+    assert table.phase is Phase.MATCH_RESULT
+    tap(1, "slap", 24 * S)
+    assert table.phase is Phase.LOBBY and table.joined == [0, 1]  # another match, the same seats
 
 
 def test_a_seat_that_joins_after_the_bots_is_a_person_not_a_bot(box) -> None:

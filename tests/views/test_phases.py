@@ -72,6 +72,9 @@ def test_results_show_each_player_their_own_line() -> None:
     table.phase = Phase.ROUND_RESULT
     assert same(phase_seat(table, 1, 0), render_round_result(match, 0))
     assert same(phase_seat(table, 0, 0), render_round_result(match, 1))
+    table.names[1] = "Ana"  # seat 2, player 0: named on its round end
+    assert same(phase_seat(table, 1, 0), render_round_result(match, 0, "Ana"))
+    assert not same(phase_seat(table, 1, 0), render_round_result(match, 0))
     table.phase = Phase.MATCH_RESULT
     assert same(phase_seat(table, 0, 0), render_match_result(match, 1))
 

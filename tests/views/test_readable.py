@@ -14,6 +14,7 @@ from firmware_host.games.dice.rules import DiceRound
 from firmware_host.games.domino.rules import DominoRound
 from firmware_host.play.simulate import make_bots, play_round
 from firmware_host.table.machine import Phase, Table, Timing
+from firmware_host.table.presses import Event, InputEvent
 from firmware_host.views.readable import NAME, SHAPE, STYLE, centre_words, key_help, seat_words
 
 S = 1_000_000_000
@@ -138,9 +139,11 @@ def test_results_and_the_lobby_in_words() -> None:
     assert table.phase is Phase.MATCH_RESULT
     said = centre_words(table).plain
     assert "Match over: seat" in said  # and how long it stays, that it goes (it left without a word)
-    assert said.endswith("This stays 30 s, then the table goes back to the lobby (space: sooner).")
-    assert key_help(table) == "space: back to the lobby (after 3 s; by itself after 30 s)"
-    table.tick(40 * S)
+    assert said.endswith("This stays 30 s, then the table waits for players again (space after 10 s: "
+                         "another match).")
+    assert key_help(table) == ("space: another match (after 10 s); by itself the table waits for players "
+                               "after 30 s")
+    table.on_input(InputEvent(Event.PRESS, 0, "slap", ts=14 * S), now=14 * S)  # after the podium's 10 s
     assert table.phase is Phase.LOBBY
     words = centre_words(table).plain
     assert "last match: seat" in words and "seat 1 (you)" in words
@@ -183,7 +186,7 @@ def test_the_status_line_names_seats_and_the_lobby_shows_no_old_totals(dirs: Pat
         assert daemon.status.text() == (f"match over, Ligretto Dice, round 1/1 · seat 1 you {totals[0]:+d} · "
                                     f"seat 2 bot {totals[1]:+d}")
         assert score_lines(daemon.table)[0].split()[-1] == f"{totals[0]:+d}"
-        table.tick(40 * S)
+        table.on_input(InputEvent(Event.PRESS, 0, "slap", ts=15 * S), now=15 * S)  # after the podium
         assert table.phase is Phase.LOBBY
         assert daemon.status.text() == "lobby, Ligretto Dice; players: 2 (seats joined: 1; bots: 1)"
         assert score_lines(daemon.table) == ["seat  1 you", "seat  2 bot (medium)"]
@@ -199,3 +202,56 @@ def test_the_lobby_names_the_chosen_game_as_players_call_it_on_one_line() -> Non
         table._join(0)
         (line,) = lines_for(centre_words(table).plain, "game:")
         assert line == f"game:  {title_of(game)}   ←/→ {n + 1} of 4" and len(line) <= 46
+
+
+def _round_over(game: str, players: int, seed: int = 0) -> Table:
+    table = Table(12, Timing(countdown_ns=3 * S))
+    table.new(game)
+    table._join(0)
+    table.set_bots(players - 1)
+    table.start(0)
+    table.tick(3 * S)
+    play_round(table.match, make_bots(players, "instant", seed), random.Random(seed))
+    table.tick(4 * S)
+    assert table.phase is Phase.ROUND_RESULT
+    return table
+
+
+def test_the_round_end_shows_each_scores_parts_a_line_a_seat() -> None:
+    """Issue 31: the terminal's round end says how each score came about, best first."""
+    table = _round_over("dice", 3)
+    table.names[0] = "Ann"
+    rnd, result = table.match.round, table.match.results[-1]
+    held = [len(hand) for hand in rnd.dice]
+    (first,) = result.finishers
+    lines = centre_words(table).plain.splitlines()
+    assert lines[0].startswith("Round 1 over (")
+    who = ["Ann (seat 1)", "seat 2", "seat 3"]
+    want = {p: f"{who[p]} {result.scores[p]:+d}: " + (f"out first: the others' {sum(held) - held[p]} dice"
+                                                    if p == first else f"{held[p]} dice left")
+            for p in range(3)}
+    order = sorted(range(3), key=lambda p: (-result.scores[p], p))
+    assert lines[1:4] == [f"{1 + sum(s > result.scores[p] for s in result.scores)}. {want[p]}" for p in order]
+    assert lines[4].startswith("totals:     ") and len(lines) == 5
+    assert sum(held) - held[first] == result.scores[first]  # the parts add up to the score
+
+
+def test_the_round_end_with_more_than_4_players_keeps_one_line_of_scores() -> None:
+    table = _round_over("classic", 5)
+    said = centre_words(table).plain
+    assert "in the centre" not in said and said.splitlines()[1].startswith("this round: ")
+
+
+def test_the_round_ends_parts_fit_the_words_pane_of_an_80x24_terminal() -> None:
+    """The words pane at 80x24 is 48 columns inside its border, and at 13 rows leaves the log 5
+    (measured in the Textual app): 4 players with the longest names and Ligretto's two parts
+    still fit, wrapped."""
+    from rich.console import Console
+
+    table = _round_over("classic", 4, seed=3)
+    for seat in range(4):  # as a named seat's would be: the longest a name can be
+        table.names[seat] = "W" * 15 + str(seat + 1)
+    console = Console(width=48, record=True, color_system=None)
+    console.print(centre_words(table))
+    rows = console.export_text().splitlines()
+    assert sum("on the stack ×2" in row for row in rows) == 4 and len(rows) <= 13, rows

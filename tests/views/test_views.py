@@ -17,7 +17,7 @@ from helpers import deal
 from PIL import Image, ImageChops
 
 from firmware_host.engine.match import Match
-from firmware_host.engine.round import Reason, Refusal
+from firmware_host.engine.round import Ending, Reason, Refusal, RoundResult
 from firmware_host.games.classic.rules import Card, PlayCard
 from firmware_host.games.crazy.rules import PlayCrazy
 from firmware_host.games.crazy.scenario import setup as _crazy_setup
@@ -182,7 +182,38 @@ def test_menu_countdown_and_results_on_the_seat() -> None:
 
     play_round(match, make_bots(12, "instant", 5), random.Random(5))
     golden("seat-round-result", render_round_result(match, 3))
+    golden("seat-round-result-named", render_round_result(match, 3, "Zoë Ångström-Smith"))
+    four = new_match("classic", 4, 5, {"rounds": 1})
+    play_round(four, make_bots(4, "instant", 5), random.Random(5))
+    golden("seat-round-result-4", render_round_result(four, 1, "Ana"))
     golden("seat-match-result", render_match_result(match, 3))
+
+
+def test_the_round_end_names_the_seats_place_with_ties_and_english_suffixes() -> None:
+    from firmware_host.views.seat import place
+
+    scores = [5, 9, 5, -2, 9, 0, 1, 2, 3, 4, 6, 7, 8]
+    assert [place(scores, s) for s in (1, 0, 3, 12)] == ["=1ST", "=6TH", "13TH", "3RD"]
+    assert [place(list(range(30, 0, -1)), s) for s in (0, 1, 2, 10, 11, 12, 20, 21, 22)] == [
+        "1ST", "2ND", "3RD", "11TH", "12TH", "13TH", "21ST", "22ND", "23RD"]
+
+
+def test_the_seats_round_end_shows_its_place_and_points_large() -> None:
+    """Issue 31: at round end a seat reads its place and points at a glance: 16 px tall, not one
+    line of 5-pixel letters among twelve."""
+    from firmware_host.views.font import LARGE, draw_text, width
+    from firmware_host.views.seat import place, render_round_result
+
+    match = new_match("dice", 3, 1, {"rounds": 2})
+    match.results.append(RoundResult(Ending.LIGRETTO, (2,), (4, -3, 10)))
+    img = render_round_result(match, 0)
+    text = f"{place([4, -3, 10], 0)} {4:+d}"
+    assert text == "2ND +4"
+    mask = Image.new("1", (width(text, LARGE), 8), 0)
+    draw_text(mask, (0, 0), text, LARGE)
+    big = mask.resize((mask.width * 2, 16), Image.Resampling.NEAREST)
+    x = (128 - big.width) // 2
+    assert ImageChops.difference(img.crop((x, 8, x + big.width, 24)), big).getbbox() is None
 
 
 def test_banners_countdown_ligretto_and_winner() -> None:
