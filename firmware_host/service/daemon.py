@@ -116,7 +116,8 @@ class Daemon:
         self.status = Status(table, parts, notify, configuration, store, frontends, collector,
                              self.selftests.state, lambda: binding.set_aside, lambda: screens.address)
         self.keys = Keys(loop, table, parts.keyboard)
-        self.views = views = TableViews(table, screens, self.status, self.pane, self.keys)
+        self.views = views = TableViews(table, screens, self.status, self.pane, self.keys,
+                                        lambda: figurer.standings, lambda: binding.match_id)
         Watchdog(loop, notify, time.monotonic_ns())
         loop.before_sleep(lambda: frontends.draw(views))
         loop.on(Signal, stop_on_term(loop), at="stop")

@@ -108,6 +108,9 @@ FIRST_LOOK_S = 10.0
 round stored): a start does not share its CPU with the figures."""
 SETTLE_S = 0.5
 """After a wake, the keeper waits this long before it reads: the round's rows reach the disk."""
+STANDINGS_S = 60.0
+"""The attract screen's standings are made again at least this often (tonight moves on), and at
+once after a match is figured."""
 BATCH = 20
 """Matches figured between two commits: a page never waits for more than these."""
 
@@ -471,6 +474,28 @@ class Statistics:
         return {"games": dict(sorted(games.items())), "titles": {g: title_of(g) for g in games},
                 "figured": figured, "waiting": waiting}
 
+    def rating_changes(self, match_id: int | None = None) -> dict[str, Any] | None:
+        """A finished match's (the newest figured, when not given) change of each rated seat's
+        shown rating (from 1: a named player's or a bot's; a guest is rated from the default each
+        match and kept nowhere, so has none); None: no match figured."""
+        with self._reading() as db:
+            if match_id is None:
+                match_id = db.execute("SELECT max(match_id) FROM figures.seat_figures").fetchone()[0]
+                if match_id is None:
+                    return None
+            rows = db.execute(
+                f"SELECT {_seat_sql(db)}, r.mu, r.sigma, "
+                "(SELECT b.mu || ' ' || b.sigma FROM figures.ratings b WHERE b.who = r.who "
+                " AND b.game = r.game AND b.match_id < r.match_id ORDER BY b.match_id DESC LIMIT 1) "
+                f"FROM figures.seat_figures f {_seated_join(db)} JOIN figures.ratings r "
+                f"ON r.match_id = f.match_id AND r.game = f.game AND r.who = {_who_sql(db)} "
+                "WHERE f.match_id = ? ORDER BY f.player", (match_id,)).fetchall()
+        changes: dict[int, float] = {}
+        for seat, mu, sigma, before in rows:
+            was = Rating(*map(float, before.split())) if before else Rating()
+            changes[int(seat)] = round(Rating(mu, sigma).shown - was.shown, 2)
+        return {"match": match_id, "seats": changes}
+
     def highlights(self, match_id: int | None = None) -> dict[str, Any] | None:
         """A finished match's (the newest figured, when not given) closest race won and fastest
         reaction, each with its seat (from 1) and who sat there; None: no match figured."""
@@ -647,9 +672,11 @@ class Figurer:
         """Why the figures could not be kept the last time (no database yet, a process that
         stopped), or None."""
         self.standings: dict[str, Any] | None = None
-        """The leaderboard (`leaderboard_in`) and the newest match's highlights (`highlights_in`) as
-        of the keeper's last pass, for a screen drawn on the game thread: read, never waited for
-        (None until the first pass, 10 s after the start or at the first round stored)."""
+        """The leaderboard (`Statistics.leaderboard`), the newest match's highlights
+        (`highlights`) and its rating changes (`rating_changes`) as of the keeper's last pass,
+        for a screen drawn on the game thread (views/standings.py): read, never waited for (None
+        until the first pass, 10 s after the start or at the first round stored). A new dict at
+        each pass, never changed in place: a reader holds one whole pass."""
 
     def ask(self, work: Callable[..., T], *args: Any, timeout: float = 60.0) -> T:
         with self._lock:
@@ -705,19 +732,23 @@ class Figurer:
     def _keep(self) -> None:
         join_the_rest()
         waiting = Statistics(self.database)  # SQL alone here (sqlite3 lets go of the GIL): any to do?
+        told = 0.0  # when `standings` was last made
         try:
             self._wake.wait(timeout=FIRST_LOOK_S)  # not while the table starts
             while not self._stopping:
                 self._wake.clear()
                 try:
+                    fresh = self.standings is None or time.monotonic() - told > STANDINGS_S
                     if waiting.waiting() > 0:
                         while not self._stopping and self.ask(catch_up_in, BATCH) >= BATCH:
                             pass
                         self.ask(make_pages_in, timeout=600.0)
-                        self.standings = None
-                    if self.standings is None:  # a few indexed reads and one match's figures: here
+                        fresh = True
+                    if fresh:  # a few indexed reads and one match's figures: here, whole at once
                         self.standings = {"leaderboard": waiting.leaderboard(),
-                                          "highlights": waiting.highlights()}
+                                          "highlights": waiting.highlights(),
+                                          "changes": waiting.rating_changes()}
+                        told = time.monotonic()
                     self.problem = None
                 except Exception as exc:  # never fatal: said once, tried again at the next wake
                     if not self._stopping and self.problem != str(exc):
