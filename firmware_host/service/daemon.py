@@ -41,7 +41,7 @@ from .binding import StoreBinding
 from .bot_hands import BotHands
 from .commands import TableCommands
 from .configuration import Configuration
-from .events import Signal, Wake
+from .events import Signal, StandingsMade, Wake
 from .frontend import Frontend, Frontends, TableView, TableViews, ViewMaker, views_of
 from .journal import Store
 from .keys import Keys
@@ -110,6 +110,7 @@ class Daemon:
         self.selftests = SelfTests(loop, table, parts, configuration, screens)
         self.binding = binding = StoreBinding(table, store)
         self.figurer = figurer = Figurer(store.path)
+        figurer.made = lambda: loop.put(StandingsMade())  # the screens show the new figures
         self.frontends = frontends = Frontends(loop)
         self.sounds = Sounds(parts.buzzer, frontends, terminal)
         self.bots = BotHands(loop, table, self.board.presser)

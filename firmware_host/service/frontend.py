@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..table.machine import Phase, Table
-from .events import FrontendReady, FrontendTrouble
+from .events import FrontendReady, FrontendTrouble, StandingsMade
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -163,6 +163,7 @@ class Frontends:
         self.attached: list[Frontend] = []
         self._shown: tuple[Any, ...] = ()
         loop.on(FrontendTrouble, lambda _event, _now: True)  # woken: the status line follows
+        loop.on(StandingsMade, lambda _event, _now: True)  # woken: the page shows the new figures
         loop.on(FrontendReady, self.on_ready)
 
     def on_ready(self, _event: FrontendReady, _now: int) -> bool:

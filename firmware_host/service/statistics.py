@@ -668,6 +668,8 @@ class Figurer:
         self._stopping = False
         self._keeper: threading.Thread | None = None
         self._reader: Statistics | None = None
+        self.made: Callable[[], None] = lambda: None
+        """Called (on the keeper's thread) after each new `standings`: the daemon wakes its loop."""
         self.problem: str | None = None
         """Why the figures could not be kept the last time (no database yet, a process that
         stopped), or None."""
@@ -749,6 +751,7 @@ class Figurer:
                                           "highlights": waiting.highlights(),
                                           "changes": waiting.rating_changes()}
                         told = time.monotonic()
+                        self.made()
                     self.problem = None
                 except Exception as exc:  # never fatal: said once, tried again at the next wake
                     if not self._stopping and self.problem != str(exc):

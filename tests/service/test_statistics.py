@@ -17,6 +17,7 @@ from firmware_host.config import emulated_config
 from firmware_host.control.client import ask
 from firmware_host.games.dice.rules import PlaceDie
 from firmware_host.play.ratings import Rating, rate
+from firmware_host.service.events import StandingsMade
 from firmware_host.service.statistics import Statistics
 
 
@@ -218,7 +219,10 @@ def test_ratings_are_figured_beside_the_game_and_rebuilt_by_one_command(daemon: 
     assert rebuilt == {"ok": True, "waiting": 2}
     wait_for(lambda: ask({"cmd": "ratings"}, path)["games"] == shown["games"], timeout=60)
     assert ask({"cmd": "ratings"}, path)["figured"] == 2
-    assert daemon.loop.events.empty()  # nothing was queued for the game thread
+    queued = []  # for the game thread: only the wake that new standings are there (nothing waits)
+    while not daemon.loop.events.empty():
+        queued.append(daemon.loop.events.get())
+    assert queued and all(isinstance(e, StandingsMade) for e in queued)
 
 
 def test_an_answer_is_kept_until_the_figures_or_the_players_change(two_matches: Path) -> None:
