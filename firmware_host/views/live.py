@@ -98,13 +98,21 @@ def reachable(address: str) -> bool:
         return True  # a name: table.local, [web] url's
 
 
+def player_name(table: Table, player: int) -> str | None:
+    """The name of the player at a player's seat (the names part: `Table.names`); None for a
+    guest or a bot. The one place the live page's words (the banner, the seats, the round's end,
+    the podium, the races) take a name from."""
+    seat = table.seat_of_player[player] if player < len(table.seat_of_player) else player
+    return None if player in table.bots else table.names.get(seat)
+
+
 def seat_name(table: Table, player: int) -> str:
     """Who sits at a player's seat, in words a person reads: their name ("Ann"), else "bot" or
     "seat 3" (a guest)."""
     seat = table.seat_of_player[player] if player < len(table.seat_of_player) else player
     if player in table.bots:
         return "bot"
-    return table.names.get(seat) or f"seat {seat + 1}"
+    return player_name(table, player) or f"seat {seat + 1}"
 
 
 def margin_words(ns: int) -> str:
@@ -190,7 +198,7 @@ def _seat(table: Table, player: int, seat: int, in_match: bool) -> dict[str, Any
     out: dict[str, Any] = {
         "seat": seat + 1,
         "who": f"bot ({bot.level})" if bot is not None else "player",
-        "name": None if bot is not None else table.names.get(seat),  # None: a guest (the page says so)
+        "name": player_name(table, player),  # None: a guest or a bot (the page says which)
         "bot": bot is not None,
         "total": match.totals[player] if in_match and match is not None and player < match.players else None,
         "message": "",

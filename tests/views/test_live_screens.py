@@ -11,7 +11,7 @@ from firmware_host.engine.game import find, sight_of
 from firmware_host.table.bot_players import Bot, Level
 from firmware_host.table.machine import Phase, Table, Timing
 from firmware_host.table.referee import Contest
-from firmware_host.views.live import live_state, margin_words
+from firmware_host.views.live import live_state, margin_words, player_name, seat_name
 from firmware_host.views.standings import highlights, leaderboard
 
 S = 1_000_000_000
@@ -158,3 +158,16 @@ def test_a_round_that_does_not_end_the_match_shows_no_fastest_reaction() -> None
     assert table.phase is Phase.ROUND_RESULT
     state = live_state(table, now, "", "", STANDINGS, 7)
     assert state["round_end"]["fastest"] is None and state["podium"] is None
+
+
+def test_one_function_names_a_seat_for_every_place_on_the_page() -> None:
+    table, now = _to_round_end(1)  # seat 1 a person, seat 2 a bot
+    table.names[0] = "Ana"
+    assert (player_name(table, 0), seat_name(table, 0)) == ("Ana", "Ana")
+    assert (player_name(table, 1), seat_name(table, 1)) == (None, "bot")
+    state = live_state(table, now, "")
+    assert [s["name"] for s in state["seats"]] == [None if p else "Ana" for p in (0, 1)]  # the banner's
+    assert {r["seat"]: r["name"] for r in state["round_end"]["ranked"]} == {1: "Ana", 2: "bot"}
+    assert {p["seat"]: p["name"] for p in state["podium"]} == {1: "Ana", 2: "bot"}
+    del table.names[0]
+    assert (player_name(table, 0), seat_name(table, 0)) == (None, "seat 1")  # a guest
