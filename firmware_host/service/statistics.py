@@ -14,6 +14,7 @@ read-only, the figures' file attached.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import logging
 import multiprocessing
@@ -30,7 +31,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ..engine.game import title_of
-from ..play.figures import match_figures, median
+from ..play.figures import match_figures
 from ..play.ratings import Rating, rate
 from ..system.children import die_with_parent
 from ..system.errors import StoreError
@@ -363,6 +364,7 @@ class Statistics:
         games: dict[str, list[Any]] = {}
         for row in rows:
             games.setdefault(row[1], []).append(row)
+        parts = {g: _gathered(r) for g, r in games.items()}  # each game's once; every game's from them
         by_game: dict[str, list[Any]] = {}
         for r in rated:
             if game is None or r[0] == game:
@@ -372,7 +374,8 @@ class Statistics:
                        for _g, match_id, mu, sigma, started in _thinned(rows_of_game)]
                    for g, rows_of_game in by_game.items()}
         return {"player": player_id, "name": found[0], "merged_into": found[1],
-                "all": _summary(rows), "games": {g: _summary(r) for g, r in sorted(games.items())},
+                "all": _summarised(_joined(list(parts.values()))),
+                "games": {g: _summarised(part) for g, part in sorted(parts.items())},
                 "titles": {g: title_of(g) for g in {*games, *ratings}},
                 "ratings": ratings,
                 "matches": [{"match": r[0], "game": r[1], "started": r[2], "seat": r[12], "won": bool(r[3]),
@@ -576,8 +579,8 @@ def _ns(blob: bytes) -> array:
     return values
 
 
-def _summary(rows: list[Any]) -> dict[str, Any]:
-    """The figures of docs/players.md over `rows` (seat_figures rows of one player)."""
+def _gathered(rows: list[Any]) -> dict[str, Any]:
+    """The sums and the sorted margins and reactions of `rows` (seat_figures rows of one player)."""
     won, lost, reactions = array("q"), array("q"), array("q")
     known = False
     for r in rows:
@@ -586,19 +589,48 @@ def _summary(rows: list[Any]) -> dict[str, Any]:
         if r[11]:
             known = True
             reactions.frombytes(r[10])
-    rounds = sum(r[4] for r in rows)
-    points = sum(r[5] for r in rows)
+    return {"matches": len(rows), "wins": sum(r[3] for r in rows), "rounds": sum(r[4] for r in rows),
+            "points": sum(r[5] for r in rows), "slaps": sum(r[6] for r in rows),
+            "false_starts": sum(r[7] for r in rows), "known": known,
+            "won": sorted(won), "lost": sorted(lost), "reactions": sorted(reactions)}
+
+
+def _joined(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """`_gathered` of several sets of rows (a player's games) as one: each list already sorted,
+    so sorting them together only merges their runs, not sorts them again."""
+    out: dict[str, Any] = {k: sum(p[k] for p in parts)
+                           for k in ("matches", "wins", "rounds", "points", "slaps", "false_starts")}
+    out["known"] = any(p["known"] for p in parts)
+    for k in ("won", "lost", "reactions"):
+        out[k] = sorted(itertools.chain.from_iterable(p[k] for p in parts))
+    return out
+
+
+def _summarised(g: dict[str, Any]) -> dict[str, Any]:
+    """The figures of docs/players.md from `_gathered`'s sums and sorted lists."""
+    won, lost, reactions, known, rounds, points = (g["won"], g["lost"], g["reactions"], g["known"],
+                                                   g["rounds"], g["points"])
 
     def ms(value: float | None) -> float | None:
         return None if value is None else round(value / 1e6, 3)
 
-    return {"matches": len(rows), "wins": sum(r[3] for r in rows), "rounds": rounds, "points": points,
+    return {"matches": g["matches"], "wins": g["wins"], "rounds": rounds, "points": points,
             "points_per_round": round(points / rounds, 2) if rounds else None,
-            "slaps": sum(r[6] for r in rows), "false_starts": sum(r[7] for r in rows),
+            "slaps": g["slaps"], "false_starts": g["false_starts"],
             "races": len(won) + len(lost), "races_won": len(won), "races_lost": len(lost),
-            "median_margin_won_ms": ms(median(won)), "median_margin_lost_ms": ms(median(lost)),
+            "median_margin_won_ms": ms(_middle(won)), "median_margin_lost_ms": ms(_middle(lost)),
             "reactions": len(reactions) if known else None,
-            "median_reaction_ms": ms(median(reactions)), "best_reaction_ms": ms(min(reactions, default=None))}
+            "median_reaction_ms": ms(_middle(reactions)),
+            "best_reaction_ms": ms(reactions[0] if reactions else None)}
+
+
+def _middle(ordered: list[int]) -> float | None:
+    """The median of a sorted list (the mean of the middle two of an even count), None of nothing:
+    play/figures.py's `median` without sorting again."""
+    if not ordered:
+        return None
+    half = len(ordered) // 2
+    return float(ordered[half]) if len(ordered) % 2 else (ordered[half - 1] + ordered[half]) / 2
 
 
 def _has(db: sqlite3.Connection, schema: str, table: str) -> bool:
