@@ -41,7 +41,7 @@ from .binding import StoreBinding
 from .bot_hands import BotHands
 from .commands import TableCommands
 from .configuration import Configuration
-from .events import Signal, Wake
+from .events import Signal, StandingsMade, Wake
 from .frontend import Frontend, Frontends, TableView, TableViews, ViewMaker, views_of
 from .journal import Store
 from .keys import Keys
@@ -110,13 +110,15 @@ class Daemon:
         self.selftests = SelfTests(loop, table, parts, configuration, screens)
         self.binding = binding = StoreBinding(table, store)
         self.figurer = figurer = Figurer(store.path)
+        figurer.made = lambda: loop.put(StandingsMade())  # the screens show the new figures
         self.frontends = frontends = Frontends(loop)
         self.sounds = Sounds(parts.buzzer, frontends, terminal)
         self.bots = BotHands(loop, table, self.board.presser)
         self.status = Status(table, parts, notify, configuration, store, frontends, collector,
                              self.selftests.state, lambda: binding.set_aside, lambda: screens.address)
         self.keys = Keys(loop, table, parts.keyboard)
-        self.views = views = TableViews(table, screens, self.status, self.pane, self.keys)
+        self.views = views = TableViews(table, screens, self.status, self.pane, self.keys,
+                                        lambda: figurer.standings, lambda: binding.match_id)
         Watchdog(loop, notify, time.monotonic_ns())
         loop.before_sleep(lambda: frontends.draw(views))
         loop.on(Signal, stop_on_term(loop), at="stop")

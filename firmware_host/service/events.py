@@ -69,6 +69,12 @@ class FrontendTrouble:
 
 
 @dataclass(frozen=True)
+class StandingsMade:
+    """The statistics' keeper made new standings (`Figurer.standings`): the screens that show them
+    are drawn again (the loop is woken; nothing waits)."""
+
+
+@dataclass(frozen=True)
 class FrontendReady:
     """A frontend began serving (the web view, on its own thread): show it the table now."""
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..table.machine import Phase, Table
-from .events import FrontendReady, FrontendTrouble
+from .events import FrontendReady, FrontendTrouble, StandingsMade
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -44,6 +44,8 @@ class Sight:
     address: str = ""  # where the web view is watched ("" when it is not served)
     direct: bool = False  # seat 1 has direct buttons for keys 1-5 (a terminal's keyboard)
     level: str = "medium"  # the level of the next bot a key adds
+    standings: Mapping[str, Any] | None = None  # what the statistics last said (`Figurer.standings`)
+    match_id: int | None = None  # the journal's number of the match on the table (or just ended)
 
 
 ViewMaker = Callable[[Sight], Any]
@@ -111,15 +113,20 @@ class TableViews:
     """Builds the TableView: what every frontend gets, and each view the attached ones ask for."""
 
     def __init__(self, table: Table, screens: Screens, status: Status, pane: PaneHandler | None,
-                 keys: Any = None) -> None:
+                 keys: Any = None, standings: Callable[[], Mapping[str, Any] | None] = lambda: None,
+                 match_id: Callable[[], int | None] = lambda: None) -> None:
         """`pane`: the log's lines a terminal shows (None headless: the table's notices);
-        `keys`: the Keys component (its keyboard's direct buttons and next bot's level)."""
+        `keys`: the Keys component (its keyboard's direct buttons and next bot's level);
+        `standings`: what the statistics last said, read and never waited for; `match_id`: the
+        journal's number of the match on the table (whose rating changes the podium shows)."""
         self.table, self.screens, self.status, self.pane, self.keys = table, screens, status, pane, keys
+        self.standings, self.match_id = standings, match_id
 
     def sight(self, now: int) -> Sight:
         keys = self.keys
         return Sight(self.table, now, self.status.text(), self.screens.address,
-                     bool(keys is not None and keys.direct), keys.level if keys is not None else "medium")
+                     bool(keys is not None and keys.direct), keys.level if keys is not None else "medium",
+                     self.standings(), self.match_id())
 
     def build(self, makers: Mapping[str, ViewMaker]) -> TableView:
         """The frames the devices were sent, or the lobby; and what `makers` make of it now."""
@@ -136,7 +143,7 @@ class TableViews:
         trace = self.table.trace  # a decision that changes no screen (a press too late) is news
         return (self.status.text(), self.screens.seen(),
                 self.pane.count if self.pane else len(self.table.notices), self.status.problem(),
-                id(trace[-1]) if trace else 0)
+                id(trace[-1]) if trace else 0, id(self.standings()))  # a new pass: a new dict
 
 
 def views_of(frontends: Iterable[Any]) -> dict[str, ViewMaker]:
@@ -156,6 +163,7 @@ class Frontends:
         self.attached: list[Frontend] = []
         self._shown: tuple[Any, ...] = ()
         loop.on(FrontendTrouble, lambda _event, _now: True)  # woken: the status line follows
+        loop.on(StandingsMade, lambda _event, _now: True)  # woken: the page shows the new figures
         loop.on(FrontendReady, self.on_ready)
 
     def on_ready(self, _event: FrontendReady, _now: int) -> bool:

@@ -14,6 +14,7 @@ read-only, the figures' file attached.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import logging
 import multiprocessing
@@ -30,7 +31,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ..engine.game import title_of
-from ..play.figures import match_figures, median
+from ..play.figures import match_figures
 from ..play.ratings import Rating, rate
 from ..system.children import die_with_parent
 from ..system.errors import StoreError
@@ -108,6 +109,9 @@ FIRST_LOOK_S = 10.0
 round stored): a start does not share its CPU with the figures."""
 SETTLE_S = 0.5
 """After a wake, the keeper waits this long before it reads: the round's rows reach the disk."""
+STANDINGS_S = 60.0
+"""The attract screen's standings are made again at least this often (tonight moves on), and at
+once after a match is figured."""
 BATCH = 20
 """Matches figured between two commits: a page never waits for more than these."""
 
@@ -360,6 +364,7 @@ class Statistics:
         games: dict[str, list[Any]] = {}
         for row in rows:
             games.setdefault(row[1], []).append(row)
+        parts = {g: _gathered(r) for g, r in games.items()}  # each game's once; every game's from them
         by_game: dict[str, list[Any]] = {}
         for r in rated:
             if game is None or r[0] == game:
@@ -369,7 +374,8 @@ class Statistics:
                        for _g, match_id, mu, sigma, started in _thinned(rows_of_game)]
                    for g, rows_of_game in by_game.items()}
         return {"player": player_id, "name": found[0], "merged_into": found[1],
-                "all": _summary(rows), "games": {g: _summary(r) for g, r in sorted(games.items())},
+                "all": _summarised(_joined(list(parts.values()))),
+                "games": {g: _summarised(part) for g, part in sorted(parts.items())},
                 "titles": {g: title_of(g) for g in {*games, *ratings}},
                 "ratings": ratings,
                 "matches": [{"match": r[0], "game": r[1], "started": r[2], "seat": r[12], "won": bool(r[3]),
@@ -471,6 +477,28 @@ class Statistics:
         return {"games": dict(sorted(games.items())), "titles": {g: title_of(g) for g in games},
                 "figured": figured, "waiting": waiting}
 
+    def rating_changes(self, match_id: int | None = None) -> dict[str, Any] | None:
+        """A finished match's (the newest figured, when not given) change of each rated seat's
+        shown rating (from 1: a named player's or a bot's; a guest is rated from the default each
+        match and kept nowhere, so has none); None: no match figured."""
+        with self._reading() as db:
+            if match_id is None:
+                match_id = db.execute("SELECT max(match_id) FROM figures.seat_figures").fetchone()[0]
+                if match_id is None:
+                    return None
+            rows = db.execute(
+                f"SELECT {_seat_sql(db)}, r.mu, r.sigma, "
+                "(SELECT b.mu || ' ' || b.sigma FROM figures.ratings b WHERE b.who = r.who "
+                " AND b.game = r.game AND b.match_id < r.match_id ORDER BY b.match_id DESC LIMIT 1) "
+                f"FROM figures.seat_figures f {_seated_join(db)} JOIN figures.ratings r "
+                f"ON r.match_id = f.match_id AND r.game = f.game AND r.who = {_who_sql(db)} "
+                "WHERE f.match_id = ? ORDER BY f.player", (match_id,)).fetchall()
+        changes: dict[int, float] = {}
+        for seat, mu, sigma, before in rows:
+            was = Rating(*map(float, before.split())) if before else Rating()
+            changes[int(seat)] = round(Rating(mu, sigma).shown - was.shown, 2)
+        return {"match": match_id, "seats": changes}
+
     def highlights(self, match_id: int | None = None) -> dict[str, Any] | None:
         """A finished match's (the newest figured, when not given) closest race won and fastest
         reaction, each with its seat (from 1) and who sat there; None: no match figured."""
@@ -551,8 +579,8 @@ def _ns(blob: bytes) -> array:
     return values
 
 
-def _summary(rows: list[Any]) -> dict[str, Any]:
-    """The figures of docs/players.md over `rows` (seat_figures rows of one player)."""
+def _gathered(rows: list[Any]) -> dict[str, Any]:
+    """The sums and the sorted margins and reactions of `rows` (seat_figures rows of one player)."""
     won, lost, reactions = array("q"), array("q"), array("q")
     known = False
     for r in rows:
@@ -561,19 +589,48 @@ def _summary(rows: list[Any]) -> dict[str, Any]:
         if r[11]:
             known = True
             reactions.frombytes(r[10])
-    rounds = sum(r[4] for r in rows)
-    points = sum(r[5] for r in rows)
+    return {"matches": len(rows), "wins": sum(r[3] for r in rows), "rounds": sum(r[4] for r in rows),
+            "points": sum(r[5] for r in rows), "slaps": sum(r[6] for r in rows),
+            "false_starts": sum(r[7] for r in rows), "known": known,
+            "won": sorted(won), "lost": sorted(lost), "reactions": sorted(reactions)}
+
+
+def _joined(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """`_gathered` of several sets of rows (a player's games) as one: each list already sorted,
+    so sorting them together only merges their runs, not sorts them again."""
+    out: dict[str, Any] = {k: sum(p[k] for p in parts)
+                           for k in ("matches", "wins", "rounds", "points", "slaps", "false_starts")}
+    out["known"] = any(p["known"] for p in parts)
+    for k in ("won", "lost", "reactions"):
+        out[k] = sorted(itertools.chain.from_iterable(p[k] for p in parts))
+    return out
+
+
+def _summarised(g: dict[str, Any]) -> dict[str, Any]:
+    """The figures of docs/players.md from `_gathered`'s sums and sorted lists."""
+    won, lost, reactions, known, rounds, points = (g["won"], g["lost"], g["reactions"], g["known"],
+                                                   g["rounds"], g["points"])
 
     def ms(value: float | None) -> float | None:
         return None if value is None else round(value / 1e6, 3)
 
-    return {"matches": len(rows), "wins": sum(r[3] for r in rows), "rounds": rounds, "points": points,
+    return {"matches": g["matches"], "wins": g["wins"], "rounds": rounds, "points": points,
             "points_per_round": round(points / rounds, 2) if rounds else None,
-            "slaps": sum(r[6] for r in rows), "false_starts": sum(r[7] for r in rows),
+            "slaps": g["slaps"], "false_starts": g["false_starts"],
             "races": len(won) + len(lost), "races_won": len(won), "races_lost": len(lost),
-            "median_margin_won_ms": ms(median(won)), "median_margin_lost_ms": ms(median(lost)),
+            "median_margin_won_ms": ms(_middle(won)), "median_margin_lost_ms": ms(_middle(lost)),
             "reactions": len(reactions) if known else None,
-            "median_reaction_ms": ms(median(reactions)), "best_reaction_ms": ms(min(reactions, default=None))}
+            "median_reaction_ms": ms(_middle(reactions)),
+            "best_reaction_ms": ms(reactions[0] if reactions else None)}
+
+
+def _middle(ordered: list[int]) -> float | None:
+    """The median of a sorted list (the mean of the middle two of an even count), None of nothing:
+    play/figures.py's `median` without sorting again."""
+    if not ordered:
+        return None
+    half = len(ordered) // 2
+    return float(ordered[half]) if len(ordered) % 2 else (ordered[half - 1] + ordered[half]) / 2
 
 
 def _has(db: sqlite3.Connection, schema: str, table: str) -> bool:
@@ -643,13 +700,17 @@ class Figurer:
         self._stopping = False
         self._keeper: threading.Thread | None = None
         self._reader: Statistics | None = None
+        self.made: Callable[[], None] = lambda: None
+        """Called (on the keeper's thread) after each new `standings`: the daemon wakes its loop."""
         self.problem: str | None = None
         """Why the figures could not be kept the last time (no database yet, a process that
         stopped), or None."""
         self.standings: dict[str, Any] | None = None
-        """The leaderboard (`leaderboard_in`) and the newest match's highlights (`highlights_in`) as
-        of the keeper's last pass, for a screen drawn on the game thread: read, never waited for
-        (None until the first pass, 10 s after the start or at the first round stored)."""
+        """The leaderboard (`Statistics.leaderboard`), the newest match's highlights
+        (`highlights`) and its rating changes (`rating_changes`) as of the keeper's last pass,
+        for a screen drawn on the game thread (views/standings.py): read, never waited for (None
+        until the first pass, 10 s after the start or at the first round stored). A new dict at
+        each pass, never changed in place: a reader holds one whole pass."""
 
     def ask(self, work: Callable[..., T], *args: Any, timeout: float = 60.0) -> T:
         with self._lock:
@@ -705,19 +766,24 @@ class Figurer:
     def _keep(self) -> None:
         join_the_rest()
         waiting = Statistics(self.database)  # SQL alone here (sqlite3 lets go of the GIL): any to do?
+        told = 0.0  # when `standings` was last made
         try:
             self._wake.wait(timeout=FIRST_LOOK_S)  # not while the table starts
             while not self._stopping:
                 self._wake.clear()
                 try:
+                    fresh = self.standings is None or time.monotonic() - told > STANDINGS_S
                     if waiting.waiting() > 0:
                         while not self._stopping and self.ask(catch_up_in, BATCH) >= BATCH:
                             pass
                         self.ask(make_pages_in, timeout=600.0)
-                        self.standings = None
-                    if self.standings is None:  # a few indexed reads and one match's figures: here
+                        fresh = True
+                    if fresh:  # a few indexed reads and one match's figures: here, whole at once
                         self.standings = {"leaderboard": waiting.leaderboard(),
-                                          "highlights": waiting.highlights()}
+                                          "highlights": waiting.highlights(),
+                                          "changes": waiting.rating_changes()}
+                        told = time.monotonic()
+                        self.made()
                     self.problem = None
                 except Exception as exc:  # never fatal: said once, tried again at the next wake
                     if not self._stopping and self.problem != str(exc):

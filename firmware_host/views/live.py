@@ -19,7 +19,7 @@ from ..engine.options import GAMES, PLAYERS
 from ..table.words import ended_by, ending_name, phase_name
 from .address import qr_rows
 from .boards import seat_no
-from .standings import fastest_reaction, highlights, leaderboard, rating_changes
+from .standings import Standings, fastest_reaction, highlights, leaderboard, rating_changes
 
 if TYPE_CHECKING:
     from ..table.machine import Table
@@ -28,8 +28,11 @@ S = 1_000_000_000
 DECISIONS = 8  # the last decisions a page shows
 
 
-def live_state(table: Table, now: int, status: str, address: str = "") -> dict[str, Any]:
-    """One snapshot of the whole table; `address` is where the web view is reached."""
+def live_state(table: Table, now: int, status: str, address: str = "",
+               standings: Standings = None, match_id: int | None = None) -> dict[str, Any]:
+    """One snapshot of the whole table; `address` is where the web view is reached; `standings`
+    what the statistics last said (views/standings.py) and `match_id` the journal's number of
+    the match on the table, whose figures the podium and the round's end show once made."""
     match = table.match
     phase = str(table.phase)
     in_match = match is not None and phase not in ("lobby", "attract")
@@ -57,8 +60,9 @@ def live_state(table: Table, now: int, status: str, address: str = "") -> dict[s
         "leaderboard": None, "highlights": [],
     }
     if phase in ("attract", "lobby"):
-        state["leaderboard"] = {"tonight": leaderboard("tonight"), "all_time": leaderboard("all time")}
-        state["highlights"] = highlights()
+        state["leaderboard"] = {"tonight": leaderboard(standings, "tonight", table.game),
+                                "all_time": leaderboard(standings, "all time", table.game)}
+        state["highlights"] = highlights(standings)
     if match is not None and in_match:
         state["round"] = match.round_no + 1
         state["rounds"] = match.options.get("rounds")
@@ -74,9 +78,9 @@ def live_state(table: Table, now: int, status: str, address: str = "") -> dict[s
         if phase in ("playing", "round_result", "match_result"):
             state["board"] = board(table)  # the final board stays on screen at the round's end
         if phase in ("round_result", "match_result") and match.results:
-            state["round_end"] = _round_end(table, now)
+            state["round_end"] = _round_end(table, now, standings, match_id)
         if phase == "match_result":
-            state["podium"] = _podium(table)
+            state["podium"] = _podium(table, rating_changes(standings, match_id))
     return state
 
 
@@ -94,13 +98,21 @@ def reachable(address: str) -> bool:
         return True  # a name: table.local, [web] url's
 
 
+def player_name(table: Table, player: int) -> str | None:
+    """The name of the player at a player's seat (the names part: `Table.names`); None for a
+    guest or a bot. The one place the live page's words (the banner, the seats, the round's end,
+    the podium, the races) take a name from."""
+    seat = table.seat_of_player[player] if player < len(table.seat_of_player) else player
+    return None if player in table.bots else table.names.get(seat)
+
+
 def seat_name(table: Table, player: int) -> str:
     """Who sits at a player's seat, in words a person reads: their name ("Ann"), else "bot" or
     "seat 3" (a guest)."""
     seat = table.seat_of_player[player] if player < len(table.seat_of_player) else player
     if player in table.bots:
         return "bot"
-    return table.names.get(seat) or f"seat {seat + 1}"
+    return player_name(table, player) or f"seat {seat + 1}"
 
 
 def margin_words(ns: int) -> str:
@@ -109,7 +121,7 @@ def margin_words(ns: int) -> str:
     return f"{ns / 1000:.0f} µs" if ns < 100_000 else f"{ns / 1_000_000:.1f} ms"
 
 
-def _round_end(table: Table, now: int) -> dict[str, Any]:
+def _round_end(table: Table, now: int, standings: Standings, match_id: int | None) -> dict[str, Any]:
     """The round just ended, ranked: each score with its parts, the round's closest race, and
     how long until the next round starts by itself."""
     match = table.match
@@ -129,7 +141,8 @@ def _round_end(table: Table, now: int) -> dict[str, Any]:
         left = table.phase_since + table.timing.round_result_ns - now
         next_in = max(0, -(-left // S))
     return {"round": len(match.results), "ranked": ranked, "closest": _closest(table),
-            "fastest": fastest_reaction(table), "next_in": next_in}
+            "fastest": fastest_reaction(standings, match_id) if match.is_over else None,
+            "next_in": next_in}
 
 
 def _race_of(table: Table, contest: Any) -> dict[str, Any]:
@@ -162,12 +175,12 @@ def _race(table: Table) -> dict[str, Any] | None:
     return _race_of(table, contests[-1]) if contests else None
 
 
-def _podium(table: Table) -> list[dict[str, Any]]:
-    """The match's places by total, with each seat's rating change (None until ratings come)."""
+def _podium(table: Table, changes: dict[int, float]) -> list[dict[str, Any]]:
+    """The match's places by total, with each seat's rating change (None until its figures are
+    made, and for a guest, whom no rating follows)."""
     match = table.match
     assert match is not None
     seats = table.seat_of_player
-    changes = rating_changes(table)
     order = sorted(range(match.players), key=lambda p: (-match.totals[p], seats[p]))
     return [{"place": 1 + sum(match.totals[q] > match.totals[p] for q in range(match.players)),
              "seat": seats[p] + 1, "name": seat_name(table, p), "total": match.totals[p],
@@ -185,7 +198,7 @@ def _seat(table: Table, player: int, seat: int, in_match: bool) -> dict[str, Any
     out: dict[str, Any] = {
         "seat": seat + 1,
         "who": f"bot ({bot.level})" if bot is not None else "player",
-        "name": None if bot is not None else table.names.get(seat),  # None: a guest (the page says so)
+        "name": player_name(table, player),  # None: a guest or a bot (the page says which)
         "bot": bot is not None,
         "total": match.totals[player] if in_match and match is not None and player < match.players else None,
         "message": "",

@@ -2,37 +2,76 @@
 the leaderboard, the last match's highlights, the rating changes of a match, and a round's
 fastest reaction.
 
-Each is one small function that the screens ask, so the statistics (the players in the journal,
-their ratings and reaction times: issue 31, "Players across evenings") plug in here without the
-screens changing. Until they do, each answers that there is nothing to show, and the screens
-leave its place out.
+Each is one small function of `standings`, what the statistics last said (service/statistics.py,
+`Figurer.standings`: made on the statistics' own thread, read here on the game thread and never
+waited for). None (the statistics have not looked yet, or keep nothing) or a match not figured
+yet: each answers that there is nothing to show, and the screens leave its place out.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import Any
 
-if TYPE_CHECKING:
-    from ..table.machine import Table
-
-
-def leaderboard(period: str) -> list[dict[str, Any]]:
-    """The best players of `period` ("tonight" or "all time"), best first: each
-    `{"name": str, "rating": float, "matches": int}`."""
-    return []
+Standings = Mapping[str, Any] | None
+SHOWN = 5
+"""The players a leaderboard lists: the attract screen has room for five."""
 
 
-def highlights() -> list[str]:
-    """The last match's moments worth telling, in words ("seat 3 won a race by 0.4 ms")."""
-    return []
+def leaderboard(standings: Standings, period: str, game: str) -> list[dict[str, Any]]:
+    """The best players of `period`, best first: "tonight" (the last 12 hours' matches, every
+    game) by wins, "all time" by their shown rating in `game` (the table's). Each `{"player":
+    int, "name": str, "rating": float | None, "wins": int | None, "matches": int}`."""
+    board = (standings or {}).get("leaderboard") or {}
+    rated = {e["player"]: e for e in board.get("all_time", {}).get(game, [])}
+    if period == "tonight":
+        return [{"player": e["player"], "name": e["name"],
+                 "rating": rated[e["player"]]["shown"] if e["player"] in rated else None,
+                 "wins": e["wins"], "matches": e["matches"]} for e in board.get("tonight", [])[:SHOWN]]
+    return [{"player": e["player"], "name": e["name"], "rating": e["shown"], "wins": None,
+             "matches": e["matches"]} for e in list(rated.values())[:SHOWN]]
 
 
-def rating_changes(table: Table) -> dict[int, float]:
-    """The match just ended: each seat's (from 1) rating change."""
-    return {}
+def highlights(standings: Standings) -> list[str]:
+    """The last match's moments worth telling, in words ("Ana won a race by 0.4 ms")."""
+    found = (standings or {}).get("highlights")
+    if not found:
+        return []
+    out = []
+    race, quick = found.get("closest_race"), found.get("fastest_reaction")
+    if race:
+        out.append(f"{_who(race)} won a race by {_ms(race['margin_ms'])}")
+    if quick:
+        out.append(f"{_who(quick)} reacted fastest: {quick['ms']:.0f} ms")
+    return out
 
 
-def fastest_reaction(table: Table) -> dict[str, Any] | None:
-    """The round's fastest reaction (from a card becoming playable to the seat's accepted press):
-    `{"seat": int, "ms": float}`."""
-    return None
+def rating_changes(standings: Standings, match_id: int | None) -> dict[int, float]:
+    """The match `match_id` (just ended): each rated seat's (from 1) change of its shown rating;
+    nothing until its figures are made (a second or two after its end)."""
+    changes = (standings or {}).get("changes")
+    if match_id is None or not changes or changes.get("match") != match_id:
+        return {}
+    return {int(seat): float(change) for seat, change in changes["seats"].items()}
+
+
+def fastest_reaction(standings: Standings, match_id: int | None) -> dict[str, Any] | None:
+    """The match `match_id`'s fastest reaction (from a card becoming playable to the seat's
+    accepted press), once its figures are made: `{"seat": int, "name": str, "ms": float}`.
+    The statistics figure finished matches only, so a round that does not end the match has
+    none to show."""
+    found = (standings or {}).get("highlights")
+    if match_id is None or not found or found.get("match") != match_id or not found.get("fastest_reaction"):
+        return None
+    quick = found["fastest_reaction"]
+    return {"seat": quick["seat"], "name": _who(quick), "ms": quick["ms"]}
+
+
+def _who(moment: Mapping[str, Any]) -> str:
+    """A named player or a bot by what the journal calls them ("bot (hard)"), a guest by seat."""
+    name = moment.get("name")
+    return str(name) if name and name != "guest" else f"seat {moment['seat']}"
+
+
+def _ms(ms: float) -> str:
+    return f"{ms * 1000:.0f} µs" if ms < 0.1 else f"{ms:.1f} ms"

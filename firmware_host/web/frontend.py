@@ -45,7 +45,7 @@ NAME = "web view"
 
 def live(sight: Sight) -> dict[str, Any]:
     """The table as data for the page (views/live.py), made fresh on the table's thread."""
-    return live_state(sight.table, sight.now, sight.status, sight.address)
+    return live_state(sight.table, sight.now, sight.status, sight.address, sight.standings, sight.match_id)
 
 
 class WebView:

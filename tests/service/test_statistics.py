@@ -17,6 +17,7 @@ from firmware_host.config import emulated_config
 from firmware_host.control.client import ask
 from firmware_host.games.dice.rules import PlaceDie
 from firmware_host.play.ratings import Rating, rate
+from firmware_host.service.events import StandingsMade
 from firmware_host.service.statistics import Statistics
 
 
@@ -122,6 +123,28 @@ def test_the_highlights_of_a_match(two_matches: Path) -> None:
         stats.close()
 
 
+def test_the_rating_changes_of_a_match_by_seat(two_matches: Path) -> None:
+    expected: dict[Any, Rating] = {}
+    keys = [("dice", "player 1"), ("dice", "player 2")]
+    rate(expected, keys, [-1, 1])
+    after_a = dict(expected)
+    rate(expected, keys, [2, -2])
+    stats = Statistics(two_matches)
+    try:
+        assert stats.rating_changes() is None  # nothing figured
+        stats.catch_up()
+        first = {seat: round(after_a[k].shown - Rating().shown, 2)
+                 for seat, k in zip((1, 2), keys, strict=True)}
+        assert stats.rating_changes(1) == {"match": 1, "seats": first}
+        assert first[2] > first[1]  # Ben won match A
+        newest = stats.rating_changes()
+        assert newest == {"match": 2, "seats": {seat: round(expected[k].shown - after_a[k].shown, 2)
+                                                for seat, k in zip((1, 2), keys, strict=True)}}
+        assert newest["seats"][1] > 0  # Ana won match B
+    finally:
+        stats.close()
+
+
 def test_a_match_whose_journal_does_not_replay_is_named_and_the_rest_figured(tmp_path: Path) -> None:
     db = tmp_path / "table.db"
     broken = [PlaceDie(0, Y, 6, 10 * MS)]  # seat 1 holds no yellow 6
@@ -188,6 +211,7 @@ def test_ratings_are_figured_beside_the_game_and_rebuilt_by_one_command(daemon: 
     standings = daemon.figurer.standings  # what a screen on the game thread reads, never waits for
     assert standings["highlights"]["fastest_reaction"] == {"ms": 10.0, "seat": 1, "name": "Ana"}
     assert set(standings["leaderboard"]) == {"since", "tonight", "all_time", "titles"}
+    assert standings["changes"]["match"] == 2 and set(standings["changes"]["seats"]) == {1}  # a guest: none
     shown = ask({"cmd": "ratings"}, path)
     assert shown["ok"] is True and shown["waiting"] == 0 and shown["problem"] is None
     assert {e["who"] for e in shown["games"]["dice"]} == {"Ana", "bot (hard)"}  # the guest: nowhere
@@ -195,7 +219,10 @@ def test_ratings_are_figured_beside_the_game_and_rebuilt_by_one_command(daemon: 
     assert rebuilt == {"ok": True, "waiting": 2}
     wait_for(lambda: ask({"cmd": "ratings"}, path)["games"] == shown["games"], timeout=60)
     assert ask({"cmd": "ratings"}, path)["figured"] == 2
-    assert daemon.loop.events.empty()  # nothing was queued for the game thread
+    queued = []  # for the game thread: only the wake that new standings are there (nothing waits)
+    while not daemon.loop.events.empty():
+        queued.append(daemon.loop.events.get())
+    assert queued and all(isinstance(e, StandingsMade) for e in queued)
 
 
 def test_an_answer_is_kept_until_the_figures_or_the_players_change(two_matches: Path) -> None:

@@ -1,7 +1,7 @@
 """What the live page is given between plays (views/live.py): the round's end ranked with each
 score's parts, its closest race and the time to the next round; the match's podium; a race in
-words; the attract screen's leaderboard and highlights (empty until the statistics plug in:
-views/standings.py)."""
+words; the attract screen's leaderboard and highlights, the podium's rating changes and the
+match's fastest reaction from what the statistics last said (views/standings.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from firmware_host.engine.game import find, sight_of
 from firmware_host.table.bot_players import Bot, Level
 from firmware_host.table.machine import Phase, Table, Timing
 from firmware_host.table.referee import Contest
-from firmware_host.views.live import live_state, margin_words
+from firmware_host.views.live import live_state, margin_words, player_name, seat_name
+from firmware_host.views.standings import highlights, leaderboard
 
 S = 1_000_000_000
 
@@ -91,7 +92,7 @@ def test_the_match_end_has_a_podium_by_totals() -> None:
     podium = state["podium"]
     assert [p["total"] for p in podium] == sorted(match.totals, reverse=True)
     assert podium[0]["place"] == 1 and podium[0]["seat"] == table.seat_of_player[match.winners[0]] + 1
-    assert all(p["rating"] is None for p in podium)  # no ratings yet (views/standings.py)
+    assert all(p["rating"] is None for p in podium)  # no figures yet (views/standings.py)
     assert state["round_end"]["next_in"] is None  # no next round
 
 
@@ -105,3 +106,68 @@ def test_the_attract_screen_has_the_leaderboard_and_highlights_places() -> None:
         state = live_state(table, 0, "", here)
         assert state["qr"] is None and not state["reachable"], here  # a phone cannot open it
     assert live_state(table, 0, "", "http://table.local/")["reachable"]
+
+
+STANDINGS = {  # as the statistics' keeper makes it (service/statistics.py, Figurer.standings)
+    "leaderboard": {"since": 0.0, "titles": {"dice": "Dice"},
+                    "tonight": [{"player": 2, "name": "Ben", "matches": 3, "wins": 2, "rounds": 9,
+                                 "points_per_round": 1.5},
+                                {"player": 1, "name": "Ana", "matches": 3, "wins": 1, "rounds": 9,
+                                 "points_per_round": 0.5}],
+                    "all_time": {"dice": [{"player": 1, "name": "Ana", "shown": 7.25, "mu": 30.0,
+                                           "sigma": 7.5, "matches": 40}],
+                                 "classic": [{"player": 2, "name": "Ben", "shown": 3.0, "mu": 25.0,
+                                              "sigma": 7.33, "matches": 2}]}},
+    "highlights": {"match": 7, "game": "dice",
+                   "closest_race": {"margin_ms": 0.04, "seat": 2, "name": "bot (hard)"},
+                   "fastest_reaction": {"ms": 212.4, "seat": 1, "name": "Ana"}},
+    "changes": {"match": 7, "seats": {1: 1.25, 2: -0.5}},
+}
+
+
+def test_the_attract_screen_shows_the_statistics_leaderboard_and_highlights() -> None:
+    table = Table(4, Timing())
+    table.game = "dice"
+    state = live_state(table, 0, "", "", STANDINGS, None)
+    assert state["leaderboard"] == {
+        "tonight": [{"player": 2, "name": "Ben", "rating": None, "wins": 2, "matches": 3},  # unrated in dice
+                    {"player": 1, "name": "Ana", "rating": 7.25, "wins": 1, "matches": 3}],
+        "all_time": [{"player": 1, "name": "Ana", "rating": 7.25, "wins": None, "matches": 40}]}  # dice's
+    assert state["highlights"] == ["bot (hard) won a race by 40 µs", "Ana reacted fastest: 212 ms"]
+    table.game = "classic"
+    assert [e["name"] for e in live_state(table, 0, "", "", STANDINGS)["leaderboard"]["all_time"]] == ["Ben"]
+    assert leaderboard(None, "tonight", "dice") == [] and highlights(None) == []  # not looked yet
+    guest = {"highlights": {**STANDINGS["highlights"], "fastest_reaction": None,
+                            "closest_race": {"margin_ms": 1.25, "seat": 3, "name": "guest"}}}
+    assert highlights(guest) == ["seat 3 won a race by 1.2 ms"]
+
+
+def test_the_podium_and_the_last_round_show_the_figures_of_this_match_only() -> None:
+    table, now = _to_round_end(1)
+    assert table.phase is Phase.MATCH_RESULT and table.seat_of_player == [0, 1]
+    state = live_state(table, now, "", "", STANDINGS, 7)
+    assert {p["seat"]: p["rating"] for p in state["podium"]} == {1: 1.25, 2: -0.5}
+    assert state["round_end"]["fastest"] == {"seat": 1, "name": "Ana", "ms": 212.4}
+    for other in (6, None):  # another match's figures (this one's are not made yet): nothing shown
+        state = live_state(table, now, "", "", STANDINGS, other)
+        assert all(p["rating"] is None for p in state["podium"]) and state["round_end"]["fastest"] is None
+
+
+def test_a_round_that_does_not_end_the_match_shows_no_fastest_reaction() -> None:
+    table, now = _to_round_end(2)
+    assert table.phase is Phase.ROUND_RESULT
+    state = live_state(table, now, "", "", STANDINGS, 7)
+    assert state["round_end"]["fastest"] is None and state["podium"] is None
+
+
+def test_one_function_names_a_seat_for_every_place_on_the_page() -> None:
+    table, now = _to_round_end(1)  # seat 1 a person, seat 2 a bot
+    table.names[0] = "Ana"
+    assert (player_name(table, 0), seat_name(table, 0)) == ("Ana", "Ana")
+    assert (player_name(table, 1), seat_name(table, 1)) == (None, "bot")
+    state = live_state(table, now, "")
+    assert [s["name"] for s in state["seats"]] == [None if p else "Ana" for p in (0, 1)]  # the banner's
+    assert {r["seat"]: r["name"] for r in state["round_end"]["ranked"]} == {1: "Ana", 2: "bot"}
+    assert {p["seat"]: p["name"] for p in state["podium"]} == {1: "Ana", 2: "bot"}
+    del table.names[0]
+    assert (player_name(table, 0), seat_name(table, 0)) == (None, "seat 1")  # a guest

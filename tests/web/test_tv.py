@@ -81,10 +81,10 @@ def at_phase(pages_: dict[str, Any], phase: str) -> None:
         page.wait_for_function(f"() => window.tableState.phase === '{phase}'", timeout=300_000)
 
 
-LEADERS = {"leaderboard": {"tonight": [{"name": f"Player {n}", "rating": 30 - n, "matches": 3}
-                                       for n in range(1, 9)],
-                           "all_time": [{"name": f"<b>Player</b> {n}", "rating": 40 - n, "matches": 30}
-                                        for n in range(1, 9)]},
+LEADERS = {"leaderboard": {"tonight": [{"player": n, "name": f"Player {n}", "rating": 30 - n, "wins": 9 - n,
+                                        "matches": 9} for n in range(1, 9)],
+                           "all_time": [{"player": n, "name": f"<b>Player</b> {n}", "rating": 40.25 - n,
+                                         "wins": None, "matches": 30} for n in range(1, 9)]},
            "highlights": ["Seat 3 beat seat 7 by 0.4 ms", "Seat 12 won three races in a row",
                           "Seat 1 laid 14 cards in the centre"]}
 

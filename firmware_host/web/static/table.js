@@ -320,7 +320,11 @@ function standings(s) {
     if (!rows.length) continue;
     const list = el("ol", "leaders");
     list.dataset.period = key;
-    for (const r of rows.slice(0, 5)) list.appendChild(el("li", "", r.name + " · " + Math.round(r.rating)));
+    for (const r of rows.slice(0, 5)) {  // tonight by wins, all time by the table's game's rating
+      const figure = key === "tonight" ? r.wins + (r.wins === 1 ? " win" : " wins")
+        : "rating " + (r.rating === null ? "–" : r.rating.toFixed(1));
+      list.appendChild(el("li", "", r.name + " · " + figure));
+    }
     out.push(el("div", "leaderboard", undefined));
     out[out.length - 1].append(el("h2", "", title), list);
   }
