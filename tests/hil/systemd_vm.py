@@ -321,11 +321,16 @@ def _name(requirement: str) -> str:
     return re.sub(r"[-_.]+", "-", re.split(r"[<>=!~;\[ ]", requirement, maxsplit=1)[0]).lower()
 
 
+WHEELHOUSE = 2
+"""The wheelhouse's recipe: 2 adds the source distributions' build requirements. A new recipe is a
+new key, so a wheelhouse made by an older one is made again."""
+
+
 def ensure_wheels(cache: Path, guest: Guest, log=_stderr) -> Path:
     """What pip would take from PyPI for the guest's Python and glibc, so install.sh's pip works offline
     (`--wheels`): a wheel where one fits, else the source distribution, as pip itself chooses."""
     reqs = requirements()
-    home = cache / "sys" / f"wheels-{guest.suite}-{_key(reqs, guest.python, guest.glibc_minor)}"
+    home = cache / "sys" / f"wheels-{guest.suite}-{_key(reqs, guest.python, guest.glibc_minor, WHEELHOUSE)}"
     if (home / ".complete").is_file():
         return home
     log(f"hil: pip download of {len(reqs)} requirements for {guest.suite}'s Python {guest.python[0]} (once)")
@@ -358,11 +363,47 @@ def ensure_wheels(cache: Path, guest: Guest, log=_stderr) -> Path:
     if sources:  # no wheel for this Python: pip builds these from source in the guest, as it would online
         log(f"hil: no wheel for {guest.suite}'s Python {guest.python[0]}: {', '.join(sources)} from source")
         _run([*base, "--no-deps", "--no-binary=:all:", *sources], timeout=900)
+        build = build_requirements(home, guest.python[0])
+        if build:  # pip's isolated build asks the index for these: online PyPI has them, so must this
+            log(f"hil: their build requirements, as wheels: {', '.join(build)}")
+            _run([*binary, *build], timeout=900)
     (home / ".complete").write_text("\n".join([*wheels, *(f"{r} (source)" for r in sources)]) + "\n")
     _drop_old(cache / "sys", f"wheels-{guest.suite}-*", home)
     if guest.suite == "bookworm":
         _drop_old(cache / "sys", "wheels-" + "?" * 12, home)
     return home
+
+
+def build_requirements(home: Path, python: str) -> list[str]:
+    """What the source distributions in `home` need to be built ([build-system] requires of each
+    one's pyproject.toml, PEP 518), for the guest's Python (`python`: "311"): pip installs them
+    into an isolated environment from the index before it builds, so an offline wheelhouse needs
+    them as an online install would find them (without them, installing argparse-manpage failed
+    in both guests: "pip subprocess to install build dependencies did not run successfully")."""
+    import tarfile
+    import tomllib
+
+    from packaging.requirements import Requirement
+
+    version = f"{python[0]}.{python[1:]}"
+    found: list[str] = []
+    for sdist in sorted(home.glob("*.tar.gz")):
+        with tarfile.open(sdist) as tar:
+            member = next((m for m in tar.getmembers() if m.name.count("/") == 1
+                           and m.name.endswith("/pyproject.toml")), None)
+            if member is None:
+                continue  # setup.py alone: pip builds it with the venv's own setuptools
+            handle = tar.extractfile(member)
+            table = tomllib.loads(handle.read().decode()) if handle is not None else {}
+        for text in table.get("build-system", {}).get("requires", []):
+            requirement = Requirement(text)
+            marker = requirement.marker
+            where = {"python_version": version, "python_full_version": f"{version}.0"}
+            if marker is None or marker.evaluate(where):
+                spec = f"{requirement.name}{requirement.specifier}"
+                if spec not in found:
+                    found.append(spec)
+    return found
 
 
 def checkout_files() -> list[str]:

@@ -432,3 +432,27 @@ def test_an_undecided_press_says_what_the_daemon_saw_of_it() -> None:
             "and decided none of them (the write took 1.0 ms)") in problems
     assert ("single: seat 3's press decided 2 times: decided at +0.200 ms, +40.000 ms after its write "
             "began (the write took 1.0 ms)") in problems
+
+
+def test_a_source_distributions_build_requirements_join_the_wheelhouse(tmp_path: Path) -> None:
+    """pip builds a source distribution in an isolated environment it fills from the index: the
+    guests' offline wheelhouse must hold those requirements (PEP 518), for the guest's Python."""
+    import io
+    import tarfile
+
+    from hil.systemd_vm import build_requirements
+
+    def sdist(name: str, pyproject: str | None) -> None:
+        with tarfile.open(tmp_path / f"{name}-1.0.tar.gz", "w:gz") as tar:
+            files = {"setup.py": "", **({"pyproject.toml": pyproject} if pyproject is not None else {})}
+            for file, text in files.items():
+                data = text.encode()
+                info = tarfile.TarInfo(f"{name}-1.0/{file}")
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+
+    sdist("manpage", '[build-system]\nrequires = ["setuptools>=61", "tomli; python_version < \'3.11\'", '
+                     '"packaging"]\n')
+    sdist("legacy", None)  # setup.py alone: built with the venv's own setuptools
+    assert build_requirements(tmp_path, "311") == ["setuptools>=61", "packaging"]
+    assert build_requirements(tmp_path, "310") == ["setuptools>=61", "tomli", "packaging"]
