@@ -25,10 +25,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from ..service.events import FrontendReady, FrontendTrouble
 from ..service.frontend import Sight, TableView
 from ..system.logs import logger
-from ..system.systemd import under_systemd
 from ..views.live import live_state
 from .gate import Limits, TooFewDescriptors
-from .listen import open_remembered, open_socket, passed_socket, url_of
+from .listen import take_socket, url_of
 
 if TYPE_CHECKING:
     from aiohttp import web
@@ -94,17 +93,9 @@ class WebView:
         if self._sock is not None:
             return self.url
         try:
-            sock = passed_socket()
-            where = "the socket systemd passed (table-web.socket)"
-            if sock is None:
-                where = f"{self.bind}:{self.port}"
-                if self.port == 0 and self.port_file is not None:
-                    sock, self.said = open_remembered(self.bind, self.port_file)
-                else:
-                    sock = open_socket(self.bind, self.port)
+            sock, self.said = take_socket(self.bind, self.port, self.port_file)
         except OSError as exc:
-            hint = " (no socket from systemd: is table-web.socket enabled?)" if under_systemd() else ""
-            self._fail(f"cannot listen on {where}: {exc.strerror or exc}{hint}")
+            self._fail(exc.strerror or str(exc))
             return ""
         if not self._taken(sock):
             sock.close()

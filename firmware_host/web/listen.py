@@ -10,6 +10,8 @@ import os
 import socket
 from pathlib import Path
 
+from ..system.systemd import under_systemd
+
 SD_LISTEN_FDS_START = 3  # sd_listen_fds(3): the first passed descriptor
 NAME = "web"  # FileDescriptorName= in systemd/table-web.socket
 
@@ -81,6 +83,22 @@ def open_remembered(bind: str, remembered: Path) -> tuple[socket.socket, str]:
         said += f": it listens on {port} now"
     return sock, said
 
+
+
+def take_socket(bind: str, port: int, remembered: Path | None) -> tuple[socket.socket, str]:
+    """The web's listening socket: systemd's (table-web.socket), else one of its own on `bind`
+    and `port` (port 0 kept in `remembered` across restarts); and what taking it had to say (a
+    remembered port taken). OSError names where it tried, and on systemd what to check."""
+    sock = passed_socket()
+    if sock is not None:
+        return sock, ""
+    try:
+        if port == 0 and remembered is not None:
+            return open_remembered(bind, remembered)
+        return open_socket(bind, port), ""
+    except OSError as exc:
+        hint = " (no socket from systemd: is table-web.socket enabled?)" if under_systemd() else ""
+        raise OSError(exc.errno, f"cannot listen on {bind}:{port}: {exc.strerror or exc}{hint}") from None
 
 def url_of(sock: socket.socket) -> str:
     """What a person types: the bound address, or this machine's own when bound to every one."""

@@ -38,11 +38,10 @@ from ..service.events import FrontendReady, FrontendTrouble, SeatClaimed
 from ..service.frontend import TableView
 from ..system.logs import escape, logger
 from ..system.realtime import lifted
-from ..system.systemd import under_systemd
 from .child import FRAMES_FD, LENGTH, LINK_FD, LISTEN_FD, MESSAGE_MAX
 from .frontend import NAME, live
 from .gate import Limits, TooFewDescriptors
-from .listen import open_remembered, open_socket, passed_socket, url_of
+from .listen import take_socket, url_of
 
 log = logger("web")
 
@@ -107,17 +106,9 @@ class WebProcess:
         if self._sock is not None:
             return self.url
         try:
-            sock = passed_socket()
-            where = "the socket systemd passed (table-web.socket)"
-            if sock is None:
-                where = f"{self.bind}:{self.port}"
-                if self.port == 0 and self.port_file is not None:
-                    sock, self.said = open_remembered(self.bind, self.port_file)
-                else:
-                    sock = open_socket(self.bind, self.port)
+            sock, self.said = take_socket(self.bind, self.port, self.port_file)
         except OSError as exc:
-            hint = " (no socket from systemd: is table-web.socket enabled?)" if under_systemd() else ""
-            self._fail(f"cannot listen on {where}: {exc.strerror or exc}{hint}")
+            self._fail(exc.strerror or str(exc))
             return ""
         try:
             Limits.of(self.max_clients)  # the child's limit is this process's: said here, at once
