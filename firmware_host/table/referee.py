@@ -62,17 +62,19 @@ class Contest:
             return "tie"
         return "late" if self.delta_ns < 0 else "first"
 
-    def describe(self, seats: list[int] | None = None) -> str:
-        """`seats`: the physical seat of each player (else players are taken for seats)."""
+    def describe(self, seats: list[int] | None = None, stamps: bool = True) -> str:
+        """`seats`: the physical seat of each player (else players are taken for seats); `stamps`:
+        the two presses' kernel stamps after it, for the maintainer's log (never the players':
+        a clock's raw milliseconds mean nothing to a person)."""
         winner, loser = (seats[self.winner], seats[self.loser]) if seats else (self.winner, self.loser)
-        times = f"({self.winner_ts / 1e6:.3f} ms vs {self.loser_ts / 1e6:.3f} ms)"
+        times = f" ({self.winner_ts / 1e6:.3f} ms vs {self.loser_ts / 1e6:.3f} ms)" if stamps else ""
         if self.tie:  # the arbiter drew it (the draw itself is its DEBUG line)
             return (f"seat {winner + 1} won a tie with seat {loser + 1}, pressed "
-                    f"{_gap(-self.delta_ns, 'later', 'earlier')} {times}")
+                    f"{_gap(-self.delta_ns, 'later', 'earlier')}{times}")
         if self.delta_ns < 0:  # no tie: the earlier press reached the table late
             return (f"seat {winner + 1} pressed {-self.delta_ns / 1e6:.1f} ms after seat {loser + 1}, "
-                    f"whose press reached the table late {times}")
-        return f"seat {winner + 1} was {self.delta_ns / 1e6:.1f} ms earlier than seat {loser + 1} {times}"
+                    f"whose press reached the table late{times}")
+        return f"seat {winner + 1} was {self.delta_ns / 1e6:.1f} ms earlier than seat {loser + 1}{times}"
 
 
 def _gap(ns: int, after: str, before: str) -> str:
@@ -160,11 +162,10 @@ class Referee:
         arbiter_log.debug("contest over %s: %s", to_dict(action), contest.describe(self.seat_of))
         if contest.delta_ns >= self.arbiter.window_ns:  # no race: the spot was gone before this press
             self._note(f"Seat {self._seat(contest.loser)} went for a spot that seat "
-                       f"{self._seat(contest.winner)} had taken {contest.delta_ns / 1e6:.1f} ms before "
-                       f"({contest.winner_ts / 1e6:.3f} ms vs {contest.loser_ts / 1e6:.3f} ms)")
+                       f"{self._seat(contest.winner)} had taken {contest.delta_ns / 1e6:.1f} ms before")
         else:
             self._note(f"Seats {self._seat(contest.winner)} and {self._seat(contest.loser)} wanted "
-                       f"the same spot: {contest.describe(self.seat_of)}")
+                       f"the same spot: {contest.describe(self.seat_of, stamps=False)}")
         return replace(refusal, tie=tie, draw=decision.number if tie and decision else None), contest
 
     def _arbitrated(self, decision: Decision) -> None:

@@ -93,7 +93,7 @@ def test_a_late_press_is_not_a_tie_it_is_told_its_press_reached_the_table_late()
     assert str(lost.refusal) == "too late (seat 2 pressed 1.0 ms after you, but yours reached the table late)"
     assert lost.refusal.short() == "late press, seat 2 won"
     assert referee.notices[-1] == ("Seats 2 and 1 wanted the same spot: seat 2 pressed 1.0 ms after seat 1, "
-                                   "whose press reached the table late (2.000 ms vs 1.000 ms)")
+                                   "whose press reached the table late")
     assert referee.seats[0].message == lost.refusal.short()
 
 
@@ -113,5 +113,4 @@ def test_a_press_long_after_the_spot_was_taken_is_not_called_wanting_the_same_sp
     referee.on_input(InputEvent(Event.PRESS, 0, "slap", 839_000 * US))
     (lost,) = referee.decide(844_000 * US)
     assert lost.refusal is not None and str(lost.refusal) == "too late (seat 2 was 837.0 ms earlier)"
-    assert referee.notices[-1] == ("Seat 1 went for a spot that seat 2 had taken 837.0 ms before "
-                                   "(2.000 ms vs 839.000 ms)")
+    assert referee.notices[-1] == "Seat 1 went for a spot that seat 2 had taken 837.0 ms before"
