@@ -155,33 +155,44 @@ class Access:
 
 class _Work:
     """Complete requests waiting for a handler: an admin peer's are taken first, and the reserved
-    handler takes only theirs, so read-only peers can never hold every handler."""
+    handler takes only theirs, so read-only peers can never hold every handler.
+
+    A request wakes one handler that may take it, never all of them: under a flood of
+    `tablectl history` every handler woke for every request, took the interpreter lock, found
+    nothing and slept again (7 of 8 wake-ups wasted, each a wait for the game thread:
+    docs/web.md, "Limits")."""
 
     def __init__(self) -> None:
-        self._ready = threading.Condition()
+        lock = threading.Lock()
+        self._anyone_ready = threading.Condition(lock)  # the handlers that take any request
+        self._admin_ready = threading.Condition(lock)  # the reserved ones: admins' requests only
         self._admin: deque[tuple[_Connection, bytes]] = deque()
         self._anyone: deque[tuple[_Connection, bytes]] = deque()
         self._closed = False
 
     def put(self, item: tuple[_Connection, bytes], admin: bool) -> None:
-        with self._ready:
+        with self._anyone_ready:
             (self._admin if admin else self._anyone).append(item)
-            self._ready.notify_all()  # the reserved handler may not take it: wake them all
+            self._anyone_ready.notify()
+            if admin:  # whichever is free first: the other finds it taken and sleeps again
+                self._admin_ready.notify()
 
     def take(self, reserved: bool) -> tuple[_Connection, bytes] | None:
-        with self._ready:
+        ready = self._admin_ready if reserved else self._anyone_ready
+        with ready:
             while not self._closed:
                 if self._admin:
                     return self._admin.popleft()
                 if self._anyone and not reserved:
                     return self._anyone.popleft()
-                self._ready.wait()
+                ready.wait()
             return None
 
     def close(self) -> None:
-        with self._ready:
+        with self._anyone_ready:
             self._closed = True
-            self._ready.notify_all()
+            self._anyone_ready.notify_all()
+            self._admin_ready.notify_all()
 
 
 class _Connection:

@@ -311,3 +311,36 @@ def test_out_of_descriptors_the_server_rests_says_so_once_and_answers_after(
     said = [r.getMessage() for r in caplog.records if "descriptors" in r.getMessage()]
     assert said == ["cannot accept a connection: out of descriptors (Too many open files); accepting "
                     "nothing for 1 s"]
+
+
+@pytest.mark.parametrize("admin", [False, True])
+def test_a_request_wakes_one_handler_not_all(admin: bool) -> None:
+    """Under a flood of `tablectl history` every handler woke for every request and took the
+    interpreter lock to find nothing (7 wake-ups of 8 wasted, each a wait for the game thread):
+    a request wakes one handler that may take it (an admin's: one of each kind, at most)."""
+    work = control._Work()
+    woken: list[str] = []
+    for ready, kind in ((work._anyone_ready, "anyone"), (work._admin_ready, "reserved")):
+        def counted(timeout: float | None = None, _wait: Any = ready.wait, _kind: str = kind) -> bool:
+            entered.append(_kind)
+            got = _wait(timeout)
+            woken.append(_kind)
+            return got
+        ready.wait = counted  # type: ignore[method-assign]
+    entered: list[str] = []
+    taken: list[Any] = []
+    handlers = [threading.Thread(target=lambda r=reserved: taken.append(work.take(r)), daemon=True)
+                for reserved in [False] * (control.HANDLERS - control.ADMIN_HANDLERS)
+                + [True] * control.ADMIN_HANDLERS]
+    for handler in handlers:
+        handler.start()
+    wait_for(lambda: len(entered) == control.HANDLERS, timeout=30, every=0.01)  # every one asleep
+    item: Any = ("connection", b'{"cmd": "history"}')
+    work.put(item, admin)
+    wait_for(lambda: taken == [item], timeout=30, every=0.01)
+    time.sleep(0.2)  # a handler woken for nothing would have counted itself by now
+    assert sorted(woken) == (["anyone", "reserved"] if admin else ["anyone"])
+    work.close()
+    for handler in handlers:
+        handler.join(10)
+    assert taken == [item] + [None] * (control.HANDLERS - 1)  # closed: every other one ends with nothing
