@@ -2,9 +2,11 @@
 it harm, beside a baseline taken in the same run (docs/web.md, "Limits"; docs/daemon.md).
 
 The real daemon (emulated, headless, its web view on, with `bench history`'s 200 matches
-stored) runs under the unit's descriptor limit (RLIMIT_NOFILE 1024, `LimitNOFILE=`), and four
-hard bots play whole Ligretto matches (a round's result is skipped, as an impatient table
-does). For `seconds` in all nobody attacks (the baseline), and for `seconds` all of these at
+stored) runs under the unit's descriptor limit (RLIMIT_NOFILE 1024, `LimitNOFILE=`) as the
+12-seat build (its wiring file as the daemon's table.toml), and SEATS hard bots play whole
+Ligretto matches (a round's result is skipped, as an impatient table does): some 40 decisions
+a second here, so a phase has several hundred and its p99 is not its largest value (four bots
+gave about 100 a phase). For `seconds` in all nobody attacks (the baseline), and for `seconds` all of these at
 once, in TURNS turns each (without, under, SETTLE_S not counted, without, under), so that the
 shared machine's ups and downs fall on both alike (attackers.py; each a process of its own at
 normal priority, started and ready before the first turn):
@@ -59,6 +61,7 @@ HALF_OPEN_NETWORK, HALF_OPEN_ADDRESSES = "127.0.1.", 250  # 127.0.1.1 to 127.0.1
 WEBSOCKETS, WEBSOCKET_FROM = 100, "127.0.0.2"
 READERS = 8  # read-only users asking `tablectl history` without pause
 WEB_READERS, WEB_READERS_FROM = 8, 3  # addresses asking the history's pages: 127.0.0.3 to 127.0.0.10
+SEATS = 12  # hard bots at every seat of the 12-seat build: the most decisions a second
 SLOWLORIS = 16  # connections of `nobody` trickling a request to the control socket
 NOBODY = 65534
 STATUS_EVERY_S, STATUS_LIMIT_S = 0.2, 1.0
@@ -208,9 +211,9 @@ def _do(daemon: EmulatedDaemon, body: dict[str, Any], watch: Watch) -> dict[str,
 
 
 def _begin(daemon: EmulatedDaemon, watch: Watch) -> None:
-    """A whole Ligretto match, four hard bots."""
+    """A whole Ligretto match, a hard bot at every seat."""
     _do(daemon, {"cmd": "new", "game": "classic", "options": {}}, watch)
-    _do(daemon, {"cmd": "bots", "count": 4, "level": "hard"}, watch)
+    _do(daemon, {"cmd": "bots", "count": SEATS, "level": "hard"}, watch)
     _do(daemon, {"cmd": "start"}, watch)
 
 
@@ -348,11 +351,15 @@ def judge(figures: dict[str, Any]) -> dict[str, bool]:
     }
 
 
-def bench_attack(seconds: float = 15.0) -> dict[str, Any]:
+def bench_attack(seconds: float = 30.0) -> dict[str, Any]:
     load = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="bench-attack-") as tmp:
         log = Path(tmp) / "daemon.log"
-        with emulated_daemon(log, 60.0, prepare=_store_history, descriptors=DESCRIPTORS) as daemon:
+        from ..config.load import WIRING
+
+        wiring = (WIRING / f"{SEATS}-seat.toml").read_text(encoding="utf-8")
+        with emulated_daemon(log, 60.0, prepare=_store_history, descriptors=DESCRIPTORS,
+                             config=wiring) as daemon:
             figures = _attacked(daemon, log, seconds)
     figures["load_average"] = [round(x, 2) for x in load]
     figures["met"] = met = judge(figures)
@@ -391,7 +398,8 @@ def _attacked(daemon: EmulatedDaemon, log: Path, seconds: float) -> dict[str, An
             time.sleep(part)
             turns["attack"].append((begin, _mark(daemon, log)))
             counts.append(attackers.counts(30.0))  # every attacker done: its connections let go
-            time.sleep(SETTLE_S)
+            if len(counts) < TURNS:
+                time.sleep(SETTLE_S)
     finally:
         watch.stop.set()
         for thread in threads:
@@ -400,7 +408,7 @@ def _attacked(daemon: EmulatedDaemon, log: Path, seconds: float) -> dict[str, An
         attackers.stop()
     after = daemon.ask({"cmd": "status"})
     figures: dict[str, Any] = {
-        "seconds": seconds, "descriptors": DESCRIPTORS,
+        "seconds": seconds, "descriptors": DESCRIPTORS, "seats": SEATS,
         "attack": {"half_open": HALF_OPEN, "half_open_addresses": HALF_OPEN_ADDRESSES,
                    "websockets": WEBSOCKETS, "websocket_from": WEBSOCKET_FROM, "readers": READERS,
                    "readers_as_others": os.geteuid() == 0, "web_readers": WEB_READERS,
@@ -452,7 +460,8 @@ def attack_text(f: dict[str, Any]) -> str:
     slow = f"{a['slowloris']} slowloris connections to the control socket as nobody" if a["slowloris"] \
         else "no slowloris (a read-only peer needs another uid: run as root)"
     lines = [
-        f"attack: the real daemon (LimitNOFILE {f['descriptors']}, web view on, four hard bots), "
+        f"attack: the real daemon (LimitNOFILE {f['descriptors']}, web view on, "
+        f"{f.get('seats', 4)} hard bots), "
         f"{f['seconds']:g} s without, then {f['seconds']:g} s under: {a['half_open']} half-open requests "
         f"from {a['half_open_addresses']} addresses, {a['websockets']} WebSockets from "
         f"{a['websocket_from']}, "

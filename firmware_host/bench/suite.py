@@ -43,6 +43,9 @@ def _arbitration(o: Any) -> Figures:
     return {"order": order, "latency": latency}
 
 
+PLAY_S = 15.0  # --play's default: seconds of a bot match measured (daemon, web)
+ATTACK_PLAY_S = 30.0  # bench attack's: some 500 decisions each way with 12 hard bots (docs/web.md)
+
 BENCHES = {b.name: b for b in (
     Bench("engine", lambda o: _call("engine", "bench_engine", o.rounds), _later("engine", "engine_text")),
     Bench("arbitration", _arbitration,
@@ -51,8 +54,8 @@ BENCHES = {b.name: b for b in (
           expected_s=lambda o: o.seconds),
     Bench("display", lambda o: _call("display", "bench_display", o.decisions),
           _later("display", "display_text")),
-    Bench("daemon", lambda o: _call("daemon", "bench_daemon", o.idle, o.play),
-          _later("daemon", "daemon_text"), expected_s=lambda o: o.idle + o.play),
+    Bench("daemon", lambda o: _call("daemon", "bench_daemon", o.idle, o.play or PLAY_S),
+          _later("daemon", "daemon_text"), expected_s=lambda o: o.idle + (o.play or PLAY_S)),
     Bench("startup", lambda o: _call("startup", "bench_startup", o.runs),
           _later("startup", "startup_text")),
     Bench("faults", lambda o: _call("faults", "bench_faults", o.kills, o.configs,
@@ -60,11 +63,11 @@ BENCHES = {b.name: b for b in (
           _later("faults", "faults_text")),
     Bench("soak", lambda o: _call("soak", "bench_soak", o.minutes, o.warm_up),
           _later("soak", "soak_text"), expected_s=lambda o: o.minutes * 60),
-    Bench("web", lambda o: _call("web", "bench_web", o.play, o.clients), _later("web", "web_text")),
+    Bench("web", lambda o: _call("web", "bench_web", o.play or PLAY_S, o.clients), _later("web", "web_text")),
     Bench("history", lambda o: _call("history", "bench_history", o.seconds),
           _later("history", "history_text")),
-    Bench("attack", lambda o: _call("attack", "bench_attack", o.play), _later("attack", "attack_text"),
-          expected_s=lambda o: 2 * o.play + 20),
+    Bench("attack", lambda o: _call("attack", "bench_attack", o.play or ATTACK_PLAY_S),
+          _later("attack", "attack_text"), expected_s=lambda o: 2 * (o.play or ATTACK_PLAY_S) + 20),
     Bench("players", lambda o: _call("players", "bench_players", o.stored),
           _later("players", "players_text")),
     Bench("bots", lambda o: _call("bots", "bench_bots", o.matches), _later("bots", "bots_text"),

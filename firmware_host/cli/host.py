@@ -133,9 +133,10 @@ def build_parser() -> argparse.ArgumentParser:
                        help="arbitration: busy processes running beside the real-time run")
     bench.add_argument("--decisions", type=_number(int, 1), default=1500, help="display: decisions per game")
     bench.add_argument("--idle", type=_number(float, 0.1), default=10.0, help="daemon: seconds measured idle")
-    bench.add_argument("--play", type=_number(float, 0.1), default=15.0,
-                       help="daemon, web, attack: seconds of a bot match measured (web: each way; "
-                            "attack: without the attack, then under it)")
+    bench.add_argument("--play", type=_number(float, 0.1), default=None,
+                       help="daemon, web, attack: seconds of a bot match measured (web: each way, "
+                            "default 15; attack: without the attack, then under it, default 30: "
+                            "some 500 decisions each); daemon: default 15")
     bench.add_argument("--clients", type=_number(int, 1, 500), default=20,
                        help="web: browsers connected (WebSocket clients)")
     bench.add_argument("--kills", type=_number(int, 1), default=120,
