@@ -69,6 +69,8 @@ PER_PEER = 4  # connections at once from one user that is not an admin; more are
 PIPELINE = 8  # requests waiting on one connection; one more closes it with an error answer
 MAX_CONNECTIONS = 256  # at once, in all
 WARN_EVERY_S = 60.0  # a misbehaving user is named in the journal once a minute at most
+PACE_PER_S = 20.0  # requests a second from one user that is not an admin, after a burst of PACE_BURST
+PACE_BURST = 20  # more wait their turn, unread (docs/daemon.md, "tablectl": under a flood of them)
 ACCEPT_BACKOFF_S = 1.0  # out of descriptors (EMFILE, ENFILE): nothing accepted for this long
 OUT_OF_DESCRIPTORS = (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM)
 
@@ -195,6 +197,27 @@ class _Work:
             self._admin_ready.notify_all()
 
 
+class _Pace:
+    """A token bucket per user: `burst` requests at once, then `per_s` a second."""
+
+    def __init__(self, per_s: float, burst: int) -> None:
+        self.per_s, self.burst = per_s, burst
+        self._users: dict[int | None, tuple[float, float]] = {}  # user: tokens, when counted
+
+    def take(self, user: int | None, now: float) -> float:
+        """0.0: a request of `user`'s may go now (its token taken); else the seconds till one may."""
+        tokens, then = self._users.get(user, (float(self.burst), now))
+        tokens = min(float(self.burst), tokens + (now - then) * self.per_s)
+        if tokens >= 1.0:
+            self._users[user] = (tokens - 1.0, now)
+            if len(self._users) > 256:  # users whose bucket is full again need no entry
+                self._users = {u: (t, w) for u, (t, w) in self._users.items()
+                               if t + (now - w) * self.per_s < self.burst}
+            return 0.0
+        self._users[user] = (tokens, now)
+        return (1.0 - tokens) / self.per_s
+
+
 class _Connection:
     """One client, as the server's thread sees it: bytes of the request being read, complete
     requests waiting, the one being answered (at most one: answers go back in order), and the
@@ -217,6 +240,7 @@ class _Connection:
         self.open = True
         self.events = 0
         self.handed_fd = -1  # the handler's own copy of the descriptor (ControlServer.handoff)
+        self.paced_until = 0.0  # its user asked faster than PACE_PER_S: its next request waits till then
 
     def deadline(self) -> tuple[float, str] | None:
         """The earliest moment it must have done something by, and what it failed to do then."""
@@ -260,6 +284,8 @@ class ControlServer:
         self._said: dict[tuple[int | None, str], tuple[float, int]] = {}
         self._accept_again = 0.0  # out of descriptors: the socket is not polled until then
         self.out_of_descriptors = 0  # accepts that failed for want of a descriptor
+        self._pace = _Pace(PACE_PER_S, PACE_BURST)
+        self.paced = 0  # requests that waited their turn (their user asked faster than PACE_PER_S)
         self._done: queue.SimpleQueue[tuple[_Connection, dict[str, Any] | Handed]] = queue.SimpleQueue()
         self._wake_r, self._wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
         self._wake_lock = threading.Lock()  # a handler late from its table must not write to a reused fd
@@ -336,6 +362,7 @@ class ControlServer:
                     poller.modify(self._sock, select.POLLIN)
                 self._answers()
                 self._expire()
+                self._paced_turns()
                 for conn in list(self._connections.values()):
                     self._watch(conn)
         except Exception:  # never silently: without this thread nobody is answered
@@ -352,6 +379,7 @@ class ControlServer:
 
     def _poll_ms(self) -> int:
         due = [d[0] for c in self._connections.values() if (d := c.deadline()) is not None]
+        due += [c.paced_until for c in self._connections.values() if c.paced_until]
         if self._accept_again:
             due.append(self._accept_again)
         if not due:
@@ -466,6 +494,8 @@ class ControlServer:
         if not conn.open or conn.busy or conn.out:
             return
         if conn.waiting:
+            if not conn.admin and isinstance(conn.waiting[0], bytes) and not self._turn(conn):
+                return
             item = conn.waiting.popleft()
             if isinstance(item, dict):
                 conn.waiting.clear()
@@ -480,6 +510,29 @@ class ControlServer:
             self._drop(conn)
         else:
             conn.quiet_since = time.monotonic()
+
+    def _turn(self, conn: _Connection) -> bool:
+        """Whether a read-only user's next request may go to a handler now; if not, it waits,
+        unread by any handler, till its user's pace allows (`_paced_turns`). Refused at once, a
+        flood came straight back: each request, answered or refused, cost the table's process
+        its accept, read and hand-over while the game thread waited for the interpreter lock."""
+        now = time.monotonic()
+        wait = self._pace.take(conn.key, now)
+        if wait <= 0.0:
+            conn.paced_until = 0.0
+            return True
+        if not conn.paced_until:
+            self.paced += 1
+            self._say(conn.peer, "paced", f"asks more than {PACE_PER_S:g} requests a second: each waits "
+                      "its turn")
+        conn.paced_until = now + wait
+        return False
+
+    def _paced_turns(self) -> None:
+        now = time.monotonic()
+        for conn in list(self._connections.values()):
+            if conn.paced_until and conn.paced_until <= now:
+                self._next(conn)
 
     def _answers(self) -> None:
         while True:

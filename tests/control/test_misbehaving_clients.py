@@ -344,3 +344,37 @@ def test_a_request_wakes_one_handler_not_all(admin: bool) -> None:
     for handler in handlers:
         handler.join(10)
     assert taken == [item] + [None] * (control.HANDLERS - 1)  # closed: every other one ends with nothing
+
+
+@as_root
+def test_a_read_only_user_asking_without_pause_waits_its_turn_and_is_answered(
+        open_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """8 read-only users asking `tablectl history` without pause kept the control socket's threads
+    busy for most of a core, each request an accept, a read and a hand-over in the table's own
+    process: past a burst, a read-only user's requests wait their turn (unread), an admin's never."""
+    monkeypatch.setattr(control, "PACE_PER_S", 4.0)
+    monkeypatch.setattr(control, "PACE_BURST", 3)
+    requests: queue.SimpleQueue[Request] = queue.SimpleQueue()
+    sock = open_dir / "control.sock"
+    server = ControlServer(sock, requests)
+    sock.chmod(0o666)
+
+    def asking(times: int) -> list[float]:
+        """`status` on a connection of its own each time, as `tablectl` asks: when each was answered."""
+        began, answered = time.monotonic(), []
+        for _ in range(times):
+            assert ask({"cmd": "status"}, sock, timeout=30.0)["ok"]
+            answered.append(time.monotonic() - began)
+        return answered
+
+    with request_owner(requests, lambda request: request.reply({"ok": True, "phase": "attract"})):
+        try:
+            asking(10)  # root: never paced
+            assert server.paced == 0
+            answered = as_nobody(lambda: asking(7))
+            assert server.paced == 7 - 3  # the burst went at once; each after it waited
+        finally:
+            server.close()
+    # Four past the burst at 4 a second: the last answered a second after the burst at the least
+    # (a busy machine makes it later, never sooner).
+    assert len(answered) == 7 and answered[-1] - answered[2] >= 4 / 4.0 - 0.05
