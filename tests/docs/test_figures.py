@@ -283,6 +283,12 @@ FIGURES = [
                    r"not an admin; (\d+) requests \((\d+) KiB\) waiting on one connection",
            lambda: [*constants(SERVER, "MAX_CONNECTIONS", "PER_PEER", "PIPELINE")(),
                     *constants(SERVER, "MAX_LINE", scale=1024)()], "socket limits"),
+    Figure(DAEMON, r"A user that is not an admin asks (\d+) requests at once, then (\d+) a second",
+           constants(SERVER, "PACE_BURST", "PACE_PER_S"), "socket pace"),
+    Figure("docs/web.md", r"as the (\d+)-seat build \(its wiring file as its table.toml\), and a hard bot at "
+                          r"every seat plays whole Ligretto matches [^.]*?: [^.]*?, so (\d+) s, the default",
+           lambda: [*constants("firmware_host.bench.attack", "SEATS")(),
+                    *constants("firmware_host.bench.suite", "ATTACK_PLAY_S")()], "bench attack's table"),
     Figure(DAEMON, r"for up to (\d+) s before it says it cannot reach the daemon",
            constants("firmware_host.control.client", "CONNECT_WAIT_S"), "tablectl connect wait"),
     Figure(DAEMON, r"gets (\d+) garbage messages, each on a connection of its own: random bytes, "
