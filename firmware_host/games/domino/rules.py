@@ -288,9 +288,12 @@ class DominoRound(RoundBase):
         found = self._colours_at.get(token)
         if found is None:
             free, steps = self._free, self._steps
-            nears = self._adj[self.tokens[token].square] if token >= 0 else self.board.colours
-            found = self._colours_at[token] = frozenset(
-                key for near in nears if near in free for far, key in steps[near] if far in free)
+            if token >= 0:
+                found = frozenset(key for near in self._adj[self.tokens[token].square] if near in free
+                                  for far, key in steps[near] if far in free)
+            else:  # the free squares are board squares: only they need looking at
+                found = frozenset(key for near in free for far, key in steps[near] if far in free)
+            self._colours_at[token] = found
         return found
 
     def _changed(self, *squares: Square) -> None:
