@@ -103,25 +103,27 @@ def play(bot: Bot, s: CrazySight, now: int) -> Action | None:
             if top == FOUR:
                 card = finishers[0]
                 return PlayCrazy(seat, card, pid, TOP if card.crazy else None, now)
-    best: tuple[float, PlayCrazy] | None = None
+    best: tuple[float, int, int | None, int] | None = None  # (worth, card's index, pile, value)
     places: list[tuple[int | None, int | None]] = list(tops.items())
     if s.pile_room() > 0:
         places.append((None, None))
+    shallow = last or easy
     for pid, top in places:
         size = sizes.get(pid, 0) if pid is not None else 0
-        run = _first_run(values, top, size, last or easy)
+        run = _first_run(values, top, size, shallow)
         if run is None:
             continue
         worth, index, value = run
-        card = seen[index]
         if top == FOUR and value == FOUR - 1:
             worth += spoil
         worth += 0.01 * size
         if worth > 0 and (best is None or worth > best[0]):
-            best = (worth, PlayCrazy(seat, card, pid, value if card.crazy else None, now))
+            best = (worth, index, pid, value)
     if best is not None:
         mem.looks = 0
-        chosen = best[1]
+        _, index, pid, value = best
+        card = seen[index]
+        chosen = PlayCrazy(seat, card, pid, value if values[index] == 0 else None, now)
         if chosen.pile is not None and bot.level in PLANNERS:  # the rest of its run: at a routine pace
             after = chosen.value if chosen.value is not None else chosen.card.value
             bot.plan(PlayCrazy(seat, c, chosen.pile, v if c.crazy else None)
