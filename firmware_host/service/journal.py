@@ -69,6 +69,7 @@ log = logging.getLogger("table_host.store")
 
 BATCH_S = 0.02
 ROUND_WAIT_S = 2.0
+CLOSE_WAIT_S = 5.0
 """At most this long the game waits in `round_over` for its round to reach the card (a card
 that hangs); the writer goes on trying, and the game goes on."""
 RETRY_S = (0.5, 8.0)
@@ -241,7 +242,8 @@ class Store:
         """Stop the writer; what it could not write is kept beside the database (`.held`) and
         written at the next start, never dropped while a file can hold it."""
         self._queue.put(("stop",))
-        self._writer.join(timeout=5)
+        self._writer.join(timeout=CLOSE_WAIT_S)
+        busy = self._writer.is_alive()  # still in a commit (a loaded machine): its connection is its own
         with self._reader_lock, contextlib.suppress(sqlite3.Error):
             if self._reader is not None:
                 self._reader.close()
@@ -259,8 +261,10 @@ class Store:
             else:
                 log.warning("state not saved at exit (%s): the %d rows held in memory are kept in %s and "
                             "written at the next start", why, len(left), kept)
-        if self._db is not None:
-            with contextlib.suppress(sqlite3.Error):
+        if busy:  # closing it under a running statement crashed the process in libsqlite3, twice
+            log.warning("the journal's writer is still writing at exit: its connection is left open to it")
+        elif self._db is not None:
+            with self._mutex, contextlib.suppress(sqlite3.Error):
                 self._db.close()
 
     def _write_loop(self) -> None:
