@@ -67,7 +67,9 @@ def phase_seat(table: Table, seat: int, now: int, warning: bool = False, address
         img = render_round_result(match, player, table.names.get(seat)) if player is not None else \
             render_banner(f"round {len(match.results)} over", big=table.game)
     elif phase == "match_result" and match is not None:
-        img = render_match_result(match, player) if player is not None else \
+        seats = table.seat_of_player
+        names = {p: n for p, n in enumerate(table.player_names()) if n}
+        img = render_match_result(match, player, names, seats) if player is not None else \
             render_banner("match over", big=table.game)
     elif phase == "lobby":
         name = table.names.get(seat)

@@ -7,6 +7,8 @@ an inverted bar so it is seen at a glance.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 from PIL import Image, ImageDraw
 
 from ..engine.match import Match
@@ -138,14 +140,34 @@ def _large(img: Image.Image, text: str, y: int, scale: int) -> None:
     img.paste(1, ((SIZE[0] - big.width) // 2, y), big)
 
 
-def render_match_result(match: Match, seat: int) -> Image.Image:
-    """The end: winner(s) and the totals."""
+def render_match_result(match: Match, seat: int, names: Mapping[int, str] | None = None,
+                        seats: Sequence[int] = ()) -> Image.Image:
+    """The end: winner(s) and the totals. `names`: the named players' names by player (a guest
+    is not in it); `seats`: each player's physical seat (from 0; in order when not given). The
+    winner is named as the round end names a seat, a guest as "SEAT N"."""
     img = Image.new("1", SIZE, 0)
     won = seat in match.winners
     draw_centred(img, 0, "YOU WIN!" if won and len(match.winners) == 1 else
-                 "SHARED WIN!" if won else f"SEAT {match.winners[0] + 1} WINS", LARGE)
+                 "SHARED WIN!" if won else winners_line(match, names or {}, seats), LARGE)
     _standings(img, list(match.totals), seat, 11)
     return img
+
+
+def winners_line(match: Match, names: Mapping[int, str], seats: Sequence[int] = ()) -> str:
+    """Who won, in the 8-pixel font across the screen: "Ann WINS" (the name as the font draws it,
+    cut to fit), "SEAT 3 WINS" for a guest or a bot, "Ann & SEAT 2 WIN" for a shared win, or
+    "3 SHARE THE WIN" when the names do not fit."""
+    def label(player: int) -> str:
+        name = names.get(player)
+        return drawable(name) if name else f"SEAT {(seats[player] if player < len(seats) else player) + 1}"
+
+    if len(match.winners) == 1:
+        name = label(match.winners[0])
+        while name and width(name + " WINS", LARGE) > SIZE[0]:
+            name = name[:-1]
+        return name + " WINS"
+    line = " & ".join(label(p) for p in match.winners) + " WIN"
+    return line if width(line, LARGE) <= SIZE[0] else f"{len(match.winners)} SHARE THE WIN"
 
 
 def _standings(img: Image.Image, scores: list[int], seat: int, y: int, rows: int = 0) -> None:

@@ -12,6 +12,7 @@ from firmware_host.engine.options import GAMES
 from firmware_host.engine.round import Ending, RoundResult
 from firmware_host.table.machine import Phase, Table
 from firmware_host.views.centre import render_word
+from firmware_host.views.font import LARGE, draw_centred, width
 from firmware_host.views.phases import WARNING, countdown_left, phase_centre, phase_seat
 from firmware_host.views.seat import (
     render_banner,
@@ -77,6 +78,51 @@ def test_results_show_each_player_their_own_line() -> None:
     assert not same(phase_seat(table, 1, 0), render_round_result(match, 0))
     table.phase = Phase.MATCH_RESULT
     assert same(phase_seat(table, 0, 0), render_match_result(match, 1))
+
+
+def top_line(text: str) -> bytes:
+    """The seat's top 9 rows as they are with `text` centred there in the 8-pixel font, alone."""
+    img = Image.new("1", (128, 9), 0)
+    draw_centred(img, 0, text, LARGE)
+    return img.tobytes()
+
+
+def test_the_match_end_names_the_winner_and_a_guest_by_its_seat() -> None:
+    """Issue 31: "Zoë wins" on every other seat, drawn as the OLED's font can ("Zoe"); a guest
+    who wins is the seat it sat at (seat 1 here is player 1: the player's number is not the seat's)."""
+    table = Table(3, phase=Phase.LOBBY, joined=[2, 0, 1])  # seat 3 is player 0, seat 1 player 1
+    table.names[2] = "Zoë"
+    table.start(0)
+    match = table.match
+    assert match is not None
+    table.phase = Phase.MATCH_RESULT
+    match._totals = (9, 4, 1)
+    for seat in (0, 1):
+        img = phase_seat(table, seat, 0)
+        assert img is not None and img.crop((0, 0, 128, 9)).tobytes() == top_line("Zoe WINS")
+    assert same(phase_seat(table, 0, 0), render_match_result(match, 1, {0: "Zoë"}, [2, 0, 1]))
+    assert not same(phase_seat(table, 0, 0), render_match_result(match, 1))  # "SEAT 1 WINS" no more
+    won = phase_seat(table, 2, 0)
+    assert won is not None and won.crop((0, 0, 128, 9)).tobytes() == top_line("YOU WIN!")
+    match._totals = (1, 9, 4)  # the guest at seat 1 wins
+    img = phase_seat(table, 2, 0)
+    assert img is not None and img.crop((0, 0, 128, 9)).tobytes() == top_line("SEAT 1 WINS")
+    match._totals = (9, 9, 4)  # shared: both named as they sat, on seat 2 (player 2), who lost
+    img = phase_seat(table, 1, 0)
+    assert img is not None and img.crop((0, 0, 128, 9)).tobytes() == top_line("Zoe & SEAT 1 WIN")
+
+
+def test_a_long_winners_name_is_cut_to_the_screen_and_a_wide_shared_win_counted() -> None:
+    from firmware_host.table.matches import new_match
+    from firmware_host.views.seat import winners_line
+
+    match = new_match("dice", 4, 1, {"rounds": 1})
+    match._totals = (1, 9, 4, 2)
+    line = winners_line(match, {1: "Maximilian-Alexa"}, [0, 1, 2, 3])
+    assert line.endswith(" WINS") and "Maximilian-Alexa".startswith(line[:-5]) and len(line) < 21
+    assert width(line, LARGE) <= 128 < width("Maximilian-Alexa WINS", LARGE)
+    match._totals = (9, 9, 9, 2)
+    assert winners_line(match, {0: "Maximilian", 1: "Alexandra"}, [0, 1, 2, 3]) == "3 SHARE THE WIN"
 
 
 def test_a_broken_configuration_is_on_every_seat_between_plays() -> None:
