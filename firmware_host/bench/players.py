@@ -212,8 +212,8 @@ def players_text(f: dict[str, Any]) -> str:
         f"  {f['pages_made']} players' pages made ahead in {f['pages_s']} s (as after each match, its "
         "players')",
         f"  each page kind against the target of {f['target_ms']:g} ms (its slowest answer judged):",
-        *(f"    {PAGE_KINDS[kind]}: median {p['median_ms']} ms, slowest {p['slowest_ms']} ms of {p['asked']}: "
-          f"{'meets' if p['meets_target'] else 'MISSES'}" for kind, p in f["pages"].items()),
+        *(f"    {PAGE_KINDS[kind]}: median {p['median_ms']} ms, slowest {p['slowest_ms']} ms of "
+          f"{p['asked']}: {'meets' if p['meets_target'] else 'MISSES'}" for kind, p in f["pages"].items()),
         f"  load average {' '.join(map(str, f['load']))} on {f['cpus']} CPUs (shared: other work slows it)",
         f"  target: every page within {f['target_ms']:g} ms: {'meets' if f['meets_target'] else 'MISSES'}",
     ])
