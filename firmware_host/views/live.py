@@ -19,7 +19,7 @@ from ..engine.options import GAMES, PLAYERS
 from ..table.words import ended_by, ending_name, phase_name
 from .address import qr_rows
 from .boards import seat_no
-from .standings import Standings, fastest_reaction, highlights, leaderboard, rating_changes
+from .standings import Standings, highlights, leaderboard, rating_changes, round_reaction
 
 if TYPE_CHECKING:
     from ..table.machine import Table
@@ -122,8 +122,9 @@ def margin_words(ns: int) -> str:
 
 
 def _round_end(table: Table, now: int, standings: Standings, match_id: int | None) -> dict[str, Any]:
-    """The round just ended, ranked: each score with its parts, the round's closest race, and
-    how long until the next round starts by itself."""
+    """The round just ended, ranked: each score with its parts, the round's closest race (the
+    referee's, at once) and fastest reaction (the statistics', a second or two later), and how
+    long until the next round starts by itself."""
     match = table.match
     assert match is not None
     result = match.results[-1]
@@ -141,7 +142,7 @@ def _round_end(table: Table, now: int, standings: Standings, match_id: int | Non
         left = table.phase_since + table.timing.round_result_ns - now
         next_in = max(0, -(-left // S))
     return {"round": len(match.results), "ranked": ranked, "closest": _closest(table),
-            "fastest": fastest_reaction(standings, match_id) if match.is_over else None,
+            "fastest": round_reaction(standings, match_id, len(match.results)),
             "next_in": next_in}
 
 
