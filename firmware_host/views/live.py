@@ -146,6 +146,31 @@ def _round_end(table: Table, now: int, standings: Standings, match_id: int | Non
             "next_in": next_in}
 
 
+def round_moments(table: Table, standings: Standings = None, match_id: int | None = None) -> list[str]:
+    """The round just ended's closest race (the referee's) and fastest reaction (the statistics',
+    once made) in words, as the web's round end says them, for the terminal: "Closest race: Ann
+    (seat 2) beat seat 3 by 0.4 ms", "Fastest reaction: Ann (seat 2), 250 ms"."""
+    match = table.match
+    if match is None or not match.results:
+        return []
+    out = []
+    race = _closest(table)
+    if race is not None:
+        winner, loser = called(race["winner"], race["winner_name"]), called(race["loser"], race["loser_name"])
+        out.append(f"Closest race: {winner} and {loser} tied within {race['margin']}: drawn for seat "
+                   f"{race['winner']}" if race["tie"] else
+                   f"Closest race: {winner} beat {loser} by {race['margin']}")
+    quick = round_reaction(standings, match_id, len(match.results))
+    if quick is not None:
+        out.append(f"Fastest reaction: {called(quick['seat'], quick['name'])}, {quick['ms']:.0f} ms")
+    return out
+
+
+def called(seat: int, name: str) -> str:
+    """A seat as the page's `who` says it: "Ann (seat 2)", "bot (seat 3)", "seat 1" (a guest)."""
+    return name if name == f"seat {seat}" else f"{name} (seat {seat})"
+
+
 def _race_of(table: Table, contest: Any) -> dict[str, Any]:
     seats = table.seat_of_player
     winner, loser = seat_no(seats, contest.winner), seat_no(seats, contest.loser)
@@ -161,6 +186,13 @@ def _round_contests(table: Table) -> list[Any]:
     if table.referee is None or go is None:  # None: counting down to the next round
         return []
     return [c for c in table.referee.contests if c.loser_ts >= go]
+
+
+def closest_race(table: Table) -> dict[str, Any] | None:
+    """The round's (in play or just ended) closest race: the referee's contest of the smallest
+    margin since its "go", as the page's race: winner and loser seats (from 1) and names, `tie`,
+    the margin in ns and in words. None: no contest this round."""
+    return _closest(table)
 
 
 def _closest(table: Table) -> dict[str, Any] | None:

@@ -104,9 +104,12 @@ def render_countdown(count: int, game: str) -> Image.Image:
     return img
 
 
-def render_round_result(match: Match, seat: int, name: str | None = None) -> Image.Image:
+def render_round_result(match: Match, seat: int, name: str | None = None,
+                        moments: Sequence[str] = ()) -> Image.Image:
     """After a round: this seat's place and points large enough to read at arm's length (issue 31),
-    its total and place in the match, then everyone's, best first. `name`: the player's."""
+    its total and place in the match, then everyone's, best first. `name`: the player's.
+    `moments`: the round's closest race and fastest reaction, a line each, in the rows the
+    scores leave free (up to 3 players: 4 rows; 4 and more fill them)."""
     result = match.results[-1]
     img = Image.new("1", SIZE, 0)
     ending = str(result.ending).replace("_", " ").upper()
@@ -120,6 +123,8 @@ def render_round_result(match: Match, seat: int, name: str | None = None) -> Ima
     draw_centred(img, 26, f"TOTAL {totals[seat]:+d}, {place(totals, seat)} OF {match.players}")
     ImageDraw.Draw(img).line((0, 33, SIZE[0] - 1, 33), fill=1)
     _standings(img, scores, seat, 36, rows=4)
+    for row, line in enumerate(list(moments)[:max(0, 4 - match.players)], start=match.players):
+        draw_text(img, (2, 36 + row * 7), fitted(line, SIZE[0] - 2))
     return img
 
 

@@ -182,3 +182,27 @@ def test_one_function_names_a_seat_for_every_place_on_the_page() -> None:
     assert {p["seat"]: p["name"] for p in state["podium"]} == {1: "Ana", 2: "bot"}
     del table.names[0]
     assert (player_name(table, 0), seat_name(table, 0)) == (None, "seat 1")  # a guest
+
+
+def test_the_terminal_says_the_rounds_closest_race_and_fastest_reaction() -> None:
+    """Issue 31: the terminal's round end says both, in the web's words, under the totals."""
+    from firmware_host.service.frontend import Sight
+    from firmware_host.ui.words import words
+    from firmware_host.views.live import round_moments
+
+    table, now = _to_round_end(2)
+    table.names[0] = "Ana"
+    assert table.referee is not None and table.gate.go_ts is not None
+    go = table.gate.go_ts
+    table.referee.contests.extend([Contest(1, 0, go + S, go + S + 800_000), Contest(0, 1, go + 2 * S,
+                                                                                     go + 2 * S + 400_000)])
+    assert round_moments(table) == ["Closest race: Ana (seat 1) beat bot (seat 2) by 0.4 ms"]
+    moments = round_moments(table, STANDINGS, 7)
+    assert moments == ["Closest race: Ana (seat 1) beat bot (seat 2) by 0.4 ms",
+                       "Fastest reaction: Ana (seat 1), 230 ms"]
+    shown = words(Sight(table, now, "", standings=STANDINGS, match_id=7)).centre
+    assert shown is not None and shown.plain.endswith("\n" + "\n".join(moments))
+    assert "totals:" in shown.plain.split("Closest race")[0]
+    table.referee.contests.clear()
+    shown = words(Sight(table, now, "", standings=None, match_id=7)).centre
+    assert shown is not None and "Closest race" not in shown.plain and "Fastest" not in shown.plain
