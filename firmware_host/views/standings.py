@@ -58,13 +58,15 @@ def rating_changes(standings: Standings, match_id: int | None) -> dict[int, floa
 def round_reaction(standings: Standings, match_id: int | None, round_no: int) -> dict[str, Any] | None:
     """Round `round_no` (from 1) of the match `match_id`: its fastest reaction, once the
     statistics have replayed it (a second or two after the round's end, in their own process):
-    `{"seat": int, "name": str, "ms": float}`; None until then, or when no seat reacted."""
+    `{"seat": int, "name": str, "ms": float}`, named as the round's table names a seat ("Ana",
+    "bot", "seat 3"); None until then, or when no seat reacted."""
     found = (standings or {}).get("round")
     if match_id is None or not found or found.get("match") != match_id or found.get("round") != round_no \
             or not found.get("fastest_reaction"):
         return None
     quick = found["fastest_reaction"]
-    return {"seat": quick["seat"], "name": _who(quick), "ms": quick["ms"]}
+    name = "bot" if str(quick.get("name") or "").startswith("bot") else _who(quick)  # as the round's table
+    return {"seat": quick["seat"], "name": name, "ms": quick["ms"]}
 
 
 def _who(moment: Mapping[str, Any]) -> str:

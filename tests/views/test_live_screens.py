@@ -166,6 +166,9 @@ def test_every_rounds_end_shows_that_rounds_fastest_reaction_once_it_is_figured(
     guest = {"round": {**STANDINGS["round"], "fastest_reaction": {"ms": 98.0, "seat": 2, "name": "guest"}}}
     assert live_state(table, now, "", "", guest, 7)["round_end"]["fastest"] == {"seat": 2, "name": "seat 2",
                                                                                 "ms": 98.0}
+    bot = {"round": {**STANDINGS["round"], "fastest_reaction": {"ms": 1.0, "seat": 2, "name": "bot (hard)"}}}
+    assert live_state(table, now, "", "", bot, 7)["round_end"]["fastest"] == {"seat": 2, "name": "bot",
+                                                                              "ms": 1.0}
     for standings, match_id in (({"round": {**STANDINGS["round"], "round": 2}}, 7), (STANDINGS, 8),
                                 (None, 7), ({"round": {**STANDINGS["round"], "fastest_reaction": None}}, 7)):
         assert live_state(table, now, "", "", standings, match_id)["round_end"]["fastest"] is None
