@@ -201,10 +201,10 @@ class Screens:
         problem = bool(self.problem())
         fastest = round_reaction(self.standings(), self.match_id(), len(match.results)) \
             if table.phase is Phase.ROUND_RESULT and match is not None else None
-        key = (fastest, table.phase, table.phase_since, tuple(table.joined), table.menu, table.game,
+        key = (table.phase, table.phase_since, tuple(table.joined), table.menu, table.game,
                len(table.bots), count, problem, id(match), len(match.results) if match else 0, self.address,
                self.qr, tuple(table.names.items()), tuple((s, p.key()) for s, p in table.pickers.items()),
-               tuple(table.tokens.items()))
+               tuple(table.tokens.items()), fastest)
         if key == self.phase_key:
             return
         self.phase_key = key
