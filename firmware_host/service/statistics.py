@@ -584,6 +584,24 @@ def _figured(read: tuple[Any, list[Any], list[Any], list[Any]]) -> tuple[str | N
                    int(f.reactions_known)) for f in figures]
 
 
+def _newest_round(database: Path) -> tuple[int, int] | None:
+    """`Statistics.newest_round` on the journal alone, its own read-only connection opened and
+    closed: the keeper's look as the table starts makes no figures file (that waits for its
+    first pass). None: no journal, or nothing stored yet."""
+    try:
+        db = read_only(database)
+    except sqlite3.Error:
+        return None
+    try:
+        found = db.execute("SELECT m.id, (SELECT count(*) FROM rounds r WHERE r.match_id = m.id) "
+                           "FROM matches m ORDER BY m.id DESC LIMIT 1").fetchone()
+    except sqlite3.Error:
+        return None
+    finally:
+        db.close()
+    return None if found is None else (int(found[0]), int(found[1]))
+
+
 def _page_mark(db: sqlite3.Connection, player_id: int) -> str | None:
     """What a player's whole page is made from, in a few indexed reads: their name and state, their
     matches figured (how many, the newest), their ratings (how many, the newest) and who sat
@@ -809,10 +827,7 @@ class Figurer:
         told = 0.0  # when `standings` was last made
         round_end: dict[str, Any] | None = None
         try:
-            try:  # the newest match and its rounds stored when last looked: a round before the start is old
-                looked = waiting.newest_round()
-            except Exception:  # no journal yet (or not readable now): the first look says
-                looked = None
+            looked = _newest_round(self.database)  # when last looked: a round stored before the start is old
             self._wake.wait(timeout=FIRST_LOOK_S)  # not while the table starts
             while not self._stopping:
                 self._wake.clear()

@@ -113,6 +113,11 @@ def test_the_leaderboard_tonight_and_all_time(two_matches: Path) -> None:
 def test_the_newest_rounds_fastest_reaction_needs_no_finished_match(two_matches: Path) -> None:
     """Issue 31: each round's end shows that round's fastest reaction: made from the journal of
     the match in play, without its figures (which wait for its end)."""
+    from firmware_host.service.statistics import _newest_round
+
+    figures = two_matches.with_name(two_matches.name + ".figures")
+    assert _newest_round(two_matches) == (2, 1) and not figures.exists()  # the keeper's look at the start
+    assert _newest_round(two_matches.with_name("none.db")) is None
     stats = Statistics(two_matches)
     try:
         assert stats.newest_round() == (2, 1)
