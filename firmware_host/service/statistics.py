@@ -888,6 +888,16 @@ class Figurer:
             reader.close()
 
 
+def tracker_started() -> None:
+    """multiprocessing's resource tracker, started now, with the process's own stderr. A terminal
+    UI (Textual) puts a capture in sys.stderr whose `fileno()` is -1; started after that, the
+    tracker's spawn fails ("bad value(s) in fds_to_keep") and with it the statistics' process: a
+    fresh clone's `./dev run` kept no figures. A frontend that takes stderr calls this first."""
+    from multiprocessing import resource_tracker
+
+    resource_tracker.ensure_running()
+
+
 def worker_start(parent: int) -> None:
     """The statistics' process, as it starts: it ends with the table that started it, runs only
     when nothing of the table wants a CPU, and registers the built-in games (a composition root
