@@ -294,10 +294,10 @@ class DaemonProcess:
 
 def played_table(store: Store, players: int, seed: int, game: str = "classic",
                  options: dict[str, Any] | None = None, window_ms: float = 5.0,
-                 epsilon_ms: float = 0.2) -> tuple[TableFeed, Table]:
+                 epsilon_ms: float = 0.2, names: dict[int, str] | None = None) -> tuple[TableFeed, Table]:
     """The table, its loop's game component and the store binding, as the daemon wires them,
     with a match of `players` seats started: "go" is at 0 on the inputs' clock. Press with
-    `press`, let time run with `settle`."""
+    `press`, let time run with `settle`. `names`: the named seats' names (by seat, from 0)."""
     table = Table(players, Timing(), seed=seed, window_ns=round(window_ms * MS),
                   epsilon_ns=round(epsilon_ms * MS))
     game_part = TableFeed(Loop(), table)
@@ -305,6 +305,7 @@ def played_table(store: Store, players: int, seed: int, game: str = "classic",
     game_part.follow(binding.began)
     game_part.follow(binding.journal)
     table.joined = list(range(players))
+    table.names.update(names or {})
     table.phase, table.game, table.options = Phase.LOBBY, game, dict(options or {})
     table.start(-3 * S)
     game_part.advance(-3 * S)

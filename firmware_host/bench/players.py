@@ -11,9 +11,9 @@ the templates replayed (`Statistics.catch_up`, timed per match), the copies' fig
 from their template's (a copy replays to the same figures), the ratings carried over every
 match and the players' pages made ahead (each timed). Then, for the player who played the most
 matches, the page as /players/N serves it (`Statistics.page`) is asked on a new connection
-(cold: SQLite's cache empty) and again `REPEATS` times (the median), a page over a period (made
-on demand) three times, and the leaderboard `REPEATS` times. Exit 1 when the page, cold or
-warm, takes longer than `TARGET_MS`.
+(cold: SQLite's cache empty) and again `REPEATS` times (the median), a page over a period and a
+page of one game (each made on demand) three times, and the leaderboard `REPEATS` times. Every
+kind of page is judged by its slowest answer: exit 1 when one takes longer than `TARGET_MS`.
 """
 
 from __future__ import annotations
@@ -152,26 +152,16 @@ def bench_players(stored: int = STORED) -> dict[str, Any]:
             began = time.perf_counter()
             page = cold.page(busiest)
             cold_ms = (time.perf_counter() - began) * 1000
-            warm = []
-            for _ in range(REPEATS):
-                began = time.perf_counter()
-                cold.page(busiest)
-                warm.append((time.perf_counter() - began) * 1000)
-            made_ms = []
-            for _ in range(3):
-                began = time.perf_counter()
-                cold.player(busiest, since=0.0)  # a period: made on demand
-                made_ms.append((time.perf_counter() - began) * 1000)
-            boards = []
-            for _ in range(REPEATS):
-                began = time.perf_counter()
-                cold.leaderboard()
-                boards.append((time.perf_counter() - began) * 1000)
+            warm = _timed(REPEATS, lambda: cold.page(busiest))
+            period_ms = _timed(3, lambda: cold.player(busiest, since=0.0))  # made on demand
+            game_ms = _timed(3, lambda: cold.player(busiest, game="classic"))
+            boards = _timed(REPEATS, cold.leaderboard)
         finally:
             cold.close()
     assert page is not None
     every = page["all"]
     warm_ms, board_ms = statistics.median(warm), statistics.median(boards)
+    judged = judge({"player": [cold_ms, *warm], "period": period_ms, "game": game_ms, "leaderboard": boards})
     return {"stored": stored, "templates": len(templates), "seat_rows": rows,
             "replay_ms_per_match": round(replay_ms, 1), "ratings_s": round(rate_s, 2),
             "player": page["name"], "player_matches": played, "player_reactions": every["reactions"],
@@ -180,10 +170,34 @@ def bench_players(stored: int = STORED) -> dict[str, Any]:
             "page_max_ms": round(max(warm), 1),
             "leaderboard_ms": round(board_ms, 1), "target_ms": TARGET_MS,
             "pages_made": made, "pages_s": round(pages_s, 2),
-            "period_page_ms": round(statistics.median(made_ms), 1),
+            "period_page_ms": round(statistics.median(period_ms), 1),
             "page_kb": round(len(json.dumps(page)) / 1024, 1),
             "load": [round(x, 1) for x in os.getloadavg()], "cpus": os.cpu_count(),
-            "meets_target": cold_ms <= TARGET_MS and max(warm) <= TARGET_MS}
+            "pages": judged, "meets_target": all(kind["meets_target"] for kind in judged.values())}
+
+
+def judge(kinds: dict[str, list[float]]) -> dict[str, dict[str, Any]]:
+    """Each page kind's answers (ms): its median and slowest, and whether the slowest is within
+    the target (a page shown once too slowly is a page too slow)."""
+    return {kind: {"median_ms": round(statistics.median(times), 1), "slowest_ms": round(max(times), 1),
+                   "asked": len(times), "meets_target": max(times) <= TARGET_MS}
+            for kind, times in kinds.items()}
+
+
+def _timed(times: int, ask: Any) -> list[float]:
+    """Each of `times` answers of `ask`, in ms."""
+    took = []
+    for _ in range(times):
+        began = time.perf_counter()
+        ask()
+        took.append((time.perf_counter() - began) * 1000)
+    return took
+
+
+PAGE_KINDS = {"player": "a player's page (/players/N), made ahead: cold, then warm",
+              "period": "a player's page over a period (?since=), made when asked",
+              "game": "a player's page of one game (?game=classic), made when asked",
+              "leaderboard": "the leaderboard (/leaderboard: tonight and all time)"}
 
 
 def players_text(f: dict[str, Any]) -> str:
@@ -196,10 +210,10 @@ def players_text(f: dict[str, Any]) -> str:
         f"{f['player_races']} races, {f['page_kb']} kB of JSON): cold {f['page_cold_ms']} ms, then "
         f"median {f['page_ms']} ms, slowest {f['page_max_ms']} ms of {REPEATS}",
         f"  {f['pages_made']} players' pages made ahead in {f['pages_s']} s (as after each match, its "
-        "players'); "
-        f"a page over a period or one game, made on demand: median {f['period_page_ms']} ms of 3",
-        f"  the leaderboard (tonight and all time): median {f['leaderboard_ms']} ms",
+        "players')",
+        f"  each page kind against the target of {f['target_ms']:g} ms (its slowest answer judged):",
+        *(f"    {PAGE_KINDS[kind]}: median {p['median_ms']} ms, slowest {p['slowest_ms']} ms of "
+          f"{p['asked']}: {'meets' if p['meets_target'] else 'MISSES'}" for kind, p in f["pages"].items()),
         f"  load average {' '.join(map(str, f['load']))} on {f['cpus']} CPUs (shared: other work slows it)",
-        f"  target: a player's page within {f['target_ms']:g} ms: "
-        f"{'meets' if f['meets_target'] else 'MISSES'}",
+        f"  target: every page within {f['target_ms']:g} ms: {'meets' if f['meets_target'] else 'MISSES'}",
     ])

@@ -275,10 +275,12 @@ def history_table(matches: Sequence[Mapping[str, Any]]) -> Table | str:
         else:
             winners = m.get("winners") or []
             by_seat = dict(zip(seats, m.get("names") or [], strict=False))
-            won = [by_seat[w] for w in winners if by_seat.get(w)]
-            outcome = (f"ended {local_time(m['ended'], '%H:%M')}, won by "
-                       f"seat{'s' if len(winners) != 1 else ''} {seat_list(winners)}"
-                       + (f" ({', '.join(won)})" if won else ""))
+            if any(by_seat.get(w) for w in winners):  # named as the table names a seat: "Ann (seat 2)"
+                won = " and ".join(f"{by_seat[w]} (seat {w})" if by_seat.get(w) else f"seat {w}"
+                                   for w in winners)
+            else:
+                won = f"seat{'s' if len(winners) != 1 else ''} {seat_list(winners)}"
+            outcome = f"ended {local_time(m['ended'], '%H:%M')}, won by {won}"
         if m.get("damaged"):  # rounds the store could not read back (tablectl --json history says which)
             outcome += f"; damaged: {len(m['damaged'])} round{'s' if len(m['damaged']) != 1 else ''}"
         t.add_row(*cells(m["match"], local_time(m.get("started")), m["game"], m["players"], len(rounds),

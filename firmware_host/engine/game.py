@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar, cast
 
 from .round import Ending, Refusal, RoundBase, RulesError, Seat
 
@@ -44,6 +44,10 @@ class Controls(Protocol):
     message: str
 
     def selected(self) -> Any: ...
+
+    def choices(self) -> list[Any]: ...
+
+    def targets(self) -> list[tuple[int | None, int | None]]: ...
 
 
 class Canvas(Protocol):
@@ -103,6 +107,11 @@ class Game(Generic[R]):
     def lacks(cls) -> list[str]:
         """The required hooks this game does not override, in `REQUIRED` order."""
         return [hook for hook in cls.REQUIRED if getattr(cls, hook) is getattr(Game, hook)]
+
+    def round_of(self, c: Controls) -> R:
+        """The round `c`'s seat plays, as this game's own round: the table hands a game's hooks
+        only the controls of its own matches."""
+        return cast(R, c.match.round)
 
     # ------------------------------------------------------------ the match (engine/match.py)
 

@@ -263,8 +263,16 @@ class RoundBase:
         if handler is None:
             raise TypeError(f"not a {self.game} action: {action!r}")
         refusal = handler(self, action)
-        if refusal is None:
-            self._journaled(action, action.ts)
+        if refusal is None:  # `_journaled`, spelt out: every action taken comes here
+            journal = self.journal
+            journal.append(action)
+            if len(self._undo) != len(journal):
+                raise AssertionError(f"{type(self).__name__} took {action!r} without pushing its undo")
+            latest = self._latest
+            ts = action.ts
+            latest.append(ts if not latest or ts > latest[-1] else latest[-1])
+            if self.result is not None and self.on_end is not None:
+                self.on_end(self)
         return refusal
 
     def _journaled(self, entry: Any, ts: int) -> None:

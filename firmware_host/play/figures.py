@@ -44,8 +44,22 @@ def match_figures(replay: Mapping[str, Any], races: Iterable[Mapping[str, Any]])
     seat's next accepted action: the difference is one reaction. A clock still running when the
     seat no longer has a card that fits, or when the round ends, gives none; a card that fits
     when a round is dealt gives none (the deal has no stamp)."""
+    out, _ = _replayed(replay, races)
+    return out
+
+
+def round_reactions(replay: Mapping[str, Any]) -> dict[int, list[tuple[int, int]]]:
+    """Each round's reactions (round from 0): `(ns, player)` each, as `match_figures` counts
+    them; a round with none is not in it. A match still in play gives the rounds it ended and the
+    one in play so far."""
+    return _replayed(replay, ())[1]
+
+
+def _replayed(replay: Mapping[str, Any], races: Iterable[Mapping[str, Any]]) -> tuple[
+        list[SeatFigures], dict[int, list[tuple[int, int]]]]:
     players = int(replay["players"])
     out = [SeatFigures(p) for p in range(players)]
+    by_round: dict[int, list[tuple[int, int]]] = {}
     journal = list(replay["journal"])
     match: Match | None = None
     entry = None
@@ -65,6 +79,7 @@ def match_figures(replay: Mapping[str, Any], races: Iterable[Mapping[str, Any]])
             started = since[seat]
             if started is not None:
                 out[seat].reactions.append(action.ts - started)
+                by_round.setdefault(match.round_no, []).append((action.ts - started, seat))
                 since[seat] = None
         if rnd.result is not None:  # the round ended with this entry
             fits, since = [False] * players, [None] * players
@@ -77,7 +92,7 @@ def match_figures(replay: Mapping[str, Any], races: Iterable[Mapping[str, Any]])
                 since[p] = action.ts
         fits = now
     if match is None:
-        return out
+        return out, by_round
     if entry is not None and entry.playable(match.round, 0) is None:  # the game never says
         for figures in out:
             figures.reactions_known = False
@@ -98,7 +113,7 @@ def match_figures(replay: Mapping[str, Any], races: Iterable[Mapping[str, Any]])
                 out[winner].won_margins.append(margin)
             if isinstance(loser, int) and 0 <= loser < players:
                 out[loser].lost_margins.append(margin)
-    return out
+    return out, by_round
 
 
 def _fitting(entry: Any, rnd: Any, players: int) -> list[bool]:

@@ -17,6 +17,7 @@ from typing import Any
 
 from ..engine.game import sight_of
 from ..engine.match import Match
+from ..engine.round import RoundBase
 from ..system.errors import RoundStalled
 from ..table.bot_players import Bot, Level
 from ..table.matches import new_match
@@ -62,14 +63,16 @@ def _play_instant(match: Match, bots: list[Bot], sights: list[Any], rng: random.
     rnd = match.round
     n = match.players
     apply = rnd.apply  # the match hears of the round's end through rnd.on_end
+    # A round that never wakes (its game has no deadline) is not asked before every action.
     deadline = rnd.deadline
+    wakes = type(rnd).deadline is not RoundBase.deadline
     draw = rng.random
     policies = [bot.policy(sight) for bot, sight in zip(bots, sights, strict=True)]
     limit = MAX_ACTIONS_PER_ROUND * _INSTANT_STEP_NS
     idle = 0
     now = _INSTANT_STEP_NS
     while rnd.result is None:
-        due = deadline()
+        due = deadline() if wakes else None
         if due is not None and due <= now:
             if not rnd.wake(now) or rnd.deadline() == due:
                 raise RoundStalled(f"{match.game}: waking the round at its deadline changed nothing")

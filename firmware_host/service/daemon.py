@@ -119,6 +119,7 @@ class Daemon:
         self.keys = Keys(loop, table, parts.keyboard)
         self.views = views = TableViews(table, screens, self.status, self.pane, self.keys,
                                         lambda: figurer.standings, lambda: binding.match_id)
+        screens.standings, screens.match_id = views.standings, views.match_id
         Watchdog(loop, notify, time.monotonic_ns())
         loop.before_sleep(lambda: frontends.draw(views))
         loop.on(Signal, stop_on_term(loop), at="stop")

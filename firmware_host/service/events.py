@@ -84,6 +84,7 @@ class FrontendReady:
 ORDER: Mapping[type, tuple[str, ...]] = {
     InputEvent: ("selftest", "table"),
     Signal: ("reload", "stop"),
+    StandingsMade: ("screens", "frontends"),
 }
 """The kinds of event more than one component handles, and the order their handlers run in
 (each until one takes the event), declared here, never implied by which was built first:
@@ -91,6 +92,8 @@ ORDER: Mapping[type, tuple[str, ...]] = {
 - a press: the self-test's walk takes every press while it runs (selftest.py), else the table
   takes it (table_feed.py); the screens draw what it changed after the step, with the rest
   (screen_feed.py `after_decisions`), once;
-- a signal: SIGHUP reloads the configuration (configuration.py), SIGTERM and SIGINT stop the loop.
+- a signal: SIGHUP reloads the configuration (configuration.py), SIGTERM and SIGINT stop the loop;
+- new statistics: the seats redraw a round's end with its fastest reaction (screen_feed.py), then
+  the frontends are woken (frontend.py), which takes it.
 
 Every other kind has one handler; a second one is refused until its order is declared here."""

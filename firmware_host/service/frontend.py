@@ -163,7 +163,7 @@ class Frontends:
         self.attached: list[Frontend] = []
         self._shown: tuple[Any, ...] = ()
         loop.on(FrontendTrouble, lambda _event, _now: True)  # woken: the status line follows
-        loop.on(StandingsMade, lambda _event, _now: True)  # woken: the page shows the new figures
+        loop.on(StandingsMade, lambda _event, _now: True, at="frontends")  # woken: the page shows them
         loop.on(FrontendReady, self.on_ready)
 
     def on_ready(self, _event: FrontendReady, _now: int) -> bool:

@@ -63,12 +63,13 @@ from .database import (
 )
 
 __all__ = ["CACHE_KIB", "HISTORY_MAX", "MATCH_FIELDS", "SCHEMA", "Reader", "Store", "StoreError",
-           "read_match", "read_only", "record_of", "replay_arguments", "state_path"]
+           "read_match", "read_only", "read_seated", "record_of", "replay_arguments", "state_path"]
 
 log = logging.getLogger("table_host.store")
 
 BATCH_S = 0.02
 ROUND_WAIT_S = 2.0
+CLOSE_WAIT_S = 5.0
 """At most this long the game waits in `round_over` for its round to reach the card (a card
 that hangs); the writer goes on trying, and the game goes on."""
 RETRY_S = (0.5, 8.0)
@@ -241,7 +242,8 @@ class Store:
         """Stop the writer; what it could not write is kept beside the database (`.held`) and
         written at the next start, never dropped while a file can hold it."""
         self._queue.put(("stop",))
-        self._writer.join(timeout=5)
+        self._writer.join(timeout=CLOSE_WAIT_S)
+        busy = self._writer.is_alive()  # still in a commit (a loaded machine): its connection is its own
         with self._reader_lock, contextlib.suppress(sqlite3.Error):
             if self._reader is not None:
                 self._reader.close()
@@ -259,8 +261,10 @@ class Store:
             else:
                 log.warning("state not saved at exit (%s): the %d rows held in memory are kept in %s and "
                             "written at the next start", why, len(left), kept)
-        if self._db is not None:
-            with contextlib.suppress(sqlite3.Error):
+        if busy:  # closing it under a running statement crashed the process in libsqlite3, twice
+            log.warning("the journal's writer is still writing at exit: its connection is left open to it")
+        elif self._db is not None:
+            with self._mutex, contextlib.suppress(sqlite3.Error):
                 self._db.close()
 
     def _write_loop(self) -> None:
@@ -700,14 +704,16 @@ class Store:
         the writer nor the writer for it, and nothing read this way can write."""
         with self._held_lock:
             held = list(self._held)
+        seated: list[Any] = []
         try:
             with self._reading() as db:
                 read = read_match(db, match_id)
+                seated = read_seated(db, match_id)
         except sqlite3.Error as exc:
             if not _nothing_stored(exc):
                 raise StoreError(f"cannot read match {match_id}: {exc}") from None
             read = NOTHING
-        return record_of(match_id, read, held)
+        return record_of(match_id, read, held, seated)
 
     def history(self, limit: int = 20, before: int | None = None) -> list[dict[str, Any]]:
         """`history_page`'s matches."""
@@ -772,14 +778,16 @@ class Reader:
 
     def match_record(self, match_id: int) -> dict[str, Any] | None:
         """`Store.match_record`'s answer, from the disk alone."""
+        seated: list[Any] = []
         try:
             with self._reading() as db:
                 read = read_match(db, match_id)
+                seated = read_seated(db, match_id)
         except sqlite3.Error as exc:
             if not _nothing_stored(exc):
                 raise StoreError(f"cannot read match {match_id}: {exc}") from None
             read = NOTHING
-        return record_of(match_id, read, [])
+        return record_of(match_id, read, [], seated)
 
     def close(self) -> None:
         with self._lock:
@@ -845,11 +853,17 @@ def _read_page(db: sqlite3.Connection, limit: int,
                     f"({','.join('?' * len(ids))}) ORDER BY match_id, round_no", ids):
                 rounds.setdefault(match_id, []).append(tuple(rest))
             names: dict[int, dict[int, str]] = {}
-            for match_id, player, name in db.execute(
-                    f"SELECT match_id, player, name FROM match_players WHERE kind='player' AND match_id IN "
-                    f"({','.join('?' * len(ids))})", ids):
-                names.setdefault(match_id, {})[player] = name
-            stored = [(*row, names.get(row[0], {})) for row in stored]
+            player_ids: dict[int, dict[int, int]] = {}
+            kinds: dict[int, dict[int, str]] = {}
+            for match_id, player, name, player_id, kind in db.execute(
+                    f"SELECT match_id, player, name, player_id, kind FROM match_players WHERE "
+                    f"match_id IN ({','.join('?' * len(ids))})", ids):
+                kinds.setdefault(match_id, {})[player] = kind
+                if kind == "player":
+                    names.setdefault(match_id, {})[player] = name
+                    player_ids.setdefault(match_id, {})[player] = player_id
+            stored = [(*row, names.get(row[0], {}), player_ids.get(row[0], {}), kinds.get(row[0], {}))
+                      for row in stored]
     finally:
         if db.in_transaction:
             db.execute("COMMIT")
@@ -882,7 +896,8 @@ def _open_reader(path: Path, unwritable: bool) -> tuple[sqlite3.Connection, bool
 
 def _held_view(ops: Sequence[Op]) -> dict[str, Any]:
     """What is held and not yet on disk, as the reads add it: new matches, rounds, ends."""
-    view: dict[str, Any] = {"matches": {}, "rounds": {}, "ends": {}, "set_aside": {}, "names": {}}
+    view: dict[str, Any] = {"matches": {}, "rounds": {}, "ends": {}, "set_aside": {}, "names": {},
+                            "kinds": {}}
     for op in ops:
         if op[0] == "match":
             mid, game, players, _seed, _options, _boards, started, seats, _bots = op[1]
@@ -898,6 +913,7 @@ def _held_view(ops: Sequence[Op]) -> dict[str, Any]:
         elif op[0] == "seated":
             view["names"][op[1][0]] = {int(p): str(n) for p, _s, kind, n in json.loads(op[1][1])
                                        if kind == "player"}
+            view["kinds"][op[1][0]] = {int(p): str(kind) for p, _s, kind, _n in json.loads(op[1][1])}
     return view
 
 
@@ -934,9 +950,10 @@ def read_match(db: sqlite3.Connection, match_id: int) -> tuple[Any, list[Any], l
 
 
 def record_of(match_id: int, read: tuple[Any, list[Any], list[Any], list[Any]],
-              held: Sequence[tuple[Any, ...]] = ()) -> dict[str, Any] | None:
-    """`Store.match_record` from what `read_match` read and the writer's `held` operations (what
-    is not on disk yet, as the writer will commit it)."""
+              held: Sequence[tuple[Any, ...]] = (),
+              seated: Sequence[tuple[Any, ...]] = ()) -> dict[str, Any] | None:
+    """`Store.match_record` from what `read_match` read, the writer's `held` operations (what
+    is not on disk yet, as the writer will commit it) and who sat there (`read_seated`): `who`."""
     found, rounds, journal, races = read
     row = dict(zip(MATCH_FIELDS, found, strict=True)) if found is not None else None
     journal_by_n = {n: (n, r, a) for n, r, a in journal}
@@ -960,9 +977,26 @@ def record_of(match_id: int, read: tuple[Any, list[Any], list[Any], list[Any]],
             row["ended"], row["winners"] = data[:2]
     if row is None:
         return None
+    who = [{"player": p, "seat": s, "kind": k, "id": i, "name": n} for p, s, k, i, n in seated]
+    for op in held:  # a match begun while the disk refused it: its players as the writer will write them
+        if op[0] == "seated" and op[1][0] == match_id:
+            who = [{"player": p, "seat": s, "kind": k, "id": None, "name": n}
+                   for p, s, k, n in json.loads(op[1][1])]
     return {"row": row, "rounds": [rounds_by_n[n] for n in sorted(rounds_by_n)],
             "journal": [journal_by_n[n] for n in sorted(journal_by_n)],
-            "races": [races_by_n[n] for n in sorted(races_by_n)]}
+            "races": [races_by_n[n] for n in sorted(races_by_n)], "who": who}
+
+
+def read_seated(db: sqlite3.Connection, match_id: int) -> list[tuple[Any, ...]]:
+    """Who sat at a stored match (`match_players`: player, seat from 1, kind, player id, name as
+    shown then), in the players' order; [] when none are stored (a file not written yet)."""
+    try:
+        return db.execute("SELECT player, seat, kind, player_id, name FROM match_players WHERE match_id=? "
+                          "ORDER BY player", (match_id,)).fetchall()
+    except sqlite3.OperationalError as exc:
+        if not _nothing_stored(exc):
+            raise
+        return []
 
 
 MATCH_FIELDS = ("id", "game", "players", "seed", "options", "boards", "started", "ended", "winners", "seats",
@@ -990,6 +1024,8 @@ def _history_entry(row: tuple[Any, ...], rounds: list[tuple[Any, ...]],
                    view: dict[str, Any]) -> dict[str, Any]:
     mid, game, players, started, ended, winners, set_aside, seats_text, *rest = row
     named: dict[int, str] = rest[0] if rest else view["names"].get(mid, {})
+    known: dict[int, int] = rest[1] if len(rest) > 1 else {}  # held, not written: no player id yet
+    kinds: dict[int, str] = rest[2] if len(rest) > 2 else view["kinds"].get(mid, {})
     if set_aside is None and ended is None:  # as the UPDATE will do it: not once the match ended
         set_aside = view["set_aside"].get(mid)
     if mid in view["ends"]:
@@ -1005,7 +1041,9 @@ def _history_entry(row: tuple[Any, ...], rounds: list[tuple[Any, ...]],
                  "started": _number(started), "ended": _number(ended),
                  "winners": _seat_numbers(_ints(winners), seats) if winners else None,
                  "set_aside": set_aside, "rounds": entries,
-                 "names": [named.get(p) for p in range(players)]}  # None: a guest or a bot
+                 "names": [named.get(p) for p in range(players)],  # None: a guest or a bot
+                 "ids": [known.get(p) for p in range(players)],  # each named player's page: /players/N
+                 "kinds": [kinds.get(p, "guest") for p in range(players)]}  # player, guest or bot
     except (ValueError, TypeError) as exc:
         return {"match": mid, "game": str(game), "players": 0, "seats": [], "started": None, "ended": None,
                 "winners": None, "set_aside": f"damaged row: {exc}", "rounds": []}

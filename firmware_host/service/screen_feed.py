@@ -19,6 +19,8 @@ from ..table.machine import Phase, Table
 from ..views.centre import render_centre
 from ..views.phases import countdown_left, phase_centre, phase_seat
 from ..views.seat import render_seat
+from ..views.standings import Standings, round_reaction
+from .events import StandingsMade
 
 if TYPE_CHECKING:
     from .loop import Loop
@@ -127,6 +129,17 @@ class Screens:
         self.qr = True  # and as a QR code ([web] seat_qr)
         self._bound: Any = None
         self._count = loop.register_timer(lambda _now: None)
+        self.standings: Callable[[], Standings] = lambda: None
+        """What the statistics last said (`Figurer.standings`, read and never waited for) and the
+        journal's number of the match on the table: a round end's fastest reaction on the seats."""
+        self.match_id: Callable[[], int | None] = lambda: None
+        loop.on(StandingsMade, self.standings_made, at="screens")
+
+    def standings_made(self, _event: StandingsMade, now: int) -> bool:
+        """New figures: a round end shows its fastest reaction once made; the page is woken too."""
+        if self.table.phase is Phase.ROUND_RESULT:
+            self.show_phase(now)
+        return False
 
     def held_by(self, holder: Any) -> None:
         """While `holder.active` (the self-test), it draws on the screens, not the phase."""
@@ -186,10 +199,12 @@ class Screens:
         match = table.match
         count = countdown_left(table, now) if table.phase is Phase.COUNTDOWN else 0
         problem = bool(self.problem())
-        key = (table.phase, table.phase_since, tuple(table.joined), table.menu, table.game, len(table.bots),
-               count, problem, id(match), len(match.results) if match else 0, self.address, self.qr,
-               tuple(table.names.items()), tuple((s, p.key()) for s, p in table.pickers.items()),
-               tuple(table.tokens.items()))
+        fastest = round_reaction(self.standings(), self.match_id(), len(match.results)) \
+            if table.phase is Phase.ROUND_RESULT and match is not None else None
+        key = (table.phase, table.phase_since, tuple(table.joined), table.menu, table.game,
+               len(table.bots), count, problem, id(match), len(match.results) if match else 0, self.address,
+               self.qr, tuple(table.names.items()), tuple((s, p.key()) for s, p in table.pickers.items()),
+               tuple(table.tokens.items()), fastest)
         if key == self.phase_key:
             return
         self.phase_key = key
@@ -199,7 +214,7 @@ class Screens:
                 self.game.refresh(range(len(self.game.seats)))
             return
         for seat in range(table.seats):
-            frame = phase_seat(table, seat, now, problem, self.address, self.qr)
+            frame = phase_seat(table, seat, now, problem, self.address, self.qr, fastest)
             if frame is not None:
                 self.phase_seats[seat] = frame
                 self.oleds.show(seat, frame)

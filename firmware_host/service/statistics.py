@@ -31,12 +31,13 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ..engine.game import title_of
-from ..play.figures import match_figures
+from ..play.figures import match_figures, round_reactions
 from ..play.ratings import Rating, rate
 from ..system.children import die_with_parent
 from ..system.errors import StoreError
 from ..system.realtime import join_the_rest, lift_stragglers
 from .journal import read_match, read_only, replay_arguments
+from .players import seated
 from .registry import Call, Commands
 
 T = TypeVar("T")
@@ -525,6 +526,44 @@ class Statistics:
                 "fastest_reaction": {"ms": quick[0] / 1e6, **who(quick[1])} if quick else None}
 
 
+    def newest_round(self) -> tuple[int, int] | None:
+        """The newest stored match and how many of its rounds are stored (a few indexed reads:
+        the keeper asks at each wake whether a round has ended since)."""
+        with self._reading() as db:
+            if not _has(db, "main", "matches"):
+                return None
+            found = db.execute("SELECT m.id, (SELECT count(*) FROM main.rounds r WHERE r.match_id = m.id) "
+                               "FROM main.matches m ORDER BY m.id DESC LIMIT 1").fetchone()
+        return None if found is None else (int(found[0]), int(found[1]))
+
+    def round_highlight(self, match_id: int) -> dict[str, Any] | None:
+        """The newest stored round of a match, in play or finished: its fastest reaction (as
+        docs/players.md defines it; None when no seat reacted or the game does not say what
+        fits), with the seat (from 1) and who sat there as the highlights name them. None: no
+        round of it is stored. A journal that does not replay is said in `problem`."""
+        with self._reading() as db:
+            found, rounds, journal, _races = read_match(db, match_id)
+            who = {w["player"]: w for w in seated(db, match_id)} if _has(db, "main", "match_players") else {}
+        if found is None or not rounds:
+            return None
+        last = max(int(r[0]) for r in rounds)
+        out: dict[str, Any] = {"match": match_id, "round": last + 1, "fastest_reaction": None,
+                               "problem": None}
+        _mid, game, players, seed, options, boards = found[:6]
+        try:
+            replay = replay_arguments(game, players, seed, options, boards,
+                                      [(r, a) for _n, r, a in journal if r <= last])
+            reactions = round_reactions(replay).get(last, [])
+        except Exception as exc:  # named, never fatal: the round's end shows no reaction
+            out["problem"] = f"{type(exc).__name__}: {exc}"
+            return out
+        if reactions:
+            ns, player = min(reactions)
+            sat = who.get(player, {"seat": player + 1, "name": "guest"})
+            out["fastest_reaction"] = {"ms": ns / 1e6, "seat": sat["seat"], "name": sat["name"]}
+        return out
+
+
 # ---------------------------------------------------------------- helpers
 
 
@@ -543,6 +582,24 @@ def _figured(read: tuple[Any, list[Any], list[Any], list[Any]]) -> tuple[str | N
     return None, [(mid, f.player, game, started, int(f.won), f.rounds, f.points, f.slaps, f.false_starts,
                    f.won_margins.tobytes(), f.lost_margins.tobytes(), f.reactions.tobytes(),
                    int(f.reactions_known)) for f in figures]
+
+
+def _newest_round(database: Path) -> tuple[int, int] | None:
+    """`Statistics.newest_round` on the journal alone, its own read-only connection opened and
+    closed: the keeper's look as the table starts makes no figures file (that waits for its
+    first pass). None: no journal, or nothing stored yet."""
+    try:
+        db = read_only(database)
+    except sqlite3.Error:
+        return None
+    try:
+        found = db.execute("SELECT m.id, (SELECT count(*) FROM rounds r WHERE r.match_id = m.id) "
+                           "FROM matches m ORDER BY m.id DESC LIMIT 1").fetchone()
+    except sqlite3.Error:
+        return None
+    finally:
+        db.close()
+    return None if found is None else (int(found[0]), int(found[1]))
 
 
 def _page_mark(db: sqlite3.Connection, player_id: int) -> str | None:
@@ -707,7 +764,8 @@ class Figurer:
         stopped), or None."""
         self.standings: dict[str, Any] | None = None
         """The leaderboard (`Statistics.leaderboard`), the newest match's highlights
-        (`highlights`) and its rating changes (`rating_changes`) as of the keeper's last pass,
+        (`highlights`) and its rating changes (`rating_changes`), and the newest round's fastest
+        reaction (`round_highlight`, of a match in play too) as of the keeper's last pass,
         for a screen drawn on the game thread (views/standings.py): read, never waited for (None
         until the first pass, 10 s after the start or at the first round stored). A new dict at
         each pass, never changed in place: a reader holds one whole pass."""
@@ -767,12 +825,18 @@ class Figurer:
         join_the_rest()
         waiting = Statistics(self.database)  # SQL alone here (sqlite3 lets go of the GIL): any to do?
         told = 0.0  # when `standings` was last made
+        round_end: dict[str, Any] | None = None
         try:
+            looked = _newest_round(self.database)  # when last looked: a round stored before the start is old
             self._wake.wait(timeout=FIRST_LOOK_S)  # not while the table starts
             while not self._stopping:
                 self._wake.clear()
                 try:
                     fresh = self.standings is None or time.monotonic() - told > STANDINGS_S
+                    newest = waiting.newest_round()
+                    if newest != looked:  # a round ended: its fastest reaction, while its end is shown
+                        round_end = self.ask(round_highlight_in, newest[0]) if newest and newest[1] else None
+                        looked, fresh = newest, True
                     if waiting.waiting() > 0:
                         while not self._stopping and self.ask(catch_up_in, BATCH) >= BATCH:
                             pass
@@ -781,7 +845,7 @@ class Figurer:
                     if fresh:  # a few indexed reads and one match's figures: here, whole at once
                         self.standings = {"leaderboard": waiting.leaderboard(),
                                           "highlights": waiting.highlights(),
-                                          "changes": waiting.rating_changes()}
+                                          "changes": waiting.rating_changes(), "round": round_end}
                         told = time.monotonic()
                         self.made()
                     self.problem = None
@@ -822,6 +886,16 @@ class Figurer:
             reader, self._reader = self._reader, None
         if reader is not None:
             reader.close()
+
+
+def tracker_started() -> None:
+    """multiprocessing's resource tracker, started now, with the process's own stderr. A terminal
+    UI (Textual) puts a capture in sys.stderr whose `fileno()` is -1; started after that, the
+    tracker's spawn fails ("bad value(s) in fds_to_keep") and with it the statistics' process: a
+    fresh clone's `./dev run` kept no figures. A frontend that takes stderr calls this first."""
+    from multiprocessing import resource_tracker
+
+    resource_tracker.ensure_running()
 
 
 def worker_start(parent: int) -> None:
@@ -888,6 +962,10 @@ def leaderboard_in(database: str, now: float | None = None) -> dict[str, Any]:
 def highlights_in(database: str, match_id: int | None = None) -> dict[str, Any] | None:
     stats = statistics_of(database)
     return stats.cached(("highlights", match_id), lambda: stats.highlights(match_id))
+
+
+def round_highlight_in(database: str, match_id: int) -> dict[str, Any] | None:
+    return statistics_of(database).round_highlight(match_id)
 
 
 def ratings_in(database: str) -> dict[str, Any]:

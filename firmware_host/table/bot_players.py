@@ -67,9 +67,10 @@ class Bot:
         afresh; an instant one takes no time either way)."""
 
     def delay_ns(self, action: Action | None) -> int:
-        """How long this bot takes to make `action`, drawn afresh each time; None: its next look,
-        whatever it makes of it (the table's bots wait before they look: service/bot_hands.py),
-        a fresh reaction."""
+        """How long this bot takes to make `action`, which it just chose (`choose`), drawn afresh
+        each time: a play it planned at its last look comes at the routine pace. None: a fresh
+        reaction. The table's bots wait this long before their first press, as `simulate` does
+        before an action lands (service/bot_hands.py)."""
         s = self.skill
         if s.reaction_ms == 0:
             return 0

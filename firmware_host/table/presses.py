@@ -16,7 +16,9 @@ buttons' names and the events they make (`InputEvent`), which the table reads.
   contact (in stamp order, however late it is delivered), or by the clock once the time has
   passed while the caller reads the line still down (`confirm`). Gaps shorter than
   `min_press_ns` are bounce within the press; a longer gap before it was confirmed ends it as
-  a spike.
+  a spike. A closing edge after the clock read the line open, with no opening edge between,
+  means the opening was lost (a kernel can drop an edge): the contact is dropped as a spike
+  and the new edge is a new contact with its own stamp, never merged into the old one.
 - Stuck: a button still down `stuck_ns` after its press is reported stuck and
   ignored until it is released (a jammed or shorted button must not block or
   flood the table).
@@ -143,7 +145,10 @@ class LineFilter:
         if start is None:
             return None
         if edge:
-            self._awaiting_edge = False
+            saw_open, self._awaiting_edge = self._awaiting_edge and self._since is not None, False
+            if down and saw_open:  # closes, yet the clock saw it open: its opening edge was lost
+                self._spike()  # nothing showed it held: this edge is a new contact, with its own stamp
+                return None
             if not down and self._since is not None:  # the contact opens: was it long enough?
                 self._held += now - self._since
                 self._since, self._open_at = None, now

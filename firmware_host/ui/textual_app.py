@@ -28,6 +28,7 @@ from textual.widgets import Static
 
 from ..service.events import AbortAsked, Key, Signal
 from ..service.frontend import TableView
+from ..service.statistics import tracker_started
 from .terminal import mono_braille, mono_text, rgb_cells
 from .words import VIEWS, words_of
 
@@ -430,6 +431,7 @@ class TableApp(App[int]):
 
 
 def run_app(daemon: Daemon) -> int:
+    tracker_started()  # before Textual takes stderr: the statistics' process needs its descriptor
     app = TableApp(daemon)
     app.end_process_if_stuck = True
     result: Any = None

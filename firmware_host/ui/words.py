@@ -21,10 +21,14 @@ class Words:
 
 
 def words(sight: Sight) -> Words:
+    from ..views.live import round_moments
     from ..views.readable import centre_words, key_help, seat_words  # rich: only when watched
 
     table = sight.table
-    return Words(centre_words(table), {seat: seat_words(table, seat) for seat in table.seat_of_player},
+    ended = str(table.phase) == "round_result"
+    moments = round_moments(table, sight.standings, sight.match_id) if ended else []
+    return Words(centre_words(table, moments),
+                 {seat: seat_words(table, seat) for seat in table.seat_of_player},
                  key_help(table, sight.direct, sight.level))
 
 

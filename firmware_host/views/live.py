@@ -19,7 +19,7 @@ from ..engine.options import GAMES, PLAYERS
 from ..table.words import ended_by, ending_name, phase_name
 from .address import qr_rows
 from .boards import seat_no
-from .standings import Standings, fastest_reaction, highlights, leaderboard, rating_changes
+from .standings import Standings, highlights, leaderboard, rating_changes, round_reaction
 
 if TYPE_CHECKING:
     from ..table.machine import Table
@@ -122,8 +122,9 @@ def margin_words(ns: int) -> str:
 
 
 def _round_end(table: Table, now: int, standings: Standings, match_id: int | None) -> dict[str, Any]:
-    """The round just ended, ranked: each score with its parts, the round's closest race, and
-    how long until the next round starts by itself."""
+    """The round just ended, ranked: each score with its parts, the round's closest race (the
+    referee's, at once) and fastest reaction (the statistics', a second or two later), and how
+    long until the next round starts by itself."""
     match = table.match
     assert match is not None
     result = match.results[-1]
@@ -141,8 +142,33 @@ def _round_end(table: Table, now: int, standings: Standings, match_id: int | Non
         left = table.phase_since + table.timing.round_result_ns - now
         next_in = max(0, -(-left // S))
     return {"round": len(match.results), "ranked": ranked, "closest": _closest(table),
-            "fastest": fastest_reaction(standings, match_id) if match.is_over else None,
+            "fastest": round_reaction(standings, match_id, len(match.results)),
             "next_in": next_in}
+
+
+def round_moments(table: Table, standings: Standings = None, match_id: int | None = None) -> list[str]:
+    """The round just ended's closest race (the referee's) and fastest reaction (the statistics',
+    once made) in words, as the web's round end says them, for the terminal: "Closest race: Ann
+    (seat 2) beat seat 3 by 0.4 ms", "Fastest reaction: Ann (seat 2), 250 ms"."""
+    match = table.match
+    if match is None or not match.results:
+        return []
+    out = []
+    race = _closest(table)
+    if race is not None:
+        winner, loser = called(race["winner"], race["winner_name"]), called(race["loser"], race["loser_name"])
+        out.append(f"Closest race: {winner} and {loser} tied within {race['margin']}: drawn for seat "
+                   f"{race['winner']}" if race["tie"] else
+                   f"Closest race: {winner} beat {loser} by {race['margin']}")
+    quick = round_reaction(standings, match_id, len(match.results))
+    if quick is not None:
+        out.append(f"Fastest reaction: {called(quick['seat'], quick['name'])}, {quick['ms']:.0f} ms")
+    return out
+
+
+def called(seat: int, name: str) -> str:
+    """A seat as the page's `who` says it: "Ann (seat 2)", "bot (seat 3)", "seat 1" (a guest)."""
+    return name if name == f"seat {seat}" else f"{name} (seat {seat})"
 
 
 def _race_of(table: Table, contest: Any) -> dict[str, Any]:
@@ -160,6 +186,13 @@ def _round_contests(table: Table) -> list[Any]:
     if table.referee is None or go is None:  # None: counting down to the next round
         return []
     return [c for c in table.referee.contests if c.loser_ts >= go]
+
+
+def closest_race(table: Table) -> dict[str, Any] | None:
+    """The round's (in play or just ended) closest race: the referee's contest of the smallest
+    margin since its "go", as the page's race: winner and loser seats (from 1) and names, `tie`,
+    the margin in ns and in words. None: no contest this round."""
+    return _closest(table)
 
 
 def _closest(table: Table) -> dict[str, Any] | None:

@@ -8,7 +8,8 @@ stands at the table sees it, never during a round.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from PIL import Image
 
@@ -16,6 +17,7 @@ from ..engine.options import GAMES
 from .address import render_attract
 from .centre import render_winner, render_word, seat_colour
 from .font import draw_centred, drawable
+from .live import closest_race
 from .seat import (
     SIZE,
     bottom_bar,
@@ -50,10 +52,31 @@ def countdown_left(table: Table, now: int) -> int:
     return max(0, -(-left // S))
 
 
+def seat_moments(table: Table, fastest: Mapping[str, Any] | None = None) -> list[str]:
+    """The round just ended's closest race (the referee's) and fastest reaction (`fastest`:
+    views/standings.py `round_reaction`, once the statistics made it) as a seat's OLED says
+    them: "CLOSEST 0.4 MS: Ana", "CLOSEST 40 US: TIE" (µ is not in the font), "FASTEST 230 MS:
+    SEAT 2"; a name as the font draws it, a guest or a bot by its seat."""
+    out = []
+    race = closest_race(table)
+    if race is not None:
+        who = "TIE" if race["tie"] else _label(race["winner"], race["winner_name"])
+        out.append(f"CLOSEST {race['margin'].replace('µs', 'us').upper()}: {who}")
+    if fastest is not None:
+        out.append(f"FASTEST {fastest['ms']:.0f} MS: {_label(fastest['seat'], fastest['name'])}")
+    return out
+
+
+def _label(seat: int, name: str) -> str:
+    """A name as the OLED's font draws it; a guest or a bot ("seat 2", "bot (hard)") by its seat."""
+    return f"SEAT {seat}" if name == f"seat {seat}" or name.startswith("bot") else drawable(name)
+
+
 def phase_seat(table: Table, seat: int, now: int, warning: bool = False, address: str = "",
-               qr: bool = True) -> Image.Image | None:
+               qr: bool = True, fastest: Mapping[str, Any] | None = None) -> Image.Image | None:
     """A physical seat's screen outside play; None while its game is on screen. `address`: where
-    the web view is watched, shown on the attract screen (as a QR code too, if `qr`)."""
+    the web view is watched, shown on the attract screen (as a QR code too, if `qr`); `fastest`:
+    the round just ended's fastest reaction, once the statistics have made it."""
     phase = str(table.phase)
     match = table.match
     player = table.player_of(seat)
@@ -64,10 +87,13 @@ def phase_seat(table: Table, seat: int, now: int, warning: bool = False, address
         if player is None:
             img = render_banner("a round is on", "wait for the lobby", big=table.game)
     elif phase == "round_result" and match is not None and match.results:
-        img = render_round_result(match, player, table.names.get(seat)) if player is not None else \
+        img = render_round_result(match, player, table.names.get(seat), seat_moments(table, fastest)) \
+            if player is not None else \
             render_banner(f"round {len(match.results)} over", big=table.game)
     elif phase == "match_result" and match is not None:
-        img = render_match_result(match, player) if player is not None else \
+        seats = table.seat_of_player
+        names = {p: n for p, n in enumerate(table.player_names()) if n}
+        img = render_match_result(match, player, names, seats) if player is not None else \
             render_banner("match over", big=table.game)
     elif phase == "lobby":
         name = table.names.get(seat)

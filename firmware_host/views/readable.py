@@ -9,6 +9,7 @@ seat controllers, never from pixels.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -48,17 +49,18 @@ def colour_word(letter: str) -> Text:
 # ---------------------------------------------------------------- the centre
 
 
-def centre_words(table: Table) -> Text:
-    """What lies in the middle, or the table's phase in words outside play."""
+def centre_words(table: Table, moments: Sequence[str] = ()) -> Text:
+    """What lies in the middle, or the table's phase in words outside play. `moments`: the round
+    just ended's closest race and fastest reaction in words (views/live.py `round_moments`)."""
     phase, match = str(table.phase), table.match
     if phase == "playing" and match is not None:
         words = find(match.game).centre_words(match.round, table)
         assert isinstance(words, Text), f"{match.game}'s centre_words gave {type(words).__name__}, not Text"
         return words
-    return _phase_words(table)
+    return _phase_words(table, moments)
 
 
-def _phase_words(table: Table) -> Text:
+def _phase_words(table: Table, moments: Sequence[str] = ()) -> Text:
     phase, match = str(table.phase), table.match
     seats = table.seat_of_player
     if phase == "attract":
@@ -93,6 +95,8 @@ def _phase_words(table: Table) -> Text:
         else:
             out.append("this round: " + _standings(table, list(result.scores)) + "\n")
         out.append("totals:     " + _standings(table, list(match.totals)))
+        for line in moments:
+            out.append("\n" + line)
         return out
     if phase == "match_result":
         winners = ", ".join(_named(table, seats[p]) for p in match.winners if p < len(seats))

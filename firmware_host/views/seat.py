@@ -7,6 +7,8 @@ an inverted bar so it is seen at a glance.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 from PIL import Image, ImageDraw
 
 from ..engine.match import Match
@@ -102,9 +104,12 @@ def render_countdown(count: int, game: str) -> Image.Image:
     return img
 
 
-def render_round_result(match: Match, seat: int, name: str | None = None) -> Image.Image:
+def render_round_result(match: Match, seat: int, name: str | None = None,
+                        moments: Sequence[str] = ()) -> Image.Image:
     """After a round: this seat's place and points large enough to read at arm's length (issue 31),
-    its total and place in the match, then everyone's, best first. `name`: the player's."""
+    its total and place in the match, then everyone's, best first. `name`: the player's.
+    `moments`: the round's closest race and fastest reaction, a line each, in the rows the
+    scores leave free (up to 3 players: 4 rows; 4 and more fill them)."""
     result = match.results[-1]
     img = Image.new("1", SIZE, 0)
     ending = str(result.ending).replace("_", " ").upper()
@@ -118,6 +123,8 @@ def render_round_result(match: Match, seat: int, name: str | None = None) -> Ima
     draw_centred(img, 26, f"TOTAL {totals[seat]:+d}, {place(totals, seat)} OF {match.players}")
     ImageDraw.Draw(img).line((0, 33, SIZE[0] - 1, 33), fill=1)
     _standings(img, scores, seat, 36, rows=4)
+    for row, line in enumerate(list(moments)[:max(0, 4 - match.players)], start=match.players):
+        draw_text(img, (2, 36 + row * 7), fitted(line, SIZE[0] - 2))
     return img
 
 
@@ -138,14 +145,34 @@ def _large(img: Image.Image, text: str, y: int, scale: int) -> None:
     img.paste(1, ((SIZE[0] - big.width) // 2, y), big)
 
 
-def render_match_result(match: Match, seat: int) -> Image.Image:
-    """The end: winner(s) and the totals."""
+def render_match_result(match: Match, seat: int, names: Mapping[int, str] | None = None,
+                        seats: Sequence[int] = ()) -> Image.Image:
+    """The end: winner(s) and the totals. `names`: the named players' names by player (a guest
+    is not in it); `seats`: each player's physical seat (from 0; in order when not given). The
+    winner is named as the round end names a seat, a guest as "SEAT N"."""
     img = Image.new("1", SIZE, 0)
     won = seat in match.winners
     draw_centred(img, 0, "YOU WIN!" if won and len(match.winners) == 1 else
-                 "SHARED WIN!" if won else f"SEAT {match.winners[0] + 1} WINS", LARGE)
+                 "SHARED WIN!" if won else winners_line(match, names or {}, seats), LARGE)
     _standings(img, list(match.totals), seat, 11)
     return img
+
+
+def winners_line(match: Match, names: Mapping[int, str], seats: Sequence[int] = ()) -> str:
+    """Who won, in the 8-pixel font across the screen: "Ann WINS" (the name as the font draws it,
+    cut to fit), "SEAT 3 WINS" for a guest or a bot, "Ann & SEAT 2 WIN" for a shared win, or
+    "3 SHARE THE WIN" when the names do not fit."""
+    def label(player: int) -> str:
+        name = names.get(player)
+        return drawable(name) if name else f"SEAT {(seats[player] if player < len(seats) else player) + 1}"
+
+    if len(match.winners) == 1:
+        name = label(match.winners[0])
+        while name and width(name + " WINS", LARGE) > SIZE[0]:
+            name = name[:-1]
+        return name + " WINS"
+    line = " & ".join(label(p) for p in match.winners) + " WIN"
+    return line if width(line, LARGE) <= SIZE[0] else f"{len(match.winners)} SHARE THE WIN"
 
 
 def _standings(img: Image.Image, scores: list[int], seat: int, y: int, rows: int = 0) -> None:

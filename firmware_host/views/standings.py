@@ -1,6 +1,6 @@
 """What the screens show between matches that the table's players and their statistics give:
-the leaderboard, the last match's highlights, the rating changes of a match, and a round's
-fastest reaction.
+the leaderboard, the last match's highlights, the rating changes of a match, and a match's and
+a round's fastest reaction.
 
 Each is one small function of `standings`, what the statistics last said (service/statistics.py,
 `Figurer.standings`: made on the statistics' own thread, read here on the game thread and never
@@ -55,16 +55,18 @@ def rating_changes(standings: Standings, match_id: int | None) -> dict[int, floa
     return {int(seat): float(change) for seat, change in changes["seats"].items()}
 
 
-def fastest_reaction(standings: Standings, match_id: int | None) -> dict[str, Any] | None:
-    """The match `match_id`'s fastest reaction (from a card becoming playable to the seat's
-    accepted press), once its figures are made: `{"seat": int, "name": str, "ms": float}`.
-    The statistics figure finished matches only, so a round that does not end the match has
-    none to show."""
-    found = (standings or {}).get("highlights")
-    if match_id is None or not found or found.get("match") != match_id or not found.get("fastest_reaction"):
+def round_reaction(standings: Standings, match_id: int | None, round_no: int) -> dict[str, Any] | None:
+    """Round `round_no` (from 1) of the match `match_id`: its fastest reaction, once the
+    statistics have replayed it (a second or two after the round's end, in their own process):
+    `{"seat": int, "name": str, "ms": float}`, named as the round's table names a seat ("Ana",
+    "bot", "seat 3"); None until then, or when no seat reacted."""
+    found = (standings or {}).get("round")
+    if match_id is None or not found or found.get("match") != match_id or found.get("round") != round_no \
+            or not found.get("fastest_reaction"):
         return None
     quick = found["fastest_reaction"]
-    return {"seat": quick["seat"], "name": _who(quick), "ms": quick["ms"]}
+    name = "bot" if str(quick.get("name") or "").startswith("bot") else _who(quick)  # as the round's table
+    return {"seat": quick["seat"], "name": name, "ms": quick["ms"]}
 
 
 def _who(moment: Mapping[str, Any]) -> str:

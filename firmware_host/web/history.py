@@ -23,7 +23,16 @@ from typing import Any
 from ..engine.codec import from_dict, to_dict
 from ..engine.game import find, title_of
 from ..engine.match import Match
-from ..service.journal import Reader, Store, StoreError, read_match, read_only, record_of, replay_arguments
+from ..service.journal import (
+    Reader,
+    Store,
+    StoreError,
+    read_match,
+    read_only,
+    read_seated,
+    record_of,
+    replay_arguments,
+)
 from ..system.children import die_with_parent
 from ..system.logs import logger
 from ..views.live import board_of
@@ -56,10 +65,12 @@ def timeline_of(record: dict[str, Any], boards: Any = None) -> dict[str, Any]:
     """`match_timeline` of a record `Store.match_record` gave."""
     seats = _seats(record["row"])
     out = _facts(record["row"], record["rounds"], seats)
-    steps, problem = _steps(record["row"], record["journal"], seats, boards)
+    people = people_of(record, seats)
+    out["people"] = people
+    steps, problem = _steps(record["row"], record["journal"], seats, boards, people)
     out["steps"] = steps
     out["problem"] = problem
-    out["races"] = [race_entry(r, seats, steps) for r in record["races"]]
+    out["races"] = [race_entry(r, seats, steps, people) for r in record["races"]]
     return out
 
 
@@ -115,6 +126,44 @@ def _seat(seats: list[int], player: Any) -> int | None:
     return seats[player] + 1 if 0 <= player < len(seats) else player + 1
 
 
+def people_of(record: dict[str, Any], seats: list[int]) -> list[dict[str, Any]]:
+    """Who sat at each player's seat, in the players' order: `seat` (from 1), `kind` ("player",
+    "guest" or "bot"), `name` (a player's as shown at that match, else None) and `id` (their
+    page, /players/N; None for a guest, a bot, or a player the disk has not been given yet).
+    A match stored before players were kept has guests and bots."""
+    bots = _json(record["row"].get("bots") or "{}")
+    by_player = {w["player"]: w for w in record.get("who", [])}
+    out = []
+    for player, seat in enumerate(seats):
+        w = by_player.get(player)
+        kind = w["kind"] if w else "bot" if isinstance(bots, dict) and str(player) in bots else "guest"
+        named = kind == "player" and w is not None
+        out.append({"seat": seat + 1, "kind": kind, "name": w["name"] if named else None,
+                    "id": w["id"] if named else None})
+    return out
+
+
+Words = list[Any]
+"""A line of the page in parts: text, and `{"seat": N}` where a seat is named (the page makes
+it the player's name, linked to their page, as `said` makes it text)."""
+
+
+def called(seat: int | None, people: list[dict[str, Any]]) -> str:
+    """A seat as the players know it: "Ann (seat 2)", "bot (seat 3)", "seat 1" (a guest): the
+    words of the live table (views/readable.py, table.js)."""
+    person = next((p for p in people if p["seat"] == seat), None)
+    if person is not None and person["name"]:
+        return f"{person['name']} (seat {seat})"
+    if person is not None and person["kind"] == "bot":
+        return f"bot (seat {seat})"
+    return f"seat {seat}"
+
+
+def said(words: Words, people: list[dict[str, Any]]) -> str:
+    """A line's parts as one text."""
+    return "".join(called(w["seat"], people) if isinstance(w, dict) else str(w) for w in words)
+
+
 def _facts(row: dict[str, Any], rounds: list[tuple[Any, ...]], seats: list[int]) -> dict[str, Any]:
     bots = _json(row["bots"] or "{}")
     winners = _json(row["winners"]) if row["winners"] else None
@@ -142,8 +191,8 @@ def _round(row: tuple[Any, ...], seats: list[int]) -> dict[str, Any]:
 # ---------------------------------------------------------------- steps
 
 
-def _steps(row: dict[str, Any], journal: list[tuple[Any, ...]], seats: list[int],
-           boards: Any) -> tuple[list[dict[str, Any]], str | None]:
+def _steps(row: dict[str, Any], journal: list[tuple[Any, ...]], seats: list[int], boards: Any,
+           people: list[dict[str, Any]] | None = None) -> tuple[list[dict[str, Any]], str | None]:
     """Each round's deal and each journal entry, with the state after it; and what stopped the
     rebuild, if something did. The journal is read one row at a time as the replay reaches it,
     so a row that does not read, or does not replay, stops the steps there: the ones before it
@@ -170,7 +219,7 @@ def _steps(row: dict[str, Any], journal: list[tuple[Any, ...]], seats: list[int]
         for index, match in Match.replaying(**arguments):
             if len(steps) >= STEPS_MAX:
                 return steps, f"only the first {STEPS_MAX} steps are shown"
-            steps.append(_step(len(steps), index, match, decoded, seats, boards))
+            steps.append(_step(len(steps), index, match, decoded, seats, boards, people or []))
     except Exception as exc:  # a damaged row is named on the page, never a failed request
         why = f"{type(exc).__name__}: {exc}"
         if not steps:
@@ -181,7 +230,7 @@ def _steps(row: dict[str, Any], journal: list[tuple[Any, ...]], seats: list[int]
 
 
 def _step(number: int, index: int | None, match: Match, journal: list[tuple[int, Any]], seats: list[int],
-          boards: Any) -> dict[str, Any]:
+          boards: Any, people: list[dict[str, Any]]) -> dict[str, Any]:
     rnd = match.round
     step: dict[str, Any] = {"step": number, "round": match.round_no + 1, "journal": index,
                             "state": rnd.snapshot(), "totals": list(match.totals)}
@@ -191,10 +240,10 @@ def _step(number: int, index: int | None, match: Match, journal: list[tuple[int,
         action = to_dict(journal[index][1])
         seat = _seat(seats, action.get("seat"))
         what = " ".join(f"{k}={v}" for k, v in action.items() if k not in ("do", "seat", "ts"))
+        words: Words = [f"time: {what or 'wake'}"] if seat is None else \
+            [{"seat": seat}, f" {action['do']}" + (f" {what}" if what else "")]
         step |= {"kind": "wake" if action["do"] == "wake" else "action", "seat": seat,
-                 "ts_ns": journal[index][1].ts, "action": action,
-                 "text": f"time: {what or 'wake'}" if seat is None else
-                 f"seat {seat} {action['do']}" + (f" {what}" if what else "")}
+                 "ts_ns": journal[index][1].ts, "action": action, "words": words, "text": said(words, people)}
     if rnd.result is not None:
         result = rnd.result
         step["result"] = {"ending": str(result.ending), "scores": list(result.scores),
@@ -212,7 +261,8 @@ def _us(ns: int) -> str:
     return f"{ns / 1000:.3f}".rstrip("0").rstrip(".")
 
 
-def race_entry(row: tuple[Any, ...], seats: list[int], steps: list[dict[str, Any]]) -> dict[str, Any]:
+def race_entry(row: tuple[Any, ...], seats: list[int], steps: list[dict[str, Any]],
+               people: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """One stored race for the race view: both seats' kernel timestamps, Δ in microseconds, the
     window and ε in force, the arbiter's decision and its reason in words, and the step of the
     timeline it happened at (the last one before it)."""
@@ -243,7 +293,8 @@ def race_entry(row: tuple[Any, ...], seats: list[int], steps: list[dict[str, Any
         if isinstance(go, int) and isinstance(loser_ts, int):
             entry["delta_ns"] = loser_ts - go
             entry["delta_us"] = (loser_ts - go) / 1000
-    entry["reason"] = _reason(entry, race)
+    entry["reason_words"] = _reason(entry, race)
+    entry["reason"] = said(entry["reason_words"], people or [])
     return entry
 
 
@@ -251,28 +302,28 @@ def _number_us(ns: Any) -> float | None:
     return ns / 1000 if isinstance(ns, int) else None
 
 
-def _reason(entry: dict[str, Any], race: dict[str, Any]) -> str:
-    """The arbiter's decision in the players' words."""
-    kind, seat, by = entry["kind"], entry["seat"], entry["by_seat"]
+def _reason(entry: dict[str, Any], race: dict[str, Any]) -> Words:
+    """The arbiter's decision in the players' words, each seat named by who sat there."""
+    kind, seat, by = entry["kind"], {"seat": entry["seat"]}, {"seat": entry["by_seat"]}
     delta = entry.get("delta_ns")
     if kind == "false_start":
         before = f"{_us(-delta)} µs before go" if isinstance(delta, int) and delta < 0 \
             else "within its lockout after go"
-        return f"false start: seat {seat} pressed {entry['control']} {before}, not counted"
+        return ["false start: ", seat, f" pressed {entry['control']} {before}, not counted"]
     if not isinstance(delta, int):
-        return f"seat {by} took it, seat {seat} too late"
+        return [by, " took it, ", seat, " too late"]
     if kind == "tie":
         epsilon = race.get("epsilon_ns", 0)
-        return (f"tie: {_us(abs(delta))} µs apart, under ε {_us(epsilon)} µs, so the arbiter "
+        return [f"tie: {_us(abs(delta))} µs apart, under ε {_us(epsilon)} µs, so the arbiter "
                 f"drew the order (seed {race.get('seed')!r}, draw {race.get('draw_no')}: "
-                f"{race.get('draw')}); seat {by} drawn first, seat {seat} too late")
+                f"{race.get('draw')}); ", by, " drawn first, ", seat, " too late"]
     if kind == "late":  # it reached the table after the window of the press it lost to had closed
         decided, closed = race.get("decided_ns"), race.get("winner_ts", 0) + race.get("window_ns", 0)
-        when = f" (taken at {decided / 1e6:.3f} ms, seat {by}'s window closed at {closed / 1e6:.3f} ms)" \
-            if isinstance(decided, int) else ""
-        return (f"too late: seat {seat} pressed {_us(-delta)} µs before seat {by}, but the press reached "
-                f"the table after seat {by}'s had been decided{when}")
-    return f"first: seat {by} pressed {_us(delta)} µs before seat {seat}; seat {seat} too late"
+        when = [f" (taken at {decided / 1e6:.3f} ms, ", by, f"'s window closed at {closed / 1e6:.3f} ms)"] \
+            if isinstance(decided, int) else []
+        return ["too late: ", seat, f" pressed {_us(-delta)} µs before ", by, ", but the press reached "
+                "the table after ", by, "'s had been decided", *when]
+    return ["first: ", by, f" pressed {_us(delta)} µs before ", seat, "; ", seat, " too late"]
 
 
 def _step_at(steps: list[dict[str, Any]], round_no: int, after: int) -> int | None:
@@ -325,7 +376,7 @@ def _record(database: str, match_id: int) -> dict[str, Any] | None:
         db = _connections.get(database)
         if db is None:
             db = _connections[database] = read_only(Path(database))
-        return record_of(match_id, read_match(db, match_id))
+        return record_of(match_id, read_match(db, match_id), (), read_seated(db, match_id))
     except sqlite3.Error as exc:
         raise StoreError(f"cannot read match {match_id}: {exc}") from None
 

@@ -110,3 +110,23 @@ def test_a_bench_option_below_its_range_is_one_line_naming_the_range(option: str
     assert result.returncode == 2 and result.stdout == ""
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and option in lines[0] and allowed in lines[0], result.stderr
+
+
+def test_bench_players_judges_every_page_kind_by_its_slowest_answer() -> None:
+    """Issue 31: the player page, the period page, the one-game page and the leaderboard each
+    have their figure and each must be under the target; one slow answer of one kind misses it."""
+    from firmware_host.bench.players import PAGE_KINDS, TARGET_MS, judge, players_text
+
+    fast = {kind: [10.0, 30.0, 20.0] for kind in PAGE_KINDS}
+    judged = judge(fast)
+    assert judged["period"] == {"median_ms": 20.0, "slowest_ms": 30.0, "asked": 3, "meets_target": True}
+    slow = fast | {"leaderboard": [10.0, TARGET_MS + 0.5, 10.0]}
+    assert [k for k, v in judge(slow).items() if not v["meets_target"]] == ["leaderboard"]
+    figures = {"stored": 1, "templates": 1, "seat_rows": 2, "replay_ms_per_match": 1, "ratings_s": 0,
+               "player": "Ana", "player_matches": 1, "player_reactions": 1, "player_races": 0, "page_kb": 1,
+               "page_cold_ms": 1, "page_ms": 1, "page_max_ms": 1, "pages_made": 1, "pages_s": 0,
+               "load": [1.0], "cpus": 2, "target_ms": TARGET_MS, "pages": judge(slow), "meets_target": False}
+    text = players_text(figures)
+    assert "the leaderboard (/leaderboard: tonight and all time): median 10.0 ms, slowest 200.5 ms of 3: " \
+           "MISSES" in text
+    assert text.count(": meets") == 3 and text.endswith("every page within 200 ms: MISSES")

@@ -526,6 +526,35 @@ def test_line_filter_a_late_delivered_spike_waits_for_its_edge_then_is_dropped()
     assert not flt.down and flt.settle_due() is None and flt.stuck_due() is None
 
 
+def test_line_filter_a_spike_whose_opening_edge_was_lost_gives_the_next_contact_its_own_stamp() -> None:
+    """The clock saw the line open, and the next edge closes it again: the opening between was
+    lost. Nothing showed the first contact held, so it is a spike; the slap is a new press."""
+    flt = LineFilter(debounce_ns=30 * MS, min_press_ns=1 * MS)
+    flt.start(False, 0)
+    assert flt.edge(True, 10 * MS) is None
+    assert flt.confirm(11 * MS + 200 * US, down=False) is None  # up: its opening edge never comes
+    assert flt.confirm(15 * MS, down=True, edge=True) is None and flt.spikes == 1 and flt.pending is None
+    assert flt.edge(True, 15 * MS) is None and flt.pending == 15 * MS
+    assert flt.confirm(16 * MS, down=True) == (Event.PRESS, 15 * MS)
+
+
+def test_a_slap_after_a_spike_whose_release_the_kernel_lost_keeps_its_own_stamp(timed) -> None:
+    """As the virtual Pi's CI run met it: a 0.4 ms spike, its release edge lost, a slap 5 ms on.
+    The table must neither play the spike nor give the slap the spike's earlier stamp."""
+    at, tick, inputs, events = timed()
+    t = 7_000 * MS
+    at(t, 2, "slap", True)
+    inputs._line_pins[(2, "slap")]._state = True  # up 0.4 ms later, and the kernel lost that edge
+    tick(t + 1 * MS + 300 * US)  # the clock's look: the line is up, the edges say down
+    assert presses(events) == []
+    at(t + 5 * MS, 2, "slap", True)
+    tick(t + 6 * MS)
+    at(t + 85 * MS, 2, "slap", False)
+    assert [(e.kind, e.ts) for e in events if e.kind in (Event.PRESS, Event.SPIKE)] == [
+        (Event.SPIKE, t), (Event.PRESS, t + 5 * MS)]
+    assert inputs._filters[(2, "slap")].spikes == 1
+
+
 def test_line_filter_a_press_whose_edges_never_come_is_dropped_after_the_grace() -> None:
     flt = LineFilter(debounce_ns=30 * MS, min_press_ns=1 * MS)
     flt.start(False, 0)

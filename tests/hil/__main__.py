@@ -197,7 +197,8 @@ def human(summary: dict[str, Any], parts: dict[str, dict[str, Any]]) -> str:
                      f"{gpio.get('bounce_bursts')}, first contact kept {gpio.get('bounce_first_contact')}, "
                      f"bursts with a bounce dropped {gpio.get('bounce_bursts_within_debounce')}")
         lines.append(f"spikes (µs, their writes' span): {gpio.get('spike_widths_us')}, traced by the daemon "
-                     f"as spikes {gpio.get('spikes_seen_by_daemon')}")
+                     f"as spikes {gpio.get('spikes_seen_by_daemon')}; tries void by a VM stall "
+                     f"{gpio.get('spike_tries_void_by_stall')}")
         checks = gpio["checks"].items()
         lines.append("checks: " + ", ".join(f"{k} {'ok' if v else 'FAILED'}" for k, v in checks))
         lines += [f"  problem: {p}" for p in gpio.get("problems", [])]

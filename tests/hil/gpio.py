@@ -57,6 +57,9 @@ SPIKE_TRIES = 6
 """Spikes tried a seat until one is narrower than the minimum press: under load, TCG stretched all
 four first tries to 1.7-5.3 ms (a press, rightly decided), and the check had no spike to judge."""
 SPIKE_PAUSE_S = 0.1
+STALL_TRIES = 3
+"""Spike-and-slap pairs tried a seat while the VM stalls through them (`stalled_over`): CI's run at
+load 1.8 lost seat 3's slap to one such stall in 4 pairs."""
 BUILD = Path(__file__).resolve().parents[2] / "hardware" / "wiring" / "4-seat.toml"
 
 
@@ -184,13 +187,19 @@ def scenarios(bench: Bench, sock: Path, config: Path) -> dict[str, Any]:
 
     min_press_ns = round(load_config(config).inputs.min_press_us * 1000)
     for seat in (1, 2, 3, 4):  # a 50 µs spike is no slap; a real slap 5 ms later keeps its own stamp
-        for _ in range(SPIKE_TRIES):  # a loaded VM can stretch the two writes past the minimum press
-            spike = bench.spike(seat, "spike")
-            if spike.up_after_ns - spike.before_ns < min_press_ns:
+        for _ in range(STALL_TRIES):
+            for _ in range(SPIKE_TRIES):  # a loaded VM can stretch the two writes past the minimum press
+                spike = bench.spike(seat, "spike")
+                if spike.up_after_ns - spike.before_ns < min_press_ns:
+                    break
+                time.sleep(SPIKE_PAUSE_S)  # that one was a press: the next try well past its debounce
+            spin(AFTER_SPIKE_S)
+            slap = bench.tap(seat, "after spike")
+            if not stalled_over(spike, slap, ask({"cmd": "inputs"}, sock)["events"]):
                 break
-            time.sleep(SPIKE_PAUSE_S)  # that one was a press: the next try well past its debounce
-        spin(AFTER_SPIKE_S)
-        bench.tap(seat, "after spike")
+            spike.expect, slap.expect = "spike, VM stalled", "stalled"
+            slap.scenario = "after spike, VM stalled"
+            time.sleep(SPIKE_PAUSE_S)
 
     for i, gap in enumerate((0.0, 0.0, 0.001, 0.001, 0.003, 0.003, 0.010, 0.010)):  # one after the other
         a, b = (1, 3) if i % 2 else (4, 2)
@@ -239,6 +248,17 @@ def scenarios(bench: Bench, sock: Path, config: Path) -> dict[str, Any]:
         race(bench, (1, 4) if i % 2 else (2, 3), "race at once, wide epsilon")
     time.sleep(0.3)
     return {"phases": phases, "arbiter": arbiter + ask({"cmd": "inputs"}, sock)["arbiter"]}
+
+
+def stalled_over(spike: Sent, slap: Sent, events: list[dict[str, Any]]) -> bool:
+    """Did the daemon take the spike as a press only after the slap's write began? Then the VM
+    stalled past the 5 ms between them: the line it read to judge the spike was the slap's, and the
+    spike's opening edge was still on its way or lost (docs/virtual-pi.md, "Delivery"). Such a try
+    judges the VM, not the table: it is marked and tried again. A press the daemon took before the
+    slap began is the table's own fault and stays to be judged."""
+    return any(e.get("input") == "press" and e.get("control", "slap") == "slap" and e["seat"] == spike.seat
+               and spike.before_ns <= e["ts_ns"] <= spike.up_after_ns and e["received_ns"] >= slap.before_ns
+               for e in events)
 
 
 def spin(seconds: float) -> None:
@@ -495,6 +515,7 @@ def analyse(sent: list[dict[str, Any]], trace: dict[str, Any], arbiter: list[dic
         "bounce_bursts_within_debounce": bounced,
         "spike_widths_us": [_round((s["up_after_ns"] - s["before_ns"]) / 1000) for s in spikes],
         "spikes_seen_by_daemon": f"{len(seen)}/{len(spikes)}",
+        "spike_tries_void_by_stall": sum(s["expect"] == "spike, VM stalled" for s in sent),
         "checks": checks,
         "problems": problems,
         "ok": all(checks.values()),

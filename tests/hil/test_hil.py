@@ -11,7 +11,7 @@ import pytest
 from firmware_host.config import load_config, parse_config
 from hil import __main__ as orchestrator
 from hil import i2c
-from hil.gpio import SLAPS, analyse, hil_config, percentile
+from hil.gpio import SLAPS, Sent, analyse, hil_config, percentile, stalled_over
 from hil.kernel import Kernel, abi_from_depends, apt_config, config_value
 from hil.simchip import SimChip, make_spares
 
@@ -286,6 +286,17 @@ def test_a_spike_gives_no_slap_and_the_slap_after_it_keeps_its_own_stamp() -> No
     # Stamped when it was confirmed (1 ms on), not by its edge: refused too.
     confirmed_late = trace(pressed(1, b + 1 * MS + 5), decided(1, b + 1 * MS + 5, b + 6 * MS))
     assert not analyse(s, confirmed_late, [], PHASE)["checks"]["spike_no_slap"]
+
+
+def test_a_spike_the_daemon_took_only_after_the_slap_began_is_a_vm_stall_tried_again() -> None:
+    a, b = 1 * S, 1 * S + 5 * MS
+    spike = Sent("spike", 3, a, a + 20_000, "spike", up_before_ns=a + 380_000, up_after_ns=a + 400_000)
+    slap = Sent("after spike", 3, b, b + 20_000, "decided")
+    took = {"input": "press", "seat": 3, "control": "slap", "ts_ns": a + 10_000}
+    assert stalled_over(spike, slap, [{**took, "received_ns": b + 82 * MS}])  # judged by the slap's line
+    assert not stalled_over(spike, slap, [{**took, "received_ns": a + 1 * MS + 300_000}])  # the table's fault
+    assert not stalled_over(spike, slap, [{**took, "seat": 2, "received_ns": b + 82 * MS}])
+    assert not stalled_over(spike, slap, [{**took, "input": "spike", "received_ns": b + 82 * MS}])
 
 
 def test_a_spike_the_vm_made_wider_than_the_minimum_is_not_held_against_the_table() -> None:

@@ -68,3 +68,31 @@ def test_the_median_of_an_even_count_is_the_mean_of_the_middle_two() -> None:
     assert median([3, 1, 2]) == 2
     assert median([]) is None
     assert SeatFigures(0).reactions.typecode == "q"
+
+
+def test_each_rounds_reactions_are_the_matchs_reactions_of_that_round() -> None:
+    """Issue 31: a round's end shows that round's fastest reaction, not only the match's."""
+    from firmware_host.play.figures import round_reactions
+
+    replay = replay_of(ROOT / "scenarios" / "dice-reactions.toml")
+    assert round_reactions(replay) == {0: [(250 * MS, 0), (20 * MS, 1)]}  # seat 1 at 350 ms, seat 2 at 400
+    import random
+
+    from firmware_host.play.simulate import make_bots, play_round
+    from firmware_host.table.matches import new_match
+
+    match = new_match("dice", 3, 4, {"rounds": 3})
+    bots, rng = make_bots(3, "hard", 4), random.Random(4)
+    for _ in range(3):
+        play_round(match, bots, rng)
+        if not match.is_over:
+            match.next_round()
+    stamped = [(e.round, e.action) for e in match.journal]
+    whole = {"game": match.game, "players": 3, "seed": match.seed, "options": match.options,
+             "journal": stamped, "resources": match.resources, "setups": match.setups}
+    rounds = round_reactions(whole)
+    figures = match_figures(whole, [])
+    assert set(rounds) <= {0, 1, 2} and sum(len(r) for r in rounds.values()) > 3
+    for player in range(3):  # every reaction of the match is in exactly one round, in order
+        mine = [ns for r in sorted(rounds) for ns, p in rounds[r] if p == player]
+        assert mine == list(figures[player].reactions)

@@ -126,3 +126,51 @@ def test_no_edge_reaches_the_table_before_the_moment_it_carries(dirs: Path) -> N
             assert [u - d for d, u in zip(down, up, strict=False)] == [35 * MS] * len(up), seat
     finally:
         daemon.close()
+
+
+def test_a_bot_presses_its_reaction_time_after_the_look_that_chose_the_action(dirs: Path) -> None:
+    """The table's bots time their presses as `simulate` does: a look, a choice, and the first
+    press the delay drawn for that action later (a planned play at the routine pace); the next
+    look only once the turn is pressed. It was: the press at the look, the delay after it."""
+    daemon = Daemon(emulated_config(4))
+    try:
+        table = daemon.table
+        t = _seat_1_and_bots_playing(daemon, "medium", "medium", "medium")
+        looks: dict[int, list[tuple[int, Any, int]]] = {}  # seat (from 1) -> (look at, action, delay)
+        for player, bot in table.bots.items():
+            seat = table.seat_of_player[player] + 1
+            choose, delay = bot.choose, bot.delay_ns
+            asked: list[Any] = []
+
+            def chose(sight: Any, now: int, seat: int = seat, choose: Any = choose,
+                      asked: list[Any] = asked) -> Any:
+                action = choose(sight, now)
+                asked.append((now, action))
+                return action
+
+            def drew(action: Any, seat: int = seat, delay: Any = delay, asked: list[Any] = asked) -> int:
+                assert action is not None and asked and asked[-1][1] == action  # the action just chosen
+                ns = delay(action)
+                looks.setdefault(seat, []).append((asked[-1][0], action, ns))
+                return ns
+
+            bot.choose, bot.delay_ns = chose, drew  # type: ignore[method-assign]
+        for _ in range(1000):  # ten seconds of the loop, a turn each 10 ms
+            t += 10 * MS
+            _turn(daemon, _taken(daemon), t)
+        pressed = [e for e in table.trace if e.get("input") == str(Event.PRESS) and e["seat"] != 1]
+        checked = 0
+        for seat, made in looks.items():
+            mine = sorted(e["ts_ns"] for e in pressed if e["seat"] == seat)
+            for (at, _action, ns), (later, _, _) in zip(made, [*made[1:], (None, None, None)], strict=True):
+                first = [ts for ts in mine if ts >= at]
+                if later is None or not first:
+                    continue
+                # The first press after the look comes once the delay has passed (to the loop's
+                # 10 ms turn), and the next look only after it.
+                assert at + ns <= first[0] < at + ns + 10 * MS + 1, (seat, at, ns, first[0])
+                assert later > first[0]
+                checked += 1
+        assert checked >= 6
+    finally:
+        daemon.close()

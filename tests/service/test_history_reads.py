@@ -83,7 +83,8 @@ def test_history_pages_newest_first_with_a_bounded_limit(tmp_path: Path) -> None
         assert store.history()[0] == {"match": 7, "game": "dice", "players": 2, "seats": [1, 2],
                                       "started": 1007.0, "ended": 1008.0, "winners": [1], "set_aside": None,
                                       "rounds": [{"round": 1, "ending": "finished", "finishers": [1],
-                                                  "scores": [5, -3]}], "names": [None, None]}
+                                                  "scores": [5, -3]}], "names": [None, None],
+                                      "ids": [None, None], "kinds": ["guest", "guest"]}
         for limit in (LIMIT_MAX + 1, 100_000, 0, -1, True, "all", 2.5):
             with pytest.raises(ValueError, match=rf"limit must be a whole number from 1 to {LIMIT_MAX} "):
                 store.history_page(limit)  # type: ignore[arg-type]

@@ -263,3 +263,33 @@ def test_with_state_directory_set_the_state_is_private_whoever_starts_it(dirs: P
         os.umask(old)
     assert state.stat().st_mode & 0o777 == 0o700
     assert modes["table.db"] == 0o600 and modes["table.db-wal"] == 0o600 and modes["table.db-shm"] == 0o600
+
+
+def test_closing_while_the_writer_is_still_in_a_commit_leaves_it_its_connection(
+        tmp_path: Path, monkeypatch, said) -> None:
+    """A loaded machine: the writer is inside a commit when the table stops. Its connection was
+    closed under it, and the process died in libsqlite3 (exit 139, twice); now it is left to it."""
+    store = Store(tmp_path / "table.db")
+    match = new_match("dice", 2, 3, {"rounds": 3})
+    mid = store.begin_match(match, [0, 1])
+    store._drain()
+    inside, go_on = threading.Event(), threading.Event()
+    commit = store._commit
+
+    def slow_commit(batch):  # the writer's own commit, held inside
+        inside.set()
+        go_on.wait(10)
+        return commit(batch)
+
+    monkeypatch.setattr(store, "_commit", slow_commit)
+    monkeypatch.setattr(store_module, "CLOSE_WAIT_S", 0.2)
+    play_recorded(store, mid, match, 10**6, rounds=1)
+    assert inside.wait(10)
+    store.close()
+    assert store._writer.is_alive()
+    assert any("still writing at exit" in line for line in said)
+    go_on.set()  # the commit finishes on an open connection, and the writer stops as it was told
+    store._writer.join(10)
+    assert not store._writer.is_alive()
+    with sqlite3.connect(tmp_path / "table.db") as raw:
+        assert raw.execute("SELECT COUNT(*) FROM rounds").fetchone()[0] == 1

@@ -81,4 +81,8 @@ def test_tablectl_history_names_the_named_seats() -> None:
              "winners": [4], "set_aside": None, "names": [None, "[b]Zoë[/b]"],
              "rounds": [{"round": 1, "ending": "finished", "finishers": [4], "scores": [-2, 5]}]}
     text = as_text(history_table([match]), width=200)
-    assert "won by seat 4 ([b]Zoë[/b])" in text and "seat 2 -2, [b]Zoë[/b] (seat 4) +5" in text
+    assert "won by [b]Zoë[/b] (seat 4)" in text and "seat 2 -2, [b]Zoë[/b] (seat 4) +5" in text
+    match["winners"] = [2, 4]  # a shared win: each winner as the table names a seat, a guest by its seat
+    assert "won by seat 2 and [b]Zoë[/b] (seat 4)" in as_text(history_table([match]), width=200)
+    match["names"] = [None, None]
+    assert "won by seats 2, 4" in as_text(history_table([match]), width=200)

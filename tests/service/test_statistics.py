@@ -110,6 +110,37 @@ def test_the_leaderboard_tonight_and_all_time(two_matches: Path) -> None:
         stats.close()
 
 
+def test_the_newest_rounds_fastest_reaction_needs_no_finished_match(two_matches: Path) -> None:
+    """Issue 31: each round's end shows that round's fastest reaction: made from the journal of
+    the match in play, without its figures (which wait for its end)."""
+    from firmware_host.service.statistics import _newest_round
+
+    figures = two_matches.with_name(two_matches.name + ".figures")
+    assert _newest_round(two_matches) == (2, 1) and not figures.exists()  # the keeper's look at the start
+    assert _newest_round(two_matches.with_name("none.db")) is None
+    stats = Statistics(two_matches)
+    try:
+        assert stats.newest_round() == (2, 1)
+        assert stats.round_highlight(2) == {"match": 2, "round": 1, "problem": None,
+                                            "fastest_reaction": {"ms": 10.0, "seat": 1, "name": "Ana"}}
+        assert stats.round_highlight(1)["fastest_reaction"] == {"ms": 50.0, "seat": 1, "name": "Ana"}
+        assert stats.round_highlight(3) is None  # no such match
+    finally:
+        stats.close()
+    with sqlite3.connect(two_matches) as db:  # the match's end not written yet: a round of a match in play
+        db.execute("UPDATE matches SET ended = NULL, winners = NULL WHERE id = 2")
+        db.execute("INSERT INTO matches (game, players, seed, options, boards, started) "
+                   "SELECT game, players, seed, options, boards, started + 60 FROM matches WHERE id = 2")
+    stats = Statistics(two_matches)
+    try:
+        assert stats.newest_round() == (3, 0)  # a match begun, no round of it ended
+        assert stats.round_highlight(3) is None
+        assert stats.catch_up() == 1  # only match 1 is finished...
+        assert stats.round_highlight(2)["fastest_reaction"] == {"ms": 10.0, "seat": 1, "name": "Ana"}
+    finally:
+        stats.close()
+
+
 def test_the_highlights_of_a_match(two_matches: Path) -> None:
     stats = Statistics(two_matches)
     try:
@@ -286,3 +317,35 @@ def test_a_round_stored_wakes_the_keeper_and_nothing_else_does(daemon: Any) -> N
     woken.clear()
     follow(None)
     assert not woken.is_set()
+
+
+def test_the_keeper_makes_a_rounds_fastest_reaction_when_the_round_is_stored(two_matches: Path) -> None:
+    """A round that ends while the table runs is replayed in the statistics' process after the
+    wake a stored round gives, and is in `standings` for the round's end: the rounds stored
+    before the start are not (nothing is replayed for them)."""
+    from firmware_host.service.statistics import Figurer
+
+    figurer = Figurer(two_matches)
+    made: list[int] = []
+    figurer.made = lambda: made.append(1)
+    try:
+        figurer.keep()
+        figurer.wake()
+        wait_for(lambda: figurer.standings is not None, timeout=60)
+        assert figurer.standings is not None and figurer.standings["round"] is None  # stored before: old
+        with sqlite3.connect(two_matches) as db:  # match 3 (match 2 again, in play) ends its first round
+            db.execute("INSERT INTO matches (game, players, seed, options, boards, started, seats, bots) "
+                       "SELECT game, players, seed, options, boards, started + 60, seats, bots FROM matches "
+                       "WHERE id = 2")
+            for table in ("journal", "rounds", "match_players"):
+                columns = [c[1] for c in db.execute(f"PRAGMA table_info({table})")]
+                chosen = ", ".join("3" if c == "match_id" else c for c in columns)
+                db.execute(f"INSERT INTO {table} ({', '.join(columns)}) SELECT {chosen} FROM {table} "
+                           "WHERE match_id = 2")
+        figurer.wake()
+        wait_for(lambda: (figurer.standings or {}).get("round") is not None, timeout=60)
+        assert figurer.standings["round"] == {"match": 3, "round": 1, "problem": None,
+                                              "fastest_reaction": {"ms": 10.0, "seat": 1, "name": "Ana"}}
+        assert made
+    finally:
+        figurer.close()

@@ -478,3 +478,56 @@ def test_the_newest_line_stays_in_view_when_the_log_shrinks(dirs: Path) -> None:
         await until(pilot, lambda: not app._thread.is_alive())
 
     play(script, (80, 24))
+
+
+SPAWN_UNDER_TEXTUAL = """
+import multiprocessing, sys
+from concurrent.futures import ProcessPoolExecutor
+from textual.app import _PrintCapture
+from firmware_host.service.statistics import tracker_started
+if sys.argv[1] == "tracker first":
+    tracker_started()
+sys.stderr = _PrintCapture(None, stderr=True)  # what Textual puts there while it runs: fileno() -1
+try:
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        print("answered", pool.submit(abs, -7).result(60))
+except Exception as exc:
+    print("failed:", exc)
+sys.stderr = sys.__stderr__  # the capture has no app to flush to at exit
+"""
+
+
+@pytest.mark.parametrize("order, said", [("tracker first", "answered 7"),
+                                         ("as before", "failed: bad value(s) in fds_to_keep")])
+def test_the_statistics_process_starts_under_textuals_stderr_only_with_the_tracker_first(
+        order: str, said: str) -> None:
+    """A fresh clone's `./dev run` kept no figures: the statistics' process (spawned) failed once
+    Textual had taken stderr. `run_app` starts multiprocessing's resource tracker before."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", SPAWN_UNDER_TEXTUAL, order], capture_output=True,
+                         text=True, timeout=120, check=True).stdout
+    assert out.strip() == said
+
+
+def test_run_app_starts_the_tracker_before_textual_takes_stderr(monkeypatch: pytest.MonkeyPatch) -> None:
+    from firmware_host.ui import textual_app
+
+    happened: list[str] = []
+
+    class App:
+        _thread = None
+        end_process_if_stuck = False
+
+        def __init__(self, daemon: object) -> None:
+            happened.append("app made")
+
+        def run(self) -> int:
+            happened.append("app runs")
+            return 0
+
+    monkeypatch.setattr(textual_app, "tracker_started", lambda: happened.append("tracker"))
+    monkeypatch.setattr(textual_app, "TableApp", App)
+    assert textual_app.run_app(object()) == 0  # type: ignore[arg-type]
+    assert happened == ["tracker", "app made", "app runs"]

@@ -122,6 +122,8 @@ STANDINGS = {  # as the statistics' keeper makes it (service/statistics.py, Figu
                    "closest_race": {"margin_ms": 0.04, "seat": 2, "name": "bot (hard)"},
                    "fastest_reaction": {"ms": 212.4, "seat": 1, "name": "Ana"}},
     "changes": {"match": 7, "seats": {1: 1.25, 2: -0.5}},
+    "round": {"match": 7, "round": 1, "fastest_reaction": {"ms": 230.5, "seat": 1, "name": "Ana"},
+              "problem": None},
 }
 
 
@@ -147,17 +149,29 @@ def test_the_podium_and_the_last_round_show_the_figures_of_this_match_only() -> 
     assert table.phase is Phase.MATCH_RESULT and table.seat_of_player == [0, 1]
     state = live_state(table, now, "", "", STANDINGS, 7)
     assert {p["seat"]: p["rating"] for p in state["podium"]} == {1: 1.25, 2: -0.5}
-    assert state["round_end"]["fastest"] == {"seat": 1, "name": "Ana", "ms": 212.4}
+    assert state["round_end"]["fastest"] == {"seat": 1, "name": "Ana", "ms": 230.5}  # the round's: not 212.4
     for other in (6, None):  # another match's figures (this one's are not made yet): nothing shown
         state = live_state(table, now, "", "", STANDINGS, other)
         assert all(p["rating"] is None for p in state["podium"]) and state["round_end"]["fastest"] is None
 
 
-def test_a_round_that_does_not_end_the_match_shows_no_fastest_reaction() -> None:
+def test_every_rounds_end_shows_that_rounds_fastest_reaction_once_it_is_figured() -> None:
+    """Issue 31: not only the match's last round: round 1 of 2 shows round 1's fastest reaction,
+    and nothing of another round or match, nor before the statistics have replayed it."""
     table, now = _to_round_end(2)
-    assert table.phase is Phase.ROUND_RESULT
+    assert table.phase is Phase.ROUND_RESULT and table.match is not None and not table.match.is_over
     state = live_state(table, now, "", "", STANDINGS, 7)
-    assert state["round_end"]["fastest"] is None and state["podium"] is None
+    assert state["round_end"]["fastest"] == {"seat": 1, "name": "Ana", "ms": 230.5}
+    assert state["podium"] is None
+    guest = {"round": {**STANDINGS["round"], "fastest_reaction": {"ms": 98.0, "seat": 2, "name": "guest"}}}
+    assert live_state(table, now, "", "", guest, 7)["round_end"]["fastest"] == {"seat": 2, "name": "seat 2",
+                                                                                "ms": 98.0}
+    bot = {"round": {**STANDINGS["round"], "fastest_reaction": {"ms": 1.0, "seat": 2, "name": "bot (hard)"}}}
+    assert live_state(table, now, "", "", bot, 7)["round_end"]["fastest"] == {"seat": 2, "name": "bot",
+                                                                              "ms": 1.0}
+    for standings, match_id in (({"round": {**STANDINGS["round"], "round": 2}}, 7), (STANDINGS, 8),
+                                (None, 7), ({"round": {**STANDINGS["round"], "fastest_reaction": None}}, 7)):
+        assert live_state(table, now, "", "", standings, match_id)["round_end"]["fastest"] is None
 
 
 def test_one_function_names_a_seat_for_every_place_on_the_page() -> None:
@@ -171,3 +185,27 @@ def test_one_function_names_a_seat_for_every_place_on_the_page() -> None:
     assert {p["seat"]: p["name"] for p in state["podium"]} == {1: "Ana", 2: "bot"}
     del table.names[0]
     assert (player_name(table, 0), seat_name(table, 0)) == (None, "seat 1")  # a guest
+
+
+def test_the_terminal_says_the_rounds_closest_race_and_fastest_reaction() -> None:
+    """Issue 31: the terminal's round end says both, in the web's words, under the totals."""
+    from firmware_host.service.frontend import Sight
+    from firmware_host.ui.words import words
+    from firmware_host.views.live import round_moments
+
+    table, now = _to_round_end(2)
+    table.names[0] = "Ana"
+    assert table.referee is not None and table.gate.go_ts is not None
+    go = table.gate.go_ts
+    table.referee.contests.extend([Contest(1, 0, go + S, go + S + 800_000), Contest(0, 1, go + 2 * S,
+                                                                                     go + 2 * S + 400_000)])
+    assert round_moments(table) == ["Closest race: Ana (seat 1) beat bot (seat 2) by 0.4 ms"]
+    moments = round_moments(table, STANDINGS, 7)
+    assert moments == ["Closest race: Ana (seat 1) beat bot (seat 2) by 0.4 ms",
+                       "Fastest reaction: Ana (seat 1), 230 ms"]
+    shown = words(Sight(table, now, "", standings=STANDINGS, match_id=7)).centre
+    assert shown is not None and shown.plain.endswith("\n" + "\n".join(moments))
+    assert "totals:" in shown.plain.split("Closest race")[0]
+    table.referee.contests.clear()
+    shown = words(Sight(table, now, "", standings=None, match_id=7)).centre
+    assert shown is not None and "Closest race" not in shown.plain and "Fastest" not in shown.plain

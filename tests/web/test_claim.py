@@ -185,8 +185,10 @@ def test_a_phone_claims_a_seat_from_its_qr_code(table: LiveTable, browser: Any, 
     history = browser.new_page(viewport=TV)
     history.goto(table.url + "history")
     history.wait_for_function("() => window.historyReady === true", timeout=10_000)
-    assert f"{MARKUP} (seat 2), 3" in history.locator("#matches").inner_text()
+    assert f"{MARKUP} (seat 2), seat 3" in history.locator("#matches").inner_text()  # a guest: its seat
     assert history.locator("#matches b").count() == 0
+    page_of = history.locator("#matches a.player").get_attribute("href")  # the name: the player's page
+    assert page_of == f"/players/{table.daemon.store.history(1)[0]['ids'][0]}"
 
 
 def test_a_claim_is_bounded_like_everything_on_the_web(table: LiveTable) -> None:

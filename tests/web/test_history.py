@@ -274,3 +274,60 @@ def test_a_bot_match_in_the_real_daemon_replays_step_by_step(tmp_path: Path) -> 
     assert served["match"] == mid and served["problem"] is None and len(served["steps"]) >= 2
     shown = [s["text"] for s in served["steps"]]  # a little earlier than the store's last word
     assert shown == [s["text"] for s in timeline["steps"]][:len(shown)]
+
+
+def test_the_replay_names_who_sat_at_each_seat_in_its_steps_and_races(tmp_path: Path) -> None:
+    """Issue 31: a named player is "Ann (seat 2)" in a step's line and a race's reason, with
+    their page's number for the link; a guest stays "seat N", a bot "bot (seat N)"; a name
+    with markup is only characters (the page puts `words` in as text)."""
+    store = Store(tmp_path / "table.db")
+    try:
+        match = new_match("dice", 3, "7/0", {"rounds": 1})
+        mid = store.begin_match(match, [1, 0, 2], {2: "easy"}, names={0: "<b>Ann</b>"})
+        play_recorded(store, mid, match, actions=12, seed=3)
+        store.record_race(mid, 0, {"kind": "first", "loser": 1, "winner": 0, "loser_ts": 2_000_400_000,
+                                   "winner_ts": 2_000_000_000, "control": "slap", "window_ns": 5 * MS,
+                                   "epsilon_ns": 200_000})
+        store.record_race(mid, 0, {"kind": "false_start", "loser": 0, "control": "slap",
+                                   "loser_ts": -250_000, "go_ns": 0})
+        store._drain()
+        ann = store.players_read(lambda db: db.execute("SELECT id FROM players WHERE name='<b>Ann</b>'")
+                                 .fetchone()[0])
+        timeline = history.match_timeline(store, mid)
+        listed = store.history(1)[0]
+    finally:
+        store.close()
+    assert timeline is not None
+    assert timeline["people"] == [{"seat": 2, "kind": "player", "name": "<b>Ann</b>", "id": ann},
+                                  {"seat": 1, "kind": "guest", "name": None, "id": None},
+                                  {"seat": 3, "kind": "bot", "name": None, "id": None}]
+    by_seat = {2: "<b>Ann</b> (seat 2)", 1: "seat 1", 3: "bot (seat 3)"}
+    actions = [s for s in timeline["steps"] if s["kind"] == "action"]
+    assert {s["seat"] for s in actions} == {1, 2, 3}
+    for step in actions:
+        assert step["words"][0] == {"seat": step["seat"]}
+        assert step["text"] == by_seat[step["seat"]] + step["words"][1]
+        assert step["words"][1].startswith(f" {step['action']['do']}")
+    first, false_start = timeline["races"]
+    assert first["reason"] == ("first: <b>Ann</b> (seat 2) pressed 400 µs before seat 1; seat 1 too late")
+    assert first["reason_words"] == ["first: ", {"seat": 2}, " pressed 400 µs before ", {"seat": 1}, "; ",
+                                     {"seat": 1}, " too late"]
+    assert false_start["reason"] == ("false start: <b>Ann</b> (seat 2) pressed slap 250 µs before go, "
+                                     "not counted")
+    assert listed["names"] == ["<b>Ann</b>", None, None] and listed["ids"] == [ann, None, None]
+    assert listed["kinds"] == ["player", "guest", "bot"]
+
+
+def test_a_match_held_in_memory_names_its_players_before_they_have_a_page() -> None:
+    """While the disk refuses writes a match's players are the writer's held rows: named, with
+    no page yet (the writer gives the number)."""
+    from firmware_host.service.journal import record_of
+
+    row = (7, "dice", 2, "1", "{}", "[]", 1.0, None, None, "[1, 0]", "{}", None)
+    held = [("seated", (7, json.dumps([[0, 2, "player", "Zoë"], [1, 1, "guest", "guest"]])))]
+    record = record_of(7, (row, [], [], []), held, [(0, 2, "player", 5, "Old")])
+    assert record is not None and record["who"] == [
+        {"player": 0, "seat": 2, "kind": "player", "id": None, "name": "Zoë"},
+        {"player": 1, "seat": 1, "kind": "guest", "id": None, "name": "guest"}]
+    assert history.people_of(record, [1, 0]) == [{"seat": 2, "kind": "player", "name": "Zoë", "id": None},
+                                                {"seat": 1, "kind": "guest", "name": None, "id": None}]

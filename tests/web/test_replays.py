@@ -27,6 +27,9 @@ from firmware_host.web.server import Hub, build_app
 CHROMIUM = "/usr/bin/chromium"
 
 
+MARKUP = "<img src=x>Zoë"
+"""A name that is markup: shown as its characters, never made an image."""
+
 RACE_SEED = 188
 """The table's seed whose first classic deal for 2 seats gives seat 1 a Y1 (its 2nd place) with a
 Y2 on its stack (which fills that place once Y1 is laid), and seat 2 a Y2 (its 1st place): seat 1
@@ -36,12 +39,13 @@ starts the yellow pile and both reach for the one place a yellow 2 can go."""
 @pytest.fixture
 def stored(tmp_path: Path) -> Iterator[tuple[Store, int, int, Any]]:
     """A store holding a classic match bots played and a race played at the table: seat 2
-    false-starts by 0.5 ms, seat 1 lays Y1, then slaps Y2 at 500.0 ms, 300 µs before seat 2."""
+    false-starts by 0.5 ms, seat 1 (Ann) lays Y1, then slaps Y2 at 500.0 ms, 300 µs before seat 2.
+    In the bot match seat 1 is a player whose name is markup (`MARKUP`), seat 3 a guest, seat 2 a bot."""
     store = Store(tmp_path / "table.db")
     match = new_match("classic", 3, "5/0", {"rounds": 1})
-    played = store.begin_match(match, [0, 2, 1], {2: "hard"})
+    played = store.begin_match(match, [0, 2, 1], {2: "hard"}, names={0: MARKUP})
     play_recorded(store, played, match, actions=120, seed=4)
-    game, table = played_table(store, 2, RACE_SEED, "classic", {"rounds": 1})
+    game, table = played_table(store, 2, RACE_SEED, "classic", {"rounds": 1}, names={0: "Ann"})
     assert table.match is not None and [str(c) for c in table.referee.seats[0].choices()][1] == "Y1"
     press(game, table, 1, "slap", -0.5)
     press(game, table, 0, "select2", 100.0)
@@ -131,7 +135,8 @@ def test_the_json_the_pages_read(served: tuple[Served, int, int, Any]) -> None:
 
     raced = json.loads(get(f"{server.url}/api/matches/{tie}")[2])
     assert raced["problem"] is None and [s["text"] for s in raced["steps"]] == [
-        "the cards are dealt", "seat 1 play card=Y1", "seat 1 play card=Y2"]
+        "the cards are dealt", "Ann (seat 1) play card=Y1", "Ann (seat 1) play card=Y2"]
+    assert [p["name"] for p in raced["people"]] == ["Ann", None] and listed[0]["names"] == ["Ann", None]
     assert [(r["kind"], r["seat"], r["by_seat"], r["delta_us"], r["step"]) for r in raced["races"]] == [
         ("false_start", 2, None, -500.0, 0), ("first", 2, 1, 300.0, 2)]
 
@@ -198,6 +203,13 @@ def test_stepping_through_a_match_shows_each_steps_piles(served: tuple[Served, i
     page.wait_for_function("() => window.historyReady === true", timeout=10_000)
     listed = page.eval_on_selector_all("#matches tr", "trs => trs.map(tr => tr.children[0].textContent)")
     assert listed == ["match", f"#{played + 1}", f"#{played}"]
+    seats = page.eval_on_selector_all("#matches tr", "trs => trs.map(tr => tr.children[2].textContent)")
+    assert seats[1:] == ["Ann (seat 1), seat 2", f"{MARKUP} (seat 1), seat 3, bot (seat 2)"]
+    assert page.query_selector("#matches img") is None  # the name is text, not markup
+    links = page.eval_on_selector_all("#matches a.player",
+                                      "as => as.map(a => [a.textContent, a.getAttribute('href')])")
+    assert [name for name, _ in links] == ["Ann", MARKUP]
+    assert all(href.startswith("/players/") and href[9:].isdigit() for _, href in links)
     page.screenshot(path=str(SHOTS / "history.png"))
     page.click(f"a[href='/history/{played}']")
     page.wait_for_function("() => window.historyReady === true && document.body.dataset.step === '0'",
@@ -254,12 +266,17 @@ def test_the_race_view_shows_the_delta_of_a_contested_press(served: tuple[Served
                                      "trs => trs.map(tr => [...tr.children].map(td => td.textContent))")
     assert [r[:9] for r in rows] == [
         ["1", "1", "seat 2", "-0.500 ms", "go", "0.000 ms", "-500", "5000 / 200", "false start"],
-        ["2", "1", "seat 2", "500.300 ms", "seat 1", "500.000 ms", "300", "5000 / 200", "first"]]
-    assert rows[1][9] == "first: seat 1 pressed 300 µs before seat 2; seat 2 too late"
+        ["2", "1", "seat 2", "500.300 ms", "Ann (seat 1)", "500.000 ms", "300", "5000 / 200", "first"]]
+    assert rows[1][9] == "first: Ann (seat 1) pressed 300 µs before seat 2; seat 2 too late"
+    ann = page.eval_on_selector_all("#race-table tr[data-kind='first'] td.reason a",
+                                    "as => as.map(a => a.href)")
+    assert len(ann) == 1 and ann[0].startswith(server.url + "/players/")  # the name in the reason: her page
     page.click("#race-table tr[data-kind='first'] button.jump")  # to the step it was decided at
     page.wait_for_function("() => document.body.dataset.step === '2'")
     assert pile_tops(page) == ["yellow 2"]
-    assert page.text_content("#step-text") == "round 1: seat 1 play card=Y2 @ 500.000 ms"
+    assert page.text_content("#step-text") == "round 1: Ann (seat 1) play card=Y2 @ 500.000 ms"
+    assert page.eval_on_selector("#step-text a", "a => a.textContent") == "Ann"
+    assert "Ann (seat 1)" in page.text_content("#facts") and "won by" not in page.text_content("#facts")
     page.screenshot(path=str(SHOTS / "replay-races.png"), full_page=True)
     page.set_viewport_size({"width": 390, "height": 844})
     page.screenshot(path=str(SHOTS / "replay-races-phone.png"), full_page=True)

@@ -81,12 +81,27 @@ def at_phase(pages_: dict[str, Any], phase: str) -> None:
         page.wait_for_function(f"() => window.tableState.phase === '{phase}'", timeout=300_000)
 
 
-LEADERS = {"leaderboard": {"tonight": [{"player": n, "name": f"Player {n}", "rating": 30 - n, "wins": 9 - n,
-                                        "matches": 9} for n in range(1, 9)],
-                           "all_time": [{"player": n, "name": f"<b>Player</b> {n}", "rating": 40.25 - n,
-                                         "wins": None, "matches": 30} for n in range(1, 9)]},
-           "highlights": ["Seat 3 beat seat 7 by 0.4 ms", "Seat 12 won three races in a row",
-                          "Seat 1 laid 14 cards in the centre"]}
+def _leaders() -> dict[str, Any]:
+    """The attract screen's standings as the table makes them (views/standings.py) from what the
+    statistics' keeper says (`Figurer.standings`): 8 players tonight and all time, the longest
+    names and one with markup, and the last match's highlights in the table's own words."""
+    from firmware_host.views.standings import highlights, leaderboard
+
+    names = ["Maximilian-Alexa", "<b>Zoë</b>", "Ana", "Ben", "Chloé", "Dmitri", "Eve", "Farid"]
+    kept = {"leaderboard": {
+        "tonight": [{"player": n, "name": name, "matches": 9, "wins": 9 - n, "rounds": 27,
+                     "points_per_round": 1.5} for n, name in enumerate(names, start=1)],
+        "all_time": {"classic": [{"player": n, "name": name, "shown": 40.25 - n, "mu": 45.0 - n, "sigma": 1.6,
+                                  "matches": 30} for n, name in enumerate(names, start=1)]}},
+        "highlights": {"match": 9, "game": "classic",
+                       "closest_race": {"margin_ms": 0.04, "seat": 7, "name": "<b>Zoë</b>"},
+                       "fastest_reaction": {"ms": 212.4, "seat": 3, "name": "guest"}}}
+    return {"leaderboard": {"tonight": leaderboard(kept, "tonight", "classic"),
+                            "all_time": leaderboard(kept, "all time", "classic")},
+            "highlights": highlights(kept)}
+
+
+LEADERS = _leaders()
 
 
 @pytest.mark.parametrize("seats", [2, 12])
@@ -131,6 +146,9 @@ def test_the_tv_page_fits_every_tv_in_every_phase(browser: Any, live: Any, seats
             bot.level, bot.skill = Level.INSTANT, SKILLS[Level.INSTANT]
 
     table.do(instant)
+    for page in views.values():  # the round's fastest reaction: replayed once the round is stored
+        page.wait_for_function("() => window.tableState.phase === 'round_result' && "
+                               "(window.tableState.round_end || {}).fastest", timeout=300_000)
     every("round_result", name="round-end")
     timing(round_result_ns=0)
     every("match_result", name="match-end")

@@ -13,7 +13,7 @@ from __future__ import annotations
 import random
 from typing import Any, ClassVar
 
-from ...engine.game import Game
+from ...engine.game import Controls, Game
 from ...engine.match import Match
 from ...engine.options import OptionSpec, one_of, whole, yes_no
 from ...engine.round import Ending, Refusal, Seat, field_int, field_str
@@ -84,8 +84,8 @@ class ClassicGame(Game[ClassicRound]):
 
     # ------------------------------------------------------------ controls
 
-    def choices(self, c: Any) -> list[Any]:
-        rnd = c.match.round
+    def choices(self, c: Controls) -> list[Any]:
+        rnd = self.round_of(c)
         st = rnd.seats[c.seat]
         places: list[Any] = [place[-1] if place else None for place in st.row]
         if not rnd.options.stack_face_down:
@@ -93,8 +93,8 @@ class ClassicGame(Game[ClassicRound]):
         places.append(st.discard[-1] if st.discard else None)
         return places
 
-    def nav(self, c: Any, control: str) -> None:
-        rnd = c.match.round
+    def nav(self, c: Controls, control: str) -> None:
+        rnd = self.round_of(c)
         if not rnd.options.pro_row:
             return
         row = len(rnd.seats[c.seat].row)
@@ -105,29 +105,29 @@ class ClassicGame(Game[ClassicRound]):
             c.destination = None
             c.message = ""
 
-    def arbitrates(self, c: Any, control: str) -> bool:
-        return control == "down" and c.match.round.options.pro_row and c.destination is None
+    def arbitrates(self, c: Controls, control: str) -> bool:
+        return control == "down" and self.round_of(c).options.pro_row and c.destination is None
 
-    def action(self, c: Any, control: str, ts: int) -> Any:
+    def action(self, c: Controls, control: str, ts: int) -> Any:
         if control == "down":
             return VoteStuck(c.seat, ts)
         return super().action(c, control, ts)
 
-    def alt(self, c: Any, ts: int) -> Any:
+    def alt(self, c: Controls, ts: int) -> Any:
         return TurnHand(c.seat, ts)
 
-    def slap(self, c: Any, choice: Any, ts: int) -> Any:
+    def slap(self, c: Controls, choice: Any, ts: int) -> Any:
         if c.destination is not None:
             return MoveToRow(c.seat, choice, c.destination, ts)
         return PlayCard(c.seat, choice, ts)
 
-    def after(self, c: Any, action: Any) -> None:
+    def after(self, c: Controls, action: Any) -> None:
         if isinstance(action, VoteStuck):
             c.message = "voted: stuck"
         if isinstance(action, MoveToRow):
             c.destination = None
 
-    def presses_for(self, c: Any, action: Any) -> list[str] | None:
+    def presses_for(self, c: Controls, action: Any) -> list[str] | None:
         if isinstance(action, TurnHand):
             return ["alt"]
         if isinstance(action, VoteStuck):
@@ -136,7 +136,7 @@ class ClassicGame(Game[ClassicRound]):
         if isinstance(action, MoveToRow):
             presses = [*steps(c.cursor, action.place, len(options)), "up"]
             try:
-                index = options.index(action.card, len(c.match.round.seats[c.seat].row))
+                index = options.index(action.card, len(self.round_of(c).seats[c.seat].row))
             except ValueError:
                 return None
             return presses + steps(action.place, index, len(options)) + ["slap"]
@@ -162,7 +162,7 @@ class ClassicGame(Game[ClassicRound]):
 
         return policy(bot, sight)
 
-    def draw_seat(self, img: Any, c: Any, rnd: ClassicRound) -> str:
+    def draw_seat(self, img: Any, c: Controls, rnd: ClassicRound) -> str:
         from .screens import seat
 
         return seat(img, c, rnd)
@@ -177,7 +177,7 @@ class ClassicGame(Game[ClassicRound]):
 
         return centre(rnd, table)
 
-    def seat_words(self, c: Any, rnd: ClassicRound) -> Any:
+    def seat_words(self, c: Controls, rnd: ClassicRound) -> Any:
         from .words import seat
 
         return seat(c, rnd)

@@ -9,14 +9,14 @@ from typing import Any
 
 from PIL import Image, ImageDraw
 
-from ...table.controls import SeatController
+from ...engine.game import Controls
 from ...views.centre import CARD_RGB, digit_piles
 from ...views.font import SMALL, draw_centred
 from ...views.seat import SIZE, card_face
 from .rules import Card, ClassicRound
 
 
-def seat(img: Image.Image, c: SeatController, rnd: ClassicRound) -> str:
+def seat(img: Image.Image, c: Controls, rnd: ClassicRound) -> str:
     st = rnd.seats[c.seat]
     places = c.choices()
     n = len(places)

@@ -6,7 +6,7 @@ from typing import Any
 
 from rich.text import Text
 
-from ...table.controls import SeatController
+from ...engine.game import Controls
 from ...views.readable import STYLE, chip, colour_word
 from .rules import Card, ClassicRound
 
@@ -36,7 +36,7 @@ def centre(rnd: ClassicRound, table: Any) -> Text:
     return out
 
 
-def seat(c: SeatController, rnd: ClassicRound) -> Text:
+def seat(c: Controls, rnd: ClassicRound) -> Text:
     st = rnd.seats[c.seat]
     places = c.choices()
     row = len(st.row)

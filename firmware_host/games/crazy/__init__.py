@@ -8,7 +8,7 @@ from __future__ import annotations
 import random
 from typing import Any, ClassVar
 
-from ...engine.game import Game
+from ...engine.game import Controls, Game
 from ...engine.match import Match
 from ...engine.options import OptionSpec, whole
 from ...engine.round import Ending, RulesError, Seat, field_int, field_str
@@ -93,26 +93,26 @@ class CrazyGame(Game[CrazyRound]):
 
     # ------------------------------------------------------------ controls
 
-    def choices(self, c: Any) -> list[Any]:
-        return list(c.match.round.seats[c.seat].hand)
+    def choices(self, c: Controls) -> list[Any]:
+        return list(self.round_of(c).seats[c.seat].hand)
 
-    def targets(self, c: Any) -> list[Any]:
+    def targets(self, c: Controls) -> list[Any]:
         hand = self.choices(c)
         if not hand:
             return []
-        return list(c.match.round.placements(hand[c.cursor % len(hand)]))
+        return list(self.round_of(c).placements(hand[c.cursor % len(hand)]))
 
-    def nav(self, c: Any, control: str) -> None:
+    def nav(self, c: Controls, control: str) -> None:
         if control in ("up", "down"):
             count = len(self.targets(c))
             if count:
                 c.target = (c.target + (1 if control == "down" else -1)) % count
 
-    def alt(self, c: Any, ts: int) -> Any:
+    def alt(self, c: Controls, ts: int) -> Any:
         card = c.selected()
         return DiscardCrazy(c.seat, card, ts) if card is not None else None
 
-    def slap(self, c: Any, choice: Any, ts: int) -> Any:
+    def slap(self, c: Controls, choice: Any, ts: int) -> Any:
         targets = self.targets(c)
         if not targets:
             c.message = "no place for it"
@@ -120,7 +120,7 @@ class CrazyGame(Game[CrazyRound]):
         pile, value = targets[c.target % len(targets)]
         return PlayCrazy(c.seat, choice, pile, value, ts)
 
-    def presses_for(self, c: Any, action: Any) -> list[str] | None:
+    def presses_for(self, c: Controls, action: Any) -> list[str] | None:
         if not isinstance(action, PlayCrazy | DiscardCrazy):
             return None
         options = self.choices(c)
@@ -130,7 +130,7 @@ class CrazyGame(Game[CrazyRound]):
         presses = steps(c.cursor, index, len(options))
         if isinstance(action, DiscardCrazy):
             return [*presses, "alt"]
-        targets = list(c.match.round.placements(action.card))
+        targets = list(self.round_of(c).placements(action.card))
         if (action.pile, action.value) not in targets:
             return None
         start = c.target if index == c.cursor % max(len(options), 1) else 0
@@ -144,7 +144,7 @@ class CrazyGame(Game[CrazyRound]):
 
         return policy(bot, sight)
 
-    def draw_seat(self, img: Any, c: Any, rnd: CrazyRound) -> str:
+    def draw_seat(self, img: Any, c: Controls, rnd: CrazyRound) -> str:
         from .screens import seat
 
         return seat(img, c, rnd)
@@ -159,7 +159,7 @@ class CrazyGame(Game[CrazyRound]):
 
         return centre(rnd, table)
 
-    def seat_words(self, c: Any, rnd: CrazyRound) -> Any:
+    def seat_words(self, c: Controls, rnd: CrazyRound) -> Any:
         from .words import seat
 
         return seat(c, rnd)

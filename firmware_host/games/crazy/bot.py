@@ -4,6 +4,7 @@ and set a pile up for its own finisher rather than for the quickest hand."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from types import MethodType
 from typing import Any
 
@@ -83,38 +84,46 @@ def play(bot: Bot, s: CrazySight, now: int) -> Action | None:
         if mem.denying:
             return _deny(bot, s, hand, now)
     else:
-        mem = bot.memory.setdefault("crazy", Memory())
+        mem = bot.memory.get("crazy") or bot.memory.setdefault("crazy", Memory())
     seat = s.seat
-    known = {a.card for a in bot.planned} if bot.planned else ()  # the rest of a run seen last look
-    seen = [c for c in hand if c in known or bot.sees()]
+    if bot.skill.overlook:
+        known = {a.card for a in bot.planned} if bot.planned else ()  # the rest of a run seen last look
+        seen = [c for c in hand if c in known or bot.sees()]
+    else:
+        seen = hand  # it overlooks nothing (and `sees` draws nothing)
     sizes = s.pile_sizes()
     last = s.draw_size() == 0  # a card kept now scores as a discarded one
     spoil = 0.5 if bot.level in (Level.HARD, Level.INSTANT) else 0.0
     # A pile won now beats a bigger one the others may take first (a plain 5 before a Crazy card).
-    finishers = sorted((c for c in seen if c.value == TOP or c.crazy), key=lambda c: c.crazy)
+    values = tuple([c.value for c in seen])
+    finishers = sorted((c for c, v in zip(seen, values, strict=True) if v == TOP or v == 0),
+                       key=lambda c: c.value == 0)
     if finishers:
         for pid, top in tops.items():
             if top == FOUR:
                 card = finishers[0]
                 return PlayCrazy(seat, card, pid, TOP if card.crazy else None, now)
-    best: tuple[float, PlayCrazy] | None = None
+    best: tuple[float, int, int | None, int] | None = None  # (worth, card's index, pile, value)
     places: list[tuple[int | None, int | None]] = list(tops.items())
     if s.pile_room() > 0:
         places.append((None, None))
+    shallow = last or easy
     for pid, top in places:
         size = sizes.get(pid, 0) if pid is not None else 0
-        run = _run(seen, top, size, last or easy)
+        run = _first_run(values, top, size, shallow)
         if run is None:
             continue
-        worth, card, value = run
+        worth, index, value = run
         if top == FOUR and value == FOUR - 1:
             worth += spoil
         worth += 0.01 * size
         if worth > 0 and (best is None or worth > best[0]):
-            best = (worth, PlayCrazy(seat, card, pid, value if card.crazy else None, now))
+            best = (worth, index, pid, value)
     if best is not None:
         mem.looks = 0
-        chosen = best[1]
+        _, index, pid, value = best
+        card = seen[index]
+        chosen = PlayCrazy(seat, card, pid, value if values[index] == 0 else None, now)
         if chosen.pile is not None and bot.level in PLANNERS:  # the rest of its run: at a routine pace
             after = chosen.value if chosen.value is not None else chosen.card.value
             bot.plan(PlayCrazy(seat, c, chosen.pile, v if c.crazy else None)
@@ -209,27 +218,68 @@ def _values(card: CrazyCard, top: int | None) -> list[int]:
     return [v for v in (top + 1, top - 1) if BOTTOM <= v <= TOP]
 
 
-def _run(hand: list[CrazyCard], top: int | None, size: int, last: bool
-         ) -> tuple[float, CrazyCard, int] | None:
-    """The best run of `hand` cards onto a pile showing `top` of `size` cards: (its worth, its
-    first card, the value that card takes), or None when no card goes there."""
-    best: tuple[float, CrazyCard, int] | None = None
-    for i, card in enumerate(hand):
-        for value in _values(card, top):
-            spent = SPENT if card.value == 0 and value != TOP and not last else 0.0
+@lru_cache(maxsize=16384)
+def _first_run(values: tuple[int, ...], top: int | None, size: int, last: bool
+               ) -> tuple[float, int, int] | None:
+    """The best run of cards of these values (in hand order; 0: a Crazy card) onto a pile
+    showing `top` (None: a new pile) of `size` cards: (its worth, the index of its first card,
+    the value that card takes), or None when no card goes there. The first card is the first in
+    hand order of the best worth. Kept: a look asks it for every pile, and the same few hands of
+    values come again and again."""
+    best: tuple[float, int, int] | None = None
+    for i, v in enumerate(values):
+        for value in _values_of(v, top):
+            spent = SPENT if v == 0 and value != TOP and not last else 0.0
             if value == TOP:
                 worth = WIN + size + 1  # wins the pile (a 5 on a 4: the only way a 5 goes down)
             else:
-                rest = hand[:i] + hand[i + 1:]
-                after = _run(rest, value, size + 1, last) if rest else None
-                stop = 1.0
-                if value == FOUR and not last and not any(c.value in (0, TOP) for c in rest):
-                    stop -= GIFT  # leaves a 4 this hand cannot take
-                worth = 1.0 + max(stop - 1.0, after[0] if after is not None else stop - 1.0)
+                worth = _onward(tuple(sorted(values[:i] + values[i + 1:])), value, size, last)
             worth -= spent
             if best is None or worth > best[0]:
-                best = (worth, card, value)
+                best = (worth, i, value)
     return best
+
+
+def _onward(rest: tuple[int, ...], value: int, size: int, last: bool) -> float:
+    """The worth of laying a card as `value` (not a 5) on a pile of `size` cards, the hand's
+    other cards (their values) `rest`: one card out, and the best run after it, less a gift
+    when it leaves a 4 this hand cannot take."""
+    after = _rest_worth(rest, value, size + 1, last) if rest else None
+    stop = 1.0
+    if value == FOUR and not last and not any(v == 0 or v == TOP for v in rest):
+        stop -= GIFT  # leaves a 4 this hand cannot take
+    return 1.0 + max(stop - 1.0, after if after is not None else stop - 1.0)
+
+
+@lru_cache(maxsize=16384)
+def _rest_worth(values: tuple[int, ...], top: int, size: int, last: bool) -> float | None:
+    """`_first_run`'s worth for a hand of these card values (sorted; 0: a Crazy card), None when
+    no card goes there. Kept: a look asks it for every pile, and the same few hands of
+    values come again and again (values 0 to 5, a pile of at most a few dozen cards). Both
+    caches are bounded: the daemon runs for a season."""
+    best: float | None = None
+    for i, v in enumerate(values):
+        if i and values[i - 1] == v:
+            continue  # a card of the same value is worth the same
+        for value in _values_of(v, top):
+            spent = SPENT if v == 0 and value != TOP and not last else 0.0
+            if value == TOP:
+                worth = WIN + size + 1
+            else:
+                worth = _onward(values[:i] + values[i + 1:], value, size, last)
+            worth -= spent
+            if best is None or worth > best:
+                best = worth
+    return best
+
+
+def _values_of(value: int, top: int | None) -> list[int]:
+    """`_values` for a card of this value (0: a Crazy card) on a pile showing `top`."""
+    if top is None:
+        return [BOTTOM] if value == 0 or value == BOTTOM else []
+    if value:
+        return [value] if value == top + 1 or value == top - 1 else []
+    return [v for v in (top + 1, top - 1) if BOTTOM <= v <= TOP]
 
 
 def _keep(card: CrazyCard, hand: list[CrazyCard], tops: dict[int, int]) -> float:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, ClassVar, NamedTuple
 
 from ...engine.round import Ending, Reason, Refusal, RoundBase, RoundResult, RulesError, Seat, TableColour
@@ -54,17 +55,23 @@ class DeckSpec:
     styles: tuple[str, ...] = STYLES
 
     def cards(self, colour: CrazyColour) -> list[CrazyCard]:
-        """Styles are dealt round-robin so every value is spread evenly over them."""
-        out: list[CrazyCard] = []
-        for value, copies in self.counts:
-            for i in range(copies):
-                out.append(CrazyCard(colour, value, self.styles[i % len(self.styles)], len(out)))
-        for _ in range(self.crazy):
-            out.append(CrazyCard(colour, 0, "crazy", len(out)))
-        return out
+        """Styles are dealt round-robin so every value is spread evenly over them. The cards
+        are made once per deck and colour (they never change), then copied for each round."""
+        return list(_cards(self, colour))
 
     def size(self) -> int:
         return sum(n for _, n in self.counts) + self.crazy
+
+
+@lru_cache(maxsize=64)
+def _cards(spec: DeckSpec, colour: CrazyColour) -> tuple[CrazyCard, ...]:
+    out: list[CrazyCard] = []
+    for value, copies in spec.counts:
+        for i in range(copies):
+            out.append(CrazyCard(colour, value, spec.styles[i % len(spec.styles)], len(out)))
+    for _ in range(spec.crazy):
+        out.append(CrazyCard(colour, 0, "crazy", len(out)))
+    return tuple(out)
 
 
 @dataclass(frozen=True, slots=True)

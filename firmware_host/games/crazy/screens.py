@@ -8,7 +8,7 @@ from typing import Any
 
 from PIL import Image, ImageDraw
 
-from ...table.controls import SeatController
+from ...engine.game import Controls
 from ...views.centre import CARD_RGB, scale
 from ...views.font import DIGIT_H, DIGIT_W, LARGE, SMALL, draw_centred, draw_digit, draw_text
 from ...views.seat import box
@@ -25,7 +25,7 @@ PIPS = {
 }
 
 
-def seat(img: Image.Image, c: SeatController, rnd: CrazyRound) -> str:
+def seat(img: Image.Image, c: Controls, rnd: CrazyRound) -> str:
     hand = c.choices()
     for i, card in enumerate(hand):
         assert isinstance(card, CrazyCard)

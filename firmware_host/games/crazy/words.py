@@ -6,7 +6,7 @@ from typing import Any
 
 from rich.text import Text
 
-from ...table.controls import SeatController
+from ...engine.game import Controls
 from ...views.readable import NAME, STYLE, chip
 from .rules import CrazyCard, CrazyRound
 
@@ -30,7 +30,7 @@ def centre(rnd: CrazyRound, table: Any) -> Text:
     return out
 
 
-def seat(c: SeatController, rnd: CrazyRound) -> Text:
+def seat(c: Controls, rnd: CrazyRound) -> Text:
     hand = c.choices()
     out = Text("hand ", style="dim")
     for i, card in enumerate(hand):

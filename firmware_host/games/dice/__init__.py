@@ -7,7 +7,7 @@ from __future__ import annotations
 import random
 from typing import Any, ClassVar
 
-from ...engine.game import Game
+from ...engine.game import Controls, Game
 from ...engine.match import Match
 from ...engine.options import OptionSpec, whole
 from ...engine.round import Ending, Refusal, RulesError, Seat, field_str, is_whole
@@ -93,16 +93,16 @@ class DiceGame(Game[DiceRound]):
 
     # ------------------------------------------------------------ controls
 
-    def choices(self, c: Any) -> list[Any]:
-        return list(c.match.round.dice[c.seat])
+    def choices(self, c: Controls) -> list[Any]:
+        return list(self.round_of(c).dice[c.seat])
 
-    def alt(self, c: Any, ts: int) -> Any:
+    def alt(self, c: Controls, ts: int) -> Any:
         return Reroll(c.seat, ts)
 
-    def slap(self, c: Any, choice: Any, ts: int) -> Any:
+    def slap(self, c: Controls, choice: Any, ts: int) -> Any:
         return PlaceDie(c.seat, choice.colour, choice.face, ts)
 
-    def presses_for(self, c: Any, action: Any) -> list[str] | None:
+    def presses_for(self, c: Controls, action: Any) -> list[str] | None:
         if isinstance(action, Reroll):
             return ["alt"]
         if isinstance(action, PlaceDie):
@@ -129,7 +129,7 @@ class DiceGame(Game[DiceRound]):
 
         return policy(bot, sight)
 
-    def draw_seat(self, img: Any, c: Any, rnd: DiceRound) -> str:
+    def draw_seat(self, img: Any, c: Controls, rnd: DiceRound) -> str:
         from .screens import seat
 
         return seat(img, c, rnd)
@@ -144,7 +144,7 @@ class DiceGame(Game[DiceRound]):
 
         return centre(rnd, table)
 
-    def seat_words(self, c: Any, rnd: DiceRound) -> Any:
+    def seat_words(self, c: Controls, rnd: DiceRound) -> Any:
         from .words import seat
 
         return seat(c, rnd)

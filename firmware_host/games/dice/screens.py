@@ -7,14 +7,14 @@ from typing import Any
 
 from PIL import Image, ImageDraw
 
-from ...table.controls import SeatController
+from ...engine.game import Controls
 from ...views.centre import CARD_RGB, scale
 from ...views.font import LARGE, draw_centred
 from ...views.seat import box
 from .rules import FACES, DiceRound, Die, DieColour
 
 
-def seat(img: Image.Image, c: SeatController, rnd: DiceRound) -> str:
+def seat(img: Image.Image, c: Controls, rnd: DiceRound) -> str:
     dice = c.choices()
     per_row = 6
     for i, die in enumerate(dice):

@@ -6,7 +6,7 @@ from typing import Any
 
 from rich.text import Text
 
-from ...table.controls import SeatController
+from ...engine.game import Controls
 from ...views.readable import STYLE, chip, colour_word
 from .rules import FACES, DiceRound, DieColour
 
@@ -30,7 +30,7 @@ def centre(rnd: DiceRound, table: Any) -> Text:
     return out
 
 
-def seat(c: SeatController, rnd: DiceRound) -> Text:
+def seat(c: Controls, rnd: DiceRound) -> Text:
     dice = c.choices()
     out = Text("your dice ", style="dim")
     for i, die in enumerate(dice):

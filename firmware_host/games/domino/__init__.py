@@ -7,7 +7,7 @@ from __future__ import annotations
 import random
 from typing import Any, ClassVar
 
-from ...engine.game import Game
+from ...engine.game import Controls, Game
 from ...engine.match import Match
 from ...engine.options import OptionSpec, number, one_of, text_name, whole, yes_no
 from ...engine.round import Ending, RulesError, Seat, field_int, field_square, field_str
@@ -115,33 +115,33 @@ class DominoGame(Game[DominoRound]):
 
     # ------------------------------------------------------------ controls
 
-    def choices(self, c: Any) -> list[Any]:
-        rnd = c.match.round
+    def choices(self, c: Controls) -> list[Any]:
+        rnd = self.round_of(c)
         if c.joker_mode:
             return [(i, sq) for i in range(len(rnd.tokens)) for sq in rnd.joker_squares(i)]
         top = rnd.top_card(c.seat)
         return [] if top is None else list(rnd.placements(c.seat, top))
 
-    def nav(self, c: Any, control: str) -> None:
+    def nav(self, c: Controls, control: str) -> None:
         if control in ("up", "down"):
             c.joker_mode = control == "up"
             c.cursor = 0
 
-    def alt(self, c: Any, ts: int) -> Any:
-        return DiscardDomino(c.seat, ts) if c.match.round.top_card(c.seat) is not None else None
+    def alt(self, c: Controls, ts: int) -> Any:
+        return DiscardDomino(c.seat, ts) if self.round_of(c).top_card(c.seat) is not None else None
 
-    def slap(self, c: Any, choice: Any, ts: int) -> Any:
+    def slap(self, c: Controls, choice: Any, ts: int) -> Any:
         if c.joker_mode:
             token, square = choice
             return PlayJoker(c.seat, token, square, ts)
         return choice._replace(ts=ts)
 
-    def after(self, c: Any, action: Any) -> None:
+    def after(self, c: Controls, action: Any) -> None:
         if isinstance(action, PlayJoker | PlaceDomino):
             c.joker_mode = False
             c.cursor = 0
 
-    def presses_for(self, c: Any, action: Any) -> list[str] | None:
+    def presses_for(self, c: Controls, action: Any) -> list[str] | None:
         if isinstance(action, DiscardDomino):
             return ["alt"]
         presses: list[str] = []
@@ -156,7 +156,7 @@ class DominoGame(Game[DominoRound]):
         presses += steps(start, options.index(key), len(options))
         return [*presses, "slap"]
 
-    def _options_in_mode(self, c: Any, joker: bool) -> list[Any]:
+    def _options_in_mode(self, c: Controls, joker: bool) -> list[Any]:
         saved = c.joker_mode
         c.joker_mode = joker
         try:
@@ -172,11 +172,11 @@ class DominoGame(Game[DominoRound]):
 
         return policy(bot, sight)
 
-    def mark(self, c: Any) -> Any:
+    def mark(self, c: Controls) -> Any:
         choice = c.selected()
         return choice if isinstance(choice, PlaceDomino) else None
 
-    def draw_seat(self, img: Any, c: Any, rnd: DominoRound) -> str:
+    def draw_seat(self, img: Any, c: Controls, rnd: DominoRound) -> str:
         from .screens import seat
 
         return seat(img, c, rnd)
@@ -191,7 +191,7 @@ class DominoGame(Game[DominoRound]):
 
         return centre(rnd, table)
 
-    def seat_words(self, c: Any, rnd: DominoRound) -> Any:
+    def seat_words(self, c: Controls, rnd: DominoRound) -> Any:
         from .words import seat
 
         return seat(c, rnd)

@@ -7,17 +7,23 @@ from typing import Any
 
 from ...engine.codec import Action
 from ...table.bot_players import Bot, Level
-from .rules import DiscardDomino
+from .rules import DiscardDomino, PlaceDomino
 from .sight import DominoSight
+
+_tuple_new = tuple.__new__
+"""A stamped placement without a namedtuple's `_replace` (a bot makes one at every card laid)."""
 
 
 def play(bot: Bot, s: DominoSight, now_ns: int) -> Action | None:
     if s.top_card() is None:
         return None
-    options = [p for p in s.placements(now_ns) if bot.sees()] if s.top_fits(now_ns) else []
+    options = s.placements(now_ns) if s.top_fits(now_ns) else []
+    if options and bot.skill.overlook:  # `sees` draws nothing for a bot that overlooks nothing
+        options = [p for p in options if bot.sees()]
     if options:
         chosen = bot.rng.choice(options) if len(options) > 1 else options[0]
-        return bot.played(chosen._replace(ts=now_ns))
+        seat, card, token, near, far, _ = chosen
+        return bot.played(_tuple_new(PlaceDomino, (seat, card, token, near, far, now_ns)))
     # Jokers are scarce: only after a whole pass through the hand found nothing
     # (two passes for an easy bot, which is slow to think of them), or when the
     # screen says the round waits for one.

@@ -244,7 +244,8 @@ class DominoRound(RoundBase):
         """The free squares, kept as cards, jokers and tokens move (`free` is asked very often)."""
         self._colours_at: dict[int, frozenset[tuple[int, int]]] = {}
         """Per token (-1: anywhere on the board), the colour pairs a card could cover now."""
-        self._placements_seen: dict[tuple[Seat, DominoCard], tuple[PlaceDomino, ...]] = {}
+        self._placements_seen: dict[Any, Any] = {}
+        """`placements`' answers by (seat, card), and `joker_for`'s: cleared at every change."""
         self._hold_ns = int(options.joker_hold_s * 1e9)
         self._wait_ns = int(options.joker_wait_s * 1e9)
         self.waiting_since: int | None = None
@@ -287,9 +288,12 @@ class DominoRound(RoundBase):
         found = self._colours_at.get(token)
         if found is None:
             free, steps = self._free, self._steps
-            nears = self._adj[self.tokens[token].square] if token >= 0 else self.board.colours
-            found = self._colours_at[token] = frozenset(
-                key for near in nears if near in free for far, key in steps[near] if far in free)
+            if token >= 0:
+                found = frozenset(key for near in self._adj[self.tokens[token].square] if near in free
+                                  for far, key in steps[near] if far in free)
+            else:  # the free squares are board squares: only they need looking at
+                found = frozenset(key for near in free for far, key in steps[near] if far in free)
+            self._colours_at[token] = found
         return found
 
     def _changed(self, *squares: Square) -> None:
@@ -330,11 +334,11 @@ class DominoRound(RoundBase):
         Without `ts` (screens and cursors ask often) the answer is kept until the board
         or a token changes."""
         if ts is not None:
-            return self._placements(seat, card, ts)
+            return iter(self.placement_list(seat, card, ts))
         key = (seat, card)
         found = self._placements_seen.get(key)
         if found is None:
-            found = self._placements_seen[key] = tuple(self._placements(seat, card, None))
+            found = self._placements_seen[key] = tuple(self.placement_list(seat, card, None))
         return iter(found)
 
     def owed(self, seat: Seat) -> list[int]:
@@ -344,22 +348,43 @@ class DominoRound(RoundBase):
             return []
         return [i for i, tok in enumerate(self.tokens) if tok.blocked_for == seat]
 
-    def _placements(self, seat: Seat, card: DominoCard, ts: int | None) -> Iterator[PlaceDomino]:
+    def placement_list(self, seat: Seat, card: DominoCard, ts: int | None) -> list[PlaceDomino]:
+        """`placements` as a list, in its order (token by token, `places_at`'s order or, for a
+        blocked token, `free_pairs`'), built in one pass: a bot asks at every card that fits.
+        A pair fits when its kept colour pair (`_steps`) is the card; a token whose kept colour
+        pairs lack the card is skipped unscanned."""
         owed = self.owed(seat)
+        free, adj, steps = self._free, self._adj, self._steps
+        kept = self._colours_at
+        new = tuple.__new__
+        out: list[PlaceDomino] = []
         for i, tok in enumerate(self.tokens):
             if owed and i not in owed:
                 continue
-            if tok.blocked_for is not None:
-                if tok.blocked_for in (seat, ANY_SEAT):
-                    for near, far in self.free_pairs():
-                        if self.matches(card, near, far):
-                            yield PlaceDomino(seat, card, i, near, far)
+            blocked = tok.blocked_for
+            if blocked is not None:
+                if blocked in (seat, ANY_SEAT):
+                    everywhere = kept.get(-1)
+                    if everywhere is not None and card not in everywhere:
+                        continue
+                    for near in self.board.colours:
+                        if near in free:
+                            for far, key in steps[near]:
+                                if key == card and far in free:
+                                    out.append(new(PlaceDomino, (seat, card, i, near, far, 0)))
                 continue
-            if ts is not None and self._reserved_against(tok, seat, ts):
+            if ts is not None and tok.reserved_by is not None and tok.reserved_by != seat \
+                    and ts < tok.reserved_until:
                 continue
-            for near, far in self.places_at(i):
-                if self.matches(card, near, far):
-                    yield PlaceDomino(seat, card, i, near, far)
+            colours = kept.get(i)
+            if colours is not None and card not in colours:
+                continue
+            for near in adj[tok.square]:
+                if near in free:
+                    for far, key in steps[near]:
+                        if key == card and far in free:
+                            out.append(new(PlaceDomino, (seat, card, i, near, far, 0)))
+        return out
 
     def joker_squares(self, token: int) -> list[Square]:
         tok = self.tokens[token]
@@ -574,6 +599,18 @@ class DominoRound(RoundBase):
                 anywhere = True
         return anywhere and not wanted.isdisjoint(self._colours(-1))
 
+    def joker_for(self, seat: Seat, card: DominoCard, ts: int) -> PlayJoker | None:
+        """`joker_route` for one card at `ts`, kept with `placements`' answers until the board or
+        a token changes (the reservations in force at `ts` are part of the question): a bot with
+        no place for its cards asks at every card it turns up."""
+        key = (JOKER, seat, card, self.seats[seat].jokers,
+               tuple(self._reserved_against(tok, seat, ts) for tok in self.tokens))
+        seen: dict[Any, Any] = self._placements_seen
+        if key in seen:
+            return seen[key]  # type: ignore[no-any-return]
+        found = seen[key] = self.joker_route(seat, [card], ts=ts)
+        return found
+
     def joker_route(self, seat: Seat, cards: Sequence[DominoCard], depth: int | None = None,
                     ts: int | None = None) -> PlayJoker | None:
         """A joker after which (with up to `depth` jokers in all) one of `cards` can be laid."""
@@ -587,6 +624,10 @@ class DominoRound(RoundBase):
                 continue
             for sq in self.joker_squares(i):
                 old = tok.square
+                # What was worked out from the board as it is comes back with it after the trial,
+                # not worked out again (the bots and the round's end ask this often).
+                kept, seen = self._colours_at, self._placements_seen
+                kept_before, seen_before = kept.copy(), seen.copy()
                 self._cover(sq, (seat, JOKER))
                 self._move(tok, sq)
                 self._changed(sq, old)
@@ -597,7 +638,10 @@ class DominoRound(RoundBase):
                     self._move(tok, old)
                     del self.covered[sq]
                     self._free.add(sq)
-                    self._changed(sq, old)
+                    kept.clear()
+                    kept.update(kept_before)
+                    seen.clear()
+                    seen.update(seen_before)
         return None
 
     def _check_no_placement(self, ts: int) -> None:

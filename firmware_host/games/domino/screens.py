@@ -9,14 +9,14 @@ from functools import cache
 
 from PIL import Image, ImageDraw
 
-from ...table.controls import SeatController
+from ...engine.game import Controls
 from ...views.centre import CARD_RGB, scale, seat_colour
 from ...views.font import draw_text
 from ...views.seat import card_face
 from .rules import JOKER, DominoRound, PlaceDomino
 
 
-def seat(img: Image.Image, c: SeatController, rnd: DominoRound) -> str:
+def seat(img: Image.Image, c: Controls, rnd: DominoRound) -> str:
     st = rnd.seats[c.seat]
     top = rnd.top_card(c.seat)
     if top is not None:

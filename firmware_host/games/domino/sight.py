@@ -40,7 +40,7 @@ class DominoSight:
 
     def placements(self, ts: int = 0) -> list[PlaceDomino]:
         card = self.top_card()
-        return [] if card is None else list(self._r.placements(self.seat, card, ts))
+        return [] if card is None else self._r.placement_list(self.seat, card, ts)
 
     def joker_squares(self, ts: int = 0) -> Iterator[tuple[int, Square]]:
         r = self._r
@@ -59,4 +59,4 @@ class DominoSight:
     def joker_for_top(self, ts: int = 0) -> PlayJoker | None:
         """A joker (or two in a row) that would let the turned-up card be laid."""
         card = self.top_card()
-        return None if card is None else self._r.joker_route(self.seat, [card], ts=ts)
+        return None if card is None else self._r.joker_for(self.seat, card, ts)

@@ -6,7 +6,7 @@ from typing import Any
 
 from rich.text import Text
 
-from ...table.controls import SeatController
+from ...engine.game import Controls
 from ...table.machine import Table
 from ...views.readable import STYLE, chip, controller_of
 from .rules import JOKER, DominoRound, PlaceDomino
@@ -83,7 +83,7 @@ def _marked(rnd: DominoRound, square: tuple[int, int]) -> str:
     return f"[{rnd.board.colours[square].letter}"
 
 
-def seat(c: SeatController, rnd: DominoRound) -> Text:
+def seat(c: Controls, rnd: DominoRound) -> Text:
     st = rnd.seats[c.seat]
     top = rnd.top_card(c.seat)
     out = Text("top card ", style="dim")

@@ -20,6 +20,69 @@ async function fetchJson(path) {
   return r.json();
 }
 
+// ------------------------------------------------------------------ who sat where
+
+// A seat as the table names it: "Ann (seat 2)" with the name linked to the player's page
+// (/players/N), "bot (seat 3)", "seat 1" (a guest). `people`: the match's, each {seat, kind, name, id}.
+function person(people, seat) {
+  const p = (people || []).find((x) => x.seat === seat);
+  const node = el("span", "who-sat");
+  if (p && p.name) {
+    if (p.id !== null && p.id !== undefined) {
+      const link = el("a", "player", p.name);
+      link.href = "/players/" + encodeURIComponent(p.id);
+      node.appendChild(link);
+    } else {
+      node.appendChild(el("span", "player", p.name));
+    }
+    node.appendChild(document.createTextNode(" (seat " + seat + ")"));
+  } else if (p && p.kind === "bot") {
+    node.textContent = "bot (seat " + seat + ")";
+  } else {
+    node.textContent = "seat " + seat;
+  }
+  return node;
+}
+
+// A line in parts (web/history.py's `words`): text, and {seat: N} where a seat is named.
+function said(words, people) {
+  const node = el("span", "said");
+  for (const w of words || []) {
+    node.appendChild(w !== null && typeof w === "object" ? person(people, w.seat) : document.createTextNode(String(w)));
+  }
+  return node;
+}
+
+// The people of a listed match (/api/matches: kinds, names and ids in the players' order).
+function listedPeople(m) {
+  return m.seats.map((seat, i) => ({ seat, kind: m.kinds ? m.kinds[i] : "guest",
+    name: m.names ? m.names[i] : null, id: m.ids ? m.ids[i] : null }));
+}
+
+// "won by Ann (seat 2) and seat 3"
+function wonBy(winners, people) {
+  const node = el("span", "won-by", "won by ");
+  winners.forEach((seat, i) => {
+    if (i) node.appendChild(document.createTextNode(" and "));
+    node.appendChild(person(people, seat));
+  });
+  return node;
+}
+
+function joined(nodes, between) {
+  const node = el("span");
+  nodes.forEach((n, i) => {
+    if (i) node.appendChild(document.createTextNode(between));
+    node.appendChild(n);
+  });
+  return node;
+}
+
+// A match set aside, in words (as tablectl history says it): "aborted", or why it was set aside.
+function setAside(why) {
+  return why === "aborted" ? "aborted" : "set aside: " + why;
+}
+
 // ------------------------------------------------------------------ the matches list
 
 function row(cells, tag) {
@@ -53,11 +116,11 @@ async function showMatches() {
   for (const m of list) {
     const link = el("a", "", "#" + m.match);
     link.href = "/history/" + encodeURIComponent(m.match);
-    const result = m.set_aside ? "set aside: " + m.set_aside
-      : m.winners ? "won by seat " + m.winners.join(" and ") : m.ended ? "over" : "not finished";
-    const seats = m.seats.map((seat, i) => (m.names && m.names[i] ? m.names[i] + " (seat " + seat + ")" : seat));
-    table.appendChild(row([link, m.title || m.game, seats.join(", "), when(m.started),
-      String(m.rounds.length), result]));
+    const people = listedPeople(m);
+    const result = m.set_aside ? setAside(m.set_aside)
+      : m.winners ? wonBy(m.winners, people) : m.ended ? "over" : "not finished";
+    const seats = joined(m.seats.map((seat) => person(people, seat)), ", ");
+    table.appendChild(row([link, m.title || m.game, seats, when(m.started), String(m.rounds.length), result]));
   }
   text("note", list.length ? "" : before ? "no older match" : "no match has been played yet");
   if (older) {
@@ -76,6 +139,7 @@ const replay = { match: null, at: 0, timer: null };
 function seatsAt(match, step) {
   return match.seats.map((seat, player) => ({
     seat, who: match.bots[String(seat)] ? "bot (" + match.bots[String(seat)] + ")" : "player",
+    bot: Boolean(match.bots[String(seat)]), name: match.people && match.people[player] ? match.people[player].name : null,
     total: step.totals[player], message: "",
   }));
 }
@@ -87,9 +151,10 @@ function drawStep() {
   const s = { board: step.board, winners: [] };
   fill("board", ...(step.board ? drawBoard(step.board) : []));
   fill("seats", ...seatsAt(match, step).map((seat) => seatBox(s, seat)));
-  text("step-text", "round " + step.round + ": " + step.text +
-    (step.ts_ns !== null ? " @ " + ms(step.ts_ns) : "") +
-    (step.result ? " · round over (" + step.result.ending + ")" : ""));
+  fill("step-text", document.createTextNode("round " + step.round + ": "),
+    step.words ? said(step.words, match.people) : document.createTextNode(step.text),
+    document.createTextNode((step.ts_ns !== null ? " @ " + ms(step.ts_ns) : "") +
+      (step.result ? " · round over (" + step.result.ending + ")" : "")));
   text("where", "step " + (replay.at + 1) + " of " + match.steps.length);
   document.getElementById("scrub").value = String(replay.at);
   for (const tr of document.querySelectorAll("#race-table tr[data-step]")) {
@@ -139,12 +204,12 @@ function races(match) {
     const jump = el("button", "jump", r.step === null ? "–" : String(r.step + 1));
     jump.type = "button";
     if (r.step !== null) jump.addEventListener("click", () => { stop(); go(r.step); });
-    const tr = row([String(r.n), String(r.round), "seat " + r.seat, ms(r.loser_ts_ns),
-      r.by_seat ? "seat " + r.by_seat : (r.kind === "false_start" ? "go" : ""),
+    const tr = row([String(r.n), String(r.round), person(match.people, r.seat), ms(r.loser_ts_ns),
+      r.by_seat ? person(match.people, r.by_seat) : (r.kind === "false_start" ? "go" : ""),
       r.kind === "false_start" ? ms(r.go_ns) : ms(r.winner_ts_ns),
       r.delta_us === undefined ? "" : String(r.delta_us),
       (r.window_us === null ? "?" : r.window_us) + " / " + (r.epsilon_us === null ? "?" : r.epsilon_us),
-      r.kind.replace("_", " "), r.reason, jump]);
+      r.kind.replace("_", " "), r.reason_words ? said(r.reason_words, match.people) : r.reason, jump]);
     RACE_COLUMNS.forEach((name, i) => { tr.children[i].dataset.label = name; });  // a phone's stacked rows
     tr.children[6].className = "delta";
     tr.children[9].className = "reason";
@@ -162,7 +227,7 @@ function races(match) {
 function scores(match) {
   if (!match.rounds.length) return [];
   const table = el("table", "scores");
-  table.appendChild(row(["round", ...match.seats.map((s) => "seat " + s)], "th"));
+  table.appendChild(row(["round", ...match.seats.map((s) => person(match.people, s))], "th"));
   for (const r of match.rounds) table.appendChild(row([String(r.round), ...r.scores.map(signed)]));
   return [el("h2", "", "Scores by seat"), table];
 }
@@ -179,9 +244,11 @@ async function showMatch() {
   replay.match = match;
   document.body.dataset.game = match.game;
   text("game", (match.title || match.game) + " · match " + match.match);
-  text("facts", match.players + " players at seats " + match.seats.join(", ") + " · started " + when(match.started) +
-    (match.winners ? " · won by seat " + match.winners.join(" and ") : "") +
-    (match.set_aside ? " · set aside: " + match.set_aside : ""));
+  fill("facts", document.createTextNode(match.players + " players: "),
+    joined(match.seats.map((seat) => person(match.people, seat)), ", "),
+    document.createTextNode(" · started " + when(match.started)),
+    ...(match.winners ? [document.createTextNode(" · "), wonBy(match.winners, match.people)] : []),
+    document.createTextNode(match.set_aside ? " · " + setAside(match.set_aside) : ""));
   document.getElementById("download").href = "/api/matches/" + encodeURIComponent(id) + "/journal.json";
   document.getElementById("download").setAttribute("download", "match-" + match.match + ".json");
   text("problem", match.problem || "");
