@@ -422,18 +422,12 @@ class Table:
             self._cue("count", None, now)  # one tick however late we are: never a burst
             self._count_after(now)
         if self.phase is Phase.PLAYING and self.referee is not None and self.match is not None:
-            outcomes = self.referee.decide(now)
-            seats = self.seat_of_player
-            for outcome in outcomes:
-                self._trace({"decided": outcome.press.control, "seat": seats[outcome.press.seat] + 1,
-                             "ts_ns": outcome.press.ts, "decided_ns": outcome.decided_ns,
-                             "refused": str(outcome.refusal.reason) if outcome.refusal else None})
-                if outcome.refusal is not None and outcome.refusal.reason is Reason.TOO_LATE:
-                    self._cue("too_late", seats[outcome.press.seat], now)
+            outcomes = self._decided(self.referee.decide(now), now)
             due = self._round_due()
             if due is not None and now >= due and self.match.round.wake(now):
                 self.woken.append(self.match.round.journal[-1])
             if self.match.round.result is not None:
+                outcomes += self._decided(self.referee.close_round(now), now)
                 self._say_round_over()
                 self._round_over_cue(now)
                 self._enter(Phase.MATCH_RESULT if self.match.is_over else Phase.ROUND_RESULT, now)
@@ -442,6 +436,17 @@ class Table:
         elif (self.phase is Phase.MATCH_RESULT and now >= self.phase_since + self.timing.match_result_ns) or (
                 self.phase is Phase.LOBBY and now >= self.phase_since + self.timing.idle_ns):
             self._to_attract(now)  # the podium's time is up, or the lobby was left alone
+        return outcomes
+
+    def _decided(self, outcomes: list[Outcome], now: int) -> list[Outcome]:
+        """Each decision traced (`tablectl inputs`, `decisions`), a press too late cued."""
+        seats = self.seat_of_player
+        for outcome in outcomes:
+            self._trace({"decided": outcome.press.control, "seat": seats[outcome.press.seat] + 1,
+                         "ts_ns": outcome.press.ts, "decided_ns": outcome.decided_ns,
+                         "refused": str(outcome.refusal.reason) if outcome.refusal else None})
+            if outcome.refusal is not None and outcome.refusal.reason is Reason.TOO_LATE:
+                self._cue("too_late", seats[outcome.press.seat], now)
         return outcomes
 
     def _to_attract(self, now: int) -> None:

@@ -132,6 +132,13 @@ class Referee:
         self._logged.clear()
         return [self.settle(press, now) for press in self.arbiter.release(now)]
 
+    def close_round(self, now: int) -> list[Outcome]:
+        """The round ended while presses still waited in their window: each is decided now,
+        against the round it was made in ("round is over"). Left waiting, they were released
+        into the next round after its countdown, 3 s late, and played there."""
+        self._logged.clear()
+        return [self.settle(press, now) for press in self.arbiter.flush()]
+
     def settle(self, press: Press, now: int, action: Action | None = None) -> Outcome:
         """One press the arbiter released, to its seat and the engine. `action`: what the press
         means, when it is already known (a scenario file's action); else the seat's controls say."""

@@ -113,6 +113,34 @@ def test_rounds_end_into_results_and_the_match_into_the_lobby(box) -> None:
     assert table.phase is Phase.LOBBY and table.match is None
 
 
+def test_a_press_still_in_its_window_when_the_round_ends_is_told_round_over_at_once(box) -> None:
+    """bench attack saw a decision 3.0-3.2 s late about once a phase: a press made just as the
+    round ended waited in the arbiter through the results and was played in the next round,
+    after its countdown. It is decided when the round ends, against the round it was made in."""
+    from firmware_host.engine.round import Reason
+
+    table, tap = box
+    table.new("dice", {"rounds": 2})
+    tap(0, "slap", 1 * S)
+    tap(1, "slap", 1 * S + 100 * MS)
+    table.start(2 * S)
+    table.tick(5 * S)
+    match = table.match
+    tap(1, "slap", 5 * S + 500 * MS)  # seat 2 slaps...
+    _finish_dice_round(table)  # ...as the round ends under it
+    end = 5 * S + 500 * MS + table.window_ns // 2  # before seat 2's press is due
+    outcomes = table.tick(end)
+    assert table.phase is Phase.ROUND_RESULT
+    assert [(o.press.seat, o.press.ts, o.refusal.reason if o.refusal else None, o.decided_ns)
+            for o in outcomes] == [(1, 5 * S + 500 * MS, Reason.ROUND_OVER, end)]
+    assert table.referee.arbiter.held == 0
+    assert [e for e in table.inputs()["events"] if "decided" in e][-1] == {
+        "decided": "slap", "seat": 2, "ts_ns": 5 * S + 500 * MS, "decided_ns": end, "refused": "round is over"}
+    table.tick(end + 10 * S)  # the results, then the next round's countdown and go
+    table.tick(end + 13 * S + 1)
+    assert table.phase is Phase.PLAYING and match.round_no == 1 and match.round.journal == []
+
+
 def test_the_podium_stays_10_s_then_the_attract_screen_with_the_seats_free(box) -> None:
     """Issue 31: the match's end shows its podium at least 10 s, then the attract screen (it was:
     back to the lobby after 30 s, and to attract only after 5 more idle minutes)."""
