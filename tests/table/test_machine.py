@@ -135,7 +135,8 @@ def test_a_press_still_in_its_window_when_the_round_ends_is_told_round_over_at_o
             for o in outcomes] == [(1, 5 * S + 500 * MS, Reason.ROUND_OVER, end)]
     assert table.referee.arbiter.held == 0
     assert [e for e in table.inputs()["events"] if "decided" in e][-1] == {
-        "decided": "slap", "seat": 2, "ts_ns": 5 * S + 500 * MS, "decided_ns": end, "refused": "round is over"}
+        "decided": "slap", "seat": 2, "ts_ns": 5 * S + 500 * MS, "decided_ns": end,
+        "refused": "round is over"}
     table.tick(end + 10 * S)  # the results, then the next round's countdown and go
     table.tick(end + 13 * S + 1)
     assert table.phase is Phase.PLAYING and match.round_no == 1 and match.round.journal == []
