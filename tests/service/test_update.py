@@ -329,3 +329,19 @@ def test_a_restore_stops_the_service_and_starts_it_on_the_restored_state(staged:
     assert report["restarted"] is True and report["restored"] == ["last-good.toml", "table.db", "table.toml"]
     assert "stopping table-host.service" in done.stderr and "starting table-host.service" in done.stderr
     assert stored(staged) == [(1, "dice")]
+
+
+def test_a_missing_program_is_one_line_naming_its_package(tmp_path: Path, monkeypatch) -> None:
+    """A table installed from a copied tree may have no git (the virtual Pi's had none): the update
+    says so in one line, where it ended in a FileNotFoundError traceback."""
+    from firmware_host.cli import update
+    from firmware_host.cli.keeping import Refused
+
+    monkeypatch.setenv("PATH", str(tmp_path))  # nothing to run here
+    with pytest.raises(Refused) as caught:
+        update.run(*update.git("--version"))
+    assert str(caught.value) == "git is not installed here: sudo apt-get install git"
+    with pytest.raises(Refused) as caught:
+        update.run(sys.executable, "-c", "import time; time.sleep(30)", timeout=1)
+    python = Path(sys.executable).name
+    assert str(caught.value) == f"{python} -c import time; time.sleep(30) did not finish in 1 s"
