@@ -211,9 +211,11 @@ class Update:
         return answer if isinstance(answer, dict) else {}
 
     def restart(self) -> None:
+        from .keeping import said
+
         done = run("systemctl", "restart", SERVICE, timeout=600)  # Type=notify: returns at READY=1
         if done.returncode != 0:
-            raise Refused(f"{SERVICE} did not start (no READY=1): {done.stderr.strip() or 'see journalctl'}")
+            raise Refused(f"{SERVICE} did not start (no READY=1): {said(done)}")
 
     def healthy(self, commit: str, probe_before: bool | None) -> None:
         self.say("health: the table's status and a quick self-test")
