@@ -507,6 +507,20 @@ STATE = Path("/var/lib/table-host")
 HOME = Path("/opt/table-host")
 
 
+WATCHDOG_ROOM = "[Service]\nWatchdogSec=120\n"
+"""The update part's drop-in. The systemd part checks the watchdog as installed (10 s); here one
+vCPU also builds environments and runs tablectl beside the daemon, and under TCG on a loaded host
+the game thread's pause at the statistics' first look (about 0.1-0.2 s on the host, with a stored
+match) stretched past 10 s: systemd killed the daemon (`stop-watchdog`) in the first run."""
+
+
+def watchdog_room() -> None:
+    drop_in = Path("/etc/systemd/system") / f"{UNIT}.d" / "hil-watchdog.conf"
+    drop_in.parent.mkdir(parents=True, exist_ok=True)
+    drop_in.write_text(WATCHDOG_ROOM)
+    sh(["systemctl", "daemon-reload"], check=True)
+
+
 def seed_journal() -> None:
     """The state directory as the unit's StateDirectory= makes it, with one stored match in it."""
     STATE.mkdir(mode=0o700, exist_ok=True)
@@ -592,6 +606,9 @@ def update_and_restore(settings: dict[str, object], r: dict[str, object]) -> Non
     seconds["daily_backup"] = round(time.monotonic() - t, 1)
     say(f"update part: daily backup {u['daily_backup']}")
     u["commits"] = commits
+    # The unit's whole journal of this boot, with the kernel's clock: what systemd did and when.
+    u["unit_journal"] = sh(["journalctl", "-b", "-u", UNIT, "-u", "table-backup.service", "--no-pager",
+                            "-o", "short-monotonic", "-n", "400"]).stdout.splitlines()
 
 
 def main() -> int:
@@ -617,6 +634,7 @@ def main() -> int:
                  ("install", lambda: r.update(update())),
                  ("configure", lambda: r.update(configure(r.get("gpio", {}), settings))),
                  ("journal", seed_journal),
+                 ("watchdog room", watchdog_room),
                  ("unit", lambda: r.update(start=start_unit(float(settings.get("ready_timeout_s", 600))))),
                  ("update and restore", lambda: update_and_restore(settings, r))]
     elif settings.get("mode") == "install":

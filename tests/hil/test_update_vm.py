@@ -50,6 +50,7 @@ def test_a_run_that_went_as_it_should_passes_every_check() -> None:
     ("update_good", lambda u: u["after_good"].update(commit=COMMITS["installed"])),  # the old one runs
     ("update_good", lambda u: u["after_good"].update(pid="100")),  # never restarted
     ("update_good", lambda u: u["after_good"].update(history=[])),  # the journal lost
+    ("update_good", lambda u: u["before"].update(active="deactivating/stop-watchdog")),  # never settled
     ("update_broken_rolled_back", lambda u: u["after_broken"].update(commit=BROKEN)),
     ("update_broken_rolled_back", lambda u: u["after_broken"].update(pending=True)),
     ("update_broken_rolled_back", lambda u: u["broken"].update(rc=0)),

@@ -133,7 +133,7 @@ def judge(r: dict, commits: dict[str, str]) -> dict:
     def restarted(facts: dict, earlier: dict) -> bool:
         return bool(facts.get("pid")) and facts.get("pid") != earlier.get("pid")
 
-    kept = before.get("history")
+    kept = before.get("history") if before.get("active") == "active/running" else None  # ran as started
     no_git = u.get("no_git") or {}
     said = "tablectl: update: git is not installed here: sudo apt-get install git"
     r["update_git_missing_said"] = (no_git.get("rc") == 1 and no_git.get("stderr_lines") == 1
