@@ -509,9 +509,9 @@ HOME = Path("/opt/table-host")
 
 WATCHDOG_ROOM = "[Service]\nWatchdogSec=120\n"
 """The update part's drop-in. The systemd part checks the watchdog as installed (10 s); here one
-vCPU also builds environments and runs tablectl beside the daemon, and under TCG on a loaded host
-the game thread's pause at the statistics' first look (about 0.1-0.2 s on the host, with a stored
-match) stretched past 10 s: systemd killed the daemon (`stop-watchdog`) in the first run."""
+vCPU also runs tablectl, dpkg and environments' builds beside the daemon, and in the first run
+systemd killed the daemon by its watchdog (`stop-watchdog`) just after its first READY=1: under
+TCG on a loaded host a pause of the game thread of 0.1-0.2 s on the host stretches past 10 s."""
 
 
 def watchdog_room() -> None:
