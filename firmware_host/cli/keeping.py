@@ -380,6 +380,19 @@ def _set_aside(database: Path) -> Path:
     return aside
 
 
+def the_service_state() -> None:
+    """`sudo tablectl backup|restore|update` on an installed table works on the service's state.
+    systemd gives the service STATE_DIRECTORY and CONFIGURATION_DIRECTORY; sudo gives tablectl
+    neither, and the fallback was root's own XDG state (~/.local/state/table-host): under systemd
+    in the virtual Pi a backup held no journal, and a restore put nothing back and stopped
+    nothing. Set (unless already set) when root runs the tablectl of /opt/table-host/versions/*."""
+    venv = Path(sys.prefix)
+    installed = venv.name == "venv" and venv.parent.parent.name == "versions"
+    if os.geteuid() == 0 and installed:
+        for name, path in paths.DEFAULTS.items():
+            os.environ.setdefault(name, path)
+
+
 def main_backup(target: str | None, keep: int | None, as_json: bool) -> int:
     try:
         report = backup(Path(target) if target else None, keep)
