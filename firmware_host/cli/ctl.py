@@ -526,13 +526,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return check_config(Path(explicit) if explicit else None, args.json)
     if args.cmd == "debug-bundle":
         return debug_bundle(Path(args.path), args.json)
-    if args.cmd == "update":
-        from . import update
+    if args.cmd in ("update", "backup", "restore"):
+        from . import keeping, update
 
-        return update.main(args)
-    if args.cmd in ("backup", "restore"):
-        from . import keeping
-
+        keeping.the_service_state()  # sudo on an installed table: the service's state, not root's
+        if args.cmd == "update":
+            return update.main(args)
         if args.cmd == "backup":
             return keeping.main_backup(args.path, args.keep, args.json)
         return keeping.main_restore(args.path, args.json)

@@ -280,9 +280,22 @@ def _locked(database: Path) -> int | None:
 
 
 def _systemctl(*args: str) -> subprocess.CompletedProcess[str] | None:
+    """systemctl, or None without one. A start waits for READY=1, which a loaded Pi may take long
+    to say: a limit passed is an answer (status 124), not a traceback."""
     if shutil.which("systemctl") is None:
         return None
-    return subprocess.run(["systemctl", *args], capture_output=True, text=True, timeout=120, check=False)
+    try:
+        return subprocess.run(["systemctl", *args], capture_output=True, text=True, timeout=600, check=False)
+    except subprocess.TimeoutExpired:
+        return subprocess.CompletedProcess(["systemctl", *args], 124, "",
+                                           f"systemctl {' '.join(args)} did not finish in 600 s")
+
+
+def said(done: subprocess.CompletedProcess[str] | None) -> str:
+    """What systemctl said, in one line: its "Job for ... failed" comes in two."""
+    if done is None:
+        return "no systemctl"
+    return " ".join((done.stderr or done.stdout).split()) or f"exit {done.returncode}, see journalctl"
 
 
 def _service_active() -> bool:
@@ -316,8 +329,7 @@ def restore(archive: Path, say: Any = print) -> dict[str, Any]:
         say(f"stopping {SERVICE}")
         done = _systemctl("stop", SERVICE)
         if done is None or done.returncode != 0:
-            raise Refused(f"cannot stop {SERVICE}: {(done.stderr.strip() if done else 'no systemctl')} "
-                          "(nothing was changed)")
+            raise Refused(f"cannot stop {SERVICE}: {said(done)} (nothing was changed)")
         stopped = True
         lock = _locked(database)
         if lock is None:
@@ -344,8 +356,7 @@ def restore(archive: Path, say: Any = print) -> dict[str, Any]:
         done = _systemctl("start", SERVICE)
         started = done is not None and done.returncode == 0
         if not started:
-            why = done.stderr.strip() if done else "no systemctl"
-            raise Refused(f"restored from {archive}, but {SERVICE} did not start: {why}; "
+            raise Refused(f"restored from {archive}, but {SERVICE} did not start: {said(done)}; "
                           f"the earlier state is in {aside}")
     return {"ok": True, "file": str(archive), "restored": sorted(members), "schema": manifest.get("schema"),
             "made_by": manifest.get("table_host"), "created": manifest.get("created"),
@@ -367,6 +378,19 @@ def _set_aside(database: Path) -> Path:
         if source.exists():
             shutil.copy2(source, aside / name)
     return aside
+
+
+def the_service_state() -> None:
+    """`sudo tablectl backup|restore|update` on an installed table works on the service's state.
+    systemd gives the service STATE_DIRECTORY and CONFIGURATION_DIRECTORY; sudo gives tablectl
+    neither, and the fallback was root's own XDG state (~/.local/state/table-host): under systemd
+    in the virtual Pi a backup held no journal, and a restore put nothing back and stopped
+    nothing. Set (unless already set) when root runs the tablectl of /opt/table-host/versions/*."""
+    venv = Path(sys.prefix)
+    installed = venv.name == "venv" and venv.parent.parent.name == "versions"
+    if os.geteuid() == 0 and installed:
+        for name, path in paths.DEFAULTS.items():
+            os.environ.setdefault(name, path)
 
 
 def main_backup(target: str | None, keep: int | None, as_json: bool) -> int:

@@ -61,9 +61,17 @@ def home() -> Path:
 def run(*command: str | Path, env: dict[str, str] | None = None,
         timeout: float = 1800) -> subprocess.CompletedProcess[str]:
     """From /: `python -m` puts the working directory first on the path, and `sudo tablectl update`
-    typed in a checkout would have the new version import the checkout's package."""
-    return subprocess.run([str(c) for c in command], cwd="/", env=env, capture_output=True, text=True,
-                          timeout=timeout, check=False)
+    typed in a checkout would have the new version import the checkout's package. A program that is
+    not there (git on a table installed from a copied tree) is said in one line, not a traceback."""
+    try:
+        return subprocess.run([str(c) for c in command], cwd="/", env=env, capture_output=True, text=True,
+                              timeout=timeout, check=False)
+    except FileNotFoundError:
+        hint = {"git": ": sudo apt-get install git"}.get(str(command[0]), "")
+        raise Refused(f"{command[0]} is not installed here{hint}") from None
+    except subprocess.TimeoutExpired:
+        raise Refused(f"{Path(str(command[0])).name} {' '.join(str(c) for c in command[1:3])} did not "
+                      f"finish in {timeout:.0f} s") from None
 
 
 def checked(what: str, done: subprocess.CompletedProcess[str]) -> str:
@@ -203,9 +211,11 @@ class Update:
         return answer if isinstance(answer, dict) else {}
 
     def restart(self) -> None:
+        from .keeping import said
+
         done = run("systemctl", "restart", SERVICE, timeout=600)  # Type=notify: returns at READY=1
         if done.returncode != 0:
-            raise Refused(f"{SERVICE} did not start (no READY=1): {done.stderr.strip() or 'see journalctl'}")
+            raise Refused(f"{SERVICE} did not start (no READY=1): {said(done)}")
 
     def healthy(self, commit: str, probe_before: bool | None) -> None:
         self.say("health: the table's status and a quick self-test")

@@ -14,6 +14,8 @@ import tarfile
 import time
 from pathlib import Path
 
+import pytest
+
 from firmware_host.engine.match import Match
 from firmware_host.service.database import SCHEMA_VERSION
 from firmware_host.service.journal import read_match, replay_arguments
@@ -289,3 +291,32 @@ def test_a_backup_with_nothing_to_keep_says_so(tmp_path: Path) -> None:
     assert done.returncode == 1
     assert done.stderr == f"tablectl: backup: cannot write {tmp_path}/no/such/x.tar.gz: there is no " \
                           f"directory {tmp_path}/no/such\n"
+
+
+@pytest.mark.parametrize(("prefix", "root", "service"), [
+    ("opt/table-host/versions/0123456789ab/venv", True, True),  # sudo tablectl on an installed table
+    ("checkout/.venv", True, False),  # root in a checkout: its own state, as before
+    ("opt/table-host/versions/0123456789ab/venv", False, False),  # not root: never the service's
+])
+def test_sudo_tablectl_on_an_installed_table_works_on_the_services_state(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, prefix: str, root: bool, service: bool) -> None:
+    """Under systemd (the virtual Pi's update part) `sudo tablectl backup` wrote an archive with no
+    journal and `restore` put none back: sudo gives no STATE_DIRECTORY, and root's XDG state was used."""
+    import os
+    import sys
+
+    from firmware_host.cli import keeping
+    from firmware_host.system import paths
+
+    monkeypatch.setattr(os, "environ", {k: v for k, v in os.environ.items()
+                                        if k not in paths.DEFAULTS and not k.startswith("XDG_")})
+    monkeypatch.setattr(sys, "prefix", str(tmp_path / prefix))
+    monkeypatch.setattr(os, "geteuid", lambda: 0 if root else 1000)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    keeping.the_service_state()
+    if service:
+        assert paths.state_database() == Path("/var/lib/table-host/table.db")
+        assert keeping.backups_directory() == Path("/var/lib/table-host/backups")
+        assert paths.directory("RUNTIME_DIRECTORY") == Path("/run/table-host")
+    else:
+        assert paths.state_database() == tmp_path / "home/.local/state/table-host/table.db"

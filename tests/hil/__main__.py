@@ -3,7 +3,9 @@
 Parts, each plugged in when its module is present (docs/virtual-pi.md):
 - gpio (hil/gpio.py): the daemon on a gpio-sim chip in a virtme-ng VM, pressed through sysfs;
 - firmware (hil/firmware.py): the LED firmware under MicroPython, fed by the host's LedLink;
-- systemd (hil/systemd_vm.py): the unit under systemd as PID 1 in a VM.
+- systemd (hil/systemd_vm.py): the unit under systemd as PID 1 in a VM;
+- update (hil/update_vm.py): `tablectl update` and `restore` under systemd, on the bookworm guest;
+  not run unless asked for (`--only update`): it builds two environments under TCG (10-25 min).
 A part that is absent or fails has its keys null and the summary says why. Exit status: 0 when
 every part that ran passed its checks, 1 when one failed, 2 when the set-up is missing something
 (one line naming it and how to get it).
@@ -215,6 +217,12 @@ def human(summary: dict[str, Any], parts: dict[str, dict[str, Any]]) -> str:
                      f"check boot: the table's wheel {show(g.get('update_pip_s'))} s, install.sh --no-pip "
                      f"{show(g.get('install_s'))} s, lgpio "
                      f"{g.get('lgpio_from') or '-'}, VM {show(g.get('vm_s'))} s")
+    update = parts.get("update", {})
+    if update.get("ran"):
+        checks = ("update_git_missing_said", "update_good", "update_broken_rolled_back", "restore_ok",
+                  "daily_backup_after_update")
+        lines.append("update on bookworm: " + ", ".join(f"{k} {show(update.get(k))}" for k in checks)
+                     + f", VM {show(update.get('vm_s'))} s")
     lines.append(f"firmware: MicroPython {show(summary['micropython_version'])}, frames acked "
                  f"{show(summary['firmware_frames_acked'])}/{show(summary['firmware_frames_sent'])}")
     return "\n".join(lines)
@@ -223,7 +231,7 @@ def human(summary: dict[str, Any], parts: dict[str, dict[str, Any]]) -> str:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="./dev hil", description="Boot a virtual Pi and run the table on it.")
     p.add_argument("--json", action="store_true", help="the summary as one JSON object on the last line")
-    p.add_argument("--only", action="append", choices=("gpio", "firmware", "systemd"),
+    p.add_argument("--only", action="append", choices=("gpio", "firmware", "systemd", "update"),
                    help="run only this part (repeatable)")
     args = p.parse_args(argv)
     start = time.monotonic()
@@ -249,6 +257,9 @@ def main(argv: list[str] | None = None) -> int:
     if "systemd" in wanted:
         log("hil: systemd part")
         parts["systemd"] = run_part("systemd", "systemd_vm", lambda m: m.run(CACHE, kernel))
+    if "update" in wanted:
+        log("hil: update part")
+        parts["update"] = run_part("update", "update_vm", lambda m: m.run(CACHE, kernel, log))
     if "firmware" in wanted:
         log("hil: firmware part")
         parts["firmware"] = run_part("firmware", "firmware", lambda m: m.run(CACHE))

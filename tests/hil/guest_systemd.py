@@ -477,6 +477,140 @@ def faulty_unit(settings: dict[str, object], r: dict[str, object]) -> None:
     sh(["systemctl", "daemon-reload"])
 
 
+# The update part (hil/update_vm.py): one stored match in the journal before the table first
+# starts, recorded by the installed table-host's own journal code, as bots would play it.
+SEED = """
+import random, sys
+from pathlib import Path
+from firmware_host.cli.common import with_games
+from firmware_host.engine.game import sight_of
+from firmware_host.play.simulate import make_bots
+from firmware_host.service.journal import Store
+from firmware_host.table.matches import new_match
+with_games()
+store = Store(Path(sys.argv[1]))
+match = new_match("dice", 2, 3, {"rounds": 1})
+mid = store.begin_match(match, [0, 1])
+bots, rng, now = make_bots(match.players, "hard", 1), random.Random(1), 0
+while not match.is_over and not match.results:
+    seat = rng.randrange(match.players)
+    action = bots[seat].choose(sight_of(match.round, seat), now)
+    now += 1_000_000
+    if action is None or match.apply(action) is not None:
+        continue
+    store.record(mid, match.round_no, action)
+    if match.round.result is not None:
+        store.round_over(mid, match)
+store.close()
+"""
+STATE = Path("/var/lib/table-host")
+HOME = Path("/opt/table-host")
+
+
+WATCHDOG_ROOM = "[Service]\nWatchdogSec=120\n"
+"""The update part's drop-in. The systemd part checks the watchdog as installed (10 s); here one
+vCPU also runs tablectl, dpkg and environments' builds beside the daemon, and in the first run
+systemd killed the daemon by its watchdog (`stop-watchdog`) just after its first READY=1: under
+TCG on a loaded host a pause of the game thread of 0.1-0.2 s on the host stretches past 10 s."""
+
+
+def watchdog_room() -> None:
+    drop_in = Path("/etc/systemd/system") / f"{UNIT}.d" / "hil-watchdog.conf"
+    drop_in.parent.mkdir(parents=True, exist_ok=True)
+    drop_in.write_text(WATCHDOG_ROOM)
+    sh(["systemctl", "daemon-reload"], check=True)
+
+
+def seed_journal() -> None:
+    """The state directory as the unit's StateDirectory= makes it, with one stored match in it."""
+    STATE.mkdir(mode=0o700, exist_ok=True)
+    sh([str(HOME / "venv/bin/python"), "-c", SEED, str(STATE / "table.db")], check=True)
+    sh(["chown", "-R", "table-host:table-admin", str(STATE)], check=True)
+
+
+def tablectl(*args: str, timeout: float = 600, env: dict[str, str] | None = None) -> dict[str, object]:
+    """tablectl as root (an admin's sudo): exit status, its JSON answer, its lines."""
+    t = time.monotonic()
+    done = sh([str(HOME / "venv/bin/tablectl"), *args], timeout=timeout, env=env)
+    answer = None
+    lines = done.stdout.strip().splitlines()
+    with contextlib.suppress(ValueError, IndexError):
+        answer = json.loads(lines[-1])
+    return {"rc": done.returncode, "answer": answer, "stdout": tail(done.stdout, 60),
+            "stderr": tail(done.stderr, 1), "stderr_lines": len(done.stderr.strip().splitlines()),
+            "progress": tail(done.stderr, 60), "s": round(time.monotonic() - t, 1)}
+
+
+def facts() -> dict[str, object]:
+    """What runs: the unit's state and main process, the commit the table names, what its journal
+    lists, the version links."""
+    state = show()
+    status = tablectl("--json", "status").get("answer") or {}
+    history = tablectl("--json", "history").get("answer") or {}
+    links = {}
+    for name in ("current", "previous"):
+        with contextlib.suppress(OSError):
+            links[name] = os.readlink(HOME / name)
+    return {"active": f"{state.get('ActiveState')}/{state.get('SubState')}", "pid": state.get("MainPID"),
+            "restarts": state.get("NRestarts"),
+            "commit": (status.get("version") or {}).get("commit") if isinstance(status, dict) else None,
+            "history": [[m.get("match"), m.get("game")] for m in history.get("matches", [])]
+            if isinstance(history, dict) and "matches" in history else None,
+            "pending": (HOME / "update-pending").exists(), **links}
+
+
+def update_and_restore(settings: dict[str, object], r: dict[str, object]) -> None:
+    """tablectl update to a good version and to a broken one, then tablectl restore, under systemd."""
+    u: dict[str, object] = {"seconds": {}}
+    r["update"] = u
+    seconds: dict[str, float] = u["seconds"]  # type: ignore[assignment]
+    commits: dict[str, str] = settings["commits"]  # type: ignore[assignment]
+
+    def step(name: str, what) -> None:
+        t = time.monotonic()
+        u[name] = what()
+        seconds[name] = round(time.monotonic() - t, 1)
+        keys = ("rc", "commit", "active", "pid", "history", "current", "stderr")
+        brief = {k: v for k, v in u[name].items() if k in keys} if isinstance(u[name], dict) else u[name]
+        say(f"update part: {name} in {seconds[name]} s: {brief}")
+
+    offline = {"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(MEDIA / "wheels")}  # pip has no index here
+    step("before", facts)
+    step("backup", lambda: tablectl("--json", "backup", "/root/before.tar.gz"))
+    for key, value in (("update.source", f'"{MEDIA / "update.git"}"'), ("update.ref", '"good"')):
+        sh([str(HOME / "venv/bin/tablectl"), "config", "set", key, value], check=True)
+    step("no_git", lambda: tablectl("--json", "update", "--yes", env=offline))
+    debs = sorted(str(d) for d in (MEDIA / "debs").glob("*.deb"))
+    step("git", lambda: {"rc": sh(["dpkg", "-i", *debs], timeout=1800).returncode,
+                         "version": sh(["git", "--version"]).stdout.strip()})
+    step("good", lambda: tablectl("--json", "update", "--yes", timeout=3600, env=offline))
+    step("after_good", facts)
+    sh([str(HOME / "venv/bin/tablectl"), "config", "set", "update.ref", '"broken"'], check=True)
+    step("broken", lambda: tablectl("--json", "update", "--yes", timeout=3600, env=offline))
+    step("after_broken", facts)
+    u["broken_journal"] = [ln for ln in journal(200).splitlines()
+                           if "status=70" in ln or "Failed" in ln or "exited" in ln][-6:]
+    # The journal lost (a new one at the next start), then the backup restored over it.
+    sh(["systemctl", "stop", UNIT], timeout=600)
+    for extra in ("", "-wal", "-shm"):
+        (STATE / f"table.db{extra}").unlink(missing_ok=True)
+    step("emptied", lambda: (start_unit(600), facts())[1])
+    step("restore", lambda: tablectl("--json", "restore", "/root/before.tar.gz", timeout=1800))
+    step("after_restore", facts)
+    u["aside"] = sorted(p.name for p in STATE.glob("before-restore-*"))
+    t = time.monotonic()
+    daily = sh(["systemctl", "start", "table-backup.service"], timeout=1200)
+    u["daily_backup"] = {"rc": daily.returncode, "result": show("table-backup.service").get("Result"),
+                         "output": tail(daily.stderr, 3),
+                         "archives": sorted(p.name for p in (STATE / "backups").glob("*.tar.gz"))}
+    seconds["daily_backup"] = round(time.monotonic() - t, 1)
+    say(f"update part: daily backup {u['daily_backup']}")
+    u["commits"] = commits
+    # The unit's whole journal of this boot, with the kernel's clock: what systemd did and when.
+    u["unit_journal"] = sh(["journalctl", "-b", "-u", UNIT, "-u", "table-backup.service", "--no-pager",
+                            "-o", "short-monotonic", "-n", "400"]).stdout.splitlines()
+
+
 def main() -> int:
     OUT.append(open(RESULTS, "w", buffering=1))  # noqa: SIM115 - open for the whole run
     settings = json.loads((MEDIA / "settings.json").read_text())
@@ -495,7 +629,15 @@ def main() -> int:
         r["boot_blame"] = sh(["systemd-analyze", "blame", "--no-pager"]).stdout.strip().splitlines()[:10]
     except subprocess.TimeoutExpired as exc:
         r["boot_time"] = f"systemd-analyze timed out after {exc.timeout} s"
-    if settings.get("mode") == "install":
+    if settings.get("mode") == "update":  # hil/update_vm.py
+        steps = [("chip", lambda: r.update(gpio=make_chip())),
+                 ("install", lambda: r.update(update())),
+                 ("configure", lambda: r.update(configure(r.get("gpio", {}), settings))),
+                 ("journal", seed_journal),
+                 ("watchdog room", watchdog_room),
+                 ("unit", lambda: r.update(start=start_unit(float(settings.get("ready_timeout_s", 600))))),
+                 ("update and restore", lambda: update_and_restore(settings, r))]
+    elif settings.get("mode") == "install":
         steps = [*([("network", lambda: r.update(network()))] if settings.get("network") else []),
                  ("install", lambda: r.update(install(settings)))]
     else:

@@ -433,9 +433,11 @@ def table_wheel(work: Path) -> Path:
     return out
 
 
-def media(work: Path, wheels: Path, settings: dict, table: Path | None = None) -> Path:
-    """The second disk: src/, wheels/, guest_systemd.py, settings.json, faulty/, and table/ (the
-    table's own wheel, for the check boot) (an ext4 image)."""
+def media(work: Path, wheels: Path, settings: dict, table: Path | None = None,
+          extra: dict[str, Path] | None = None) -> Path:
+    """The second disk: src/, wheels/, guest_systemd.py, settings.json, faulty/, table/ (the
+    table's own wheel, for the check boot) and `extra` (name: folder, the update part's) (an ext4
+    image)."""
     stage = work / "media"
     if stage.exists():
         shutil.rmtree(stage)
@@ -447,6 +449,8 @@ def media(work: Path, wheels: Path, settings: dict, table: Path | None = None) -
     shutil.copytree(wheels, stage / "wheels", ignore=shutil.ignore_patterns(".complete"))
     if table is not None:
         shutil.copytree(table, stage / "table")
+    for name, folder in (extra or {}).items():
+        shutil.copytree(folder, stage / name, symlinks=True)
     shutil.copy2(REPO / "tests/hil/guest_systemd.py", stage / "guest_systemd.py")
     (stage / "settings.json").write_text(json.dumps(settings, indent=1))
     (stage / "faulty").mkdir()
@@ -460,7 +464,7 @@ def media(work: Path, wheels: Path, settings: dict, table: Path | None = None) -
 
 
 def boot(work: Path, kernel, image: Path, initrd: Path, disk: Path, log=_stderr, keep: bool = False,
-         network: bool = False) -> dict:
+         network: bool = False, cpu_limit: float | None = None) -> dict:
     """Boot the root with systemd as PID 1; return the results the guest wrote, with timings.
 
     keep: the guest's writes go to `image` itself (a qcow2 overlay: the install boot), else to a
@@ -492,7 +496,7 @@ def boot(work: Path, kernel, image: Path, initrd: Path, disk: Path, log=_stderr,
     t = time.monotonic()
     vm_cpu = 0.0
     for attempt in (1, 2):
-        qemu_rc, qemu_err, silent, cpu_s = _qemu(cmd, console, wall_limit(), CPU_LIMIT_S)
+        qemu_rc, qemu_err, silent, cpu_s = _qemu(cmd, console, wall_limit(), cpu_limit or CPU_LIMIT_S)
         vm_cpu += cpu_s
         if not silent:
             break

@@ -40,6 +40,10 @@ stop() {
     while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
     rm -f "$STAND_IN/pid"
 }
+failed() {  # what systemd 252 says, in its two lines, when a start job fails
+    echo "Job for table-host.service failed because the control process exited with error code." >&2
+    echo 'See "systemctl status table-host.service" and "journalctl -xeu table-host.service" for details.' >&2
+}
 case "$verb" in
     stop) stop ;;
     start|restart)
@@ -47,7 +51,7 @@ case "$verb" in
         setsid "$TABLE_HOME/venv/bin/table-host" run --emulate --ui none >>"$STAND_IN/daemon.log" 2>&1 &
         echo $! > "$STAND_IN/pid"
         for _ in $(seq 600); do
-            kill -0 "$(cat "$STAND_IN/pid")" 2>/dev/null || { echo "table-host.service: exited" >&2; exit 1; }
+            kill -0 "$(cat "$STAND_IN/pid")" 2>/dev/null || { failed; exit 1; }
             "$TABLE_HOME/venv/bin/tablectl" --json status 2>/dev/null | grep -q '"ok": true' && exit 0
             sleep 0.1
         done
@@ -238,7 +242,10 @@ def test_an_update_to_a_good_version_then_a_broken_one_then_back_by_hand(staged:
     three = staged.commit("three", broken)
     done = staged.tablectl("update", "--yes")
     assert done.returncode == 1
-    assert done.stderr.startswith("tablectl: update: table-host.service did not start (no READY=1)")
+    assert done.stderr.startswith("tablectl: update: table-host.service did not start (no READY=1): Job for "
+                                  "table-host.service failed because the control process exited with error "
+                                  "code. See ")
+    assert len(done.stderr.splitlines()) == 1  # systemctl's two lines in one
     assert done.stderr.rstrip().endswith(f"rolled back to {two[:12]}, which runs")
     assert f"update: rollback: current -> versions/{two[:12]}" in done.stdout
     assert staged.running() == two
@@ -329,3 +336,19 @@ def test_a_restore_stops_the_service_and_starts_it_on_the_restored_state(staged:
     assert report["restarted"] is True and report["restored"] == ["last-good.toml", "table.db", "table.toml"]
     assert "stopping table-host.service" in done.stderr and "starting table-host.service" in done.stderr
     assert stored(staged) == [(1, "dice")]
+
+
+def test_a_missing_program_is_one_line_naming_its_package(tmp_path: Path, monkeypatch) -> None:
+    """A table installed from a copied tree may have no git (the virtual Pi's had none): the update
+    says so in one line, where it ended in a FileNotFoundError traceback."""
+    from firmware_host.cli import update
+    from firmware_host.cli.keeping import Refused
+
+    monkeypatch.setenv("PATH", str(tmp_path))  # nothing to run here
+    with pytest.raises(Refused) as caught:
+        update.run(*update.git("--version"))
+    assert str(caught.value) == "git is not installed here: sudo apt-get install git"
+    with pytest.raises(Refused) as caught:
+        update.run(sys.executable, "-c", "import time; time.sleep(30)", timeout=1)
+    python = Path(sys.executable).name
+    assert str(caught.value) == f"{python} -c import time; time.sleep(30) did not finish in 1 s"
