@@ -15,8 +15,7 @@ port, a file here.
 
 Two boots per guest. The install boot runs `systemd/install.sh` on the fresh root and powers off;
 what it leaves is kept as a copy-on-write overlay of the root (`installed-<guest>-<key>.qcow2`),
-keyed on install.sh, the requirements pip is asked for and the wheels, so it runs again only when
-one of them changes.
+keyed on install.sh, pyproject.toml and the wheels, so it runs again only when one of them changes.
 On trixie (no lgpio wheel for 3.13) it has a network (QEMU's user mode): install.sh installs lgpio's
 build tools with apt-get, from Debian's archive, as on a Pi. The check boot starts from that
 install, puts the table built from the current checkout into its venv (a wheel built here: pip
@@ -649,13 +648,10 @@ def prepare(cache: Path, kernel, guest: Guest, settings: dict, log=_stderr) -> B
 
 def install_key(image: Path, wheels: Path) -> str:
     """What the install boot's result depends on: the root it starts from (its name holds its own
-    key), install.sh, what pip is asked to install (`requirements`: not the rest of pyproject.toml,
-    whose version, tools and test extras the check boot's wheel brings), every wheel and source
-    distribution, and INSTALL_RECIPE. A change to the development tools costs no install boot
-    (CI's run after one such change spent 11 of its 23 minutes reinstalling both guests)."""
+    key), install.sh, pyproject.toml, every wheel and source distribution, and INSTALL_RECIPE."""
     digest = hashlib.sha256()
-    digest.update((REPO / "systemd/install.sh").read_bytes())
-    digest.update("\n".join(requirements()).encode())
+    for f in (REPO / "systemd/install.sh", REPO / "pyproject.toml"):
+        digest.update(f.read_bytes())
     for f in sorted(wheels.iterdir()):
         if f.name != ".complete":
             digest.update(f.name.encode() + hashlib.sha256(f.read_bytes()).digest())
@@ -705,7 +701,7 @@ def ensure_installed(cache: Path, kernel, guest: Guest, built: Built, settings: 
           str(overlay)])
     log(f"hil: [{guest.suite}] install boot: install.sh on the fresh root"
         + (" (apt-get from Debian's archive over QEMU's network)" if guest.build_lgpio else "")
-        + ", kept until install.sh, the requirements or the wheels change")
+        + ", kept until install.sh, pyproject.toml or the wheels change")
     t = time.monotonic()
     r = install_checked(guest, boot(work, kernel, overlay, built.initrd, disk, log, keep=True,
                                     network=guest.build_lgpio))
