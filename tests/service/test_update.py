@@ -79,8 +79,11 @@ open(os.path.join(site, "aaa-table-host.pth"), "w").write(source + "\\\\n")
 bin = os.path.dirname(sys.executable)
 for name, module in (("table-host", "host"), ("tablectl", "ctl")):
     path = os.path.join(bin, name)
+    # As pip's own scripts: guarded, so a process spawned from the table (the statistics' pool,
+    # multiprocessing's spawn) that runs this file again as its main does not run a second table.
     open(path, "w").write("#!" + sys.executable + "\\\\nimport sys\\\\n"
-                          "from firmware_host.cli.%s import main\\\\nsys.exit(main())\\\\n" % module)
+                          "from firmware_host.cli.%s import main\\\\n"
+                          "if __name__ == '__main__':\\\\n    sys.exit(main())\\\\n" % module)
     os.chmod(path, 0o755)
 ''')
 """
