@@ -276,6 +276,23 @@ class Update:
         self.pending.unlink()
         _sync(self.home / "current")
 
+    def journal_readable_by(self, version: Path) -> None:
+        """Refuse to go back to a version that cannot read the journal as it is now: one whose
+        schema is older sets a newer journal aside at its start as damaged and plays on an empty
+        one, which would pass the health check with every match and player out of sight."""
+        journal = _schema(paths.state_database())
+        done = run(version / "venv" / "bin" / "python", "-c",
+                   "from firmware_host.service.database import SCHEMA_VERSION; print(SCHEMA_VERSION)",
+                   timeout=120)
+        if done.returncode != 0 or not done.stdout.strip().isdigit():
+            raise Refused(f"cannot ask versions/{version.name} which journal it reads: "
+                          f"{(done.stderr.strip().splitlines() or ['no answer'])[-1]}")
+        reads = int(done.stdout.strip())
+        if journal is not None and journal > reads:
+            raise Refused(f"the journal is at schema {journal} since the update, and versions/{version.name} "
+                          f"reads up to {reads}: going back would set it aside and start empty. The update's "
+                          f"backup (tablectl backup's directory) holds the journal as it was before")
+
     def firmware(self) -> None:
         """The LED controller's firmware, when the new version carries another."""
         answer = self.table("firmware")
@@ -344,6 +361,7 @@ def update(say: Say, yes: bool, rollback: bool) -> dict[str, Any]:
             if job.previous is None or not (job.previous / "complete").exists():
                 raise Refused("no previous version to return to")
             commit = (job.previous / "complete").read_text().strip()
+            job.journal_readable_by(job.previous)
             say(f"rollback: from {job.current.name if job.current else '?'} to {job.previous.name}")
             job.switch(job.previous, commit, None)
             return {"ok": True, "rolled_back": True, "running": commit, "note": KEEP_NOTE}

@@ -19,6 +19,7 @@ import json
 import os
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -262,6 +263,20 @@ def test_an_update_to_a_good_version_then_a_broken_one_then_back_by_hand(staged:
     done = staged.tablectl("update", "--rollback")
     assert done.returncode == 0, done.stdout + done.stderr
     assert staged.running() == one
+
+    # A version whose journal schema is older would set the journal aside and start empty (its
+    # health check passing): going back by hand is refused while the journal is newer than it reads.
+    from firmware_host.service.database import SCHEMA_VERSION
+
+    with contextlib.closing(sqlite3.connect(staged.tmp / "state" / "table.db")) as db:
+        db.execute(f"PRAGMA user_version={SCHEMA_VERSION + 1}")  # as a newer version would leave it
+    done = staged.tablectl("update", "--rollback")
+    assert done.returncode == 1
+    assert done.stderr == (f"tablectl: update: the journal is at schema {SCHEMA_VERSION + 1} since the "
+                           f"update, and versions/{two[:12]} reads up to {SCHEMA_VERSION}: going back would "
+                           "set it aside and start empty. The update's backup (tablectl backup's directory) "
+                           "holds the journal as it was before\n")
+    assert staged.running() == one and os.readlink(staged.home / "current") == f"versions/{one[:12]}"
 
 
 def power_cut(tmp: Path) -> None:
