@@ -370,3 +370,43 @@ def test_a_missing_program_is_one_line_naming_its_package(tmp_path: Path, monkey
         update.run(sys.executable, "-c", "import time; time.sleep(30)", timeout=1)
     python = Path(sys.executable).name
     assert str(caught.value) == f"{python} -c import time; time.sleep(30) did not finish in 1 s"
+
+
+@pytest.mark.parametrize("answer, flashed, said", [
+    ({"online": True, "current": False, "controller": "led-fw 3", "expected": "led-fw 4"}, True,
+     ["firmware: the controller runs led-fw 3, this version carries led-fw 4: flashing"]),
+    ({"online": True, "current": True, "controller": "led-fw 4", "expected": "led-fw 4"}, False, []),
+    ({"online": False}, False, []),  # no controller answering: nothing to flash, the table plays on
+])
+def test_the_firmware_is_flashed_only_when_the_new_version_carries_another(
+        tmp_path: Path, monkeypatch, answer: dict, flashed: bool, said: list[str]) -> None:
+    from firmware_host.cli import update
+
+    job = object.__new__(update.Update)  # the step alone: no staged root needed
+    lines: list[str] = []
+    job.say, job.home = lines.append, tmp_path
+    job.table = lambda *args: answer if args == ("firmware",) else pytest.fail(f"asked {args}")
+    ran: list[tuple[str, ...]] = []
+
+    def run(*command, timeout: float = 0):
+        ran.append(tuple(str(c) for c in command))
+        return subprocess.CompletedProcess(command, 0, "", "")
+
+    monkeypatch.setattr(update, "run", run)
+    job.firmware()
+    assert ran == ([(str(tmp_path / "venv/bin/tablectl"), "firmware", "flash")] if flashed else [])
+    assert lines == said
+
+
+def test_a_failed_flash_is_said_and_the_update_goes_on(tmp_path: Path, monkeypatch) -> None:
+    from firmware_host.cli import update
+
+    job = object.__new__(update.Update)
+    lines: list[str] = []
+    job.say, job.home = lines.append, tmp_path
+    job.table = lambda *args: {"online": True, "current": False, "controller": "a", "expected": "b"}
+    monkeypatch.setattr(update, "run", lambda *command, timeout=0: subprocess.CompletedProcess(
+        command, 1, "", "no answer from /dev/ttyACM0\n"))
+    job.firmware()  # no exception: the table plays on its old firmware
+    assert lines[-1] == ("firmware: flash failed (no answer from /dev/ttyACM0): the table plays; "
+                         "sudo tablectl firmware flash again")
