@@ -222,6 +222,15 @@ class Game(Generic[R]):
         """A "doesn't fit" in words a player can act on; None: the generic wording."""
         return None
 
+    def said(self, action: Action) -> str:
+        """What a seat did, in the players' words, for a replay's step line ("played Y2 to the
+        centre"); the default names the action and its fields' values, never `field=value`."""
+        from .codec import to_dict
+
+        d = to_dict(action)
+        values = [str(v) for k, v in d.items() if k not in ("do", "seat", "ts") and v is not None]
+        return " ".join([str(d["do"]), *values])
+
     # ------------------------------------------------------------ bots (table/bot_players.py)
 
     def policy(self, bot: object, sight: object) -> Callable[[Any, int], Action | None]:

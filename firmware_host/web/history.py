@@ -239,9 +239,8 @@ def _step(number: int, index: int | None, match: Match, journal: list[tuple[int,
     else:
         action = to_dict(journal[index][1])
         seat = _seat(seats, action.get("seat"))
-        what = " ".join(f"{k}={v}" for k, v in action.items() if k not in ("do", "seat", "ts"))
-        words: Words = [f"time: {what or 'wake'}"] if seat is None else \
-            [{"seat": seat}, f" {action['do']}" + (f" {what}" if what else "")]
+        words: Words = ["time ran on: a hold or a wait was over"] if seat is None else \
+            [{"seat": seat}, " " + find(match.game).said(journal[index][1])]
         step |= {"kind": "wake" if action["do"] == "wake" else "action", "seat": seat,
                  "ts_ns": journal[index][1].ts, "action": action, "words": words, "text": said(words, people)}
     if rnd.result is not None:
@@ -315,11 +314,11 @@ def _reason(entry: dict[str, Any], race: dict[str, Any]) -> Words:
     if kind == "tie":
         epsilon = race.get("epsilon_ns", 0)
         return [f"tie: {_us(abs(delta))} µs apart, under ε {_us(epsilon)} µs, so the arbiter "
-                f"drew the order (seed {race.get('seed')!r}, draw {race.get('draw_no')}: "
-                f"{race.get('draw')}); ", by, " drawn first, ", seat, " too late"]
+                f"drew the order by lot (its seed {race.get('seed')!r}, draw number {race.get('draw_no')}); ",
+                by, " drawn first, ", seat, " too late"]
     if kind == "late":  # it reached the table after the window of the press it lost to had closed
         decided, closed = race.get("decided_ns"), race.get("winner_ts", 0) + race.get("window_ns", 0)
-        when = [f" (taken at {decided / 1e6:.3f} ms, ", by, f"'s window closed at {closed / 1e6:.3f} ms)"] \
+        when = [f" (taken {(decided - closed) / 1e6:.3f} ms after ", by, "'s window closed)"] \
             if isinstance(decided, int) else []
         return ["too late: ", seat, f" pressed {_us(-delta)} µs before ", by, ", but the press reached "
                 "the table after ", by, "'s had been decided", *when]

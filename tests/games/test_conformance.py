@@ -201,6 +201,19 @@ def test_a_scores_parts_add_up_to_it(game: str) -> None:
         assert type(g).score_parts is not Game.score_parts, f"{game} lacks score_parts (docs/games.md)"
 
 
+@pytest.mark.parametrize("game", GAMES)
+def test_a_replay_says_each_play_in_words(game: str) -> None:
+    """A replay's step line says what the seat did (`said`): never `field=value` nor a bare
+    `do` word for a built-in game (issue 31's plain words)."""
+    g = find(game)
+    rnd = _round_ended(game)
+    said = {g.said(action) for action in rnd.journal if hasattr(action, "seat")}
+    assert said and all(words and "=" not in words and "_" not in words for words in said)
+    if game != "tiny":
+        assert type(g).said is not Game.said, f"{game} lacks said (docs/games.md)"
+        assert not said & set(g.actions), f"{game} says a bare action word: {said & set(g.actions)}"
+
+
 # ---------------------------------------------------------------- the tools
 
 

@@ -135,7 +135,7 @@ def test_the_json_the_pages_read(served: tuple[Served, int, int, Any]) -> None:
 
     raced = json.loads(get(f"{server.url}/api/matches/{tie}")[2])
     assert raced["problem"] is None and [s["text"] for s in raced["steps"]] == [
-        "the cards are dealt", "Ann (seat 1) play card=Y1", "Ann (seat 1) play card=Y2"]
+        "the cards are dealt", "Ann (seat 1) played Y1 to the centre", "Ann (seat 1) played Y2 to the centre"]
     assert [p["name"] for p in raced["people"]] == ["Ann", None] and listed[0]["names"] == ["Ann", None]
     assert [(r["kind"], r["seat"], r["by_seat"], r["delta_us"], r["step"]) for r in raced["races"]] == [
         ("false_start", 2, None, -500.0, 0), ("first", 2, 1, 300.0, 2)]
@@ -265,8 +265,8 @@ def test_the_race_view_shows_the_delta_of_a_contested_press(served: tuple[Served
     rows = page.eval_on_selector_all("#race-table tr[data-kind]",
                                      "trs => trs.map(tr => [...tr.children].map(td => td.textContent))")
     assert [r[:9] for r in rows] == [
-        ["1", "1", "seat 2", "-0.500 ms", "go", "0.000 ms", "-500", "5000 / 200", "false start"],
-        ["2", "1", "seat 2", "500.300 ms", "Ann (seat 1)", "500.000 ms", "300", "5000 / 200", "first"]]
+        ["1", "1", "seat 2", "-0.100500 s", "go", "-0.100000 s", "-500", "5000 / 200", "false start"],
+        ["2", "1", "seat 2", "0.400300 s", "Ann (seat 1)", "0.400000 s", "300", "5000 / 200", "first"]]
     assert rows[1][9] == "first: Ann (seat 1) pressed 300 µs before seat 2; seat 2 too late"
     ann = page.eval_on_selector_all("#race-table tr[data-kind='first'] td.reason a",
                                     "as => as.map(a => a.href)")
@@ -274,7 +274,8 @@ def test_the_race_view_shows_the_delta_of_a_contested_press(served: tuple[Served
     page.click("#race-table tr[data-kind='first'] button.jump")  # to the step it was decided at
     page.wait_for_function("() => document.body.dataset.step === '2'")
     assert pile_tops(page) == ["yellow 2"]
-    assert page.text_content("#step-text") == "round 1: Ann (seat 1) play card=Y2 @ 500.000 ms"
+    assert page.text_content("#step-text") == (
+        "round 1: Ann (seat 1) played Y2 to the centre · 0.400000 s after the round's first play")
     assert page.eval_on_selector("#step-text a", "a => a.textContent") == "Ann"
     assert "Ann (seat 1)" in page.text_content("#facts") and "won by" not in page.text_content("#facts")
     page.screenshot(path=str(SHOTS / "replay-races.png"), full_page=True)

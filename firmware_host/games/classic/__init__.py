@@ -146,6 +146,15 @@ class ClassicGame(Game[ClassicRound]):
             return [*steps(c.cursor, options.index(action.card), len(options)), "slap"]
         return None
 
+    def said(self, action: Any) -> str:
+        if isinstance(action, PlayCard):
+            return f"played {action.card} to the centre"
+        if isinstance(action, MoveToRow):
+            return f"laid {action.card} on row place {action.place + 1}"
+        if isinstance(action, TurnHand):
+            return "turned up the next three cards from the hand"
+        return "agreed the round is stuck"
+
     def explain(self, refusal: Refusal, action: Any, rnd: ClassicRound) -> str | None:
         if not isinstance(action, PlayCard | MoveToRow):
             return None

@@ -120,6 +120,12 @@ class CrazyGame(Game[CrazyRound]):
         pile, value = targets[c.target % len(targets)]
         return PlayCrazy(c.seat, choice, pile, value, ts)
 
+    def said(self, action: Any) -> str:
+        if isinstance(action, PlayCrazy):
+            where = "started a pile with" if action.pile is None else "played"
+            return f"{where} {action.card}" + (f" as {action.value}" if action.value is not None else "")
+        return f"put {action.card} on the discard pile"
+
     def presses_for(self, c: Controls, action: Any) -> list[str] | None:
         if not isinstance(action, PlayCrazy | DiscardCrazy):
             return None

@@ -102,6 +102,11 @@ class DiceGame(Game[DiceRound]):
     def slap(self, c: Controls, choice: Any, ts: int) -> Any:
         return PlaceDie(c.seat, choice.colour, choice.face, ts)
 
+    def said(self, action: Any) -> str:
+        if isinstance(action, PlaceDie):
+            return f"put {Die(action.colour, action.face)} in its row"
+        return "rolled the dice left again"
+
     def presses_for(self, c: Controls, action: Any) -> list[str] | None:
         if isinstance(action, Reroll):
             return ["alt"]

@@ -141,6 +141,14 @@ class DominoGame(Game[DominoRound]):
             c.joker_mode = False
             c.cursor = 0
 
+    def said(self, action: Any) -> str:
+        if isinstance(action, PlaceDomino):
+            return f"laid {action.card} with token {action.token + 1}"
+        if isinstance(action, PlayJoker):
+            row, column = action.square
+            return f"played a joker: token {action.token + 1} to row {row + 1}, column {column + 1}"
+        return "put the top card on the discard pile"
+
     def presses_for(self, c: Controls, action: Any) -> list[str] | None:
         if isinstance(action, DiscardDomino):
             return ["alt"]

@@ -10,10 +10,6 @@ function when(seconds) {
   return seconds ? new Date(seconds * 1000).toLocaleString() : "";
 }
 
-function ms(ns) {
-  return ns === null || ns === undefined ? "" : (ns / 1e6).toFixed(3) + " ms";
-}
-
 async function fetchJson(path) {
   const r = await fetch(path, { headers: { Accept: "application/json" } });
   if (!r.ok) throw new Error((await r.text()).trim() || r.status + " " + r.statusText);
@@ -153,7 +149,7 @@ function drawStep() {
   fill("seats", ...seatsAt(match, step).map((seat) => seatBox(s, seat)));
   fill("step-text", document.createTextNode("round " + step.round + ": "),
     step.words ? said(step.words, match.people) : document.createTextNode(step.text),
-    document.createTextNode((step.ts_ns !== null ? " @ " + ms(step.ts_ns) : "") +
+    document.createTextNode(intoRound(match, step) +
       (step.result ? " · round over (" + step.result.ending + ")" : "")));
   text("where", "step " + (replay.at + 1) + " of " + match.steps.length);
   document.getElementById("scrub").value = String(replay.at);
@@ -161,6 +157,20 @@ function drawStep() {
     tr.classList.toggle("here", Number(tr.dataset.step) === replay.at);
   }
   document.body.dataset.step = String(replay.at);
+}
+
+// When in the round, from its first play (the kernel's stamps, as the table decided by them): a
+// person reads "1.250 s in", never the raw clock ("@ 1076203.814 ms").
+function intoRound(match, step) {
+  const at = sinceFirstPlay(match, step.round, step.ts_ns);
+  return at ? " · " + at + " after the round's first play" : "";
+}
+
+// A stamp as seconds from the round's first play, to the microsecond ("" when there is none).
+function sinceFirstPlay(match, round, ns) {
+  const first = match.steps.find((s) => s.round === round && s.ts_ns !== null);
+  if (ns === null || ns === undefined || !first) return "";
+  return ((ns - first.ts_ns) / 1e9).toFixed(6) + " s";
 }
 
 function go(at) {
@@ -194,7 +204,7 @@ function play() {
   next();
 }
 
-const RACE_COLUMNS = ["#", "round", "seat", "its press", "won by", "winner's press", "Δ (" + US + ")",
+const RACE_COLUMNS = ["#", "round", "seat", "its press (from the round's first play)", "won by", "winner's press", "Δ (" + US + ")",
   "window / ε (" + US + ")", "decision", "why", "step"];
 
 function races(match) {
@@ -204,9 +214,10 @@ function races(match) {
     const jump = el("button", "jump", r.step === null ? "–" : String(r.step + 1));
     jump.type = "button";
     if (r.step !== null) jump.addEventListener("click", () => { stop(); go(r.step); });
-    const tr = row([String(r.n), String(r.round), person(match.people, r.seat), ms(r.loser_ts_ns),
+    const at = (ns) => sinceFirstPlay(match, r.round, ns);
+    const tr = row([String(r.n), String(r.round), person(match.people, r.seat), at(r.loser_ts_ns),
       r.by_seat ? person(match.people, r.by_seat) : (r.kind === "false_start" ? "go" : ""),
-      r.kind === "false_start" ? ms(r.go_ns) : ms(r.winner_ts_ns),
+      r.kind === "false_start" ? at(r.go_ns) : at(r.winner_ts_ns),
       r.delta_us === undefined ? "" : String(r.delta_us),
       (r.window_us === null ? "?" : r.window_us) + " / " + (r.epsilon_us === null ? "?" : r.epsilon_us),
       r.kind.replace("_", " "), r.reason_words ? said(r.reason_words, match.people) : r.reason, jump]);
