@@ -241,8 +241,8 @@ def test_frames_arrive_over_the_real_serial_path(led) -> None:
     assert link.stats.online and link.stats.controller == f"table-led {version}"
     assert link.stats.protocol == 3 and link.stats.data_pin == 2 and link.stats.native
     assert link.stats.firmware == link.stats.firmware_expected == version and link.stats.firmware_current
-    assert f"The centre's LED controller table-led {version} is online (protocol 3, 32x16, data pin GP2)" \
-        in log
+    online = f"The centre's LED controller table-led {version} is online (protocol 3, 32x16, data pin GP2)"
+    wait_for(lambda: online in log, said=lambda: list(log))  # the link's thread says it just after its stats
 
 
 def test_a_corrupted_frame_is_refused_and_sent_again(led) -> None:
