@@ -67,13 +67,17 @@ def dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 class Said:
-    """What the table's loggers said, as text, live (threads log while a test waits)."""
+    """What the table's loggers said, as text, live (threads log while a test waits), since the
+    test's set-up began: a fixture's thread (a link, a daemon) often speaks while the set-up still
+    runs, and caplog keeps those records apart from the test's own."""
 
     def __init__(self, caplog: pytest.LogCaptureFixture) -> None:
         self._caplog = caplog
 
     def __iter__(self) -> Iterator[str]:
-        return iter([r.getMessage() for r in list(self._caplog.records)])
+        setup, now = self._caplog.get_records("setup"), self._caplog.records
+        records = list(now) if now is setup else [*setup, *now]
+        return iter([r.getMessage() for r in records])
 
     def __contains__(self, text: object) -> bool:
         return text in list(self)

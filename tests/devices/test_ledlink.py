@@ -232,8 +232,8 @@ def shows(emulator: EmulatedLedController, img: Image.Image, timeout: float = 2.
     raise AssertionError("the matrix never showed the frame")
 
 
-def test_frames_arrive_over_the_real_serial_path(led, caplog: pytest.LogCaptureFixture) -> None:
-    emulator, link, _ = led
+def test_frames_arrive_over_the_real_serial_path(led) -> None:
+    emulator, link, log = led
     for seed in range(5):
         link.show(picture(seed))
         shows(emulator, picture(seed))
@@ -242,12 +242,7 @@ def test_frames_arrive_over_the_real_serial_path(led, caplog: pytest.LogCaptureF
     assert link.stats.protocol == 3 and link.stats.data_pin == 2 and link.stats.native
     assert link.stats.firmware == link.stats.firmware_expected == version and link.stats.firmware_current
     online = f"The centre's LED controller table-led {version} is online (protocol 3, 32x16, data pin GP2)"
-    # The link's thread says it when it first hears the controller: often while the fixture still
-    # sets up, which caplog keeps apart from the test's own records (`said` reads only those).
-    def lines() -> list[str]:
-        return [r.getMessage() for r in [*caplog.get_records("setup"), *caplog.records]]
-
-    wait_for(lambda: online in lines(), said=lines)
+    wait_for(lambda: online in log, said=lambda: list(log))  # said while the fixture set up, or just after
 
 
 def test_a_corrupted_frame_is_refused_and_sent_again(led) -> None:
