@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import pytest
 
@@ -35,6 +36,14 @@ def test_a_masher_presses_through_the_seat_controls_on_its_beat() -> None:
     assert 120e6 < sum(gaps) / len(gaps) < 165e6  # about 7 presses a second
 
 
+def lay(rnd: Any, piles: dict[int, Any]) -> None:
+    """These piles on the table in place of the round's, as a test sets them up (no play would):
+    the piles, and what the players see of them (`CrazyRound.board`, which the round keeps)."""
+    rnd.piles.clear()
+    rnd.piles.update(piles)
+    rnd.board = {pid: (pile.top, len(pile.cards)) for pid, pile in piles.items()}
+
+
 def test_the_greedy_player_plays_the_first_card_that_fits_and_else_discards() -> None:
     from firmware_host.games.crazy.rules import Pile
 
@@ -42,15 +51,13 @@ def test_the_greedy_player_plays_the_first_card_that_fits_and_else_discards() ->
     rnd = match.round
     greedy = Greedy(1, match, random.Random(1))
     hand = rnd.seats[1].hand
-    rnd.piles.clear()
-    rnd.piles[0] = Pile(0, [(0, rnd.seats[0].hand[0], hand[1].value - 1 if hand[1].value > 1 else 2)])
+    lay(rnd, {0: Pile(0, [(0, rnd.seats[0].hand[0], hand[1].value - 1 if hand[1].value > 1 else 2)])})
     fits = [a for a in rnd.legal_actions(1) if isinstance(a, PlayCrazy)]
     gap = greedy.interval_ns()
     assert greedy.pending == fits[0] and gap >= 120e6
     greedy.press(match, gap)
     assert fits[0].card not in rnd.seats[1].hand and rnd.piles[0].cards[-1][1] == fits[0].card
-    rnd.piles.clear()
-    rnd.piles.update({p: Pile(p, [(0, rnd.seats[0].hand[0], 3)]) for p in (0, 1)})
+    lay(rnd, {p: Pile(p, [(0, rnd.seats[0].hand[0], 3)]) for p in (0, 1)})
     rnd.seats[1].hand[:] = [c for c in rnd.seats[1].draw if c.value == TOP][:3]
     greedy.interval_ns()
     assert greedy.pending == DiscardCrazy(1, rnd.seats[1].hand[0])  # nothing fits: the first card goes
@@ -86,10 +93,9 @@ def test_crazy_bots_win_piles_and_take_a_four_with_a_five() -> None:
     seat = rnd.seats[0]
     five = next(c for c in seat.draw + seat.hand if c.value == TOP)
     four = next(c for c in seat.draw + seat.hand if c.value == TOP - 1 and c != five)
-    rnd.piles.clear()
     from firmware_host.games.crazy.rules import Pile
 
-    rnd.piles[7] = Pile(7, [(1, four, TOP - 1)])
+    lay(rnd, {7: Pile(7, [(1, four, TOP - 1)])})
     seat.hand = [five, *[c for c in seat.hand if c not in (five, four)]][:3]
     action = bot.choose(sight_of(rnd, 0), 0)
     assert isinstance(action, PlayCrazy) and action.card == five and action.pile == 7
@@ -108,9 +114,7 @@ def test_crazy_bot_makes_a_four_when_a_crazy_card_is_its_five() -> None:
     one = next(c for c in cards if c.value == 1)
     three = next(c for c in rnd.seats[1].draw + rnd.seats[1].hand if c.value == 3)
     low = next(c for c in rnd.seats[1].draw + rnd.seats[1].hand if c.value == 1)
-    rnd.piles.clear()
-    rnd.piles[7] = Pile(7, [(1, three, 3)])
-    rnd.piles[8] = Pile(8, [(1, low, 1)])
+    lay(rnd, {7: Pile(7, [(1, three, 3)]), 8: Pile(8, [(1, low, 1)])})
     seat.hand = [four, crazy, one]
     for level in (Level.INSTANT, Level.HARD):
         action = Bot(level, random.Random(3)).choose(sight_of(rnd, 0), 0)

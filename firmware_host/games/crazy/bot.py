@@ -3,8 +3,10 @@ and set a pile up for its own finisher rather than for the quickest hand."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from operator import attrgetter
 from types import MethodType
 from typing import Any
 
@@ -39,6 +41,7 @@ a seat took its equal for a masher, discarded at once for the rest of the match,
 sank for ever (issue 34 named 11 of 800 matches). A slap-masher is seen doing it about once a round (198
 rounds: 0 in 81, 1 in 74, 2 in 37, 3 or more in 6), so against it the eager play goes on."""
 SECOND = 1_000_000_000
+_VALUE = attrgetter("value")
 PLANNERS = (Level.MEDIUM,)
 """Levels that play the rest of a run at a routine move's pace (`Bot.plan`). Not hard: at its 300 ms
 a run of three lands within a second often enough that other hard bots take it for a masher
@@ -77,9 +80,10 @@ def play(bot: Bot, s: CrazySight, now: int) -> Action | None:
     hand = s.hand()
     if not hand:
         return None
-    tops = s.pile_tops()
-    easy = bot.level == Level.EASY
-    if bot.level in (Level.MEDIUM, Level.HARD):  # only they watch for a masher (`_deny`)
+    piles = s.piles()
+    level = bot.level
+    easy = level is Level.EASY
+    if level is Level.MEDIUM or level is Level.HARD:  # only they watch for a masher (`_deny`)
         mem = _remember(bot, s, now)
         if mem.denying:
             return _deny(bot, s, hand, now)
@@ -88,46 +92,43 @@ def play(bot: Bot, s: CrazySight, now: int) -> Action | None:
     seat = s.seat
     if bot.skill.overlook:
         known = {a.card for a in bot.planned} if bot.planned else ()  # the rest of a run seen last look
-        seen = [c for c in hand if c in known or bot.sees()]
+        seen: Sequence[CrazyCard] = [c for c in hand if c in known or bot.sees()]
     else:
         seen = hand  # it overlooks nothing (and `sees` draws nothing)
-    sizes = s.pile_sizes()
     last = s.draw_size() == 0  # a card kept now scores as a discarded one
-    spoil = 0.5 if bot.level in (Level.HARD, Level.INSTANT) else 0.0
+    values = tuple(map(_VALUE, seen))
     # A pile won now beats a bigger one the others may take first (a plain 5 before a Crazy card).
-    values = tuple([c.value for c in seen])
-    finishers = sorted((c for c, v in zip(seen, values, strict=True) if v == TOP or v == 0),
-                       key=lambda c: c.value == 0)
-    if finishers:
-        for pid, top in tops.items():
+    finisher = values.index(TOP) if TOP in values else values.index(0) if 0 in values else None
+    if finisher is not None:
+        for pid, (top, _) in piles.items():
             if top == FOUR:
-                card = finishers[0]
+                card = seen[finisher]
                 return PlayCrazy(seat, card, pid, TOP if card.crazy else None, now)
-    best: tuple[float, int, int | None, int] | None = None  # (worth, card's index, pile, value)
-    places: list[tuple[int | None, int | None]] = list(tops.items())
-    if s.pile_room() > 0:
-        places.append((None, None))
+    spoil = 0.5 if level is Level.HARD or level is Level.INSTANT else 0.0
     shallow = last or easy
-    for pid, top in places:
-        size = sizes.get(pid, 0) if pid is not None else 0
+    best: tuple[float, int, int | None, int] | None = None  # (worth, card's index, pile, value)
+    for pid, (top, size) in piles.items():
         run = _first_run(values, top, size, shallow)
-        if run is None:
-            continue
-        worth, index, value = run
-        if top == FOUR and value == FOUR - 1:
-            worth += spoil
-        worth += 0.01 * size
-        if worth > 0 and (best is None or worth > best[0]):
-            best = (worth, index, pid, value)
+        if run is not None:
+            worth, index, value = run
+            if top == FOUR and value == FOUR - 1:
+                worth += spoil
+            worth += 0.01 * size
+            if worth > 0 and (best is None or worth > best[0]):
+                best = (worth, index, pid, value)
+    if s.pile_room() > 0:  # a new pile, judged last
+        run = _first_run(values, None, 0, shallow)
+        if run is not None and run[0] > 0 and (best is None or run[0] > best[0]):
+            best = (run[0], run[1], None, run[2])
     if best is not None:
         mem.looks = 0
         _, index, pid, value = best
         card = seen[index]
         chosen = PlayCrazy(seat, card, pid, value if values[index] == 0 else None, now)
-        if chosen.pile is not None and bot.level in PLANNERS:  # the rest of its run: at a routine pace
-            after = chosen.value if chosen.value is not None else chosen.card.value
-            bot.plan(PlayCrazy(seat, c, chosen.pile, v if c.crazy else None)
-                     for c in seen if c is not chosen.card for v in _values(c, after))
+        if pid is not None and level in PLANNERS:  # the rest of its run: at a routine pace
+            after = chosen.value if chosen.value is not None else card.value
+            bot.plan(PlayCrazy(seat, c, pid, v if c.crazy else None)
+                     for c in seen if c is not card for v in _values(c, after))
         return chosen
     # Nothing worth playing. Each discard brings the round's end nearer for everyone, and the
     # others' plays may soon make a card fit: wait a few looks (a second each), then discard.
@@ -135,7 +136,7 @@ def play(bot: Bot, s: CrazySight, now: int) -> Action | None:
     if mem.looks <= (1 if easy else PATIENCE) and not last:
         return None
     mem.looks = 0
-    return DiscardCrazy(seat, min(hand, key=lambda c: _keep(c, hand, tops)), now)
+    return DiscardCrazy(seat, _least_kept(hand, piles), now)
 
 
 def _remember(bot: Bot, s: CrazySight, now: int) -> Memory:
@@ -152,12 +153,12 @@ def _remember(bot: Bot, s: CrazySight, now: int) -> Memory:
     return mem
 
 
-def _deny(bot: Bot, s: CrazySight, hand: list[CrazyCard], now: int) -> Action:
+def _deny(bot: Bot, s: CrazySight, hand: Sequence[CrazyCard], now: int) -> Action:
     """Play against a hand far quicker than ours: whatever we lay down it finishes, so make no 4,
     hold a 5 for the 4s it makes, spoil its 4s with 3s, and discard at once rather than wait
     (the round's end leaves it holding the cards it could not play)."""
     seat = s.seat
-    tops = s.pile_tops()
+    tops = {pid: top for pid, (top, _) in s.piles().items()}
     finishers = sorted((c for c in hand if c.value == TOP or c.crazy), key=lambda c: c.crazy)
     # A 5 on a 4 wins the pile: always the best play (a plain 5 before a Crazy card).
     for pid, top in tops.items():
@@ -282,15 +283,24 @@ def _values_of(value: int, top: int | None) -> list[int]:
     return [v for v in (top + 1, top - 1) if BOTTOM <= v <= TOP]
 
 
-def _keep(card: CrazyCard, hand: list[CrazyCard], tops: dict[int, int]) -> float:
-    """How much a hand card is worth keeping when one must go: Crazy cards most, then a card by
-    how few steps a pile is from taking it, a 5 or a 4 held with its partner a step nearer."""
-    if card.crazy:
-        return 10.0
-    near = min((abs(abs(card.value - t) - 1) for t in tops.values()), default=card.value - BOTTOM)
-    pair = (card.value == TOP and any(c.value == FOUR for c in hand)) or (
-        card.value == FOUR and any(c.value == TOP or c.crazy for c in hand))
-    return pair - near
+def _least_kept(hand: Sequence[CrazyCard], piles: Mapping[int, tuple[int, int]]) -> CrazyCard:
+    """The hand card least worth keeping when one must go (the first of equals in hand order):
+    Crazy cards are kept most; then a card by how few steps a pile is from taking it, a 5 or a
+    4 held with its partner a step nearer."""
+    tops = [top for top, _ in piles.values()]
+    values = [c.value for c in hand]
+    four = FOUR in values
+    finisher = TOP in values or 0 in values
+    least, worst = hand[0], 11.0
+    for card, value in zip(hand, values, strict=True):
+        if value == 0:
+            keep = 10.0
+        else:
+            near = min([abs(abs(value - t) - 1) for t in tops]) if tops else value - BOTTOM
+            keep = ((value == TOP and four) or (value == FOUR and finisher)) - near
+        if keep < worst:
+            least, worst = card, keep
+    return least
 
 
 def policy(bot: Bot, sight: Any) -> Any:

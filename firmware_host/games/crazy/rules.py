@@ -170,6 +170,10 @@ class CrazyRound(RoundBase):
             st.refill()
         self.piles: dict[int, Pile] = {i: Pile(i, list(p)) for i, p in enumerate(piles or ())}
         """Pile number (in the order piles were started): its cards; a scenario may start with some."""
+        self.board: dict[int, tuple[int, int]] = {pid: (p.top, len(p.cards)) for pid, p in self.piles.items()}
+        """What every player sees of the piles, in the same order: pile number -> (the value on top,
+        how many cards). Kept with each play and undo rather than worked out per look: the bots look
+        at it one and a half times per action (`CrazySight.piles`), the rules at every play."""
         self._next_pile = len(self.piles)
         self.result: RoundResult | None = None
         for seat in range(players):
@@ -183,8 +187,7 @@ class CrazyRound(RoundBase):
         """Every (pile, value) this card may go to now; pile None starts a new pile."""
         if (card.crazy or card.value == BOTTOM) and len(self.piles) < self.pile_limit:
             yield None, (BOTTOM if card.crazy else None)
-        for pid, pile in self.piles.items():
-            top = pile.top
+        for pid, (top, _) in self.board.items():
             if card.crazy:
                 for v in (top - 1, top + 1):
                     if BOTTOM <= v <= TOP:
@@ -222,6 +225,7 @@ class CrazyRound(RoundBase):
         st = self.seats[seat]
         if card not in st.hand:
             return Refusal(Reason.NOT_HELD, f"{card} is not in your hand")
+        finishes = False
         if pid is None:
             if not (card.crazy or card.value == BOTTOM) or value not in (None, BOTTOM):
                 return Refusal(Reason.NO_FIT, "only a 1 or Crazy starts a pile")
@@ -232,10 +236,10 @@ class CrazyRound(RoundBase):
             self.piles[pid] = Pile(pid, [])
             counts_as = BOTTOM
         else:
-            pile = self.piles.get(pid)
-            if pile is None:
+            shown = self.board.get(pid)
+            if shown is None:
                 return Refusal(Reason.NO_PILE)
-            top = pile.top
+            top = shown[0]
             if card.crazy:
                 if value is None or abs(value - top) != 1 or not BOTTOM <= value <= TOP:
                     return Refusal(Reason.BAD_VALUE)
@@ -244,16 +248,19 @@ class CrazyRound(RoundBase):
                 if abs(card.value - top) != 1:
                     return Refusal(Reason.NO_FIT)
                 counts_as = card.value
+            finishes = counts_as == TOP and top == TOP - 1
         i = st.hand.index(card)
         del st.hand[i]
         pile = self.piles[pid]
-        finishes = counts_as == TOP and pile.cards and pile.top == TOP - 1
         pile.cards.append((seat, card, counts_as))
         won = None
         if finishes:  # "Crazy!": a 5 on a 4 wins the whole pile
             won = (tuple(self.piles), tuple(pile.cards))
             del self.piles[pid]
+            del self.board[pid]
             st.score.extend(c for _, c, _ in pile.cards)
+        else:
+            self.board[pid] = (counts_as, len(pile.cards))
         self._undo.append((CrazyRound._unplay, seat, i, card, pid, action.pile is None, won,
                            self._after_play(seat)))
         return None
@@ -277,6 +284,7 @@ class CrazyRound(RoundBase):
             seats.append(new)
         self.seats = seats
         self.piles = {pid: Pile(pid, pile.cards[:]) for pid, pile in self.piles.items()}
+        self.board = dict(self.board)
 
     def _redraw(self, seat: Seat, drawn: int) -> None:
         st = self.seats[seat]
@@ -292,11 +300,17 @@ class CrazyRound(RoundBase):
         if won is not None:  # the pile comes back where it stood among the others
             order, cards = won
             del st.score[len(st.score) - len(cards):]
-            self.piles = {p: Pile(p, list(cards)) if p == pid else self.piles[p] for p in order}
-        self.piles[pid].cards.pop()
+            piles, board = self.piles, self.board
+            self.piles = {p: Pile(p, list(cards)) if p == pid else piles[p] for p in order}
+            self.board = {p: (cards[-1][2], len(cards)) if p == pid else board[p] for p in order}
+        cards_left = self.piles[pid].cards
+        cards_left.pop()
         if new_pile:
             del self.piles[pid]
+            del self.board[pid]
             self._next_pile -= 1
+        else:
+            self.board[pid] = (cards_left[-1][2], len(cards_left))
         st.hand.insert(i, card)
 
     def _undiscard(self, seat: Seat, i: int, drawn: int) -> None:
