@@ -7,7 +7,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from operator import attrgetter
-from types import MethodType
 from typing import Any
 
 from ...engine.codec import Action
@@ -58,91 +57,128 @@ class Memory:
     laid: list[int] | None = None  # cards each seat had laid at its last look
     seen: int = 0  # when it last looked (ns)
     deny: int = 0  # looks left of eager play: a far quicker hand was seen at the table
+    still: tuple[CrazySight, int] | None = None
+    """The sight and its round's count of actions at the last look, when it found nothing worth
+    playing (kept by a bot whose judgement draws nothing: `CrazyPlayer.steady`)."""
 
     @property
     def denying(self) -> bool:
         return self.deny > 0
 
 
-def play(bot: Bot, s: CrazySight, now: int) -> Action | None:
-    """A competent player's judgement: a discarded card is a point lost for certain, a card on a
-    pile is lost only to whoever finishes it.
+class CrazyPlayer:
+    """One bot's way of playing Crazy. What its level fixes is worked out once, when the bot
+    first plays (`policy`), rather than at every look: a look is the most frequent thing the
+    table does, and each `Level` member named costs a class lookup."""
 
-    Each pile (and a new one, if there is room) is judged by the best run of hand cards that can
-    go onto it one after another: a run ending in a 5 on a 4 wins the pile; otherwise it is
-    worth the cards it gets out of the hand, less a gift when it leaves a 4 for the others and
-    less a little for each Crazy card spent as a bridge. The first card of the best run is
-    played. With no run worth anything the seat waits a few looks for the others' plays to
-    make a card fit, then discards the card least likely to be of use (a Crazy card last).
-    Hard also lays a 3 on a 4 it cannot take, to spoil it. Easy gifts 4s, spends Crazy cards
-    anywhere and waits only one look; every level but instant overlooks cards. Against a far
-    quicker hand every level but easy plays the eager way instead (`_deny`)."""
-    hand = s.hand()
-    if not hand:
-        return None
-    piles = s.piles()
-    level = bot.level
-    easy = level is Level.EASY
-    if level is Level.MEDIUM or level is Level.HARD:  # only they watch for a masher (`_deny`)
-        mem = _remember(bot, s, now)
-        if mem.denying:
-            return _deny(bot, s, hand, now)
-    else:
-        mem = bot.memory.get("crazy") or bot.memory.setdefault("crazy", Memory())
-    seat = s.seat
-    if bot.skill.overlook:
-        known = {a.card for a in bot.planned} if bot.planned else ()  # the rest of a run seen last look
-        seen: Sequence[CrazyCard] = [c for c in hand if c in known or bot.sees()]
-    else:
-        seen = hand  # it overlooks nothing (and `sees` draws nothing)
-    last = s.draw_size() == 0  # a card kept now scores as a discarded one
-    values = tuple(map(_VALUE, seen))
-    # A pile won now beats a bigger one the others may take first (a plain 5 before a Crazy card).
-    finisher = values.index(TOP) if TOP in values else values.index(0) if 0 in values else None
-    if finisher is not None:
-        for pid, (top, _) in piles.items():
-            if top == FOUR:
-                card = seen[finisher]
-                return PlayCrazy(seat, card, pid, TOP if card.crazy else None, now)
-    spoil = 0.5 if level is Level.HARD or level is Level.INSTANT else 0.0
-    shallow = last or easy
-    best: tuple[float, int, int | None, int] | None = None  # (worth, card's index, pile, value)
-    for pid, (top, size) in piles.items():
-        run = _first_run(values, top, size, shallow)
-        if run is not None:
-            worth, index, value = run
-            if top == FOUR and value == FOUR - 1:
-                worth += spoil
-            worth += 0.01 * size
-            if worth > 0 and (best is None or worth > best[0]):
-                best = (worth, index, pid, value)
-    if s.pile_room() > 0:  # a new pile, judged last
-        run = _first_run(values, None, 0, shallow)
-        if run is not None and run[0] > 0 and (best is None or run[0] > best[0]):
-            best = (run[0], run[1], None, run[2])
-    if best is not None:
+    __slots__ = ("bot", "easy", "mem", "patience", "plans", "spoil", "steady", "watches")
+
+    def __init__(self, bot: Bot) -> None:
+        level = bot.level
+        self.bot = bot
+        self.mem: Memory = bot.memory.setdefault("crazy", Memory())
+        self.easy = level is Level.EASY
+        self.patience = 1 if self.easy else PATIENCE
+        self.watches = level in (Level.MEDIUM, Level.HARD)
+        """Whether it watches for a masher (`_remember`, `_deny`)."""
+        self.spoil = 0.5 if level in (Level.HARD, Level.INSTANT) else 0.0
+        """What laying a 3 on a 4 it cannot take adds to a run's worth."""
+        self.plans = level in PLANNERS
+        self.steady = not self.watches and not bot.skill.overlook
+        """Whether its judgement of a table depends on the table alone (it draws nothing and
+        keeps no watch): then a look at a table that has not changed since a look that found
+        nothing worth playing finds nothing again, and is not worked out anew."""
+
+    def play(self, s: CrazySight, now: int) -> Action | None:
+        """A competent player's judgement: a discarded card is a point lost for certain, a card
+        on a pile is lost only to whoever finishes it.
+
+        Each pile (and a new one, if there is room) is judged by the best run of hand cards that
+        can go onto it one after another: a run ending in a 5 on a 4 wins the pile; otherwise it
+        is worth the cards it gets out of the hand, less a gift when it leaves a 4 for the others
+        and less a little for each Crazy card spent as a bridge. The first card of the best run
+        is played. With no run worth anything the seat waits a few looks for the others' plays to
+        make a card fit, then discards the card least likely to be of use (a Crazy card last).
+        Hard also lays a 3 on a 4 it cannot take, to spoil it. Easy gifts 4s, spends Crazy cards
+        anywhere and waits only one look; every level but instant overlooks cards. Against a far
+        quicker hand every level but easy plays the eager way instead (`_deny`)."""
+        hand = s.hand()
+        if not hand:
+            return None
+        bot, mem = self.bot, self.mem
+        if self.watches:
+            _watch(mem, s, now)
+            if mem.denying:
+                return _deny(bot, s, hand, now)
+        piles = s.piles()
+        last = s.draw_size() == 0  # a card kept now scores as a discarded one
+        still = mem.still
+        if still is not None and still[0] is s and still[1] == s.actions():
+            return self._wait(s, hand, piles, last, now)  # the same table: nothing worth playing again
+        seat = s.seat
+        if bot.skill.overlook:
+            known = {a.card for a in bot.planned} if bot.planned else ()  # the rest of a run seen last look
+            seen: Sequence[CrazyCard] = [c for c in hand if c in known or bot.sees()]
+        else:
+            seen = hand  # it overlooks nothing (and `sees` draws nothing)
+        values = tuple(map(_VALUE, seen))
+        # A pile won now beats a bigger one the others may take first (a plain 5 before a Crazy card).
+        finisher = values.index(TOP) if TOP in values else values.index(0) if 0 in values else None
+        if finisher is not None:
+            for pid, (top, _) in piles.items():
+                if top == FOUR:
+                    card = seen[finisher]
+                    return PlayCrazy(seat, card, pid, TOP if card.crazy else None, now)
+        spoil, shallow = self.spoil, last or self.easy
+        best: tuple[float, int, int | None, int] | None = None  # (worth, card's index, pile, value)
+        for pid, (top, size) in piles.items():
+            run = _first_run(values, top, size, shallow)
+            if run is not None:
+                worth, index, value = run
+                if top == FOUR and value == FOUR - 1:
+                    worth += spoil
+                worth += 0.01 * size
+                if worth > 0 and (best is None or worth > best[0]):
+                    best = (worth, index, pid, value)
+        if s.pile_room() > 0:  # a new pile, judged last
+            run = _first_run(values, None, 0, shallow)
+            if run is not None and run[0] > 0 and (best is None or run[0] > best[0]):
+                best = (run[0], run[1], None, run[2])
+        if best is None:
+            if self.steady:
+                mem.still = (s, s.actions())
+            return self._wait(s, hand, piles, last, now)
         mem.looks = 0
         _, index, pid, value = best
         card = seen[index]
         chosen = PlayCrazy(seat, card, pid, value if values[index] == 0 else None, now)
-        if pid is not None and level in PLANNERS:  # the rest of its run: at a routine pace
+        if pid is not None and self.plans:  # the rest of its run: at a routine pace
             after = chosen.value if chosen.value is not None else card.value
             bot.plan(PlayCrazy(seat, c, pid, v if c.crazy else None)
                      for c in seen if c is not card for v in _values(c, after))
         return chosen
-    # Nothing worth playing. Each discard brings the round's end nearer for everyone, and the
-    # others' plays may soon make a card fit: wait a few looks (a second each), then discard.
-    mem.looks += 1
-    if mem.looks <= (1 if easy else PATIENCE) and not last:
-        return None
-    mem.looks = 0
-    return DiscardCrazy(seat, _least_kept(hand, piles), now)
+
+    def _wait(self, s: CrazySight, hand: Sequence[CrazyCard], piles: Mapping[int, tuple[int, int]],
+              last: bool, now: int) -> Action | None:
+        """Nothing worth playing. Each discard brings the round's end nearer for everyone, and the
+        others' plays may soon make a card fit: wait a few looks (a second each), then discard."""
+        mem = self.mem
+        mem.looks += 1
+        if mem.looks <= self.patience and not last:
+            return None
+        mem.looks = 0
+        return DiscardCrazy(s.seat, _least_kept(hand, piles), now)
 
 
 def _remember(bot: Bot, s: CrazySight, now: int) -> Memory:
-    """The bot's memory, brought up to date: did another seat lay `QUICK` cards within a
-    second since the last look?"""
+    """The bot's memory, brought up to date (`_watch`)."""
     mem = bot.memory.setdefault("crazy", Memory())
+    _watch(mem, s, now)
+    return mem
+
+
+def _watch(mem: Memory, s: CrazySight, now: int) -> None:
+    """Did another seat lay `QUICK` cards within a second since the last look?"""
     laid = s.laid()
     mem.deny = max(0, mem.deny - 1)
     if mem.laid is not None and 0 < now - mem.seen <= SECOND and any(
@@ -150,7 +186,6 @@ def _remember(bot: Bot, s: CrazySight, now: int) -> Memory:
             for seat, (then, count) in enumerate(zip(mem.laid, laid, strict=True))):
         mem.deny = DENY_LOOKS
     mem.laid, mem.seen = laid, now
-    return mem
 
 
 def _deny(bot: Bot, s: CrazySight, hand: Sequence[CrazyCard], now: int) -> Action:
@@ -304,4 +339,9 @@ def _least_kept(hand: Sequence[CrazyCard], piles: Mapping[int, tuple[int, int]])
 
 
 def policy(bot: Bot, sight: Any) -> Any:
-    return MethodType(play, bot)
+    """The bot's `CrazyPlayer`, made at its first look and kept for the match (`Bot.choose`
+    asks for the policy at every look)."""
+    player = bot.memory.get("crazy/player")
+    if player is None:
+        player = bot.memory["crazy/player"] = CrazyPlayer(bot)
+    return player.play

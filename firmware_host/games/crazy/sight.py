@@ -35,6 +35,10 @@ class CrazySight:
         the table), by pile number in the order the piles were started (`CrazyRound.board`)."""
         return self._r.board
 
+    def actions(self) -> int:
+        """How many actions the round has taken: the table changes with each, and only then."""
+        return len(self._r.journal)
+
     @property
     def players(self) -> int:
         return self._r.players
