@@ -148,7 +148,7 @@ class CrazyPlayer:
             if self.steady:
                 mem.still = (s, s.actions())
             return self._wait(s, hand, piles, last, now)
-        mem.looks = 0
+        mem.looks, mem.still = 0, None
         _, index, pid, value = best
         card = seen[index]
         chosen = PlayCrazy(seat, card, pid, value if values[index] == 0 else None, now)

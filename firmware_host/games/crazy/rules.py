@@ -216,8 +216,10 @@ class CrazyRound(RoundBase):
 
     def _after_play(self, seat: Seat) -> int:
         """Draw back up to 3 (how many were drawn); an empty hand and draw pile ends the round."""
-        drawn = self.seats[seat].refill()
-        self._check_out(seat)
+        st = self.seats[seat]
+        drawn = st.refill()
+        if not st.hand:  # (`_check_out`, asked only when it can be so: this runs for every action)
+            self._check_out(seat)
         return drawn
 
     def _play(self, action: PlayCrazy) -> Refusal | None:
@@ -225,9 +227,11 @@ class CrazyRound(RoundBase):
         st = self.seats[seat]
         if card not in st.hand:
             return Refusal(Reason.NOT_HELD, f"{card} is not in your hand")
+        number = card.value
+        crazy = number == 0  # `CrazyCard.crazy`, spelt out: this runs for every play
         finishes = False
         if pid is None:
-            if not (card.crazy or card.value == BOTTOM) or value not in (None, BOTTOM):
+            if not (crazy or number == BOTTOM) or value not in (None, BOTTOM):
                 return Refusal(Reason.NO_FIT, "only a 1 or Crazy starts a pile")
             if len(self.piles) >= self.pile_limit:
                 return Refusal(Reason.PILE_LIMIT, f"{self.pile_limit} piles already")
@@ -240,14 +244,14 @@ class CrazyRound(RoundBase):
             if shown is None:
                 return Refusal(Reason.NO_PILE)
             top = shown[0]
-            if card.crazy:
+            if crazy:
                 if value is None or abs(value - top) != 1 or not BOTTOM <= value <= TOP:
                     return Refusal(Reason.BAD_VALUE)
                 counts_as = value
             else:
-                if abs(card.value - top) != 1:
+                if abs(number - top) != 1:
                     return Refusal(Reason.NO_FIT)
-                counts_as = card.value
+                counts_as = number
             finishes = counts_as == TOP and top == TOP - 1
         i = st.hand.index(card)
         del st.hand[i]
