@@ -102,7 +102,7 @@ class CrazyPlayer:
         Hard also lays a 3 on a 4 it cannot take, to spoil it. Easy gifts 4s, spends Crazy cards
         anywhere and waits only one look; every level but instant overlooks cards. Against a far
         quicker hand every level but easy plays the eager way instead (`_deny`)."""
-        hand = s.hand()
+        hand, piles, draw, room, actions = s.look()
         if not hand:
             return None
         bot, mem = self.bot, self.mem
@@ -110,10 +110,9 @@ class CrazyPlayer:
             _watch(mem, s, now)
             if mem.denying:
                 return _deny(bot, s, hand, now)
-        piles = s.piles()
-        last = s.draw_size() == 0  # a card kept now scores as a discarded one
+        last = draw == 0  # a card kept now scores as a discarded one
         still = mem.still
-        if still is not None and still[0] is s and still[1] == s.actions():
+        if still is not None and still[0] is s and still[1] == actions:
             return self._wait(s, hand, piles, last, now)  # the same table: nothing worth playing again
         seat = s.seat
         if bot.skill.overlook:
@@ -140,13 +139,13 @@ class CrazyPlayer:
                 worth += 0.01 * size
                 if worth > 0 and (best is None or worth > best[0]):
                     best = (worth, index, pid, value)
-        if s.pile_room() > 0:  # a new pile, judged last
+        if room > 0:  # a new pile, judged last
             run = _first_run(values, None, 0, shallow)
             if run is not None and run[0] > 0 and (best is None or run[0] > best[0]):
                 best = (run[0], run[1], None, run[2])
         if best is None:
             if self.steady:
-                mem.still = (s, s.actions())
+                mem.still = (s, actions)
             return self._wait(s, hand, piles, last, now)
         mem.looks, mem.still = 0, None
         _, index, pid, value = best

@@ -35,6 +35,14 @@ class CrazySight:
         the table), by pile number in the order the piles were started (`CrazyRound.board`)."""
         return self._r.board
 
+    def look(self) -> tuple[Sequence[CrazyCard], Mapping[int, tuple[int, int]], int, int, int]:
+        """What a look at the table takes in, in one call (a call costs about what reading all
+        of it does, and a bot looks one and a half times per action): `hand()`, `piles()`,
+        `draw_size()`, `pile_room()` and `actions()`."""
+        rnd = self._r
+        st = rnd.seats[self.seat]
+        return st.hand, rnd.board, len(st.draw), rnd.pile_limit - len(rnd.piles), len(rnd.journal)
+
     def actions(self) -> int:
         """How many actions the round has taken: the table changes with each, and only then."""
         return len(self._r.journal)

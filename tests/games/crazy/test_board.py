@@ -66,7 +66,10 @@ def played(players: int, seed: int) -> tuple[CrazyRound, int]:
                                rng.choice([None, 0, 2, 6]))
         rnd.apply(action._replace(ts=step * 1_000_000))
         same_board(rnd)
-        assert sights[seat].piles() is rnd.board  # the sight reads the kept board, no copy
+        sight = sights[seat]
+        assert sight.piles() is rnd.board  # the sight reads the kept board, no copy
+        assert sight.look() == (sight.hand(), sight.piles(), sight.draw_size(), sight.pile_room(),
+                                len(rnd.journal))
     return rnd, won
 
 

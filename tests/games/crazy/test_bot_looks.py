@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
+from firmware_host.games.crazy import bot
 from firmware_host.games.crazy.bot import CrazyPlayer, policy
-from firmware_host.games.crazy.sight import CrazySight
 from firmware_host.play.simulate import make_bots, play_round
 from firmware_host.table.bot_players import Level
 from firmware_host.table.matches import new_match
@@ -19,10 +19,10 @@ from firmware_host.table.matches import new_match
 def played(players: int, seed: int, steady: bool) -> list[Any]:
     """Every action of a 3-round match of instant bots, each bot's steadiness as given."""
     bots = make_bots(players, Level.INSTANT, seed)
-    for bot in bots:
-        player = CrazyPlayer(bot)
+    for one in bots:
+        player = CrazyPlayer(one)
         player.steady = steady
-        bot.memory["crazy/player"] = player
+        one.memory["crazy/player"] = player
     match = new_match("crazy", players, f"looks/{seed}", {"rounds": 3})
     order = random.Random(seed)
     actions: list[Any] = []
@@ -37,9 +37,9 @@ def played(players: int, seed: int, steady: bool) -> list[Any]:
 @pytest.mark.parametrize("players", [2, 3, 4, 5])
 def test_a_steady_bot_plays_as_one_that_looks_afresh_every_time(
         players: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    worked = []  # looks that judged the piles (the last thing a full look asks the sight)
-    room = CrazySight.pile_room
-    monkeypatch.setattr(CrazySight, "pile_room", lambda s: worked.append(1) or room(s))
+    worked = []  # runs judged onto a pile: only a look worked out anew judges any
+    runs = bot._first_run
+    monkeypatch.setattr(bot, "_first_run", lambda *a: worked.append(1) or runs(*a))
     fresh = played(players, players, steady=False)
     fresh_looks = len(worked)
     worked.clear()
@@ -50,5 +50,5 @@ def test_a_steady_bot_plays_as_one_that_looks_afresh_every_time(
 def test_only_the_instant_bot_is_steady_and_its_player_is_kept() -> None:
     bots = {level: make_bots(1, level, 1)[0] for level in Level}
     assert {level for level, bot in bots.items() if CrazyPlayer(bot).steady} == {Level.INSTANT}
-    bot = bots[Level.HARD]
-    assert policy(bot, None).__self__ is policy(bot, None).__self__  # made once, at the first look
+    hard = bots[Level.HARD]
+    assert policy(hard, None).__self__ is policy(hard, None).__self__  # made once, at the first look
