@@ -28,8 +28,8 @@ if TYPE_CHECKING:
     from .options import OptionSpec
 
 
-JsonValue: TypeAlias = "str | int | float | bool | list[JsonValue] | dict[str, JsonValue] | None"
-"""A value as JSON (and TOML) spell it."""
+JsonValue: TypeAlias = "str | int | float | bool | Sequence[JsonValue] | Mapping[str, JsonValue] | None"
+"""A value as JSON (and TOML) spell it (read-only containers, so a `list[int]` is one)."""
 JsonDict: TypeAlias = "dict[str, JsonValue]"
 """What the table writes as a JSON object (an action's own fields, a board for the web page)."""
 RawDict: TypeAlias = dict[str, Any]
