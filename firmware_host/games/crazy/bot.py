@@ -6,11 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 from types import MethodType
-from typing import Any
 
 from ...engine.codec import Action
+from ...engine.game import Policy
 from ...table.bot_players import Bot, Level
-from .rules import BOTTOM, TOP, CrazyCard, DiscardCrazy, PlayCrazy
+from .rules import BOTTOM, TOP, CrazyAction, CrazyCard, DiscardCrazy, PlayCrazy
 from .sight import CrazySight
 
 FOUR = TOP - 1
@@ -293,5 +293,5 @@ def _keep(card: CrazyCard, hand: list[CrazyCard], tops: dict[int, int]) -> float
     return pair - near
 
 
-def policy(bot: Bot, sight: Any) -> Any:
+def policy(bot: Bot, sight: CrazySight) -> Policy[CrazySight, CrazyAction]:
     return MethodType(play, bot)
