@@ -38,6 +38,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..engine.match import Match
 from ..play.simulate import make_bots, play_round
 from ..service.journal import Store
 from ..table.matches import new_match
@@ -54,12 +55,19 @@ LARGE = 2_000  # stored for the one large `tablectl history --limit 100000`
 FIRST_UID = 61_000  # the readers' uids (no account needed: the kernel's word is the uid)
 
 
-def stored_match(store: Store, game: str, options: dict[str, Any], seed: int) -> int:
-    """Four hard bots play a match (Dice and Crazy cut at `ROUNDS` rounds and set aside, so that
-    the daemon does not resume them), stored as the table stores it."""
-    match = new_match(game, 4, f"{seed}/0", options)
-    match_id = store.begin_match(match, [0, 1, 2, 3])
-    bots, order = make_bots(4, "hard", seed), random.Random(seed)
+def stored_match(store: Store, game: str, options: dict[str, Any], seed: int, players: int = 4,
+                 match_seed: str | None = None, names: list[str] | None = None,
+                 after_round: Callable[[Match, int], None] | None = None,
+                 cut_at: int | None = ROUNDS) -> int:
+    """Hard bots play a match, stored round by round as the table stores it. A match that runs to
+    a score (Dice, Crazy) is cut at `cut_at` rounds, unless `options` sets a round count, and set
+    aside, so that the daemon does not resume it; `cut_at=None` plays it to its end. `names`
+    seats named players; `after_round(match, match_id)` adds what a bench wants beside each round
+    (its races) before the round's row is written."""
+    match = new_match(game, players, match_seed or f"{seed}/0", options)
+    match_id = store.begin_match(match, list(range(players)),
+                                 **({"names": dict(enumerate(names))} if names else {}))
+    bots, order = make_bots(players, "hard", seed), random.Random(seed)
     recorded = 0
     while True:
         play_round(match, bots, order)
@@ -67,10 +75,12 @@ def stored_match(store: Store, game: str, options: dict[str, Any], seed: int) ->
         for entry in journal[recorded:]:
             store.record(match_id, entry.round, entry.action)
         recorded = len(journal)
+        if after_round is not None:
+            after_round(match, match_id)
         store.round_over(match_id, match)
         if match.is_over:
             return match_id
-        if len(match.results) >= options.get("rounds", ROUNDS):
+        if cut_at is not None and len(match.results) >= options.get("rounds", cut_at):
             store.abort(match_id)
             return match_id
         match.next_round()

@@ -28,11 +28,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..play.simulate import make_bots, play_round
+from ..engine.match import Match
 from ..service.database import player_named
 from ..service.journal import Store
 from ..service.statistics import Statistics
-from ..table.matches import new_match
+from .history import stored_match
 
 TARGET_MS = 200.0
 STORED = 10_000
@@ -46,28 +46,20 @@ NAMES = ("Ana", "Ben", "Chloé", "Dmitri", "Eve", "Farid", "Grace", "Hiro", "Ine
 
 def _template(store: Store, game: str, options: dict[str, Any], players: int, seed: int,
               names: list[str]) -> int:
-    """A match of hard bots, stored as the table stores it, its seats named `names`."""
-    match = new_match(game, players, f"players/{seed}", options)
-    match_id = store.begin_match(match, list(range(players)), names={p: n for p, n in enumerate(names)})
-    bots, order = make_bots(players, "hard", seed), random.Random(seed)
+    """A match of hard bots, stored as the table stores it, its seats named `names`, with a few
+    races beside each round."""
     rng = random.Random(f"races/{seed}")
-    recorded = 0
-    while True:
-        play_round(match, bots, order)
-        journal = match.journal
-        for entry in journal[recorded:]:
-            store.record(match_id, entry.round, entry.action)
+
+    def races(match: Match, match_id: int) -> None:
         for _ in range(RACES // max(1, match.options.get("rounds", 3) or 3)):
             winner, loser = rng.sample(range(players), 2)
             at = rng.randrange(10**9, 10**11)
             store.record_race(match_id, match.round_no, {
                 "kind": "first", "winner": winner, "winner_ts": at, "loser": loser,
                 "loser_ts": at + rng.randrange(10_000, 5_000_000)})
-        recorded = len(journal)
-        store.round_over(match_id, match)
-        if match.is_over:
-            return match_id
-        match.next_round()
+
+    return stored_match(store, game, options, seed, players, match_seed=f"players/{seed}", names=names,
+                        after_round=races, cut_at=None)
 
 
 def _copies(db: Path, templates: list[int], stored: int, rng: random.Random) -> None:

@@ -103,6 +103,8 @@ def seconds(text: str) -> float:
 
 
 NONE: Mapping[str, Any] = MappingProxyType({})
+"""No options: argparse's `add_argument` keywords, whose values are of as many types as its
+keywords (a type, a choice list, a default), so `Any` as its own signature has them."""
 
 
 class Argument(NamedTuple):
@@ -157,9 +159,9 @@ class Command(NamedTuple):
     def wire(self) -> bool:
         return self.kind != LOCAL or any(kind != LOCAL for kind in self.actions.values())
 
-    def request(self, values: Mapping[str, Any]) -> dict[str, Any]:
+    def request(self, values: Mapping[str, object]) -> dict[str, object]:
         """The request for these parsed arguments (by `dest`): each sent one under its key."""
-        body: dict[str, Any] = {"cmd": self.name}
+        body: dict[str, object] = {"cmd": self.name}
         for argument in self.arguments:
             key, value = argument.key, values.get(argument.dest)
             if key is not None and value is not None:
@@ -305,17 +307,19 @@ def read_only() -> list[str]:
 
 
 def reads_only(body: Mapping[str, Any]) -> bool:
-    """The request changes nothing (anything unknown counts as a change: it needs an admin)."""
+    """The request changes nothing (anything unknown counts as a change: it needs an admin).
+    `body` as a client sent it, not yet checked: its values are `Any`."""
     command = BY_NAME.get(body.get("cmd"))  # type: ignore[arg-type]
     return command is not None and command.kind_of(body.get("action")) == READS
 
 
-def add_subcommands(sub: Any, parents: list[argparse.ArgumentParser]) -> None:
+def add_subcommands(sub: "argparse._SubParsersAction[argparse.ArgumentParser]",
+                    parents: list[argparse.ArgumentParser]) -> None:
     """tablectl's subcommands, in the order above, each with its help and arguments."""
     for command in COMMANDS:
         if not command.cli:
             continue
-        extra = {"usage": command.usage} if command.usage else {}
-        parser = sub.add_parser(command.name, parents=parents, help=command.help, **extra)
+        parser = sub.add_parser(command.name, parents=parents, help=command.help,
+                                usage=command.usage or None)  # None: argparse's own
         for argument in command.arguments:
             parser.add_argument(*argument.flags, **argument.options)

@@ -24,7 +24,8 @@ import os
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 from ..config import TableConfig, gpios_used
 from ..system import paths
@@ -38,10 +39,19 @@ from .inputs.mcp23017 import Bus
 from .parts import OK, Check, Part, Parts, Timers
 
 if TYPE_CHECKING:
+    from gpiozero import Factory  # gpiozero has no types: its classes are Any to mypy
+    from smbus2 import SMBus  # the same
+
     from .buzzer import Buzzer
     from .displays.ledlink import LedLink
     from .displays.oled import SeatDisplays
     from .inputs.pins import TableInputs
+
+ScreenOpener = Callable[[DisplaySpec], object]
+"""What opens one seat's screen: a luma device, or the emulator's recording one (luma has no
+types); the board only hands it to `SeatDisplays`."""
+Put = Callable[[object], None]
+"""Where the inputs' events go (the loop's `put`, service/loop.py, from any thread)."""
 
 Presser = EmulatedButtons
 """What presses an emulated board's buttons (bots, a terminal's keys), as the service names it:
@@ -57,7 +67,8 @@ class Board(Part):
     builds the others (`open_parts`)."""
 
     name = "board"
-    factory: Any
+    factory: Factory
+    """gpiozero's pin factory: lgpio's on a Pi, its mock one emulated."""
     presser: EmulatedButtons | None = None
     """Only an emulated board can press its own buttons (keyboard seats, bots)."""
     sysfs: Path | None = None
@@ -67,7 +78,7 @@ class Board(Part):
     def i2c(self, bus: int) -> Bus:
         raise NotImplementedError
 
-    def screen_opener(self, config: TableConfig) -> Callable[[DisplaySpec], Any]:
+    def screen_opener(self, config: TableConfig) -> ScreenOpener:
         raise NotImplementedError
 
     def led_port(self, config: TableConfig) -> str:
@@ -80,7 +91,7 @@ class Board(Part):
     def describe(self) -> str:
         return self.name
 
-    def chip_info(self) -> dict[str, Any]:
+    def chip_info(self) -> dict[str, str]:
         """The GPIO chip the board drives and how it was found (`tablectl status`); {} if none."""
         return {}
 
@@ -105,7 +116,7 @@ class TableParts(Parts):
         """A terminal's keys on seat 1's emulated buttons (None on real hardware or headless)."""
 
 
-def open_parts(board: Board, config: TableConfig, put: Callable[[Any], None],
+def open_parts(board: Board, config: TableConfig, put: Put,
                wake: Callable[[], None] | None = None, keys: bool = False,
                on_error: Callable[[str], None] | None = None) -> TableParts:
     """Every part of the table on `board`, each opened (a part that cannot open says so in its
@@ -134,9 +145,9 @@ class SMBusLine:
 
     def __init__(self, number: int) -> None:
         self.number = number
-        self._bus: Any = None
+        self._bus: SMBus | None = None
 
-    def _open(self) -> Any:
+    def _open(self) -> SMBus:
         if self._bus is None:
             import smbus2
 
@@ -181,7 +192,7 @@ def prepare_lgpio() -> None:
             return
 
 
-def _import_lgpio() -> Any:
+def _import_lgpio() -> ModuleType:
     """lgpio's library changes the process's working directory to $LG_WD when it starts:
     put it back, so relative paths given to the daemon keep their meaning."""
     prepare_lgpio()
@@ -201,7 +212,8 @@ def _import_lgpio() -> Any:
         if cwd is not None:
             with contextlib.suppress(OSError):
                 os.chdir(cwd)
-    return lgpio
+    module: ModuleType = lgpio  # lgpio has no types: Any to mypy, a module all the same
+    return module
 
 
 HEADER_LABELS = {
@@ -331,7 +343,7 @@ class PiBoard(Board):
                 "service see /proc (no ProcSubset=pid)? Another board: [hardware] backend = \"gpiochip\"") \
                 from None
 
-    def _factory(self, chip: int | None) -> Any:
+    def _factory(self, chip: int | None) -> Factory:
         _import_lgpio()
         from gpiozero.pins.lgpio import LGPIOFactory
 
@@ -347,12 +359,12 @@ class PiBoard(Board):
     def i2c(self, bus: int) -> Bus:
         return self._buses.setdefault(bus, SMBusLine(bus))
 
-    def screen_opener(self, config: TableConfig) -> Callable[[DisplaySpec], Any]:
+    def screen_opener(self, config: TableConfig) -> ScreenOpener:
         """Each screen's bus is looked up in /sys when it opens (i2cmux.resolve_bus); an SPI
         screen's D/C and reset lines are this board's pins (lgpio: no /dev/gpiomem)."""
         return hardware_opener(list(config.screens), list(config.i2c_muxes), factory=self.factory)
 
-    def chip_info(self) -> dict[str, Any]:
+    def chip_info(self) -> dict[str, str]:
         chip = self.factory.chip if hasattr(self.factory, "chip") else self.chip
         return {"chip": f"/dev/gpiochip{chip}", "chip_label": self.chip_label, "chip_found": self.chip_found}
 
@@ -408,7 +420,7 @@ class EmulatedBoard(Board):
         assert self.presser is not None
         return self.presser.buses[bus]
 
-    def screen_opener(self, config: TableConfig) -> Callable[[DisplaySpec], Any]:
+    def screen_opener(self, config: TableConfig) -> ScreenOpener:
         return recording_opener(self.screens)
 
     def led_port(self, config: TableConfig) -> str:

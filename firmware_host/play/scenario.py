@@ -13,10 +13,10 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from ..engine.codec import to_dict
-from ..engine.game import find
+from ..engine.game import JsonDict, RawDict, Setup, find
 from ..engine.match import Match
 from ..engine.options import GAMES, SPECS, check_game, parse_options
 from ..engine.round import Ending, Reason, Refusal, RulesError, is_whole
@@ -33,12 +33,27 @@ ROUND_KEYS = {"actions", "expect_scores", "expect_ending", "expect_finishers"}
 """Every game's [[round]] keys; each game adds its own (`Game.scenario_keys`)."""
 
 
+class ArbiterSpec(TypedDict):
+    """A file's `[arbiter]`, read: presses go through the real arbiter with these."""
+
+    window_ns: int
+    epsilon_ns: int
+    seed: int | str
+
+
+Timed = tuple[float, int, int, RawDict, str, tuple[str | None, str | None], float]
+"""An action of the file as read: (at ms, its index, seat from 0, its table, where it is, (its
+expect, its told), arrives ms)."""
+Ordered = tuple[float, int, int, RawDict, str, tuple[str | None, str | None], float, Press]
+"""A `Timed` with the press the arbiter released for it, in the order it released them."""
+
+
 @dataclass(slots=True)
 class ActionReport:
     round: int
     at_ms: float
     seat: int
-    action: dict[str, Any]
+    action: JsonDict
     refusal: Refusal | None
     expected: str | None = None
 
@@ -51,8 +66,8 @@ class ActionReport:
         """What the seat is told: "ok", or the refusal in the table's words."""
         return "ok" if self.refusal is None else str(self.refusal)
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"round": self.round, "at_ms": self.at_ms, "seat": self.seat,
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {"round": self.round, "at_ms": self.at_ms, "seat": self.seat,
                                "action": self.action, "outcome": self.outcome, "told": self.told}
         if self.refusal is not None:
             out["refusal"] = _seats_from_one(self.refusal.to_dict())
@@ -60,7 +75,8 @@ class ActionReport:
 
 
 def _numbered_from_one(state: dict[str, Any]) -> dict[str, Any]:
-    """A round snapshot as people number things: piles and seats from 1."""
+    """A round snapshot as people number things: piles and seats from 1. (A snapshot's keys and
+    values are its game's own, read here as the games write them: `Any`.)"""
     out = dict(state)
     piles = []
     for pile in state.get("piles", []):
@@ -83,9 +99,10 @@ def _numbered_from_one(state: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _seats_from_one(d: dict[str, Any]) -> dict[str, Any]:
-    if "by_seat" in d:
-        d["by_seat"] += 1
+def _seats_from_one(d: dict[str, object]) -> dict[str, object]:
+    by_seat = d.get("by_seat")
+    if isinstance(by_seat, int):  # a refusal's, when it names one
+        d["by_seat"] = by_seat + 1
     return d
 
 
@@ -96,14 +113,14 @@ class ScenarioRun:
     title: str
     actions: list[ActionReport] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
-    states: list[dict[str, Any]] = field(default_factory=list)
-    arbiter: dict[str, Any] | None = None  # window_ns, epsilon_ns, seed: presses go through it
+    states: list[dict[str, object]] = field(default_factory=list)
+    arbiter: ArbiterSpec | None = None  # presses go through it
     decisions: list[str] = field(default_factory=list)  # the arbiter's log: ties drawn, late presses
     wakes: list[tuple[int, float]] = field(default_factory=list)  # (round, ms): the table woke the round
     notes: list[str] = field(default_factory=list)  # what the referee noted for the table's log
-    after_end: dict[str, Any] | None = None  # the last ended round, once its end effects are done
+    after_end: JsonDict | None = None  # the last ended round, once its end effects are done
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         summary = self.match.summary()
         for r in summary["rounds"]:
             r["finishers"] = [s + 1 for s in r["finishers"]]
@@ -124,7 +141,7 @@ class ScenarioRun:
 # ---------------------------------------------------------------- running
 
 
-def load(path: str | Path) -> dict[str, Any]:
+def load(path: str | Path) -> RawDict:
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8")
@@ -138,7 +155,7 @@ def load(path: str | Path) -> dict[str, Any]:
         raise ScenarioError(f"{p}: {exc}") from None
 
 
-def run(data: dict[str, Any], name: str = "scenario") -> ScenarioRun:
+def run(data: RawDict, name: str = "scenario") -> ScenarioRun:
     """Run a parsed scenario; raises ScenarioError naming the place of any problem."""
     try:
         return _run(data, name)
@@ -146,7 +163,7 @@ def run(data: dict[str, Any], name: str = "scenario") -> ScenarioRun:
         raise ScenarioError(f"{name}: {exc}") from None
 
 
-def _run(data: dict[str, Any], name: str) -> ScenarioRun:
+def _run(data: RawDict, name: str) -> ScenarioRun:
     check_keys(data, TOP_KEYS, name)
     game = data.get("game")
     players = data.get("players")
@@ -188,7 +205,7 @@ def _run(data: dict[str, Any], name: str) -> ScenarioRun:
         _check_round_expects(rnd, players, where, game)
         setups.append((where, rnd))
 
-    def setup_for(r: int, where: str, rnd: dict[str, Any], match: Match | None) -> dict[str, Any]:
+    def setup_for(r: int, where: str, rnd: RawDict, match: Match | None) -> Setup:
         # What the file leaves out, per round; keyed by the round counted from 0 (as paths once
         # were), so that files keep the cards they were written against.
         rng = random.Random(f"{seed}/scenario/{name}.round[{r}]")
@@ -220,7 +237,7 @@ def _run(data: dict[str, Any], name: str) -> ScenarioRun:
     return result
 
 
-def _check_round_keys(rnd: dict[str, Any], game: str, where: str) -> None:
+def _check_round_keys(rnd: RawDict, game: str, where: str) -> None:
     """A key of another game's rounds is refused by name, not ignored."""
     allowed = ROUND_KEYS | find(game).scenario_keys
     for key in rnd:
@@ -233,7 +250,7 @@ def _check_round_keys(rnd: dict[str, Any], game: str, where: str) -> None:
         raise fail(where, f"unknown key {key!r} (known: {known})")
 
 
-def _seat_list(value: Any, players: int, where: str, empty: bool) -> None:
+def _seat_list(value: object, players: int, where: str, empty: bool) -> None:
     """`expect_finishers`, `expect_winners`: seats from 1, each once."""
     if not isinstance(value, list) or (not value and not empty):
         raise fail(where, f"a list of seats (1 to {players}), not {value!r}"
@@ -245,13 +262,13 @@ def _seat_list(value: Any, players: int, where: str, empty: bool) -> None:
         raise fail(where, f"each seat once, not {value!r}")
 
 
-def _per_seat(value: Any, players: int, where: str) -> None:
+def _per_seat(value: object, players: int, where: str) -> None:
     """`expect_scores`, `expect_totals`: one whole number per seat."""
     if not isinstance(value, list) or len(value) != players or not all(is_whole(x) for x in value):
         raise fail(where, f"a list of {players} whole numbers, one per seat, not {value!r}")
 
 
-def _check_round_expects(rnd: dict[str, Any], players: int, where: str, game: str) -> None:
+def _check_round_expects(rnd: RawDict, players: int, where: str, game: str) -> None:
     """An expectation that no round could meet is a mistake in the file: refused before running."""
     if "expect_scores" in rnd:
         _per_seat(rnd["expect_scores"], players, f"{where}.expect_scores")
@@ -275,36 +292,35 @@ def _check_round_expects(rnd: dict[str, Any], players: int, where: str, game: st
                    f"({game} rounds end: {', '.join(e.value for e in Ending if e in endings)})")
 
 
-def _check_match_expects(data: dict[str, Any], players: int, name: str) -> None:
+def _check_match_expects(data: RawDict, players: int, name: str) -> None:
     if "expect_totals" in data:
         _per_seat(data["expect_totals"], players, f"{name}.expect_totals")
     if "expect_winners" in data:
         _seat_list(data["expect_winners"], players, f"{name}.expect_winners", empty=False)
 
 
-def _arbiter_spec(value: Any, where: str) -> dict[str, Any] | None:
+def _arbiter_spec(value: object, where: str) -> ArbiterSpec | None:
     """`[arbiter]`: run the presses through the real arbiter with this window and epsilon."""
     if value is None:
         return None
     if not isinstance(value, dict):
         raise fail(where, "expected a table like {window_ms = 5.0, epsilon_ms = 0.2, seed = 1}")
     check_keys(value, ARBITER_KEYS, where)
-    spec: dict[str, Any] = {}
+    times: dict[str, int] = {}
     for key, default in (("window_ms", 5.0), ("epsilon_ms", 0.2)):
         x = value.get(key, default)
         if not isinstance(x, int | float) or isinstance(x, bool) or not math.isfinite(x) or x < 0:
             raise fail(f"{where}.{key}", f"a time in milliseconds, not {x!r}")
-        spec[key.replace("_ms", "_ns")] = round(x * 1e6)
-    if not spec["window_ns"] > spec["epsilon_ns"]:
+        times[key] = round(x * 1e6)
+    if not times["window_ms"] > times["epsilon_ms"]:
         raise fail(where, "window_ms must be more than epsilon_ms")
     seed = value.get("seed", 0)
     if not (is_whole(seed) or isinstance(seed, str)):
         raise fail(f"{where}.seed", f"a number or a word, not {seed!r}")
-    spec["seed"] = seed
-    return spec
+    return ArbiterSpec(window_ns=times["window_ms"], epsilon_ns=times["epsilon_ms"], seed=seed)
 
 
-def _referee(match: Match, spec: dict[str, Any] | None, result: ScenarioRun) -> Referee:
+def _referee(match: Match, spec: ArbiterSpec | None, result: ScenarioRun) -> Referee:
     """The table's own referee for one round's presses: a fresh arbiter per round, as the file
     gives it (or the table's defaults), whose decisions the report lists."""
     arbiter = Arbiter(spec["window_ns"], spec["epsilon_ns"], spec["seed"]) if spec else Arbiter()
@@ -320,11 +336,11 @@ def _referee(match: Match, spec: dict[str, Any] | None, result: ScenarioRun) -> 
     return referee
 
 
-def _arbitrated(timed: list[tuple[Any, ...]], referee: Referee) -> list[tuple[Any, ...]]:
+def _arbitrated(timed: list[Timed], referee: Referee) -> list[Ordered]:
     """Each action with its press, in the order the real arbiter releases the presses as they
     arrive (`arrive_ms`): draws and late presses are logged to the referee that settles them."""
     arbiter = referee.arbiter
-    out: list[tuple[Any, ...]] = []
+    out: list[Ordered] = []
 
     def take(presses: list[Press]) -> None:
         out.extend((*timed[int(p.control.split()[1]) - 1], p) for p in presses)
@@ -340,7 +356,7 @@ def _arbitrated(timed: list[tuple[Any, ...]], referee: Referee) -> list[tuple[An
 _OUTCOMES = {"ok"} | {r.name.lower() for r in Reason}
 
 
-def _run_actions(match: Match, actions: Any, where: str, r: int, players: int,
+def _run_actions(match: Match, actions: object, where: str, r: int, players: int,
                  result: ScenarioRun) -> None:
     timed = []
     for i, a in enumerate(listed(actions, f"{where}.actions")):
@@ -410,7 +426,7 @@ def _wake(match: Match, before_ns: int | None, r: int, result: ScenarioRun) -> N
     raise ScenarioError(f"round {r + 1}: the round kept something due after 10000 wakes")
 
 
-def _check_round(match: Match, rnd: dict[str, Any], where: str, r: int, result: ScenarioRun) -> None:
+def _check_round(match: Match, rnd: RawDict, where: str, r: int, result: ScenarioRun) -> None:
     res = match.results[r] if r < len(match.results) else None
     for key, actual in (
         ("expect_scores", list(res.scores) if res else None),
@@ -423,7 +439,7 @@ def _check_round(match: Match, rnd: dict[str, Any], where: str, r: int, result: 
             result.failures.append(f"{where}.{key}: expected {rnd[key]!r}, got {got}")
 
 
-def _check_match(match: Match, data: dict[str, Any], name: str, result: ScenarioRun) -> None:
+def _check_match(match: Match, data: RawDict, name: str, result: ScenarioRun) -> None:
     if "expect_totals" in data and data["expect_totals"] != list(match.totals):
         result.failures.append(f"{name}.expect_totals: expected {data['expect_totals']!r}, "
                                f"got {list(match.totals)!r}")

@@ -15,24 +15,12 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ..engine.codec import to_dict
+from ..engine.game import find
 from ..table.bot_players import Level
 from ..table.machine import Timing
 from ..table.matches import new_match
 from ..table.words import ended_by
 from .simulate import make_bots, play_round
-
-
-def describe(action: Any) -> str:
-    """An action in the players' words, seats, piles and tokens numbered from 1."""
-    d = to_dict(action)
-    d.pop("seat", None)
-    d.pop("ts", None)
-    do = d.pop("do", type(action).__name__)
-    for key in ("pile", "token", "place"):
-        if isinstance(d.get(key), int):
-            d[key] += 1
-    return " ".join([str(do), *(f"{k}={v}" for k, v in d.items() if v is not None)])
 
 
 def watch(game: str, players: int, seed: int | str, level: Level | str, speed: float = 1.0,
@@ -42,6 +30,7 @@ def watch(game: str, players: int, seed: int | str, level: Level | str, speed: f
     if not speed > 0:
         raise ValueError("speed must be above 0")
     match = new_match(game, players, seed)
+    said = find(game).said  # each play in the players' words, as a replay's step lines say it
     bots = make_bots(players, level, seed)
     order = random.Random(f"order/{seed}")
     pause = Timing().round_result_ns / 1e9 if pause_s is None else pause_s
@@ -64,7 +53,7 @@ def watch(game: str, players: int, seed: int | str, level: Level | str, speed: f
                 out(f"{when}  table    time is up: the round is woken")
             else:
                 outcome = "" if refusal is None else f"  ({refusal.short()})"
-                out(f"{when}  seat {seat + 1:<3} {describe(action)}{outcome}")
+                out(f"{when}  seat {seat + 1:<3} {said(action)}{outcome}")
 
         stats = play_round(match, bots, order, observer=show)
         table_s += stats.sim_seconds

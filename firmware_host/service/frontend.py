@@ -19,9 +19,11 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
+from ..engine.game import JsonDict
 from ..table.machine import Phase, Table
+from ..views.standings import Standings
 from .events import FrontendReady, FrontendTrouble, StandingsMade
 
 if TYPE_CHECKING:
@@ -29,6 +31,7 @@ if TYPE_CHECKING:
 
     from ..system.logs import PaneHandler
     from ..table.cues import Cue
+    from .keys import Keys
     from .loop import Loop
     from .screen_feed import Screens
     from .status import Status
@@ -44,11 +47,16 @@ class Sight:
     address: str = ""  # where the web view is watched ("" when it is not served)
     direct: bool = False  # seat 1 has direct buttons for keys 1-5 (a terminal's keyboard)
     level: str = "medium"  # the level of the next bot a key adds
-    standings: Mapping[str, Any] | None = None  # what the statistics last said (`Figurer.standings`)
+    standings: Standings = None  # what the statistics last said (`Figurer.standings`)
     match_id: int | None = None  # the journal's number of the match on the table (or just ended)
 
 
-ViewMaker = Callable[[Sight], Any]
+ViewMaker = Callable[[Sight], object]
+"""A view of the table, made on the table's thread for the frontends that ask for it by name
+(`Frontend.VIEWS`): the web view's snapshot (a JsonDict), a terminal's words."""
+Put = Callable[[object], None]
+"""Where a frontend hands the table an event, from any thread (the loop's `put`: a key's
+InputEvent, a Request, events.py's), which the loop tells apart by type."""
 
 
 @dataclass(frozen=True)
@@ -63,7 +71,8 @@ class TableView:
     problem: str = ""  # the configuration warning, if any
     logged: int = 0  # lines the log ever gave (more than `notices` keeps): which ones are new
     phase: str = ""  # the table's phase (table/machine.py's Phase): whether a match is running
-    made: Mapping[str, Any] = field(default_factory=dict)  # each asked-for view, by its name (VIEWS)
+    made: Mapping[str, object] = field(default_factory=dict)  # each asked-for view by its name (VIEWS):
+    # each name's own type, which its reader checks (`words_of`)
 
     @property
     def in_match(self) -> bool:
@@ -75,7 +84,7 @@ class Frontend(Protocol):
     VIEWS: Mapping[str, ViewMaker]
     """The views it draws from (`TableView.made`), each made only while it is attached."""
 
-    def start(self, put: Callable[[Any], None]) -> None:
+    def start(self, put: Put) -> None:
         """Begin reading keys; each goes to `put` as an event (from any thread)."""
 
     def show(self, view: TableView) -> None:
@@ -113,7 +122,7 @@ class TableViews:
     """Builds the TableView: what every frontend gets, and each view the attached ones ask for."""
 
     def __init__(self, table: Table, screens: Screens, status: Status, pane: PaneHandler | None,
-                 keys: Any = None, standings: Callable[[], Mapping[str, Any] | None] = lambda: None,
+                 keys: Keys | None = None, standings: Callable[[], Standings] = lambda: None,
                  match_id: Callable[[], int | None] = lambda: None) -> None:
         """`pane`: the log's lines a terminal shows (None headless: the table's notices);
         `keys`: the Keys component (its keyboard's direct buttons and next bot's level);
@@ -138,7 +147,7 @@ class TableViews:
                          self.status.problem(), logged or len(notices), phase=str(table.phase),
                          made={name: make(sight) for name, make in makers.items()})
 
-    def seen(self) -> tuple[Any, ...]:
+    def seen(self) -> tuple[object, ...]:
         """Cheap, and changes whenever `build` would give something new."""
         trace = self.table.trace  # a decision that changes no screen (a press too late) is news
         return (self.status.text(), self.screens.seen(),
@@ -146,7 +155,7 @@ class TableViews:
                 id(trace[-1]) if trace else 0, id(self.standings()))  # a new pass: a new dict
 
 
-def views_of(frontends: Iterable[Any]) -> dict[str, ViewMaker]:
+def views_of(frontends: Iterable[Frontend]) -> dict[str, ViewMaker]:
     """Every view the frontends ask for, each once (the first to name it makes it)."""
     makers: dict[str, ViewMaker] = {}
     for frontend in frontends:
@@ -161,7 +170,7 @@ class Frontends:
     def __init__(self, loop: Loop) -> None:
         self.put = loop.put
         self.attached: list[Frontend] = []
-        self._shown: tuple[Any, ...] = ()
+        self._shown: tuple[object, ...] = ()
         loop.on(FrontendTrouble, lambda _event, _now: True)  # woken: the status line follows
         loop.on(StandingsMade, lambda _event, _now: True, at="frontends")  # woken: the page shows them
         loop.on(FrontendReady, self.on_ready)
@@ -194,10 +203,10 @@ class Frontends:
         """Why attached frontends are not serving (a frontend may say so in its `problem`)."""
         return [p for p in (getattr(f, "problem", "") for f in self.attached) if p]
 
-    def reports(self) -> dict[str, Any]:
+    def reports(self) -> dict[str, JsonDict]:
         """What attached frontends say of their load and limits (a frontend may, in `report()`:
         the web view's connections and browsers), by the frontend's NAME."""
-        out = {}
+        out: dict[str, JsonDict] = {}
         for frontend in self.attached:
             report = getattr(frontend, "report", None)
             said = report() if report is not None else None

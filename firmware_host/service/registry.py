@@ -13,6 +13,7 @@ from typing import Any
 
 from ..control.protocol import BY_NAME, LOCAL, Command, declare, wire
 from ..control.server import Request
+from ..engine.game import JsonDict, RawDict
 from ..system.errors import TableBug
 
 
@@ -21,15 +22,17 @@ class Call:
     """One request as a handler sees it. A handler returns its answer, or None when it keeps
     `request` and answers it later (a reload reads the file on a thread of its own)."""
 
-    body: dict[str, Any]
+    body: RawDict  # as the client sent it: each handler checks what it reads
     now: int
     request: Request | None = None
 
-    def get(self, key: str, default: Any = None) -> Any:
+    def get(self, key: str, default: object = None) -> Any:
+        """A value of the body, or `default`: as sent, so `Any` until its handler checks it."""
         return self.body.get(key, default)
 
 
-CommandHandler = Callable[[Call], "dict[str, Any] | None"]
+CommandHandler = Callable[[Call], "JsonDict | None"]
+"""A command's handler: its answer (JSON), or None when it keeps the request to answer later."""
 
 
 class CommandError(TableBug):
@@ -79,7 +82,7 @@ class Commands:
         if missing:
             raise CommandError(f"declared but not handled: {', '.join(missing)}")
 
-    def answer(self, call: Call) -> dict[str, Any] | None:
+    def answer(self, call: Call) -> JsonDict | None:
         """The handler's answer; a ValueError or the table's own error says what is wrong."""
         name = call.body.get("cmd")
         command = BY_NAME.get(name) if isinstance(name, str) else None
@@ -100,7 +103,7 @@ class Commands:
                 raise ValueError(why)
         return handler(call)
 
-    def beside(self, body: dict[str, Any]) -> dict[str, Any] | None:
+    def beside(self, body: RawDict) -> JsonDict | None:
         """The whole answer to a request for a command declared `beside` (it reads only what is
         stored), worked out here, on the caller's thread (a control socket handler's): the game
         thread never sees it. None for every other command: those go to the game thread."""

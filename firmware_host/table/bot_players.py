@@ -10,13 +10,13 @@ plays well with no delay, for simulation and benchmarks.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
 from ..engine.codec import Action
-from ..engine.game import find, routine_actions
+from ..engine.game import Policy, Sight, find, routine_actions
 
 
 class Level(StrEnum):
@@ -56,7 +56,8 @@ class Bot:
         self.rng = rng
         self.fruitless = 0  # turns in a row without a play (pro_row stuck vote, Domino jokers)
         self.memory: dict[str, Any] = {}
-        """What a game's policy keeps between decisions (its own keys)."""
+        """What a game's policy keeps between decisions (its own keys, so its own values: `Any`
+        here, as the game that reads one is known only at run time)."""
         self.planned: set[Action] = set()
         """Plays (stamped 0) seen at the previous look beside the one made then: a person who
         saw two fitting cards makes the second as quickly as a routine move (`delay_ns`)."""
@@ -82,7 +83,7 @@ class Bot:
         ms = max(_MIN_MS, self.rng.gauss(mean, s.spread_ms * (0.5 if routine else 1.0)))
         return int(ms * 1e6)
 
-    def plan(self, plays: Any) -> None:
+    def plan(self, plays: Iterable[Action]) -> None:
         """Remember the plays seen at this look beside the one made (only a bot that `plans`).
         `plays` are actions; their stamps are ignored."""
         if self.plans:
@@ -92,7 +93,7 @@ class Bot:
         """Whether the bot notices a given fitting card (weaker bots overlook some)."""
         return self.skill.overlook == 0 or self.rng.random() >= self.skill.overlook
 
-    def choose(self, sight: Any, now_ns: int = 0) -> Action | None:
+    def choose(self, sight: Sight, now_ns: int = 0) -> Action | None:
         """The bot's next action, or None when it has nothing to do."""
         if sight.over:
             return None
@@ -103,9 +104,11 @@ class Bot:
         """A new look at the table: what the last one planned is what it knows now."""
         self.planned, self._planning = self._planning, set()
 
-    def policy(self, sight: Any) -> Callable[[Any, int], Action | None]:
-        """The decision function for this kind of game (looked up once per round)."""
-        return find(sight.game).policy(self, sight)
+    def policy(self, sight: Sight) -> Policy[Any, Action]:
+        """The decision function for this kind of game (looked up once per round); it takes that
+        game's own sight, a type known only at run time."""
+        policy: Policy[Any, Action] = find(sight.game).policy(self, sight)
+        return policy
 
     def played(self, action: Action) -> Action:
         """A play after turns without one: the count of fruitless turns starts again."""

@@ -9,13 +9,13 @@ the game's choices for every game. A refusal leaves the selection where it was a
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from ..engine.codec import Action
-from ..engine.game import Game, find
+from ..engine.game import AnyGame, find
 from ..engine.match import Match
-from ..engine.round import Reason, Refusal
+from ..engine.round import Reason, Refusal, RoundBase
 
 
 @dataclass(slots=True)
@@ -30,20 +30,22 @@ class SeatController:
     message: str = ""  # the last refusal or hint, for the seat's display
 
     @property
-    def entry(self) -> Game:
+    def entry(self) -> AnyGame:
         """The game's entry, which says what each button means in it."""
         return find(self.match.round.game)
 
     # ------------------------------------------------------------ what the cursor runs over
 
-    def choices(self) -> list[Any]:
-        return self.entry.choices(self)
+    def choices(self) -> Sequence[object]:
+        """What the cursor runs over: the game's choices (`Game.choices`; None: an empty place)."""
+        choices: Sequence[object] = self.entry.choices(self)
+        return choices
 
     def targets(self) -> list[tuple[int | None, int | None]]:
         """Where the selected choice may go (`Game.targets`: a pile, say, and a value)."""
         return self.entry.targets(self)
 
-    def selected(self) -> Any:
+    def selected(self) -> object:
         options = self.choices()
         return options[self.cursor % len(options)] if options else None
 
@@ -90,7 +92,7 @@ class SeatController:
         return self.entry.presses_for(self, action)
 
 
-def explain(refusal: Refusal, action: Action, rnd: Any) -> str:
+def explain(refusal: Refusal, action: Action, rnd: RoundBase) -> str:
     """A refusal in a line a player can act on: who was faster, or what would have fitted."""
     if refusal.reason is not Reason.NO_FIT:
         return refusal.short()

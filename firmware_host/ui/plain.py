@@ -23,14 +23,13 @@ import sys
 import termios
 import threading
 import tty
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar, TextIO
 
 from rich.console import Console
 from rich.text import Text
 
 from ..service.events import Key
-from ..service.frontend import TableView
+from ..service.frontend import Put, TableView, ViewMaker
 from .terminal import mono_braille, rgb_text
 from .words import VIEWS, words_of
 
@@ -66,21 +65,21 @@ def parse_keys(data: str) -> list[str]:
 class TerminalUI:
     """A Frontend (service/frontend.py) on a plain terminal: redraws the table, rings BEL."""
 
-    VIEWS: ClassVar[dict[str, Any]] = VIEWS
+    VIEWS: ClassVar[dict[str, ViewMaker]] = VIEWS
 
-    def __init__(self, out: Any = None, size: tuple[int, int] | None = None) -> None:
+    def __init__(self, out: TextIO | None = None, size: tuple[int, int] | None = None) -> None:
         """`size`: (columns, rows) to draw for; None: the terminal's, at each draw."""
-        self._put: Callable[[Any], None] = lambda _event: None
+        self._put: Put = lambda _event: None
         self._out = out or sys.stdout
         self._size = size
-        self._last: tuple[Any, ...] = ()
+        self._last: tuple[object, ...] = ()
         self._view: TableView | None = None
         self._asking = False  # "quit?" is on the screen: the next key answers it
         self._drawing = threading.Lock()  # the table's thread draws, the keys' thread asks
-        self._saved: Any = None
+        self._saved: list[int | list[bytes | int]] | None = None  # the terminal's modes (termios)
         self._stop = False
 
-    def start(self, put: Callable[[Any], None]) -> None:
+    def start(self, put: Put) -> None:
         """Keys are read on a thread of their own, the terminal in cbreak mode until `stop`."""
         self._put = put
         if sys.stdin.isatty():

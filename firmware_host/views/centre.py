@@ -9,8 +9,6 @@ winner. A brightness cap (0..1) from configuration scales every pixel.
 
 from __future__ import annotations
 
-from typing import Any
-
 from PIL import Image, ImageDraw
 
 from ..engine.game import find
@@ -30,7 +28,7 @@ def seat_colour(seat: int) -> tuple[int, int, int]:
 
 
 def render_centre(match: Match, size: tuple[int, int] = DEFAULT_SIZE, brightness: float = 1.0,
-                  blink: bool = True, candidates: dict[int, Any] | None = None) -> Image.Image:
+                  blink: bool = True, candidates: dict[int, object] | None = None) -> Image.Image:
     """The centre matrix for the round in progress. `blink` is the blink phase (the
     caller flips it a few times a second); `candidates` the seats' selections (`Game.mark`)."""
     img = Image.new("RGB", size, (0, 0, 0))

@@ -11,11 +11,12 @@ colours are the games' letters (R, G, B, Y, P).
 from __future__ import annotations
 
 import ipaddress
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict, cast
 from urllib.parse import urlsplit
 
-from ..engine.game import find, title_of
+from ..engine.game import JsonDict, find, title_of
 from ..engine.options import GAMES, PLAYERS
+from ..engine.round import RoundBase
 from ..table.words import ended_by, ending_name, phase_name
 from .address import qr_rows
 from .boards import seat_no
@@ -23,13 +24,33 @@ from .standings import Standings, highlights, leaderboard, rating_changes, round
 
 if TYPE_CHECKING:
     from ..table.machine import Table
+    from ..table.referee import Contest
 
 S = 1_000_000_000
 DECISIONS = 8  # the last decisions a page shows
 
 
+class Race(TypedDict):
+    """A race as the page shows it (`closest_race`): seats from 1."""
+
+    winner: int
+    loser: int
+    winner_name: str
+    loser_name: str
+    tie: bool
+    margin_ns: int
+    margin: str
+    ts_ns: int
+
+
+def _json(race: Race | None) -> JsonDict | None:
+    """A race in the snapshot: a Race holds only JSON values (its fields say so), though mypy
+    does not take a TypedDict for a JsonDict."""
+    return cast("JsonDict | None", race)
+
+
 def live_state(table: Table, now: int, status: str, address: str = "",
-               standings: Standings = None, match_id: int | None = None) -> dict[str, Any]:
+               standings: Standings = None, match_id: int | None = None) -> JsonDict:
     """One snapshot of the whole table; `address` is where the web view is reached; `standings`
     what the statistics last said (views/standings.py) and `match_id` the journal's number of
     the match on the table, whose figures the podium and the round's end show once made."""
@@ -38,7 +59,7 @@ def live_state(table: Table, now: int, status: str, address: str = "",
     in_match = match is not None and phase not in ("lobby", "attract")
     seats = table.seat_of_player
     game = match.game if in_match and match is not None else table.game
-    state: dict[str, Any] = {
+    state: JsonDict = {
         "type": "table",
         "phase": phase,
         "phase_name": phase_name(phase),
@@ -56,7 +77,7 @@ def live_state(table: Table, now: int, status: str, address: str = "",
         "notices": table.notices[-6:],
         "qr": list(qr_rows(address)) if reachable(address) and phase in ("attract", "lobby") else None,
         "reachable": reachable(address),
-        "round_end": None, "podium": None, "race": _race(table),
+        "round_end": None, "podium": None, "race": _json(_race(table)),
         "leaderboard": None, "highlights": [],
     }
     if phase in ("attract", "lobby"):
@@ -121,7 +142,7 @@ def margin_words(ns: int) -> str:
     return f"{ns / 1000:.0f} µs" if ns < 100_000 else f"{ns / 1_000_000:.1f} ms"
 
 
-def _round_end(table: Table, now: int, standings: Standings, match_id: int | None) -> dict[str, Any]:
+def _round_end(table: Table, now: int, standings: Standings, match_id: int | None) -> JsonDict:
     """The round just ended, ranked: each score with its parts, the round's closest race (the
     referee's, at once) and fastest reaction (the statistics', a second or two later), and how
     long until the next round starts by itself."""
@@ -131,7 +152,7 @@ def _round_end(table: Table, now: int, standings: Standings, match_id: int | Non
     parts = find(match.game).score_parts(match.round)
     seats = table.seat_of_player
     order = sorted(range(match.players), key=lambda p: (-result.scores[p], -match.totals[p], seats[p]))
-    ranked = []
+    ranked: list[JsonDict] = []
     for p in order:
         ranked.append({"place": 1 + sum(result.scores[q] > result.scores[p] for q in range(match.players)),
                        "seat": seats[p] + 1, "name": seat_name(table, p), "points": result.scores[p],
@@ -141,7 +162,7 @@ def _round_end(table: Table, now: int, standings: Standings, match_id: int | Non
     if str(table.phase) == "round_result":
         left = table.phase_since + table.timing.round_result_ns - now
         next_in = max(0, -(-left // S))
-    return {"round": len(match.results), "ranked": ranked, "closest": _closest(table),
+    return {"round": len(match.results), "ranked": ranked, "closest": _json(_closest(table)),
             "fastest": round_reaction(standings, match_id, len(match.results)),
             "next_in": next_in}
 
@@ -171,7 +192,7 @@ def called(seat: int, name: str) -> str:
     return name if name == f"seat {seat}" else f"{name} (seat {seat})"
 
 
-def _race_of(table: Table, contest: Any) -> dict[str, Any]:
+def _race_of(table: Table, contest: Contest) -> Race:
     seats = table.seat_of_player
     winner, loser = seat_no(seats, contest.winner), seat_no(seats, contest.loser)
     return {"winner": winner, "loser": loser, "winner_name": seat_name(table, contest.winner),
@@ -180,7 +201,7 @@ def _race_of(table: Table, contest: Any) -> dict[str, Any]:
             "ts_ns": contest.loser_ts}
 
 
-def _round_contests(table: Table) -> list[Any]:
+def _round_contests(table: Table) -> list[Contest]:
     """The contests of the round in play (or just ended): those after its "go"."""
     go = table.gate.go_ts
     if table.referee is None or go is None:  # None: counting down to the next round
@@ -188,27 +209,27 @@ def _round_contests(table: Table) -> list[Any]:
     return [c for c in table.referee.contests if c.loser_ts >= go]
 
 
-def closest_race(table: Table) -> dict[str, Any] | None:
+def closest_race(table: Table) -> Race | None:
     """The round's (in play or just ended) closest race: the referee's contest of the smallest
     margin since its "go", as the page's race: winner and loser seats (from 1) and names, `tie`,
     the margin in ns and in words. None: no contest this round."""
     return _closest(table)
 
 
-def _closest(table: Table) -> dict[str, Any] | None:
+def _closest(table: Table) -> Race | None:
     contests = _round_contests(table)
     if not contests:
         return None
     return _race_of(table, min(contests, key=lambda c: abs(c.delta_ns)))
 
 
-def _race(table: Table) -> dict[str, Any] | None:
+def _race(table: Table) -> Race | None:
     """The newest race of the round: the page shows a new one large for a few seconds."""
     contests = _round_contests(table)
     return _race_of(table, contests[-1]) if contests else None
 
 
-def _podium(table: Table, changes: dict[int, float]) -> list[dict[str, Any]]:
+def _podium(table: Table, changes: dict[int, float]) -> list[JsonDict]:
     """The match's places by total, with each seat's rating change (None until its figures are
     made, and for a guest, whom no rating follows)."""
     match = table.match
@@ -225,10 +246,10 @@ def _countdown(table: Table, now: int) -> int:
     return max(0, -(-left // S))
 
 
-def _seat(table: Table, player: int, seat: int, in_match: bool) -> dict[str, Any]:
+def _seat(table: Table, player: int, seat: int, in_match: bool) -> JsonDict:
     bot = table.bots.get(player)
     match = table.match
-    out: dict[str, Any] = {
+    out: JsonDict = {
         "seat": seat + 1,
         "who": f"bot ({bot.level})" if bot is not None else "player",
         "name": player_name(table, player),  # None: a guest or a bot (the page says which)
@@ -242,9 +263,9 @@ def _seat(table: Table, player: int, seat: int, in_match: bool) -> dict[str, Any
     return out
 
 
-def _decisions(table: Table) -> list[dict[str, Any]]:
+def _decisions(table: Table) -> list[JsonDict]:
     """The last decisions the engine took, newest last, and the contested ones with their Δ."""
-    out: list[dict[str, Any]] = []
+    out: list[JsonDict] = []
     contests = list(table.referee.contests)[-DECISIONS:] if table.referee is not None else []
     seats = table.seat_of_player
     for entry in list(table.trace)[-40:]:
@@ -264,7 +285,7 @@ def _decisions(table: Table) -> list[dict[str, Any]]:
 # ---------------------------------------------------------------- the board
 
 
-def board(table: Table) -> dict[str, Any] | None:
+def board(table: Table) -> JsonDict | None:
     """The game's board in play: what lies in the middle and what each seat holds."""
     match = table.match
     if match is None:
@@ -272,6 +293,6 @@ def board(table: Table) -> dict[str, Any] | None:
     return board_of(match.game, match.round, table.seat_of_player)
 
 
-def board_of(game: str, rnd: Any, seats: list[int]) -> dict[str, Any]:
+def board_of(game: str, rnd: RoundBase, seats: list[int]) -> JsonDict:
     """A round's board as its game draws it for the page (`Game.board`)."""
     return find(game).board(rnd, seats)

@@ -32,7 +32,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..control.server import SEND_S
 from ..system import pieces
@@ -41,6 +41,7 @@ from ..system.logs import configure, logger, route_uncaught
 from ..system.realtime import BESIDE, SWITCH_INTERVAL_S
 
 if TYPE_CHECKING:  # imported when the process has begun reporting: they take seconds when loaded
+    from ..engine.game import JsonDict, RawDict
     from ..service.journal import Reader
 
 log = logger("web")
@@ -56,7 +57,7 @@ MESSAGE_MAX = 1 << 20  # a link message's bytes at most (a request is a line of 
 CLAIMS_WAITING = 64  # phones' claims sent up to the table and not answered yet, at most
 
 
-def answer(reader: Reader, body: dict[str, Any]) -> dict[str, Any]:
+def answer(reader: Reader, body: RawDict) -> JsonDict:
     """`tablectl history`'s answer, as the table's commands give it (service/commands.py)."""
     try:
         return {"ok": True, **reader.history_page(body.get("limit", 20), body.get("before"))}
@@ -75,7 +76,7 @@ class Answers:
         self._lock = threading.Lock()
         self.made = self.reused = 0
 
-    def of(self, body: dict[str, Any]) -> bytes:
+    def of(self, body: RawDict) -> bytes:
         key = json.dumps([body.get("limit", 20), body.get("before")])
         try:
             version = self.reader.version()
@@ -124,7 +125,7 @@ class Link:
         self.sock = sock
         self._lock = threading.Lock()
 
-    def say(self, message: dict[str, Any]) -> None:
+    def say(self, message: JsonDict) -> None:
         with self._lock, contextlib.suppress(OSError):  # gone: the table has ended, so do we
             self.sock.send(json.dumps(message, separators=(",", ":")).encode())
 
@@ -132,7 +133,7 @@ class Link:
 class Child:
     """What the process does: serves, reads frames, answers the history, reports."""
 
-    def __init__(self, spec: dict[str, Any], link: Link) -> None:
+    def __init__(self, spec: RawDict, link: Link) -> None:
         from ..service.journal import Reader
         from ..service.statistics import Figurer
         from . import standings
@@ -152,7 +153,7 @@ class Child:
         self.answering = ThreadPoolExecutor(READERS, thread_name_prefix="reader")
         self.stopping = threading.Event()
         self.failed = ""
-        self.claims: OrderedDict[int, Callable[[dict[str, Any]], None]] = OrderedDict()  # claim: answer
+        self.claims: OrderedDict[int, Callable[[JsonDict], None]] = OrderedDict()  # claim: answer
         self.claim_ids = itertools.count(1)
 
     def run(self) -> int:
@@ -169,7 +170,7 @@ class Child:
         self.reader.close()
         return 3 if self.failed else 0
 
-    def heard(self, event: Any) -> None:
+    def heard(self, event: object) -> None:
         """What the WebView says of itself (on its thread): up to the table's process."""
         from ..service.events import FrontendReady, FrontendTrouble, SeatClaimed
 
@@ -246,7 +247,7 @@ class Child:
             for fd in fds[1:]:
                 os.close(fd)
 
-    def answered(self, ask: int, body: dict[str, Any], fd: int) -> None:
+    def answered(self, ask: int, body: RawDict, fd: int) -> None:
         try:
             outcome = write_all(fd, self.answers.of(body))
         except Exception as exc:  # never silently: the table's process closes the connection
@@ -259,7 +260,7 @@ class Child:
 def reporting(link: Link, child: list[Child]) -> None:
     """Its report when it changed, and every HEARTBEAT_S anyway: from the first moment (the
     imports that follow take seconds on a loaded machine), so the table knows it is alive."""
-    said: Any = None
+    said: JsonDict | None = None
     last = 0.0
     while True:
         time.sleep(REPORT_S)

@@ -20,10 +20,11 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
+from ..engine.game import JsonDict
 from ..service.events import FrontendReady, FrontendTrouble
-from ..service.frontend import Sight, TableView
+from ..service.frontend import Put, Sight, TableView, ViewMaker
 from ..system.logs import logger
 from ..views.live import live_state
 from .gate import Limits, TooFewDescriptors
@@ -32,6 +33,8 @@ from .listen import take_socket, url_of
 if TYPE_CHECKING:
     from aiohttp import web
 
+    from ..table.cues import Cue
+    from .claim import Claims
     from .gate import Gate
     from .server import Hub
 
@@ -42,7 +45,7 @@ log = logger("web")
 NAME = "web view"
 
 
-def live(sight: Sight) -> dict[str, Any]:
+def live(sight: Sight) -> JsonDict:
     """The table as data for the page (views/live.py), made fresh on the table's thread."""
     return live_state(sight.table, sight.now, sight.status, sight.address, sight.standings, sight.match_id)
 
@@ -51,7 +54,7 @@ class WebView:
     """Serves the live table to browsers; attach with `daemon.attach(WebView(...))`."""
 
     NAME = NAME  # its report's key in `tablectl status`: web_view
-    VIEWS: ClassVar[dict[str, Any]] = {"live": live}  # what it asks the service for (service/frontend.py)
+    VIEWS: ClassVar[dict[str, ViewMaker]] = {"live": live}  # what it asks the service for
 
     def __init__(self, bind: str = "127.0.0.1", port: int = 0, max_clients: int = 32,
                  database: Path | None = None,
@@ -67,17 +70,17 @@ class WebView:
         self.said = ""  # what listening had to say (a remembered port taken), for the log
         self.names, self.url_set = names, url
         self.hub: Hub | None = None  # made on the web thread, with the server
-        self.claims: Any = None  # web/claim.py's Claims, made with the server
+        self.claims: Claims | None = None  # made with the server
         self.gate: Gate | None = None
         self.limits: Limits | None = None
         self.database, self.routes = database, routes
         self.url = ""
         self.problem = ""  # why the web view is not serving, for the status line
-        self._put: Callable[[Any], None] = lambda _event: None
+        self._put: Put = lambda _event: None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._runner: web.AppRunner | None = None
         self._thread: threading.Thread | None = None
-        self._pending: dict[str, Any] | bytes | None = None
+        self._pending: JsonDict | bytes | None = None
         self._scheduled = False
         self._sock: socket.socket | None = sock
         self.announce = announce
@@ -114,7 +117,7 @@ class WebView:
         self.url = url_of(sock)
         return True
 
-    def start(self, put: Callable[[Any], None]) -> None:
+    def start(self, put: Put) -> None:
         self._put = put
         if self.problem or not self.listen():
             return
@@ -124,10 +127,10 @@ class WebView:
     def show(self, view: TableView) -> None:
         """On the table's thread: keep the newest snapshot, wake the server's loop once."""
         state = view.made.get("live")
-        if state is not None:
+        if isinstance(state, dict):  # `live`'s, when asked for
             self.offer(state)
 
-    def offer(self, state: dict[str, Any] | bytes) -> None:
+    def offer(self, state: JsonDict | bytes) -> None:
         """The newest frame, as data or as its JSON already made (the table's process makes it
         for the web view's own: web/child.py): kept, and the server's loop woken once."""
         loop = self._loop  # None until the server serves: the first frame it gets is a whole table
@@ -141,10 +144,10 @@ class WebView:
             except RuntimeError:  # its loop is closed: the server died
                 self._scheduled = False
 
-    def ring(self, cue: Any) -> None:
+    def ring(self, cue: Cue) -> None:
         """Browsers make no sound."""
 
-    def report(self) -> dict[str, Any] | None:
+    def report(self) -> JsonDict | None:
         """Its limits and what meets them, for `tablectl status` (from any thread: copies only)."""
         gate, hub = self.gate, self.hub
         if gate is None or hub is None:
@@ -206,8 +209,8 @@ class WebView:
         from .server import Hub, build_app
 
         self.hub = Hub(self.max_clients)
-        self.claims = Claims(self._put)  # a phone's claim of a seat: the one thing the web may change
-        app = build_app(self.hub, self.database, [*self.routes, self.claims.add],
+        self.claims = claims = Claims(self._put)  # a phone's claim of a seat: all the web may change
+        app = build_app(self.hub, self.database, [*self.routes, claims.add],
                         OwnNames(self.names, self.url_set))
         self._runner = web.AppRunner(app, handle_signals=False, access_log=None, shutdown_timeout=1.0)
         await self._runner.setup()

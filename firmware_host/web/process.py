@@ -30,18 +30,23 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from ..control.server import REPLY_TIMEOUT_S, SEND_S, Handed
+from ..engine.game import JsonDict, RawDict
 from ..service.events import FrontendReady, FrontendTrouble, SeatClaimed
-from ..service.frontend import TableView
+from ..service.frontend import Put, TableView, ViewMaker
 from ..system.logs import escape, logger
 from ..system.realtime import lifted
 from .child import FRAMES_FD, LENGTH, LINK_FD, LISTEN_FD, MESSAGE_MAX
 from .frontend import NAME, live
 from .gate import Limits, TooFewDescriptors
 from .listen import take_socket, url_of
+
+if TYPE_CHECKING:
+    from ..table.cues import Cue
 
 log = logger("web")
 
@@ -56,13 +61,21 @@ HANDED = frozenset({"history"})
 beside the game (`players`, say) is answered in the table's process, as before."""
 
 
+@dataclass
+class _Ask:
+    """A read handed to the child, until it says what became of the answer."""
+
+    done: threading.Event = field(default_factory=threading.Event)
+    outcome: str = ""
+
+
 class WebProcess:
     """Serves the live table to browsers from a process of its own; attach with
     `daemon.attach(WebProcess(...))`, and hand the journal's reads to it with
     `control.handoff = view.ask`."""
 
     NAME = NAME  # its report's key in `tablectl status`: web_view
-    VIEWS: ClassVar[dict[str, Any]] = {"live": live}
+    VIEWS: ClassVar[dict[str, ViewMaker]] = {"live": live}
 
     def __init__(self, bind: str = "127.0.0.1", port: int = 0, max_clients: int = 32,
                  database: Path | None = None, names: Sequence[str] = (), url: str = "",
@@ -83,16 +96,16 @@ class WebProcess:
         self.serving = False
         self.frames = {"offered": 0, "sent": 0, "dropped": 0}
         self.handed = {"handed": 0, "here": 0, "closed": 0}
-        self._child_report: dict[str, Any] | None = None
+        self._child_report: RawDict | None = None  # as the child said it
         self._rss_kib = 0
-        self._put: Callable[[Any], None] = lambda _event: None
+        self._put: Put = lambda _event: None
         self._sock: socket.socket | None = None
-        self._slot: dict[str, Any] | None = None
+        self._slot: JsonDict | None = None
         self._ready = threading.Condition()
         self._frames_sock: socket.socket | None = None
         self._link: socket.socket | None = None
         self._link_lock = threading.Lock()
-        self._asks: dict[int, list[Any]] = {}  # ask id: [Event, outcome]
+        self._asks: dict[int, _Ask] = {}
         self._ids = itertools.count(1)
         self._stopping = threading.Event()
         self._shown = threading.Event()  # the table's loop turns: the table is ready
@@ -120,7 +133,7 @@ class WebProcess:
         self.url = url_of(sock)
         return self.url
 
-    def start(self, put: Callable[[Any], None]) -> None:
+    def start(self, put: Put) -> None:
         self._put = put
         if not self.listen():
             return
@@ -133,7 +146,7 @@ class WebProcess:
         """On the table's thread: the newest frame into the slot, the feed woken; never a wait
         for the child (a lock held by the feed only to swap the slot)."""
         state = view.made.get("live")
-        if state is None:
+        if not isinstance(state, dict):  # `live`'s, when asked for
             return
         self._shown.set()
         with self._ready:
@@ -143,14 +156,14 @@ class WebProcess:
             self._slot = state
             self._ready.notify()
 
-    def ring(self, cue: Any) -> None:
+    def ring(self, cue: Cue) -> None:
         """Browsers make no sound."""
 
-    def report(self) -> dict[str, Any] | None:
+    def report(self) -> JsonDict | None:
         """The child's last report (its connections and browsers) and this side's counts."""
         said = dict(self._child_report or {})
         answers = said.pop("answers", {})  # the child's: made, and reused while the journal stood
-        process = {"pid": self.pid, "serving": self.serving, "starts": self.starts,
+        process: JsonDict = {"pid": self.pid, "serving": self.serving, "starts": self.starts,
                    "rss_kib": self._rss_kib, "frames": dict(self.frames),
                    "history": {**self.handed, **answers}}
         return {**said, "process": process}
@@ -176,7 +189,7 @@ class WebProcess:
 
     # ------------------------------------------------------------ the journal's readers
 
-    def ask(self, fd: int, body: dict[str, Any]) -> Handed | None:
+    def ask(self, fd: int, body: RawDict) -> Handed | None:
         """A reader's request on a control connection (`fd`, the handler's own copy): handed to
         the child, which answers on the connection; None when it is answered here instead (not
         a read of the journal; the child not serving; rows held in memory only this process
@@ -188,8 +201,7 @@ class WebProcess:
             self.handed["here"] += 1
             return None
         ask = next(self._ids)
-        done = threading.Event()
-        self._asks[ask] = [done, ""]
+        self._asks[ask] = asked = _Ask()
         message = json.dumps({"ask": ask, "body": body}, separators=(",", ":")).encode()
         try:
             with self._link_lock:
@@ -200,10 +212,10 @@ class WebProcess:
             self.handed["here"] += 1
             return None
         self.handed["handed"] += 1
-        if not done.wait(ASK_S):
+        if not asked.done.wait(ASK_S):
             outcome = f"the web view's process did not answer it within {ASK_S:g} s"
         else:
-            outcome = self._asks[ask][1]
+            outcome = asked.outcome
         self._asks.pop(ask, None)
         if outcome != "sent":
             self.handed["closed"] += 1
@@ -305,8 +317,8 @@ class WebProcess:
             self.serving = False
             self._link = None
             for waiting in list(self._asks.values()):  # handed and never done: closed
-                waiting[1] = "the web view's process ended before it answered"
-                waiting[0].set()
+                waiting.outcome = "the web view's process ended before it answered"
+                waiting.done.set()
             if why:  # stuck: made to end
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
@@ -348,8 +360,8 @@ class WebProcess:
             if "done" in message:
                 waiting = self._asks.get(message["done"])
                 if waiting is not None:
-                    waiting[1] = str(message.get("outcome", ""))
-                    waiting[0].set()
+                    waiting.outcome = str(message.get("outcome", ""))
+                    waiting.done.set()
             elif "report" in message:
                 self._child_report = message["report"] or self._child_report
                 self._rss_kib = int(message.get("rss_kib", 0))
@@ -362,7 +374,7 @@ class WebProcess:
             elif "trouble" in message:
                 self._fail(str(message["trouble"]).removeprefix(f"{NAME}: "))
 
-    def _claimed(self, link: socket.socket, message: dict[str, Any]) -> None:
+    def _claimed(self, link: socket.socket, message: RawDict) -> None:
         """A phone's claim of a seat, from the web view's process: the table's loop decides it
         (service/table_feed.py) and the answer goes back down the link, never blocking the
         table's thread (a child not reading loses its answer; the phone is told to try again)."""
@@ -372,7 +384,7 @@ class WebProcess:
             log.warning("web view: its process sent a claim that is not one: %s", escape(str(message)[:200]))
             return
 
-        def answer(result: dict[str, Any]) -> None:  # on the table's thread
+        def answer(result: JsonDict) -> None:  # on the table's thread
             data = json.dumps({"claimed": claim, "answer": result}, separators=(",", ":")).encode()
             with self._link_lock, contextlib.suppress(OSError):
                 link.send(data, socket.MSG_DONTWAIT)

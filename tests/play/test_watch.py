@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from firmware_host.play.watch import describe, watch
+from firmware_host.play.watch import watch
 from firmware_host.table.bot_players import Level
 
 
@@ -45,8 +45,13 @@ def test_watch_refuses_a_speed_that_is_not_above_zero() -> None:
         watch("dice", 2, 3, Level.MEDIUM, 0.0)
 
 
-def test_actions_are_described_with_seats_and_piles_from_one() -> None:
-    from firmware_host.games.classic.rules import Card, PlayCard, TurnHand
-
-    assert describe(TurnHand(0, 5)) == "turn"
-    assert describe(PlayCard(1, Card.parse("R3"), 5)) == "play card=R3"
+def test_each_play_is_shown_in_the_players_words_as_the_game_says_it() -> None:
+    lines: list[str] = []
+    fake = FakeClock()
+    watch("classic", 2, 3, Level.MEDIUM, 1000.0, out=lines.append, sleep=fake.sleep, clock=fake.clock,
+          pause_s=0.0)
+    plays = [line.split(None, 4)[4] for line in lines if line.startswith("  ") and " seat " in line]
+    said = {p.split("  (")[0] for p in plays}  # a refusal is shown after two spaces, in brackets
+    assert any(s.startswith("played ") and s.endswith(" to the centre") for s in said)
+    assert "turned up the next three cards from the hand" in said
+    assert not any("=" in p for p in plays)  # never an engine's `card=R3`

@@ -58,7 +58,9 @@ def test_a_bot_match_s_figures_reach_the_podium_and_the_attract_screen(browser: 
     assert {p["seat"]: p["rating"] for p in state["podium"]} == seats and set(seats) == {1, 2, 3, 4}
     assert next(p["name"] for p in state["podium"] if p["seat"] == 1) == "Ana"
     quick = standings["highlights"]["fastest_reaction"]
-    assert quick is not None and quick["ms"] > 0  # the bots' presses, from their kernel stamps
+    # the bots' presses, from their kernel stamps: an instant bot can press on the clock's very tick
+    # that made its card fit, so 0 ms is a true figure (it failed "> 0" once in the browser tier)
+    assert quick is not None and 0 <= quick["ms"] < 60_000 and quick["seat"] in {1, 2, 3, 4}
     # the match's one round: its fastest reaction is the match's, named as the round's table names a seat
     assert standings["round"] == {"match": 3, "round": 1, "problem": None, "fastest_reaction": quick}
     named = "bot" if quick["name"].startswith("bot") else quick["name"]

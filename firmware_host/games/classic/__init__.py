@@ -11,9 +11,9 @@ that the round is stuck (arbitrated, as it changes the game).
 from __future__ import annotations
 
 import random
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
-from ...engine.game import Controls, Game
+from ...engine.game import Controls, Game, JsonDict, Options, Policy, RawDict, Setup
 from ...engine.match import Match
 from ...engine.options import OptionSpec, one_of, whole, yes_no
 from ...engine.round import Ending, Refusal, Seat, field_int, field_str
@@ -22,6 +22,7 @@ from .rules import (
     MAX_PLAYERS,
     MIN_PLAYERS,
     Card,
+    ClassicAction,
     ClassicOptions,
     ClassicRound,
     MoveToRow,
@@ -31,8 +32,15 @@ from .rules import (
 )
 from .sight import ClassicSight
 
+if TYPE_CHECKING:
+    from PIL import Image
+    from rich.text import Text
 
-class ClassicGame(Game[ClassicRound]):
+    from ...table.bot_players import Bot
+    from ...table.machine import Table
+
+
+class ClassicGame(Game[ClassicRound, ClassicAction, ClassicSight, Card, "Bot", "Image.Image", "Table"]):
     name = "classic"
     title = "Ligretto"
     players = (MIN_PLAYERS, MAX_PLAYERS)
@@ -56,44 +64,44 @@ class ClassicGame(Game[ClassicRound]):
 
     # ------------------------------------------------------------ the match and the journal
 
-    def new_round(self, match: Match, rng: random.Random, setup: dict[str, Any]) -> ClassicRound:
+    def new_round(self, match: Match, rng: random.Random, setup: Setup) -> ClassicRound:
         o = match.options
         opts = ClassicOptions(o["recycle"], o["pro_row"], o["descending"],
                               o["alternate_colours"], o["stack_face_down"])
         return ClassicRound(match.players, opts, rng, **setup)
 
-    def sight(self, rnd: ClassicRound, seat: Seat) -> Any:
+    def sight(self, rnd: ClassicRound, seat: Seat) -> ClassicSight:
         return ClassicSight(rnd, seat)
 
     def playable(self, rnd: ClassicRound, seat: Seat) -> bool:
         return ClassicSight(rnd, seat).first_fitting() is not None
 
-    def encode(self, action: Any) -> dict[str, Any]:
+    def encode(self, action: ClassicAction) -> JsonDict:
         if isinstance(action, MoveToRow):
             return {"card": str(action.card), "place": action.place}
         if isinstance(action, PlayCard):
             return {"card": str(action.card)}
         return {}
 
-    def decode(self, kind: type, d: dict[str, Any], seat: Seat, ts: int, context: Any) -> Any:
+    def decode(self, kind: type, d: RawDict, seat: Seat, ts: int, context: object) -> ClassicAction:
         if kind is PlayCard:
             return PlayCard(seat, Card.parse(field_str(d, "card")), ts)
         if kind is MoveToRow:
             return MoveToRow(seat, Card.parse(field_str(d, "card")), field_int(d, "place"), ts)
-        return kind(seat, ts)
+        return TurnHand(seat, ts) if kind is TurnHand else VoteStuck(seat, ts)
 
     # ------------------------------------------------------------ controls
 
-    def choices(self, c: Controls) -> list[Any]:
+    def choices(self, c: Controls[Card]) -> list[Card | None]:
         rnd = self.round_of(c)
         st = rnd.seats[c.seat]
-        places: list[Any] = [place[-1] if place else None for place in st.row]
+        places: list[Card | None] = [place[-1] if place else None for place in st.row]
         if not rnd.options.stack_face_down:
             places.append(st.stack[-1] if st.stack else None)
         places.append(st.discard[-1] if st.discard else None)
         return places
 
-    def nav(self, c: Controls, control: str) -> None:
+    def nav(self, c: Controls[Card], control: str) -> None:
         rnd = self.round_of(c)
         if not rnd.options.pro_row:
             return
@@ -105,29 +113,29 @@ class ClassicGame(Game[ClassicRound]):
             c.destination = None
             c.message = ""
 
-    def arbitrates(self, c: Controls, control: str) -> bool:
+    def arbitrates(self, c: Controls[Card], control: str) -> bool:
         return control == "down" and self.round_of(c).options.pro_row and c.destination is None
 
-    def action(self, c: Controls, control: str, ts: int) -> Any:
+    def action(self, c: Controls[Card], control: str, ts: int) -> ClassicAction | None:
         if control == "down":
             return VoteStuck(c.seat, ts)
         return super().action(c, control, ts)
 
-    def alt(self, c: Controls, ts: int) -> Any:
+    def alt(self, c: Controls[Card], ts: int) -> ClassicAction:
         return TurnHand(c.seat, ts)
 
-    def slap(self, c: Controls, choice: Any, ts: int) -> Any:
+    def slap(self, c: Controls[Card], choice: Card, ts: int) -> ClassicAction | None:
         if c.destination is not None:
             return MoveToRow(c.seat, choice, c.destination, ts)
         return PlayCard(c.seat, choice, ts)
 
-    def after(self, c: Controls, action: Any) -> None:
+    def after(self, c: Controls[Card], action: ClassicAction) -> None:
         if isinstance(action, VoteStuck):
             c.message = "voted: stuck"
         if isinstance(action, MoveToRow):
             c.destination = None
 
-    def presses_for(self, c: Controls, action: Any) -> list[str] | None:
+    def presses_for(self, c: Controls[Card], action: ClassicAction) -> list[str] | None:
         if isinstance(action, TurnHand):
             return ["alt"]
         if isinstance(action, VoteStuck):
@@ -146,7 +154,7 @@ class ClassicGame(Game[ClassicRound]):
             return [*steps(c.cursor, options.index(action.card), len(options)), "slap"]
         return None
 
-    def said(self, action: Any) -> str:
+    def said(self, action: ClassicAction) -> str:
         if isinstance(action, PlayCard):
             return f"played {action.card} to the centre"
         if isinstance(action, MoveToRow):
@@ -155,7 +163,7 @@ class ClassicGame(Game[ClassicRound]):
             return "turned up the next three cards from the hand"
         return "agreed the round is stuck"
 
-    def explain(self, refusal: Refusal, action: Any, rnd: ClassicRound) -> str | None:
+    def explain(self, refusal: Refusal, action: ClassicAction, rnd: ClassicRound) -> str | None:
         if not isinstance(action, PlayCard | MoveToRow):
             return None
         card = action.card
@@ -166,27 +174,27 @@ class ClassicGame(Game[ClassicRound]):
 
     # ------------------------------------------------------------ the bot, screens and words, beside
 
-    def policy(self, bot: Any, sight: Any) -> Any:
+    def policy(self, bot: Bot, sight: ClassicSight) -> Policy[ClassicSight, ClassicAction]:
         from .bot import policy
 
         return policy(bot, sight)
 
-    def draw_seat(self, img: Any, c: Controls, rnd: ClassicRound) -> str:
+    def draw_seat(self, img: Image.Image, c: Controls[Card], rnd: ClassicRound) -> str:
         from .screens import seat
 
         return seat(img, c, rnd)
 
-    def draw_centre(self, img: Any, rnd: ClassicRound, blink: bool, marks: dict[int, Any]) -> None:
+    def draw_centre(self, img: Image.Image, rnd: ClassicRound, blink: bool, marks: dict[int, object]) -> None:
         from .screens import centre
 
         centre(img, rnd, blink, marks)
 
-    def centre_words(self, rnd: ClassicRound, table: Any) -> Any:
+    def centre_words(self, rnd: ClassicRound, table: Table) -> Text:
         from .words import centre
 
         return centre(rnd, table)
 
-    def seat_words(self, c: Controls, rnd: ClassicRound) -> Any:
+    def seat_words(self, c: Controls[Card], rnd: ClassicRound) -> Text:
         from .words import seat
 
         return seat(c, rnd)
@@ -196,7 +204,7 @@ class ClassicGame(Game[ClassicRound]):
 
         return keys(rnd, direct)
 
-    def board(self, rnd: ClassicRound, seats: list[int]) -> dict[str, Any]:
+    def board(self, rnd: ClassicRound, seats: list[int]) -> JsonDict:
         from .web_board import board
 
         return board(rnd, seats)
@@ -210,16 +218,16 @@ class ClassicGame(Game[ClassicRound]):
 
     # ------------------------------------------------------------ scenario files and tools
 
-    def scenario_options(self, options: dict[str, Any], rounds: int) -> dict[str, Any]:
+    def scenario_options(self, options: Options, rounds: int) -> Options:
         return {"rounds": rounds, **options}
 
-    def scenario_setup(self, rnd: dict[str, Any], players: int, where: str, rng: random.Random,
-                       options: dict[str, Any], match: Match | None) -> dict[str, Any]:
+    def scenario_setup(self, rnd: RawDict, players: int, where: str, rng: random.Random,
+                       options: Options, match: Match | None) -> Setup:
         from .scenario import setup
 
         return setup(rnd, players, where, rng, yes_no(options.get("pro_row", False)))
 
-    def sweep_options(self, players: int) -> list[dict[str, Any]]:
+    def sweep_options(self, players: int) -> list[Options]:
         return [{}, {"recycle": "turn_over"}, {"pro_row": True}, {"descending": True},
                 {"alternate_colours": True}, {"stack_face_down": True},
                 {"pro_row": True, "stack_face_down": True, "alternate_colours": True},

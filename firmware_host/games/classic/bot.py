@@ -5,12 +5,13 @@ from __future__ import annotations
 from types import MethodType
 
 from ...engine.codec import Action
+from ...engine.game import Policy
 from ...table.bot_players import Bot, Level
-from .rules import MoveToRow, PlayCard, TurnHand, VoteStuck
+from .rules import ClassicAction, MoveToRow, PlayCard, TurnHand, VoteStuck
 from .sight import ClassicSight
 
 
-def policy(bot: Bot, sight: ClassicSight) -> object:
+def policy(bot: Bot, sight: ClassicSight) -> Policy[ClassicSight, ClassicAction]:
     """The instant bot without pro_row takes the one-glance path; every other bot `play`."""
     if bot.level == Level.INSTANT and not sight.options.pro_row:
         return _instant_classic

@@ -6,9 +6,9 @@ asked for."""
 from __future__ import annotations
 
 import random
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
-from ...engine.game import Controls, Game
+from ...engine.game import Controls, Game, JsonDict, Options, Policy, RawDict, Setup
 from ...engine.match import Match
 from ...engine.options import OptionSpec, whole
 from ...engine.round import Ending, RulesError, Seat, field_int, field_str
@@ -18,6 +18,7 @@ from .rules import (
     CRAZY_ROUNDS,
     MAX_PLAYERS,
     MIN_PLAYERS,
+    CrazyAction,
     CrazyCard,
     CrazyColour,
     CrazyOptions,
@@ -31,8 +32,15 @@ from .rules import (
 )
 from .sight import CrazySight
 
+if TYPE_CHECKING:
+    from PIL import Image
+    from rich.text import Text
 
-class CrazyGame(Game[CrazyRound]):
+    from ...table.bot_players import Bot
+    from ...table.machine import Table
+
+
+class CrazyGame(Game[CrazyRound, CrazyAction, CrazySight, CrazyCard, "Bot", "Image.Image", "Table"]):
     name = "crazy"
     title = "Ligretto Crazy"
     players = (MIN_PLAYERS, MAX_PLAYERS)
@@ -51,15 +59,14 @@ class CrazyGame(Game[CrazyRound]):
 
     # ------------------------------------------------------------ the match and the journal
 
-    def resources(self, players: int, options: dict[str, Any]) -> DeckSpec:
+    def resources(self, players: int, options: Options) -> DeckSpec:
         """The split of a colour's cards into values and styles."""
         return crazy_deck()
 
-    def check_resources(self, resources: Any) -> None:
-        if not isinstance(resources, DeckSpec):
-            raise RulesError("crazy needs its deck split")
+    def check_resources(self, resources: object) -> None:
+        _deck(resources)
 
-    def new_round(self, match: Match, rng: random.Random, setup: dict[str, Any]) -> CrazyRound:
+    def new_round(self, match: Match, rng: random.Random, setup: Setup) -> CrazyRound:
         return CrazyRound(match.players, CrazyOptions(match.options["target"]), rng, match.resources,
                           **setup)
 
@@ -68,51 +75,53 @@ class CrazyGame(Game[CrazyRound]):
         reached = max(match.totals) >= match.options["target"]
         return reached or (cap is not None and match.rounds_played >= cap)
 
-    def sight(self, rnd: CrazyRound, seat: Seat) -> Any:
+    def sight(self, rnd: CrazyRound, seat: Seat) -> CrazySight:
         return CrazySight(rnd, seat)
 
     def playable(self, rnd: CrazyRound, seat: Seat) -> bool:
         return any(next(rnd.placements(card), None) is not None for card in rnd.seats[seat].hand)
 
-    def journal_context(self, players: int, resources: Any) -> dict[str, CrazyCard]:
-        return crazy_index([resources.cards(CrazyColour(s)) for s in range(players)])
+    def journal_context(self, players: int, resources: object) -> dict[str, CrazyCard]:
+        deck = _deck(resources)
+        return crazy_index([deck.cards(CrazyColour(s)) for s in range(players)])
 
-    def encode(self, action: Any) -> dict[str, Any]:
-        out: dict[str, Any] = {"card": crazy_card_name(action.card)}
+    def encode(self, action: CrazyAction) -> JsonDict:
+        out: JsonDict = {"card": crazy_card_name(action.card)}
         if isinstance(action, PlayCrazy):
             out["pile"] = action.pile
             if action.value is not None:
                 out["value"] = action.value
         return out
 
-    def decode(self, kind: type, d: dict[str, Any], seat: Seat, ts: int, context: Any) -> Any:
-        card = parse_crazy_card(field_str(d, "card"), context or {})
+    def decode(self, kind: type, d: RawDict, seat: Seat, ts: int, context: object) -> CrazyAction:
+        index = context if isinstance(context, dict) else {}  # `journal_context`'s, or None
+        card = parse_crazy_card(field_str(d, "card"), index)
         if kind is DiscardCrazy:
             return DiscardCrazy(seat, card, ts)
         return PlayCrazy(seat, card, field_int(d, "pile", None), field_int(d, "value", None), ts)
 
     # ------------------------------------------------------------ controls
 
-    def choices(self, c: Controls) -> list[Any]:
+    def choices(self, c: Controls[CrazyCard]) -> list[CrazyCard]:
         return list(self.round_of(c).seats[c.seat].hand)
 
-    def targets(self, c: Controls) -> list[Any]:
+    def targets(self, c: Controls[CrazyCard]) -> list[tuple[int | None, int | None]]:
         hand = self.choices(c)
         if not hand:
             return []
         return list(self.round_of(c).placements(hand[c.cursor % len(hand)]))
 
-    def nav(self, c: Controls, control: str) -> None:
+    def nav(self, c: Controls[CrazyCard], control: str) -> None:
         if control in ("up", "down"):
             count = len(self.targets(c))
             if count:
                 c.target = (c.target + (1 if control == "down" else -1)) % count
 
-    def alt(self, c: Controls, ts: int) -> Any:
+    def alt(self, c: Controls[CrazyCard], ts: int) -> CrazyAction | None:
         card = c.selected()
         return DiscardCrazy(c.seat, card, ts) if card is not None else None
 
-    def slap(self, c: Controls, choice: Any, ts: int) -> Any:
+    def slap(self, c: Controls[CrazyCard], choice: CrazyCard, ts: int) -> CrazyAction | None:
         targets = self.targets(c)
         if not targets:
             c.message = "no place for it"
@@ -120,13 +129,13 @@ class CrazyGame(Game[CrazyRound]):
         pile, value = targets[c.target % len(targets)]
         return PlayCrazy(c.seat, choice, pile, value, ts)
 
-    def said(self, action: Any) -> str:
+    def said(self, action: CrazyAction) -> str:
         if isinstance(action, PlayCrazy):
             where = "started a pile with" if action.pile is None else "played"
             return f"{where} {action.card}" + (f" as {action.value}" if action.value is not None else "")
         return f"put {action.card} on the discard pile"
 
-    def presses_for(self, c: Controls, action: Any) -> list[str] | None:
+    def presses_for(self, c: Controls[CrazyCard], action: CrazyAction) -> list[str] | None:
         if not isinstance(action, PlayCrazy | DiscardCrazy):
             return None
         options = self.choices(c)
@@ -145,27 +154,27 @@ class CrazyGame(Game[CrazyRound]):
 
     # ------------------------------------------------------------ the bot, screens and words, beside
 
-    def policy(self, bot: Any, sight: Any) -> Any:
+    def policy(self, bot: Bot, sight: CrazySight) -> Policy[CrazySight, CrazyAction]:
         from .bot import policy
 
         return policy(bot, sight)
 
-    def draw_seat(self, img: Any, c: Controls, rnd: CrazyRound) -> str:
+    def draw_seat(self, img: Image.Image, c: Controls[CrazyCard], rnd: CrazyRound) -> str:
         from .screens import seat
 
         return seat(img, c, rnd)
 
-    def draw_centre(self, img: Any, rnd: CrazyRound, blink: bool, marks: dict[int, Any]) -> None:
+    def draw_centre(self, img: Image.Image, rnd: CrazyRound, blink: bool, marks: dict[int, object]) -> None:
         from .screens import centre
 
         centre(img, rnd, blink, marks)
 
-    def centre_words(self, rnd: CrazyRound, table: Any) -> Any:
+    def centre_words(self, rnd: CrazyRound, table: Table) -> Text:
         from .words import centre
 
         return centre(rnd, table)
 
-    def seat_words(self, c: Controls, rnd: CrazyRound) -> Any:
+    def seat_words(self, c: Controls[CrazyCard], rnd: CrazyRound) -> Text:
         from .words import seat
 
         return seat(c, rnd)
@@ -175,7 +184,7 @@ class CrazyGame(Game[CrazyRound]):
 
         return keys(rnd, direct)
 
-    def board(self, rnd: CrazyRound, seats: list[int]) -> dict[str, Any]:
+    def board(self, rnd: CrazyRound, seats: list[int]) -> JsonDict:
         from .web_board import board
 
         return board(rnd, seats)
@@ -189,19 +198,26 @@ class CrazyGame(Game[CrazyRound]):
 
     # ------------------------------------------------------------ scenario files and tools
 
-    def scenario_setup(self, rnd: dict[str, Any], players: int, where: str, rng: random.Random,
-                       options: dict[str, Any], match: Match | None) -> dict[str, Any]:
+    def scenario_setup(self, rnd: RawDict, players: int, where: str, rng: random.Random,
+                       options: Options, match: Match | None) -> Setup:
         from .scenario import setup
 
         return setup(rnd, players, where, crazy_deck(), rng)
 
-    def scenario_action(self, match: Match, raw: dict[str, Any], where: str) -> Any:
+    def scenario_action(self, match: Match, raw: RawDict, where: str) -> CrazyAction:
         from .scenario import action
 
         return action(match, raw)
 
-    def sweep_options(self, players: int) -> list[dict[str, Any]]:
+    def sweep_options(self, players: int) -> list[Options]:
         return [{}, {"target": 10}]
 
-    def long_options(self) -> dict[str, Any]:
+    def long_options(self) -> Options:
         return {"rounds": 1000, "target": 10_000}
+
+
+def _deck(resources: object) -> DeckSpec:
+    """A match's resources as Crazy's deck split, or a RulesError when they are not one."""
+    if not isinstance(resources, DeckSpec):
+        raise RulesError("crazy needs its deck split")
+    return resources

@@ -7,11 +7,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from operator import attrgetter
-from typing import Any
 
-from ...engine.codec import Action
+from ...engine.game import Policy
 from ...table.bot_players import Bot, Level
-from .rules import BOTTOM, TOP, CrazyCard, DiscardCrazy, PlayCrazy
+from .rules import BOTTOM, TOP, CrazyAction, CrazyCard, DiscardCrazy, PlayCrazy
 from .sight import CrazySight
 
 FOUR = TOP - 1
@@ -89,7 +88,7 @@ class CrazyPlayer:
         keeps no watch): then a look at a table that has not changed since a look that found
         nothing worth playing finds nothing again, and is not worked out anew."""
 
-    def play(self, s: CrazySight, now: int) -> Action | None:
+    def play(self, s: CrazySight, now: int) -> CrazyAction | None:
         """A competent player's judgement: a discarded card is a point lost for certain, a card
         on a pile is lost only to whoever finishes it.
 
@@ -158,7 +157,7 @@ class CrazyPlayer:
         return chosen
 
     def _wait(self, s: CrazySight, hand: Sequence[CrazyCard], piles: Mapping[int, tuple[int, int]],
-              last: bool, now: int) -> Action | None:
+              last: bool, now: int) -> CrazyAction | None:
         """Nothing worth playing. Each discard brings the round's end nearer for everyone, and the
         others' plays may soon make a card fit: wait a few looks (a second each), then discard."""
         mem = self.mem
@@ -187,7 +186,7 @@ def _watch(mem: Memory, s: CrazySight, now: int) -> None:
     mem.laid, mem.seen = laid, now
 
 
-def _deny(bot: Bot, s: CrazySight, hand: Sequence[CrazyCard], now: int) -> Action:
+def _deny(bot: Bot, s: CrazySight, hand: Sequence[CrazyCard], now: int) -> CrazyAction:
     """Play against a hand far quicker than ours: whatever we lay down it finishes, so make no 4,
     hold a 5 for the 4s it makes, spoil its 4s with 3s, and discard at once rather than wait
     (the round's end leaves it holding the cards it could not play)."""
@@ -337,7 +336,7 @@ def _least_kept(hand: Sequence[CrazyCard], piles: Mapping[int, tuple[int, int]])
     return least
 
 
-def policy(bot: Bot, sight: Any) -> Any:
+def policy(bot: Bot, sight: CrazySight) -> Policy[CrazySight, CrazyAction]:
     """The bot's `CrazyPlayer`, made at its first look and kept for the match (`Bot.choose`
     asks for the policy at every look)."""
     player = bot.memory.get("crazy/player")

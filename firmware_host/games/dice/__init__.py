@@ -5,9 +5,9 @@ loaded when first asked for."""
 from __future__ import annotations
 
 import random
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
-from ...engine.game import Controls, Game
+from ...engine.game import Controls, Game, JsonDict, Options, Policy, RawDict, Setup
 from ...engine.match import Match
 from ...engine.options import OptionSpec, whole
 from ...engine.round import Ending, Refusal, RulesError, Seat, field_str, is_whole
@@ -16,6 +16,7 @@ from .rules import (
     FACES,
     MAX_PLAYERS,
     MIN_PLAYERS,
+    DiceAction,
     DiceOptions,
     DiceRound,
     Die,
@@ -28,8 +29,15 @@ from .rules import (
 )
 from .sight import DiceSight
 
+if TYPE_CHECKING:
+    from PIL import Image
+    from rich.text import Text
 
-class DiceGame(Game[DiceRound]):
+    from ...table.bot_players import Bot
+    from ...table.machine import Table
+
+
+class DiceGame(Game[DiceRound, DiceAction, DiceSight, Die, "Bot", "Image.Image", "Table"]):
     name = "dice"
     title = "Ligretto Dice"
     players = (MIN_PLAYERS, MAX_PLAYERS)
@@ -46,28 +54,28 @@ class DiceGame(Game[DiceRound]):
 
     # ------------------------------------------------------------ the match and the journal
 
-    def settle_options(self, options: dict[str, Any], players: int) -> None:
+    def settle_options(self, options: Options, players: int) -> None:
         if options["rounds"] is None:
             options["rounds"] = 3 * players
 
-    def check_options(self, options: dict[str, Any], players: int | None) -> None:
+    def check_options(self, options: Options, players: int | None) -> None:
         if players is not None:
             dice_counts(players, DiceOptions(options["handicap"]))
         elif options["handicap"]:
             check_handicap(options["handicap"])
 
-    def new_round(self, match: Match, rng: random.Random, setup: dict[str, Any]) -> DiceRound:
+    def new_round(self, match: Match, rng: random.Random, setup: Setup) -> DiceRound:
         return DiceRound(match.players, DiceOptions(match.options["handicap"]), rng, **setup)
 
-    def sight(self, rnd: DiceRound, seat: Seat) -> Any:
+    def sight(self, rnd: DiceRound, seat: Seat) -> DiceSight:
         return DiceSight(rnd, seat)
 
     def playable(self, rnd: DiceRound, seat: Seat) -> bool:
         return any(rnd.fits(die) for die in rnd.dice[seat])
 
-    def encode(self, action: Any) -> dict[str, Any]:
+    def encode(self, action: DiceAction) -> JsonDict:
         if isinstance(action, PlaceDie):
-            out: dict[str, Any] = {"die": str(Die(action.colour, action.face))}
+            out: JsonDict = {"die": str(Die(action.colour, action.face))}
             if action.row is not None:
                 out["row"] = DieColour(action.row).name.lower()
             return out
@@ -75,7 +83,7 @@ class DiceGame(Game[DiceRound]):
             return {"faces": list(action.faces)}
         return {}
 
-    def decode(self, kind: type, d: dict[str, Any], seat: Seat, ts: int, context: Any) -> Any:
+    def decode(self, kind: type, d: RawDict, seat: Seat, ts: int, context: object) -> DiceAction:
         if kind is PlaceDie:
             die = Die.parse(field_str(d, "die"))
             row = d.get("row")
@@ -93,21 +101,21 @@ class DiceGame(Game[DiceRound]):
 
     # ------------------------------------------------------------ controls
 
-    def choices(self, c: Controls) -> list[Any]:
+    def choices(self, c: Controls[Die]) -> list[Die]:
         return list(self.round_of(c).dice[c.seat])
 
-    def alt(self, c: Controls, ts: int) -> Any:
+    def alt(self, c: Controls[Die], ts: int) -> DiceAction | None:
         return Reroll(c.seat, ts)
 
-    def slap(self, c: Controls, choice: Any, ts: int) -> Any:
+    def slap(self, c: Controls[Die], choice: Die, ts: int) -> DiceAction | None:
         return PlaceDie(c.seat, choice.colour, choice.face, ts)
 
-    def said(self, action: Any) -> str:
+    def said(self, action: DiceAction) -> str:
         if isinstance(action, PlaceDie):
             return f"put {Die(action.colour, action.face)} in its row"
         return "rolled the dice left again"
 
-    def presses_for(self, c: Controls, action: Any) -> list[str] | None:
+    def presses_for(self, c: Controls[Die], action: DiceAction) -> list[str] | None:
         if isinstance(action, Reroll):
             return ["alt"]
         if isinstance(action, PlaceDie):
@@ -119,7 +127,7 @@ class DiceGame(Game[DiceRound]):
             return [*steps(c.cursor, wanted, len(options)), "slap"]
         return None
 
-    def explain(self, refusal: Refusal, action: Any, rnd: DiceRound) -> str | None:
+    def explain(self, refusal: Refusal, action: DiceAction, rnd: DiceRound) -> str | None:
         if not isinstance(action, PlaceDie):
             return None
         placed = rnd.board[action.colour]
@@ -129,27 +137,27 @@ class DiceGame(Game[DiceRound]):
 
     # ------------------------------------------------------------ the bot, screens and words, beside
 
-    def policy(self, bot: Any, sight: Any) -> Any:
+    def policy(self, bot: Bot, sight: DiceSight) -> Policy[DiceSight, DiceAction]:
         from .bot import policy
 
         return policy(bot, sight)
 
-    def draw_seat(self, img: Any, c: Controls, rnd: DiceRound) -> str:
+    def draw_seat(self, img: Image.Image, c: Controls[Die], rnd: DiceRound) -> str:
         from .screens import seat
 
         return seat(img, c, rnd)
 
-    def draw_centre(self, img: Any, rnd: DiceRound, blink: bool, marks: dict[int, Any]) -> None:
+    def draw_centre(self, img: Image.Image, rnd: DiceRound, blink: bool, marks: dict[int, object]) -> None:
         from .screens import centre
 
         centre(img, rnd, blink, marks)
 
-    def centre_words(self, rnd: DiceRound, table: Any) -> Any:
+    def centre_words(self, rnd: DiceRound, table: Table) -> Text:
         from .words import centre
 
         return centre(rnd, table)
 
-    def seat_words(self, c: Controls, rnd: DiceRound) -> Any:
+    def seat_words(self, c: Controls[Die], rnd: DiceRound) -> Text:
         from .words import seat
 
         return seat(c, rnd)
@@ -159,7 +167,7 @@ class DiceGame(Game[DiceRound]):
 
         return keys(rnd, direct)
 
-    def board(self, rnd: DiceRound, seats: list[int]) -> dict[str, Any]:
+    def board(self, rnd: DiceRound, seats: list[int]) -> JsonDict:
         from .web_board import board
 
         return board(rnd, seats)
@@ -172,8 +180,8 @@ class DiceGame(Game[DiceRound]):
 
     # ------------------------------------------------------------ scenario files
 
-    def scenario_setup(self, rnd: dict[str, Any], players: int, where: str, rng: random.Random,
-                       options: dict[str, Any], match: Match | None) -> dict[str, Any]:
+    def scenario_setup(self, rnd: RawDict, players: int, where: str, rng: random.Random,
+                       options: Options, match: Match | None) -> Setup:
         from ...engine.options import parse_options
         from .scenario import setup
 

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from types import MethodType
-from typing import Any
 
 from ...engine.codec import Action
+from ...engine.game import Policy
 from ...table.bot_players import Bot, Level
-from .rules import PlaceDie, Reroll
+from .rules import DiceAction, PlaceDie, Reroll
 from .sight import DiceSight
 
 
@@ -29,5 +29,5 @@ def play(bot: Bot, s: DiceSight, now: int) -> Action:
     return Reroll(s.seat, now)
 
 
-def policy(bot: Bot, sight: Any) -> Any:
+def policy(bot: Bot, sight: DiceSight) -> Policy[DiceSight, DiceAction]:
     return MethodType(play, bot)

@@ -5,12 +5,12 @@ beside it, pure; the bot, screens, words and scenario set-up are loaded when fir
 from __future__ import annotations
 
 import random
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar, cast
 
-from ...engine.game import Controls, Game
+from ...engine.game import Controls, Game, JsonDict, Options, Policy, RawDict, Setup
 from ...engine.match import Match
 from ...engine.options import OptionSpec, number, one_of, text_name, whole, yes_no
-from ...engine.round import Ending, RulesError, Seat, field_int, field_square, field_str
+from ...engine.round import Ending, RulesError, Seat, Wake, field_int, field_square, field_str
 from ...table.controls import steps
 from .layouts import board_for, check_layout_name, layouts
 from .rules import (
@@ -18,18 +18,30 @@ from .rules import (
     MIN_PLAYERS,
     Board,
     DiscardDomino,
+    DominoAction,
     DominoCard,
     DominoOptions,
     DominoRound,
     PlaceDomino,
     PlayJoker,
+    Square,
     next_boards,
     score_round,
 )
 from .sight import DominoSight
 
+if TYPE_CHECKING:
+    from PIL import Image
+    from rich.text import Text
 
-class DominoGame(Game[DominoRound]):
+    from ...table.bot_players import Bot
+    from ...table.machine import Table
+
+Choice = PlaceDomino | tuple[int, Square]
+"""A placement of the top card, or in joker mode a token and the free square it may go to."""
+
+
+class DominoGame(Game[DominoRound, DominoAction, DominoSight, Choice, "Bot", "Image.Image", "Table"]):
     name = "domino"
     title = "Ligretto Domino"
     players = (MIN_PLAYERS, MAX_PLAYERS)
@@ -53,21 +65,21 @@ class DominoGame(Game[DominoRound]):
 
     # ------------------------------------------------------------ the match and the journal
 
-    def resources(self, players: int, options: dict[str, Any]) -> Board:
+    def resources(self, players: int, options: Options) -> Board:
         """The board layout the options name, or the recommended one for this many players."""
         return board_for(players, options.get("layout"))
 
-    def check_options(self, options: dict[str, Any], players: int | None) -> None:
+    def check_options(self, options: Options, players: int | None) -> None:
         if players is not None:
             board_for(players, options.get("layout"))
         elif options.get("layout") is not None:
             check_layout_name(options["layout"])
 
-    def check_resources(self, resources: Any) -> None:
+    def check_resources(self, resources: object) -> None:
         if not isinstance(resources, Board):
             raise RulesError("domino needs a board layout")
 
-    def new_round(self, match: Match, rng: random.Random, setup: dict[str, Any]) -> DominoRound:
+    def new_round(self, match: Match, rng: random.Random, setup: Setup) -> DominoRound:
         o = match.options
         if "aside" in setup:  # a scenario's player boards: the match keeps them from here on
             match.boards = [list(b) for b in setup["aside"]]
@@ -82,7 +94,7 @@ class DominoGame(Game[DominoRound]):
         held = [st.held() for st in rnd.seats]
         match.boards = next_boards(match.boards, aside, held)
 
-    def carried_over(self, match: Match) -> list[list[Any]] | None:
+    def carried_over(self, match: Match) -> list[list[object]] | None:
         if not match.options["keep_boards"] or not match.is_over:
             return None
         return [list(b) for b in match.boards]
@@ -90,14 +102,14 @@ class DominoGame(Game[DominoRound]):
     def carried_card(self, text: str) -> DominoCard:
         return DominoCard.parse(text)
 
-    def sight(self, rnd: DominoRound, seat: Seat) -> Any:
+    def sight(self, rnd: DominoRound, seat: Seat) -> DominoSight:
         return DominoSight(rnd, seat)
 
     def playable(self, rnd: DominoRound, seat: Seat) -> bool:
         card = rnd.top_card(seat)
         return card is not None and next(rnd.placements(seat, card), None) is not None
 
-    def encode(self, action: Any) -> dict[str, Any]:
+    def encode(self, action: DominoAction) -> JsonDict:
         if isinstance(action, PlaceDomino):
             return {"card": str(action.card), "token": action.token,
                     "near": list(action.near), "far": list(action.far)}
@@ -105,7 +117,7 @@ class DominoGame(Game[DominoRound]):
             return {"token": action.token, "square": list(action.square)}
         return {}
 
-    def decode(self, kind: type, d: dict[str, Any], seat: Seat, ts: int, context: Any) -> Any:
+    def decode(self, kind: type, d: RawDict, seat: Seat, ts: int, context: object) -> DominoAction:
         if kind is PlaceDomino:
             return PlaceDomino(seat, DominoCard.parse(field_str(d, "card")), field_int(d, "token"),
                                field_square(d.get("near"), "near"), field_square(d.get("far"), "far"), ts)
@@ -115,33 +127,33 @@ class DominoGame(Game[DominoRound]):
 
     # ------------------------------------------------------------ controls
 
-    def choices(self, c: Controls) -> list[Any]:
+    def choices(self, c: Controls[Choice]) -> list[Choice]:
         rnd = self.round_of(c)
         if c.joker_mode:
             return [(i, sq) for i in range(len(rnd.tokens)) for sq in rnd.joker_squares(i)]
         top = rnd.top_card(c.seat)
         return [] if top is None else list(rnd.placements(c.seat, top))
 
-    def nav(self, c: Controls, control: str) -> None:
+    def nav(self, c: Controls[Choice], control: str) -> None:
         if control in ("up", "down"):
             c.joker_mode = control == "up"
             c.cursor = 0
 
-    def alt(self, c: Controls, ts: int) -> Any:
+    def alt(self, c: Controls[Choice], ts: int) -> DominoAction | None:
         return DiscardDomino(c.seat, ts) if self.round_of(c).top_card(c.seat) is not None else None
 
-    def slap(self, c: Controls, choice: Any, ts: int) -> Any:
-        if c.joker_mode:
-            token, square = choice
-            return PlayJoker(c.seat, token, square, ts)
-        return choice._replace(ts=ts)
+    def slap(self, c: Controls[Choice], choice: Choice, ts: int) -> DominoAction | None:
+        if isinstance(choice, PlaceDomino):  # joker mode's choices are (token, square) pairs
+            return choice._replace(ts=ts)
+        token, square = choice
+        return PlayJoker(c.seat, token, square, ts)
 
-    def after(self, c: Controls, action: Any) -> None:
+    def after(self, c: Controls[Choice], action: DominoAction) -> None:
         if isinstance(action, PlayJoker | PlaceDomino):
             c.joker_mode = False
             c.cursor = 0
 
-    def said(self, action: Any) -> str:
+    def said(self, action: DominoAction) -> str:
         if isinstance(action, PlaceDomino):
             return f"laid {action.card} with token {action.token + 1}"
         if isinstance(action, PlayJoker):
@@ -149,7 +161,7 @@ class DominoGame(Game[DominoRound]):
             return f"played a joker: token {action.token + 1} to row {row + 1}, column {column + 1}"
         return "put the top card on the discard pile"
 
-    def presses_for(self, c: Controls, action: Any) -> list[str] | None:
+    def presses_for(self, c: Controls[Choice], action: DominoAction) -> list[str] | None:
         if isinstance(action, DiscardDomino):
             return ["alt"]
         presses: list[str] = []
@@ -157,14 +169,14 @@ class DominoGame(Game[DominoRound]):
         if want_joker != c.joker_mode:
             presses.append("up" if want_joker else "down")
         options = self._options_in_mode(c, want_joker)
-        key = (action.token, action.square) if want_joker else action._replace(ts=0)
+        key = (action.token, action.square) if isinstance(action, PlayJoker) else action._replace(ts=0)
         start = 0 if want_joker != c.joker_mode else c.cursor
         if key not in options:
             return None
         presses += steps(start, options.index(key), len(options))
         return [*presses, "slap"]
 
-    def _options_in_mode(self, c: Controls, joker: bool) -> list[Any]:
+    def _options_in_mode(self, c: Controls[Choice], joker: bool) -> list[Choice]:
         saved = c.joker_mode
         c.joker_mode = joker
         try:
@@ -175,31 +187,31 @@ class DominoGame(Game[DominoRound]):
 
     # ------------------------------------------------------------ the bot, screens and words, beside
 
-    def policy(self, bot: Any, sight: Any) -> Any:
+    def policy(self, bot: Bot, sight: DominoSight) -> Policy[DominoSight, DominoAction]:
         from .bot import policy
 
         return policy(bot, sight)
 
-    def mark(self, c: Controls) -> Any:
+    def mark(self, c: Controls[Choice]) -> object:
         choice = c.selected()
         return choice if isinstance(choice, PlaceDomino) else None
 
-    def draw_seat(self, img: Any, c: Controls, rnd: DominoRound) -> str:
+    def draw_seat(self, img: Image.Image, c: Controls[Choice], rnd: DominoRound) -> str:
         from .screens import seat
 
         return seat(img, c, rnd)
 
-    def draw_centre(self, img: Any, rnd: DominoRound, blink: bool, marks: dict[int, Any]) -> None:
+    def draw_centre(self, img: Image.Image, rnd: DominoRound, blink: bool, marks: dict[int, object]) -> None:
         from .screens import centre
 
-        centre(img, rnd, blink, marks)
+        centre(img, rnd, blink, cast("dict[int, PlaceDomino]", marks))  # what `mark` gave: placements
 
-    def centre_words(self, rnd: DominoRound, table: Any) -> Any:
+    def centre_words(self, rnd: DominoRound, table: Table) -> Text:
         from .words import centre
 
         return centre(rnd, table)
 
-    def seat_words(self, c: Controls, rnd: DominoRound) -> Any:
+    def seat_words(self, c: Controls[Choice], rnd: DominoRound) -> Text:
         from .words import seat
 
         return seat(c, rnd)
@@ -209,7 +221,7 @@ class DominoGame(Game[DominoRound]):
 
         return keys(rnd, direct)
 
-    def board(self, rnd: DominoRound, seats: list[int]) -> dict[str, Any]:
+    def board(self, rnd: DominoRound, seats: list[int]) -> JsonDict:
         from .web_board import board
 
         return board(rnd, seats)
@@ -227,23 +239,23 @@ class DominoGame(Game[DominoRound]):
 
     # ------------------------------------------------------------ scenario files and tools
 
-    def scenario_options(self, options: dict[str, Any], rounds: int) -> dict[str, Any]:
+    def scenario_options(self, options: Options, rounds: int) -> Options:
         return {"rounds": rounds, **options}
 
-    def scenario_setup(self, rnd: dict[str, Any], players: int, where: str, rng: random.Random,
-                       options: dict[str, Any], match: Match | None) -> dict[str, Any]:
+    def scenario_setup(self, rnd: RawDict, players: int, where: str, rng: random.Random,
+                       options: Options, match: Match | None) -> Setup:
         from .scenario import setup
 
         aside = match.boards if match is not None else [[] for _ in range(players)]
         board = match.resources if match is not None else board_for(players, options.get("layout"))
         return setup(rnd, players, where, rng, aside, board)
 
-    def scenario_action(self, match: Match, raw: dict[str, Any], where: str) -> Any:
+    def scenario_action(self, match: Match, raw: RawDict, where: str) -> DominoAction | Wake:
         from .scenario import action
 
         return action(match, raw, where)
 
-    def sweep_options(self, players: int) -> list[dict[str, Any]]:
+    def sweep_options(self, players: int) -> list[Options]:
         """The usual option sets, and every other layout for this many players."""
         usual = board_for(players).name
         return [{}, {"tokens": "random"}, {"joker_hold_s": 0.0}, {"joker_hold_s": 60.0, "joker_wait_s": 0.0},

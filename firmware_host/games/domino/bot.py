@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from types import MethodType
-from typing import Any
 
 from ...engine.codec import Action
+from ...engine.game import Policy
 from ...table.bot_players import Bot, Level
-from .rules import DiscardDomino, PlaceDomino
+from .rules import DiscardDomino, DominoAction, PlaceDomino
 from .sight import DominoSight
 
 _tuple_new = tuple.__new__
@@ -36,5 +36,5 @@ def play(bot: Bot, s: DominoSight, now_ns: int) -> Action | None:
     return DiscardDomino(s.seat, now_ns)
 
 
-def policy(bot: Bot, sight: Any) -> Any:
+def policy(bot: Bot, sight: DominoSight) -> Policy[DominoSight, DominoAction]:
     return MethodType(play, bot)

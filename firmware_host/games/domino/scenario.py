@@ -8,9 +8,9 @@ from typing import Any
 
 from ...engine.codec import from_dict
 from ...engine.match import Match
-from ...engine.round import RulesError, is_whole
+from ...engine.round import RulesError, Wake, is_whole
 from ...engine.setups import check_keys, fail, listed, parsed, seat_no, seat_tables
-from .rules import JOKER, SET, TOKENS, Board, DominoCard, Square
+from .rules import JOKER, SET, TOKENS, Board, DominoAction, DominoCard, Square
 
 
 def _square(value: Any, where: str, board: Board) -> Square:
@@ -121,7 +121,7 @@ def setup(rnd: dict[str, Any], players: int, where: str, rng: random.Random,
     return setup
 
 
-def action(match: Match, raw: dict[str, Any], where: str) -> Any:
+def action(match: Match, raw: dict[str, Any], where: str) -> DominoAction | Wake:
     if "token" in raw:
         if not is_whole(raw["token"]) or not 1 <= raw["token"] <= TOKENS:
             raise fail(f"{where}.token", f"a token is 1 to {TOKENS}, not {raw['token']!r}")

@@ -7,7 +7,7 @@ it through everything a game must support."""
 from __future__ import annotations
 
 import random
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from firmware_host.engine.game import Game, register, unregister
 from firmware_host.engine.options import OptionSpec, whole
@@ -17,8 +17,14 @@ from firmware_host.table.controls import steps
 from .rules import Lay, Redraw, TinyRound
 from .sight import TinySight
 
+if TYPE_CHECKING:
+    from PIL import Image
 
-class TinyGame(Game[TinyRound]):
+    from firmware_host.table.bot_players import Bot
+    from firmware_host.table.machine import Table
+
+
+class TinyGame(Game[TinyRound, "Lay | Redraw", TinySight, int, "Bot", "Image.Image", "Table"]):
     name = "tiny"
     title = "Tiny"
     players = (2, 4)
@@ -69,22 +75,22 @@ class TinyGame(Game[TinyRound]):
 
     # ------------------------------------------------------------ the bot, screens, words and board, beside
 
-    def policy(self, bot: Any, sight: Any) -> Any:
+    def policy(self, bot: Bot, sight: TinySight) -> Any:
         from .bot import policy
 
         return policy(bot, sight)
 
-    def draw_seat(self, img: Any, c: Any, rnd: Any) -> str:
+    def draw_seat(self, img: Image.Image, c: Any, rnd: Any) -> str:
         from .screens import seat
 
         return seat(img, c, rnd)
 
-    def draw_centre(self, img: Any, rnd: Any, blink: bool, marks: dict[int, Any]) -> None:
+    def draw_centre(self, img: Image.Image, rnd: Any, blink: bool, marks: dict[int, Any]) -> None:
         from .screens import centre
 
         centre(img, rnd, blink, marks)
 
-    def centre_words(self, rnd: Any, table: Any) -> Any:
+    def centre_words(self, rnd: Any, table: Table) -> Any:
         from .words import centre
 
         return centre(rnd, table)
