@@ -47,6 +47,7 @@ from ..config import ConfigError, load_config
 from ..system.children import ending_with_me
 from .client_faults import client_faults, client_text
 from .config_faults import config_faults, config_faults_text
+from .harness import settled_files
 from .storage_faults import storage_faults, storage_text
 
 TEMPLATE = Path(__file__).parents[1] / "data" / "wiring" / "4-seat.toml"
@@ -114,9 +115,7 @@ def broken_configs(count: int = 400, seed: int | str = 13) -> dict[str, Any]:
     outcomes = {"config": 0, "config_error": 0, "traceback": 0}
     examples: list[str] = []
     with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "table.toml"
-        for data in config_mutants(TEMPLATE.read_bytes(), count, seed):
-            path.write_bytes(data)
+        for path in settled_files(Path(tmp), config_mutants(TEMPLATE.read_bytes(), count, seed)):
             try:
                 load_config(path)
             except ConfigError:
