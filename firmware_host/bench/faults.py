@@ -47,7 +47,7 @@ from ..config import ConfigError, load_config
 from ..system.children import ending_with_me
 from .client_faults import client_faults, client_text
 from .config_faults import config_faults_text
-from .harness import settled_files
+from .harness import settled_files, stop
 from .storage_faults import storage_text
 
 TEMPLATE = Path(__file__).parents[1] / "data" / "wiring" / "4-seat.toml"
@@ -378,11 +378,10 @@ def bench_faults(kills: int = 100, configs: int = 400, garbage: int = 350, clien
         figures["clients"] = client_faults()  # slowloris, unread pipelines, SIGTERM at start-up
         for name, proc in apart.items():
             figures[name] = _result(name, proc)
-    finally:
+    finally:  # stopped (SIGTERM) or failed: each part stops its daemons and unmounts its tmpfs
         for proc in apart.values():
             if proc.poll() is None:
-                proc.terminate()
-                proc.wait()
+                stop(proc)
     k, c, sk = figures["sigkill"], figures["configs"], figures["socket"]
     met = k["rounds_lost"] == 0 and not k["failures"] and c["traceback"] == 0
     met = met and sk["garbage"]["unanswered"] == 0 and sk["daemon_deaths"] == 0 and sk["answering_after"]

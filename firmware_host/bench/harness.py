@@ -36,7 +36,7 @@ def daemon_env(directory: str | Path) -> dict[str, str]:
     return env
 
 
-def stop(proc: subprocess.Popen[bytes]) -> None:
+def stop(proc: subprocess.Popen[Any]) -> None:
     """SIGTERM, as systemd stops the service; SIGKILL if it has not gone in 10 s."""
     proc.terminate()
     try:
