@@ -48,7 +48,8 @@ TIER_MARKS = {"bench": BENCH, "stats": STATS}
 # meanwhile.
 FIRST = [
     "test_bench_faults_says_if_a_target_was_missed_and_prints_the_soaks_memory_figures",
-    "test_any_bytes_in_the_configuration_give_a_config_error",
+    "test_every_command_of_the_hardware_readme_works_in_order_on_a_fresh_lite",
+    "test_an_update_to_a_good_version_then_a_broken_one_then_back_by_hand",
     "test_the_races_above_do_lose_races_and_refuse_otherwise_in_every_game",
     "test_sigkill_mid_round_and_back_with_every_completed_round",
     "test_a_refusal_is_too_late_iff_the_round_without_the_other_seats_plays_takes_it",

@@ -49,8 +49,9 @@ FAULTS_ARGS = ("--kills", "6", "--configs", "60", "--soak-minutes", "0.05")
 @functools.cache
 def bench_faults_run() -> subprocess.CompletedProcess[str]:
     """`table-host bench faults --json`, run once for every test that reads its figures: its
-    fixed parts (the attacks on the socket, the start-ups signalled, the damaged databases)
-    take about 100 s whatever figures are asked for, and three tests ran it each. Once for the
+    fixed parts (the attacks on the socket, the start-ups signalled, the full disks, the
+    damaged databases) take most of its two minutes whatever figures are asked for, and three
+    tests ran it each. Once for the
     whole test run when its processes share TABLE_TESTS_SHARED (tests/conftest.py): the first
     to ask runs it, under a lock, and keeps the result there; another waits for it."""
     def run() -> subprocess.CompletedProcess[str]:

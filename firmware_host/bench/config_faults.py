@@ -52,7 +52,7 @@ from ..service.loop import Loop
 from ..system.children import ending_with_me
 from ..system.memory import missing
 from ..table.machine import Table
-from .harness import DAEMON, ROOT, daemon_env
+from .harness import DAEMON, ROOT, daemon_env, settled_files
 
 TEMPLATE = Path(__file__).parents[1] / "data" / "wiring" / "4-seat.toml"
 NOBODY = 65534
@@ -173,14 +173,14 @@ def three_ways(tally: Tally, kind: str, path: Path) -> None:
 def run_mutants(tally: Tally, work: Path, seed: int | str) -> None:
     template = TEMPLATE.read_bytes()
     path = work / "table.toml"
+    files = mutants(template, seed)
+    written = iter(settled_files(work / "mutants", [data for kind in files.values() for data in kind]))
     with state_directory(work / "state"):
         remember_good(template)
-        for kind, files in mutants(template, seed).items():
-            for data in files:
-                path.write_bytes(data)
-                three_ways(tally, kind, path)
+        for kind, datas in files.items():
+            for _ in datas:
+                three_ways(tally, kind, next(written))
             remember_good(template)  # a mutant that loaded replaced the copy: the next start needs one
-        path.unlink()
         path.symlink_to(work / "card" / "table.toml")
         three_ways(tally, "dangling link", path)
         last_good_path().unlink()

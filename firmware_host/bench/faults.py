@@ -46,8 +46,9 @@ from typing import Any
 from ..config import ConfigError, load_config
 from ..system.children import ending_with_me
 from .client_faults import client_faults, client_text
-from .config_faults import config_faults, config_faults_text
-from .storage_faults import storage_faults, storage_text
+from .config_faults import config_faults_text
+from .harness import settled_files, stop
+from .storage_faults import storage_text
 
 TEMPLATE = Path(__file__).parents[1] / "data" / "wiring" / "4-seat.toml"
 
@@ -114,9 +115,7 @@ def broken_configs(count: int = 400, seed: int | str = 13) -> dict[str, Any]:
     outcomes = {"config": 0, "config_error": 0, "traceback": 0}
     examples: list[str] = []
     with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "table.toml"
-        for data in config_mutants(TEMPLATE.read_bytes(), count, seed):
-            path.write_bytes(data)
+        for path in settled_files(Path(tmp), config_mutants(TEMPLATE.read_bytes(), count, seed)):
             try:
                 load_config(path)
             except ConfigError:
@@ -336,14 +335,53 @@ def socket_faults(garbage: int = 350, clients: int = 40, seed: int | str = 13) -
             "daemon_deaths": deaths, "answering_after": answering}
 
 
+_PART = textwrap.dedent("""
+    import json, signal, sys
+    import firmware_host.games  # registers the built-in games: this child is a composition root
+
+    def stopped(signum, frame):  # in order: its daemons are stopped, its tmpfs unmounted
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, stopped)
+    module = __import__(f"firmware_host.bench.{sys.argv[1]}", fromlist=[sys.argv[2]])
+    print(json.dumps(getattr(module, sys.argv[2])()))
+""")
+APART = {"storage": ("storage_faults", "storage_faults"), "config_files": ("config_faults", "config_faults")}
+"""The parts run beside the others, each in a process of its own: they share nothing with them (their
+own directories, daemons, tmpfs, environment) and mostly wait (bots playing a Dice match on a full
+disk, an editor's saves, files settling): 5 s of CPU in 30 to 50 s each, run one after another."""
+
+
+def _apart(module: str, function: str) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-c", _PART, module, function],
+                            cwd=str(Path(__file__).resolve().parents[2]), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, preexec_fn=ending_with_me(signal.SIGTERM))
+
+
+def _result(name: str, proc: subprocess.Popen[str]) -> dict[str, Any]:
+    out, err = proc.communicate()
+    if proc.returncode != 0:
+        raise RuntimeError(f"bench faults: the {name} part ended with exit status {proc.returncode}: "
+                           f"{err.strip()[-400:]}")
+    result: dict[str, Any] = json.loads(out)
+    return result
+
+
 def bench_faults(kills: int = 100, configs: int = 400, garbage: int = 350, clients: int = 40,
                  soak_minutes: float = 1.0) -> dict[str, Any]:
     start = time.monotonic()
-    figures: dict[str, Any] = {"sigkill": random_kills(kills), "configs": broken_configs(configs)}
-    figures["socket"] = socket_faults(garbage, clients)
-    figures["storage"] = storage_faults()  # a full disk, damaged databases: storage_faults.py
-    figures["clients"] = client_faults()  # slowloris, unread pipelines, SIGTERM at start: client_faults.py
-    figures["config_files"] = config_faults()  # hostile configuration files: config_faults.py
+    # a full disk, damaged databases (storage_faults.py); hostile configuration files (config_faults.py)
+    apart = {name: _apart(*where) for name, where in APART.items()}
+    try:
+        figures: dict[str, Any] = {"sigkill": random_kills(kills), "configs": broken_configs(configs)}
+        figures["socket"] = socket_faults(garbage, clients)
+        figures["clients"] = client_faults()  # slowloris, unread pipelines, SIGTERM at start-up
+        for name, proc in apart.items():
+            figures[name] = _result(name, proc)
+    finally:  # stopped (SIGTERM) or failed: each part stops its daemons and unmounts its tmpfs
+        for proc in apart.values():
+            if proc.poll() is None:
+                stop(proc)
     k, c, sk = figures["sigkill"], figures["configs"], figures["socket"]
     met = k["rounds_lost"] == 0 and not k["failures"] and c["traceback"] == 0
     met = met and sk["garbage"]["unanswered"] == 0 and sk["daemon_deaths"] == 0 and sk["answering_after"]

@@ -36,7 +36,7 @@ def daemon_env(directory: str | Path) -> dict[str, str]:
     return env
 
 
-def stop(proc: subprocess.Popen[bytes]) -> None:
+def stop(proc: subprocess.Popen[Any]) -> None:
     """SIGTERM, as systemd stops the service; SIGKILL if it has not gone in 10 s."""
     proc.terminate()
     try:
@@ -130,3 +130,22 @@ def emulated_daemon(log: Path | None = None, start_s: float = 30.0,
             yield daemon
         finally:
             stop(proc)
+
+
+def settled_files(directory: Path, contents: list[bytes]) -> list[Path]:
+    """Each of `contents` in a file of its own, `N/table.toml`, all left alone long enough to be
+    read at once: a configuration is read only once it has been still for SETTLE_S (config/load.py),
+    so one wait for all of them, not one for each (400 waits of 0.2 s were 80 s of the run)."""
+    from ..config.load import SETTLE_S
+
+    paths = []
+    for n, data in enumerate(contents, 1):
+        path = directory / str(n) / "table.toml"
+        path.parent.mkdir(parents=True)
+        path.write_bytes(data)
+        paths.append(path)
+    if paths:  # the last written is the youngest: once it is settled, every one is
+        last = paths[-1].stat()
+        written = max(last.st_mtime_ns, last.st_ctime_ns) / 1e9
+        time.sleep(max(0.0, SETTLE_S - (time.time() - written)) + 0.01)
+    return paths

@@ -62,7 +62,8 @@ def test_each_bench_runs_at_its_smallest_values_and_its_exit_status_says_if_a_ta
 
 def test_bench_faults_says_if_a_target_was_missed_and_prints_the_soaks_memory_figures() -> None:
     """`bench faults` is not run at its smallest values here: whatever they are, its fixed parts
-    take about 100 s, so one run (plumbing.FAULTS_ARGS) serves tests/service/test_survive.py too."""
+    take most of its two minutes, so one run (plumbing.FAULTS_ARGS) serves
+    tests/service/test_survive.py too."""
     from plumbing import bench_faults_run
 
     from firmware_host.bench.faults import faults_text

@@ -234,15 +234,15 @@ def test_each_fused_branch_is_its_own_net_behind_its_fuse_and_the_pi_takes_usb_c
         assert _net_of(nets, plug, "1") == "" and _net_of(nets, plug, "3") == "GND"
 
 
-def test_the_fuses_drawn_are_the_ones_the_power_budget_sizes() -> None:
-    for path in table.BUILDS.values():
-        config = load_config(path)
-        comps = table.components_of(table.netlist(table.build(config)[0]))
-        budget = power_budget(config, "pi5")
-        assert comps["F_PI"]["value"] == f"{budget.pi_fuse_a:g}A T" == "8A T"
-        assert comps["F_LOGIC"]["value"] == f"{budget.others_fuse_a:g}A T" == "2A T"
-        for k in range(1, budget.panels + 1):
-            assert comps[f"F_LED{k}"]["value"] == f"{budget.panel_fuse_a:g}A T" == "8A T"
+def test_the_fuses_drawn_are_the_ones_the_power_budget_sizes(build) -> None:
+    """Each build's netlist as the module's fixture made it (a build of the schematic is seconds)."""
+    _, config, _, _, netlist = build
+    comps = table.components_of(netlist)
+    budget = power_budget(config, "pi5")
+    assert comps["F_PI"]["value"] == f"{budget.pi_fuse_a:g}A T" == "8A T"
+    assert comps["F_LOGIC"]["value"] == f"{budget.others_fuse_a:g}A T" == "2A T"
+    for k in range(1, budget.panels + 1):
+        assert comps[f"F_LED{k}"]["value"] == f"{budget.panel_fuse_a:g}A T" == "8A T"
 
 
 def test_every_connector_wire_and_fuse_on_the_5v_path_is_within_its_rating(build) -> None:

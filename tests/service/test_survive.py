@@ -36,13 +36,15 @@ def mutants(template: bytes, count: int, seed: int = 13) -> list[bytes]:
 
 
 def test_any_bytes_in_the_configuration_give_a_config_error(tmp_path: Path) -> None:
-    path = tmp_path / "table.toml"
+    from firmware_host.bench.harness import settled_files
+
     tracebacks = []
     fixed = [b"\xff\xfe" + TEMPLATE, TEMPLATE[:200] + b"\xc3\x28" + TEMPLATE[200:],
              b"x = " + b"[" * 5000 + b"]" * 5000, b"x = " + b"{a = " * 3000 + b"1" + b"}" * 3000,
              b"[inputs]\nseats = " + b"[" * 100_000, b"\x00" * 64]
-    for data in fixed + mutants(TEMPLATE, 200):
-        path.write_bytes(data)
+    tried = fixed + mutants(TEMPLATE, 200)
+    # each in a file of its own, written first: one wait for them to settle (config/load.py), not 206
+    for path, data in zip(settled_files(tmp_path, tried), tried, strict=True):
         try:
             load_config(path)
         except ConfigError as exc:
