@@ -27,6 +27,7 @@ from ...engine.round import (
     Seat,
     TableColour,
     is_digits,
+    journal_kinds,
 )
 
 MIN_PLAYERS, MAX_PLAYERS = 2, 12
@@ -548,6 +549,40 @@ class ClassicRound(RoundBase):
     _handlers: ClassVar[dict[type, Callable[[Any, Any], Refusal | None]]] = {
         PlayCard: _play, TurnHand: _turn, MoveToRow: _move_to_row, VoteStuck: _vote}
 
+    # ------------------------------------------------------------ the journal a match keeps
+
+    @classmethod
+    def pack_journal(cls, journal: Sequence[Any]) -> tuple[tuple[Any, ...], ...]:
+        """As `RoundBase.pack_journal`, with each card as its number: a tuple holding a `Card` (an
+        object of a class of ours) would be walked by the collector for as long as it is kept."""
+        out: list[tuple[Any, ...]] = []
+        for a in journal:
+            kind = type(a)
+            if kind is TurnHand:
+                out.append((_TURN, a[0], a[1]))
+            elif kind is PlayCard:
+                out.append((_PLAY, a[0], int(a[1]), a[2]))
+            elif kind is MoveToRow:
+                out.append((_MOVE, a[0], int(a[1]), a[2], a[3]))
+            else:
+                out.extend(super().pack_journal((a,)))
+        return tuple(out)
+
+    @classmethod
+    def unpack_journal(cls, packed: Sequence[tuple[Any, ...]]) -> list[Any]:
+        out: list[Any] = []
+        for entry in packed:
+            kind = entry[0]
+            if kind == _TURN:
+                out.append(TurnHand(entry[1], entry[2]))
+            elif kind == _PLAY:
+                out.append(PlayCard(entry[1], _BY_KEY[entry[2]], entry[3]))
+            elif kind == _MOVE:
+                out.append(MoveToRow(entry[1], _BY_KEY[entry[2]], entry[3], entry[4]))
+            else:
+                out.extend(super().unpack_journal((entry,)))
+        return out
+
     # ------------------------------------------------------------ taking back (RoundBase._lost_race)
 
     _timeless = True
@@ -735,3 +770,7 @@ class ClassicRound(RoundBase):
             ],
             "stuck_votes": sorted(self.stuck_votes),
         }
+
+
+_PLAY, _TURN, _MOVE = (journal_kinds(ClassicRound)[1][kind] for kind in (PlayCard, TurnHand, MoveToRow))
+"""The numbers `RoundBase.pack_journal` gives these actions, which `ClassicRound` packs itself."""
