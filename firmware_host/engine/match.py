@@ -58,7 +58,7 @@ class Match:
         the game says so (`Game.round_over`, `carried_over`): the player boards."""
         self.results: list[RoundResult] = []
         self._totals = (0,) * players  # kept as rounds end: `totals` is asked after every action
-        self._ended: list[tuple[tuple[Any, ...], ...]] = []
+        self._ended: list[tuple[Any, ...]] = []
         """The ended rounds' journals, packed by their round (`RoundBase.pack_journal`): the
         collector need not walk every action of a long match on every full collection."""
         self.setups: dict[int, dict[str, Any]] = {}

@@ -261,23 +261,36 @@ class RoundBase:
         return self._lost_race(action, refusal)
 
     @classmethod
-    def pack_journal(cls, journal: Sequence[Any]) -> tuple[tuple[Any, ...], ...]:
-        """An ended round's journal as its match keeps it: plain tuples, `(kind, *fields)`.
+    def pack_journal(cls, journal: Sequence[Any]) -> tuple[Any, ...]:
+        """An ended round's journal as its match keeps it: one flat tuple, each action's kind
+        (its number in `journal_kinds`) followed by its fields.
 
         The cycle collector walks a named tuple on every full collection for as long as it lives,
         but stops walking a plain tuple of numbers after its first look; a match kept for a
         thousand rounds (`bench engine` keeps every one) made each full collection walk every
-        action ever taken. A game whose actions hold objects of its own classes (which keep a
-        tuple walked too) packs them as numbers itself (Ligretto's cards); `unpack_journal`
-        gives back equal actions."""
+        action ever taken. One tuple a round, not one an action, is also one object to make and
+        look at. A game whose actions hold objects of its own classes (which keep a tuple walked
+        too) packs them as numbers itself (Ligretto's cards); `unpack_journal` gives back equal
+        actions."""
         numbers = journal_kinds(cls)[1]
-        return tuple([(numbers[type(action)], *action) for action in journal])
+        packed: list[Any] = []
+        for action in journal:
+            packed.append(numbers[type(action)])
+            packed += action
+        return tuple(packed)
 
     @classmethod
-    def unpack_journal(cls, packed: Sequence[tuple[Any, ...]]) -> list[Any]:
+    def unpack_journal(cls, packed: Sequence[Any]) -> list[Any]:
         """The actions `pack_journal` packed, equal to the journal it was given."""
         kinds = journal_kinds(cls)[0]
-        return [kinds[entry[0]]._make(entry[1:]) for entry in packed]
+        out: list[Any] = []
+        i = 0
+        while i < len(packed):
+            kind = kinds[packed[i]]
+            end = i + 1 + len(kind._fields)  # type: ignore[attr-defined]
+            out.append(kind._make(packed[i + 1:end]))  # type: ignore[attr-defined]
+            i = end
+        return out
 
     def _take(self, action: Any) -> Refusal | None:
         if self.result is not None:

@@ -146,7 +146,7 @@ def test_an_ended_rounds_journal_is_kept_packed_and_read_back_as_it_was(game: st
         assert [type(f) for f in entry.action] == [type(f) for f in action]
     if game == "classic":  # every action, cards included, packed as plain numbers: none walked
         gc.collect()
-        assert not any(gc.is_tracked(p) for p in match._ended[0] + match._ended[1])
+        assert not gc.is_tracked(match._ended[0]) and not gc.is_tracked(match._ended[1])
         assert all(a.card is DECK[DECK.index(a.card)] for a in (e.action for e in read) if
                    isinstance(a, PlayCard | MoveToRow))
         if options:

@@ -554,35 +554,41 @@ class ClassicRound(RoundBase):
     # ------------------------------------------------------------ the journal a match keeps
 
     @classmethod
-    def pack_journal(cls, journal: Sequence[Any]) -> tuple[tuple[Any, ...], ...]:
+    def pack_journal(cls, journal: Sequence[Any]) -> tuple[Any, ...]:
         """As `RoundBase.pack_journal`, with each card as its number: a tuple holding a `Card` (an
         object of a class of ours) would be walked by the collector for as long as it is kept."""
-        out: list[tuple[Any, ...]] = []
+        packed: list[Any] = []
         for a in journal:
             kind = type(a)
             if kind is TurnHand:
-                out.append((_TURN, a[0], a[1]))
+                packed += (_TURN, a[0], a[1])
             elif kind is PlayCard:
-                out.append((_PLAY, a[0], int(a[1]), a[2]))
+                packed += (_PLAY, a[0], int(a[1]), a[2])
             elif kind is MoveToRow:
-                out.append((_MOVE, a[0], int(a[1]), a[2], a[3]))
+                packed += (_MOVE, a[0], int(a[1]), a[2], a[3])
             else:
-                out.extend(super().pack_journal((a,)))
-        return tuple(out)
+                packed += super().pack_journal((a,))
+        return tuple(packed)
 
     @classmethod
-    def unpack_journal(cls, packed: Sequence[tuple[Any, ...]]) -> list[Any]:
+    def unpack_journal(cls, packed: Sequence[Any]) -> list[Any]:
         out: list[Any] = []
-        for entry in packed:
-            kind = entry[0]
+        i = 0
+        while i < len(packed):
+            kind = packed[i]
             if kind == _TURN:
-                out.append(TurnHand(entry[1], entry[2]))
+                out.append(TurnHand(packed[i + 1], packed[i + 2]))
+                i += 3
             elif kind == _PLAY:
-                out.append(PlayCard(entry[1], _BY_KEY[entry[2]], entry[3]))
+                out.append(PlayCard(packed[i + 1], _BY_KEY[packed[i + 2]], packed[i + 3]))
+                i += 4
             elif kind == _MOVE:
-                out.append(MoveToRow(entry[1], _BY_KEY[entry[2]], entry[3], entry[4]))
+                out.append(MoveToRow(packed[i + 1], _BY_KEY[packed[i + 2]], packed[i + 3], packed[i + 4]))
+                i += 5
             else:
-                out.extend(super().unpack_journal((entry,)))
+                end = i + 1 + len(journal_kinds(cls)[0][kind]._fields)  # type: ignore[attr-defined]
+                out += super().unpack_journal(packed[i:end])
+                i = end
         return out
 
     # ------------------------------------------------------------ taking back (RoundBase._lost_race)
