@@ -200,7 +200,9 @@ def shuffle(rng: random.Random, cards: list[Card]) -> None:
 
 @cache
 def _tables(opts: ClassicOptions) -> tuple[list[tuple[int, ...]], list[tuple[int, ...]], set[int]]:
-    """For each pile top: the cards it takes; for each card: the tops that take it."""
+    """For each pile top: the cards it takes; for each card: the tops that take it; the cards
+    that start a pile. Cards by their numbers, plain ints: `_play` looks every one up in a list,
+    and CPython indexes a list by an int several times faster than by a `Card` (an int subclass)."""
     accepts: list[tuple[int, ...]] = [() for _ in range(_KEYS)]
     step = -1 if opts.descending else 1
     last = 1 if opts.descending else 10
@@ -209,15 +211,15 @@ def _tables(opts: ClassicOptions) -> tuple[list[tuple[int, ...]], list[tuple[int
             continue
         v = top.value + step
         if opts.alternate_colours:
-            accepts[top] = tuple(card(c, v) for c in Colour if c != top.colour)
+            accepts[top] = tuple(int(card(c, v)) for c in Colour if c != top.colour)
         else:
-            accepts[top] = (card(top.colour, v),)
+            accepts[top] = (int(card(top.colour, v)),)
     preds: list[list[int]] = [[] for _ in range(_KEYS)]
     for top in DECK:
         for k in accepts[top]:
-            preds[k].append(top)
+            preds[k].append(int(top))
     first = 10 if opts.descending else 1
-    starters = {card(c, first) for c in Colour}
+    starters = {int(card(c, first)) for c in Colour}
     return accepts, [tuple(p) for p in preds], starters
 
 
@@ -380,6 +382,7 @@ class ClassicRound(RoundBase):
 
     def _play(self, action: PlayCard) -> Refusal | None:
         seat, card, _ = action
+        key = int(card)  # the card's number, by which the tables (`_tables`) are looked up fastest
         st = self.seats[seat]
         avail = self._avail
         need = self._need
@@ -398,7 +401,7 @@ class ClassicRound(RoundBase):
                 source = -3
             else:
                 return Refusal(Reason.NOT_PLAYABLE, f"{card} is not on top")
-        if need[card] <= 0:
+        if need[key] <= 0:
             return Refusal(Reason.NO_FIT)
 
         # Take it from where it lies; the row refills from the stack. Every card that
@@ -425,9 +428,9 @@ class ClassicRound(RoundBase):
                 made_reachable = st.stack[-1]
         else:
             st.discard.pop()
-        a = avail[card]
-        avail[card] = a - 1
-        if a == 1:  # need[card] > 0 here
+        a = avail[key]
+        avail[key] = a - 1
+        if a == 1:  # need[key] > 0 here
             self._fits -= 1
         if made_reachable is not None:
             a = avail[made_reachable]
@@ -438,12 +441,12 @@ class ClassicRound(RoundBase):
         # Onto a pile: the oldest of the equivalent piles, or a new one.
         accepts = self._accepts
         top: int | None = None
-        if card in self._starters:
+        if key in self._starters:
             idx = len(self.piles)
             self.piles.append([(seat, card)])
         else:
             open_piles = self._open
-            for top in self._preds[card]:
+            for top in self._preds[key]:
                 bucket = open_piles.get(top)
                 if bucket:
                     idx = bucket.pop(0)
@@ -457,13 +460,13 @@ class ClassicRound(RoundBase):
                     self._fits -= 1
             self.piles[idx].append((seat, card))
         bucket = None
-        if accepts[card]:
-            bucket = self._open.get(card)
+        if accepts[key]:
+            bucket = self._open.get(key)
             if bucket is None:
-                self._open[card] = [idx]
+                self._open[key] = [idx]
             else:
                 bucket.append(idx)
-            for k in accepts[card]:
+            for k in accepts[key]:
                 n = need[k]
                 need[k] = n + 1
                 if n == 0 and avail[k] > 0:
@@ -474,7 +477,7 @@ class ClassicRound(RoundBase):
             votes = frozenset(self.stuck_votes)
             self.stuck_votes.clear()
         self._undo.append((ClassicRound._unplay, seat, card, source, refilled, made_reachable, idx, top,
-                           bool(accepts[card]) and bucket is None, votes, fits_before))
+                           bool(accepts[key]) and bucket is None, votes, fits_before))
 
         if not st.stack:
             self._finish(Ending.LIGRETTO, (seat,))
