@@ -58,7 +58,9 @@ class Match:
         the game says so (`Game.round_over`, `carried_over`): the player boards."""
         self.results: list[RoundResult] = []
         self._totals = (0,) * players  # kept as rounds end: `totals` is asked after every action
-        self._journals: list[list[Action]] = []
+        self._ended: list[tuple[Any, ...]] = []
+        """The ended rounds' journals, packed by their round (`RoundBase.pack_journal`): the
+        collector need not walk every action of a long match on every full collection."""
         self.setups: dict[int, dict[str, Any]] = {}
         self.round_no = 0
         self.round: Round = self._new_round(setup)
@@ -71,7 +73,6 @@ class Match:
         if setup:
             self.setups[self.round_no] = setup
         rnd: Round = self.entry.new_round(self, rng, setup)
-        self._journals.append(rnd.journal)
         if rnd.result is not None:
             self._round_over(rnd)
         else:
@@ -99,10 +100,18 @@ class Match:
     @property
     def journal(self) -> list[JournalEntry]:
         """Every accepted action of the match so far, with its round number."""
-        return [JournalEntry(i, a) for i, actions in enumerate(self._journals) for a in actions]
+        unpack = type(self.round).unpack_journal
+        entries = [JournalEntry(i, a) for i, packed in enumerate(self._ended) for a in unpack(packed)]
+        if self.round.result is None:
+            entries += [JournalEntry(self.round_no, a) for a in self.round.journal]
+        return entries
 
     def _round_over(self, rnd: Round) -> None:
+        """The round ended: its result counts, its journal is kept packed, and its undo entries
+        go (no race reaches back into an ended round: `apply` answers "round is over" first)."""
         assert rnd.result is not None
+        self._ended.append(rnd.pack_journal(rnd.journal))
+        rnd._undo.clear()
         self.results.append(rnd.result)
         self._totals = tuple(t + s for t, s in zip(self._totals, rnd.result.scores, strict=True))
         self.entry.round_over(self, rnd)

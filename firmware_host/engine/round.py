@@ -8,9 +8,10 @@ arbiter took from the button edge.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum, StrEnum
+from functools import cache
 from typing import Any, ClassVar, NamedTuple, Self
 
 from ..system.errors import TableError
@@ -198,6 +199,13 @@ def _unstamped(action: Any) -> tuple[Any, ...]:
     return kind, action[:at], action[at + 1:]
 
 
+@cache
+def journal_kinds(cls: type[RoundBase]) -> tuple[tuple[type, ...], dict[type, int]]:
+    """A game's journal entry types, numbered for `pack_journal`: a wake, then its actions."""
+    kinds = (Wake, *cls._handlers)
+    return kinds, {kind: number for number, kind in enumerate(kinds)}
+
+
 Undo = tuple[Any, ...]
 """How to take one journal entry back: `(function, *arguments)`, called as `function(round,
 *arguments)` on the round (or a scratch copy of it) as it was just after the entry."""
@@ -251,6 +259,38 @@ class RoundBase:
         if refusal is None or type(action) is Wake or refusal.reason in _NEVER_LOST:
             return refusal
         return self._lost_race(action, refusal)
+
+    @classmethod
+    def pack_journal(cls, journal: Sequence[Any]) -> tuple[Any, ...]:
+        """An ended round's journal as its match keeps it: one flat tuple, each action's kind
+        (its number in `journal_kinds`) followed by its fields.
+
+        The cycle collector walks a named tuple on every full collection for as long as it lives,
+        but stops walking a plain tuple of numbers after its first look; a match kept for a
+        thousand rounds (`bench engine` keeps every one) made each full collection walk every
+        action ever taken. One tuple a round, not one an action, is also one object to make and
+        look at. A game whose actions hold objects of its own classes (which keep a tuple walked
+        too) packs them as numbers itself (Ligretto's cards); `unpack_journal` gives back equal
+        actions."""
+        numbers = journal_kinds(cls)[1]
+        packed: list[Any] = []
+        for action in journal:
+            packed.append(numbers[type(action)])
+            packed += action
+        return tuple(packed)
+
+    @classmethod
+    def unpack_journal(cls, packed: Sequence[Any]) -> list[Any]:
+        """The actions `pack_journal` packed, equal to the journal it was given."""
+        kinds = journal_kinds(cls)[0]
+        out: list[Any] = []
+        i = 0
+        while i < len(packed):
+            kind = kinds[packed[i]]
+            end = i + 1 + len(kind._fields)  # type: ignore[attr-defined]
+            out.append(kind._make(packed[i + 1:end]))  # type: ignore[attr-defined]
+            i = end
+        return out
 
     def _take(self, action: Any) -> Refusal | None:
         if self.result is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import random
 
 import pytest
@@ -10,7 +11,7 @@ from firmware_host.engine.game import sight_of
 from firmware_host.engine.match import Match
 from firmware_host.engine.options import parse_assignments, parse_options
 from firmware_host.engine.round import RulesError, winners
-from firmware_host.games.classic.rules import TurnHand
+from firmware_host.games.classic.rules import DECK, MoveToRow, PlayCard, TurnHand, VoteStuck
 from firmware_host.play.simulate import make_bots, play_round, simulate
 from firmware_host.table.matches import new_match, resources_for
 
@@ -119,6 +120,37 @@ def test_replaying_the_journal_rebuilds_every_state_exactly(game: str, players: 
     assert again.round.snapshot() == match.round.snapshot()
     assert again.results == match.results
     assert again.journal == match.journal
+
+
+@pytest.mark.parametrize(("game", "players", "options"), [
+    ("classic", 4, {}), ("classic", 3, {"pro_row": "yes", "recycle": "turn_over"}),
+    ("dice", 3, {}), ("domino", 4, {}), ("crazy", 4, {}),
+])
+def test_an_ended_rounds_journal_is_kept_packed_and_read_back_as_it_was(game: str, players: int,
+                                                                       options: dict) -> None:
+    match = new_match(game, players, "pack", {**options, "rounds": 2} if game != "crazy" else options)
+    bots = make_bots(players, "hard", "p")
+    play_round(match, bots, random.Random(2))
+    ended = match.round
+    played = list(ended.journal)
+    assert played and len(match._ended) == 1
+    assert ended._undo == []  # no race reaches back into an ended round: its undo entries went
+    assert str(match.apply(played[-1]).reason) == "round is over"
+    match.next_round()
+    play_round(match, bots, random.Random(3))
+    read = match.journal
+    assert [e.round for e in read[:len(played)]] == [0] * len(played)
+    assert [e.round for e in read[len(played):]] == [1] * len(match.round.journal)
+    for entry, action in zip(read, played + match.round.journal, strict=True):
+        assert type(entry.action) is type(action) and entry.action == action
+        assert [type(f) for f in entry.action] == [type(f) for f in action]
+    if game == "classic":  # every action, cards included, packed as plain numbers: none walked
+        gc.collect()
+        assert not gc.is_tracked(match._ended[0]) and not gc.is_tracked(match._ended[1])
+        assert all(a.card is DECK[DECK.index(a.card)] for a in (e.action for e in read) if
+                   isinstance(a, PlayCard | MoveToRow))
+        if options:
+            assert {type(e.action) for e in read} == {PlayCard, TurnHand, MoveToRow, VoteStuck}
 
 
 def test_a_journal_that_does_not_replay_is_reported() -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, partial
 from itertools import pairwise
 from typing import Any, ClassVar, Literal, NamedTuple
 
@@ -27,6 +27,7 @@ from ...engine.round import (
     Seat,
     TableColour,
     is_digits,
+    journal_kinds,
 )
 
 MIN_PLAYERS, MAX_PLAYERS = 2, 12
@@ -186,19 +187,22 @@ class SeatState:
         return new
 
 
-_tuple_new = tuple.__new__
-
-
 def shuffle(rng: random.Random, cards: list[Card]) -> None:
     """Shuffle in place: sorting by fresh random keys is uniform and several times
-    faster than `random.shuffle`, which draws every index in Python."""
-    draw = rng.random
-    cards.sort(key=lambda _card: draw())
+    faster than `random.shuffle`, which draws every index in Python.
+
+    The sort asks for the cards' keys in the list's order, and each is the generator's next
+    draw (`next` on an endless iterator of draws; the card, passed as `next`'s default, is never
+    used): the deal a key function `lambda card: rng.random()` gave, bit for bit, without a
+    Python call per card (a quarter of the shuffle's instructions)."""
+    cards.sort(key=partial(next, iter(rng.random, None)))
 
 
 @cache
 def _tables(opts: ClassicOptions) -> tuple[list[tuple[int, ...]], list[tuple[int, ...]], set[int]]:
-    """For each pile top: the cards it takes; for each card: the tops that take it."""
+    """For each pile top: the cards it takes; for each card: the tops that take it; the cards
+    that start a pile. Cards by their numbers, plain ints: `_play` looks every one up in a list,
+    and CPython indexes a list by an int several times faster than by a `Card` (an int subclass)."""
     accepts: list[tuple[int, ...]] = [() for _ in range(_KEYS)]
     step = -1 if opts.descending else 1
     last = 1 if opts.descending else 10
@@ -207,15 +211,15 @@ def _tables(opts: ClassicOptions) -> tuple[list[tuple[int, ...]], list[tuple[int
             continue
         v = top.value + step
         if opts.alternate_colours:
-            accepts[top] = tuple(card(c, v) for c in Colour if c != top.colour)
+            accepts[top] = tuple(int(card(c, v)) for c in Colour if c != top.colour)
         else:
-            accepts[top] = (card(top.colour, v),)
+            accepts[top] = (int(card(top.colour, v)),)
     preds: list[list[int]] = [[] for _ in range(_KEYS)]
     for top in DECK:
         for k in accepts[top]:
-            preds[k].append(top)
+            preds[k].append(int(top))
     first = 10 if opts.descending else 1
-    starters = {card(c, first) for c in Colour}
+    starters = {int(card(c, first)) for c in Colour}
     return accepts, [tuple(p) for p in preds], starters
 
 
@@ -378,6 +382,7 @@ class ClassicRound(RoundBase):
 
     def _play(self, action: PlayCard) -> Refusal | None:
         seat, card, _ = action
+        key = int(card)  # the card's number, by which the tables (`_tables`) are looked up fastest
         st = self.seats[seat]
         avail = self._avail
         need = self._need
@@ -396,7 +401,7 @@ class ClassicRound(RoundBase):
                 source = -3
             else:
                 return Refusal(Reason.NOT_PLAYABLE, f"{card} is not on top")
-        if need[card] <= 0:
+        if need[key] <= 0:
             return Refusal(Reason.NO_FIT)
 
         # Take it from where it lies; the row refills from the stack. Every card that
@@ -423,9 +428,9 @@ class ClassicRound(RoundBase):
                 made_reachable = st.stack[-1]
         else:
             st.discard.pop()
-        a = avail[card]
-        avail[card] = a - 1
-        if a == 1:  # need[card] > 0 here
+        a = avail[key]
+        avail[key] = a - 1
+        if a == 1:  # need[key] > 0 here
             self._fits -= 1
         if made_reachable is not None:
             a = avail[made_reachable]
@@ -436,12 +441,12 @@ class ClassicRound(RoundBase):
         # Onto a pile: the oldest of the equivalent piles, or a new one.
         accepts = self._accepts
         top: int | None = None
-        if card in self._starters:
+        if key in self._starters:
             idx = len(self.piles)
             self.piles.append([(seat, card)])
         else:
             open_piles = self._open
-            for top in self._preds[card]:
+            for top in self._preds[key]:
                 bucket = open_piles.get(top)
                 if bucket:
                     idx = bucket.pop(0)
@@ -455,13 +460,13 @@ class ClassicRound(RoundBase):
                     self._fits -= 1
             self.piles[idx].append((seat, card))
         bucket = None
-        if accepts[card]:
-            bucket = self._open.get(card)
+        if accepts[key]:
+            bucket = self._open.get(key)
             if bucket is None:
-                self._open[card] = [idx]
+                self._open[key] = [idx]
             else:
                 bucket.append(idx)
-            for k in accepts[card]:
+            for k in accepts[key]:
                 n = need[k]
                 need[k] = n + 1
                 if n == 0 and avail[k] > 0:
@@ -472,7 +477,7 @@ class ClassicRound(RoundBase):
             votes = frozenset(self.stuck_votes)
             self.stuck_votes.clear()
         self._undo.append((ClassicRound._unplay, seat, card, source, refilled, made_reachable, idx, top,
-                           bool(accepts[card]) and bucket is None, votes, fits_before))
+                           bool(accepts[key]) and bucket is None, votes, fits_before))
 
         if not st.stack:
             self._finish(Ending.LIGRETTO, (seat,))
@@ -481,7 +486,8 @@ class ClassicRound(RoundBase):
         return None
 
     def _turn(self, action: TurnHand) -> Refusal | None:
-        st = self.seats[action.seat]
+        seat = action[0]
+        st = self.seats[seat]
         recycled = None
         if not st.hand:
             if not st.discard:
@@ -494,11 +500,11 @@ class ClassicRound(RoundBase):
             else:
                 shuffle(self._rng, st.hand)
         hand = st.hand
-        turned = hand[-TURN_COUNT:]
+        turned = hand[:-TURN_COUNT - 1:-1]  # the last 3 as a block turned over: its bottom card on top
         del hand[-TURN_COUNT:]
-        turned.reverse()  # the block is turned over: its bottom card ends on top
         st.discard += turned
-        self._undo.append((ClassicRound._unturn, action.seat, len(turned), recycled))
+        self._undo.append(_PLAIN_TURNS[seat] if recycled is None and len(turned) == TURN_COUNT
+                          else (ClassicRound._unturn, seat, len(turned), recycled))
         if self._order_kept and not hand:
             self._check_deadlock()  # a pass through the hand ended: is everyone frozen?
         return None
@@ -547,6 +553,46 @@ class ClassicRound(RoundBase):
 
     _handlers: ClassVar[dict[type, Callable[[Any, Any], Refusal | None]]] = {
         PlayCard: _play, TurnHand: _turn, MoveToRow: _move_to_row, VoteStuck: _vote}
+
+    # ------------------------------------------------------------ the journal a match keeps
+
+    @classmethod
+    def pack_journal(cls, journal: Sequence[Any]) -> tuple[Any, ...]:
+        """As `RoundBase.pack_journal`, with each card as its number: a tuple holding a `Card` (an
+        object of a class of ours) would be walked by the collector for as long as it is kept."""
+        packed: list[Any] = []
+        for a in journal:
+            kind = type(a)
+            if kind is TurnHand:
+                packed += (_TURN, a[0], a[1])
+            elif kind is PlayCard:
+                packed += (_PLAY, a[0], int(a[1]), a[2])
+            elif kind is MoveToRow:
+                packed += (_MOVE, a[0], int(a[1]), a[2], a[3])
+            else:
+                packed += super().pack_journal((a,))
+        return tuple(packed)
+
+    @classmethod
+    def unpack_journal(cls, packed: Sequence[Any]) -> list[Any]:
+        out: list[Any] = []
+        i = 0
+        while i < len(packed):
+            kind = packed[i]
+            if kind == _TURN:
+                out.append(TurnHand(packed[i + 1], packed[i + 2]))
+                i += 3
+            elif kind == _PLAY:
+                out.append(PlayCard(packed[i + 1], _BY_KEY[packed[i + 2]], packed[i + 3]))
+                i += 4
+            elif kind == _MOVE:
+                out.append(MoveToRow(packed[i + 1], _BY_KEY[packed[i + 2]], packed[i + 3], packed[i + 4]))
+                i += 5
+            else:
+                end = i + 1 + len(journal_kinds(cls)[0][kind]._fields)  # type: ignore[attr-defined]
+                out += super().unpack_journal(packed[i:end])
+                i = end
+        return out
 
     # ------------------------------------------------------------ taking back (RoundBase._lost_race)
 
@@ -735,3 +781,11 @@ class ClassicRound(RoundBase):
             ],
             "stuck_votes": sorted(self.stuck_votes),
         }
+
+
+_PLAY, _TURN, _MOVE = (journal_kinds(ClassicRound)[1][kind] for kind in (PlayCard, TurnHand, MoveToRow))
+"""The numbers `RoundBase.pack_journal` gives these actions, which `ClassicRound` packs itself."""
+
+_PLAIN_TURNS = tuple((ClassicRound._unturn, seat, TURN_COUNT, None) for seat in range(MAX_PLAYERS))
+"""The undo of each seat's turn of 3 from a hand that needed no recycling: two actions in three
+are such turns, and their undo is the same every time, so it is made once, not per turn."""
