@@ -89,9 +89,10 @@ BEFORE_CLASSIC_BOTS_US = 5.50
 """Ligretto with the bots before issue 34's work, µs of CPU per action: `bench engine --rounds 1000`
 at commit 41aee04 on the project's shared 2-core machine (181,653 actions/s, the best of 3)."""
 BEFORE_ROUNDS = 1000
-"""The rounds that figure was measured with. The cost per action depends on it (every match played
-is kept for the replay, and the collector walks them all: 40 rounds cost a third less an action),
-so the speed-up is judged only at this count, the default."""
+"""The rounds that figure was measured with. The cost per action depended on it (every match played
+is kept for the replay, and the collector walked every action kept: 40 rounds cost a third less an
+action, until a match kept an ended round's journal packed, untracked), so the speed-up is judged
+only at this count, the default."""
 SPEEDUP_TARGET = 1.5
 """Ligretto with the bots must be at least this many times faster per action than before."""
 BOTS_RATIO_TARGET = 3.0
