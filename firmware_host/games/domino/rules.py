@@ -240,10 +240,19 @@ class DominoRound(RoundBase):
         self.covered: dict[Square, tuple[Seat, DominoCard | str]] = dict(covered or {})
         """Square: the seat and the card (or JOKER) on it; a scenario may start with some."""
         self._adj, self._steps = _geometry(board)
-        self._free = set(board.colours) - {t.square for t in self.tokens} - set(self.covered)
+        self._free = free = set(board.colours) - {t.square for t in self.tokens} - set(self.covered)
         """The free squares, kept as cards, jokers and tokens move (`free` is asked very often)."""
+        self._pairs: dict[tuple[int, int], int] = dict.fromkeys(SET, 0)
+        """Per colour pair (lower first, as on a card), how many pairs of touching free squares
+        show it: whether a card fits anywhere on the board is then one look-up. Kept as squares
+        are freed and taken (`_set_free`, `_set_taken`), so undo restores it too; every pair has
+        its entry from the start, so the mapping's order never changes."""
+        for sq in free:  # each pair of touching free squares once
+            for other, key in self._steps[sq]:
+                if other > sq and other in free:
+                    self._pairs[key] += 1
         self._colours_at: dict[int, frozenset[tuple[int, int]]] = {}
-        """Per token (-1: anywhere on the board), the colour pairs a card could cover now."""
+        """Per token, the colour pairs a card could cover next to it now (`_colours`)."""
         self._placements_seen: dict[Any, Any] = {}
         """`placements`' answers by (seat, card), and `joker_for`'s: cleared at every change."""
         self._hold_ns = int(options.joker_hold_s * 1e9)
@@ -282,26 +291,47 @@ class DominoRound(RoundBase):
                     if other in free:
                         yield sq, other
 
+    def _set_free(self, sq: Square) -> None:
+        """`sq` is free from now on: its edges to free squares count in `_pairs`."""
+        free = self._free
+        if sq not in free:
+            pairs = self._pairs
+            for other, key in self._steps[sq]:
+                if other in free:
+                    pairs[key] += 1
+            free.add(sq)
+
+    def _set_taken(self, sq: Square) -> None:
+        """`sq` is covered or a token stands on it: its edges leave `_pairs`."""
+        free = self._free
+        if sq in free:
+            free.discard(sq)
+            pairs = self._pairs
+            for other, key in self._steps[sq]:
+                if other in free:
+                    pairs[key] -= 1
+
+    def fits_anywhere(self, card: DominoCard) -> bool:
+        """Could `card` cover some pair of touching free squares on the board (`_pairs`)?"""
+        return self._pairs[card] > 0
+
     def _colours(self, token: int) -> frozenset[tuple[int, int]]:
-        """The colour pairs (lower first, as on a card) a card could cover at `token` now, or
-        anywhere on the board for -1: whether a card fits is then one look-up."""
+        """The colour pairs (lower first, as on a card) a card could cover at `token` now:
+        whether a card fits there is then one look-up (kept until a square near it changes)."""
         found = self._colours_at.get(token)
         if found is None:
             free, steps = self._free, self._steps
-            if token >= 0:
-                found = frozenset(key for near in self._adj[self.tokens[token].square] if near in free
-                                  for far, key in steps[near] if far in free)
-            else:  # the free squares are board squares: only they need looking at
-                found = frozenset(key for near in free for far, key in steps[near] if far in free)
+            found = frozenset(key for near in self._adj[self.tokens[token].square] if near in free
+                              for far, key in steps[near] if far in free)
             self._colours_at[token] = found
         return found
 
     def _changed(self, *squares: Square) -> None:
         """These squares were covered, freed or got a token: what was worked out from them is
         stale. A token's places lie within two steps of its square, so only the colours of
-        tokens that close are worked out again (and the whole board's)."""
+        tokens that close are worked out again (the whole board's, `_pairs`, are kept as the
+        squares change)."""
         kept = self._colours_at
-        kept.pop(-1, None)
         if kept:
             zones = [_ZONES.get(sq) or _zone(sq) for sq in squares]
             tokens = self.tokens
@@ -315,13 +345,13 @@ class DominoRound(RoundBase):
 
     def _move(self, tok: Token, to: Square) -> None:
         if tok.square not in self.covered:
-            self._free.add(tok.square)
-        self._free.discard(to)
+            self._set_free(tok.square)
+        self._set_taken(to)
         tok.square = to
 
     def _cover(self, sq: Square, what: tuple[Seat, DominoCard | str]) -> None:
         self.covered[sq] = what
-        self._free.discard(sq)
+        self._set_taken(sq)
 
     def matches(self, card: DominoCard, near: Square, far: Square) -> bool:
         cols = self.board.colours
@@ -356,6 +386,7 @@ class DominoRound(RoundBase):
         owed = self.owed(seat)
         free, adj, steps = self._free, self._adj, self._steps
         kept = self._colours_at
+        pairs = self._pairs
         new = tuple.__new__
         out: list[PlaceDomino] = []
         for i, tok in enumerate(self.tokens):
@@ -364,8 +395,7 @@ class DominoRound(RoundBase):
             blocked = tok.blocked_for
             if blocked is not None:
                 if blocked in (seat, ANY_SEAT):
-                    everywhere = kept.get(-1)
-                    if everywhere is not None and card not in everywhere:
+                    if not pairs.get(card):
                         continue
                     for near in self.board.colours:
                         if near in free:
@@ -437,7 +467,7 @@ class DominoRound(RoundBase):
             if owed and i not in owed:
                 continue
             if tok.blocked_for is not None:
-                if tok.blocked_for in (seat, ANY_SEAT) and card in self._colours(-1):
+                if tok.blocked_for in (seat, ANY_SEAT) and self._pairs[card]:
                     return i
                 continue
             if tok.reserved_by is not None and tok.reserved_by != seat and ts < tok.reserved_until:
@@ -474,8 +504,7 @@ class DominoRound(RoundBase):
         tok = self.tokens[token]
         if abs(near[0] - far[0]) + abs(near[1] - far[1]) != 1:
             return Refusal(Reason.NO_FIT, "the halves must touch")
-        free = self._free
-        if near not in free or far not in free:
+        if near not in self._free or far not in self._free:
             for sq in (near, far):
                 if sq not in self.board.colours:
                     return Refusal(Reason.OFF_BOARD, f"square {list(sq)}")
@@ -488,11 +517,11 @@ class DominoRound(RoundBase):
         before = self._before()
         covered = self.covered
         covered[near] = covered[far] = (seat, card)
-        free.discard(near)
-        free.discard(far)
+        self._set_taken(near)
+        self._set_taken(far)
         freed_now = freed not in covered
         if freed_now:
-            free.add(freed)
+            self._set_free(freed)
         tok.square = far
         tok.blocked_for = None
         for other in self.tokens:  # a joker holds its token only until its player's next card
@@ -597,7 +626,10 @@ class DominoRound(RoundBase):
                     return True
             elif tok.blocked_for in (seat, ANY_SEAT):
                 anywhere = True
-        return anywhere and not wanted.isdisjoint(self._colours(-1))
+        if anywhere:
+            pairs = self._pairs
+            return any(pairs[card] for card in wanted)
+        return False
 
     def joker_for(self, seat: Seat, card: DominoCard, ts: int) -> PlayJoker | None:
         """`joker_route` for one card at `ts`, kept with `placements`' answers until the board or
@@ -637,7 +669,7 @@ class DominoRound(RoundBase):
                 finally:
                     self._move(tok, old)
                     del self.covered[sq]
-                    self._free.add(sq)
+                    self._set_free(sq)
                     kept.clear()
                     kept.update(kept_before)
                     seen.clear()
@@ -707,6 +739,7 @@ class DominoRound(RoundBase):
         self.tokens = [Token(t.square, t.reserved_by, t.reserved_until, t.blocked_for) for t in self.tokens]
         self.covered = dict(self.covered)
         self._free = set(self._free)
+        self._pairs = dict(self._pairs)
         self._colours_at, self._placements_seen = {}, {}
 
     def _before(self) -> tuple[Any, ...]:
@@ -731,17 +764,18 @@ class DominoRound(RoundBase):
         st.hand.append(card)
         st.placed -= 1
         del self.covered[near], self.covered[far]
-        self._free |= {near, far}
         if freed is not None:
-            self._free.discard(freed)
+            self._set_taken(freed)
+        self._set_free(near)
+        self._set_free(far)
         self._restore(before)
 
     def _unjoker(self, seat: Seat, square: Square, freed: Square | None, before: tuple[Any, ...]) -> None:
         self.seats[seat].jokers += 1
         del self.covered[square]
-        self._free.add(square)
         if freed is not None:
-            self._free.discard(freed)
+            self._set_taken(freed)
+        self._set_free(square)
         self._restore(before)
 
     def _undiscard(self, seat: Seat, turned: tuple[DominoCard, ...] | None) -> None:
