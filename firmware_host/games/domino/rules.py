@@ -169,6 +169,8 @@ class DiscardDomino(NamedTuple):
 DominoAction = PlaceDomino | PlayJoker | DiscardDomino
 
 JOKER = "joker"
+_FIT = "fit"
+"""`_fitting_token`'s latest answer, kept among `placements`' (their keys are tuples)."""
 ANY_SEAT = -1
 """A token blocked before anyone played (a cramped layout): whoever places first frees it."""
 
@@ -460,21 +462,32 @@ class DominoRound(RoundBase):
         return None
 
     def _fitting_token(self, seat: Seat, card: DominoCard, ts: int) -> int | None:
-        """The first token `card` could be laid at by `seat` now (as `placements` finds them)."""
+        """The first token `card` could be laid at by `seat` now (as `placements` finds them).
+
+        The latest answer is kept with `placements`' until the board or a token changes: a bot
+        asks before it discards, and the discard asks the same again."""
+        seen = self._placements_seen
+        last = seen.get(_FIT)
+        if last is not None and last[0] == seat and last[1] == card and last[2] == ts:
+            return last[3]  # type: ignore[no-any-return]
         owed = self.owed(seat)
         kept = self._colours_at
+        found = None
         for i, tok in enumerate(self.tokens):  # a card is its colour pair, lower first
             if owed and i not in owed:
                 continue
             if tok.blocked_for is not None:
                 if tok.blocked_for in (seat, ANY_SEAT) and self._pairs[card]:
-                    return i
+                    found = i
+                    break
                 continue
             if tok.reserved_by is not None and tok.reserved_by != seat and ts < tok.reserved_until:
                 continue
             if card in (kept.get(i) or self._colours(i)):
-                return i
-        return None
+                found = i
+                break
+        seen[_FIT] = (seat, card, ts, found)
+        return found
 
     def _claimable(self, seat: Seat, token: int, ts: int) -> Refusal | None:
         if not 0 <= token < TOKENS:
@@ -657,9 +670,10 @@ class DominoRound(RoundBase):
             for sq in self.joker_squares(i):
                 old = tok.square
                 # What was worked out from the board as it is comes back with it after the trial,
-                # not worked out again (the bots and the round's end ask this often).
+                # not worked out again (the bots and the round's end ask this often): the trial
+                # works on a copy of the kept colours and an empty memo.
                 kept, seen = self._colours_at, self._placements_seen
-                kept_before, seen_before = kept.copy(), seen.copy()
+                self._colours_at, self._placements_seen = kept.copy(), {}
                 self._cover(sq, (seat, JOKER))
                 self._move(tok, sq)
                 self._changed(sq, old)
@@ -670,10 +684,7 @@ class DominoRound(RoundBase):
                     self._move(tok, old)
                     del self.covered[sq]
                     self._set_free(sq)
-                    kept.clear()
-                    kept.update(kept_before)
-                    seen.clear()
-                    seen.update(seen_before)
+                    self._colours_at, self._placements_seen = kept, seen
         return None
 
     def _check_no_placement(self, ts: int) -> None:
@@ -723,6 +734,7 @@ class DominoRound(RoundBase):
 
     def _due(self, now: int) -> None:
         self._undo.append((DominoRound._unwake, self._before()))
+        self._placements_seen.clear()  # `_fitting_token`'s answer depends on the reservations
         for tok in self.tokens:
             if tok.reserved_by is not None and tok.reserved_until <= now:
                 tok.reserved_by = None
