@@ -111,23 +111,28 @@ class Board:
 
 
 Steps = dict[Square, tuple[tuple[Square, tuple[int, int]], ...]]
-_GEOMETRY: dict[int, tuple[Board, dict[Square, tuple[Square, ...]], Steps]] = {}
+Reach = dict[Square, tuple[tuple[Square, Square, tuple[int, int]], ...]]
+_GEOMETRY: dict[int, tuple[Board, dict[Square, tuple[Square, ...]], Steps, Reach]] = {}
 
 
-def _geometry(board: Board) -> tuple[dict[Square, tuple[Square, ...]], Steps]:
+def _geometry(board: Board) -> tuple[dict[Square, tuple[Square, ...]], Steps, Reach]:
     """Each square's neighbours on the board, and with each the colour pair (lower first, as
-    on a card) a card covering both shows. Every action asks, so it is worked out once per
-    layout (the last few layouts are kept)."""
+    on a card) a card covering both shows; and the places next to a token on each square:
+    every (near, far, colour pair) with near beside it and far beside near, in that order (far
+    is never the token's own square, which is not free). Every action asks, so it is worked
+    out once per layout (the last few layouts are kept)."""
     kept = _GEOMETRY.get(id(board))
     if kept is None or kept[0] is not board:
         cols = board.colours
         adj = {sq: tuple(n for n in neighbours(sq) if n in cols) for sq in cols}
         steps = {sq: tuple((n, (min(cols[sq], cols[n]), max(cols[sq], cols[n]))) for n in near)
                  for sq, near in adj.items()}
+        reach = {sq: tuple((near, far, key) for near in adj[sq] for far, key in steps[near] if far != sq)
+                 for sq in cols}
         while len(_GEOMETRY) >= 8:
             del _GEOMETRY[next(iter(_GEOMETRY))]
-        kept = _GEOMETRY[id(board)] = (board, adj, steps)
-    return kept[1], kept[2]
+        kept = _GEOMETRY[id(board)] = (board, adj, steps, reach)
+    return kept[1], kept[2], kept[3]
 
 
 @dataclass(frozen=True, slots=True)
@@ -241,7 +246,7 @@ class DominoRound(RoundBase):
         self.tokens = [Token(tuple(sq)) for sq in tokens]  # type: ignore[arg-type]
         self.covered: dict[Square, tuple[Seat, DominoCard | str]] = dict(covered or {})
         """Square: the seat and the card (or JOKER) on it; a scenario may start with some."""
-        self._adj, self._steps = _geometry(board)
+        self._adj, self._steps, self._reach = _geometry(board)
         self._free = free = set(board.colours) - {t.square for t in self.tokens} - set(self.covered)
         """The free squares, kept as cards, jokers and tokens move (`free` is asked very often)."""
         self._pairs: dict[tuple[int, int], int] = dict.fromkeys(SET, 0)
@@ -322,9 +327,9 @@ class DominoRound(RoundBase):
         whether a card fits there is then one look-up (kept until a square near it changes)."""
         found = self._colours_at.get(token)
         if found is None:
-            free, steps = self._free, self._steps
-            found = frozenset(key for near in self._adj[self.tokens[token].square] if near in free
-                              for far, key in steps[near] if far in free)
+            free = self._free
+            found = frozenset(key for near, far, key in self._reach[self.tokens[token].square]
+                              if near in free and far in free)
             self._colours_at[token] = found
         return found
 
@@ -383,10 +388,11 @@ class DominoRound(RoundBase):
     def placement_list(self, seat: Seat, card: DominoCard, ts: int | None) -> list[PlaceDomino]:
         """`placements` as a list, in its order (token by token, `places_at`'s order or, for a
         blocked token, `free_pairs`'), built in one pass: a bot asks at every card that fits.
-        A pair fits when its kept colour pair (`_steps`) is the card; a token whose kept colour
-        pairs lack the card is skipped unscanned."""
+        A pair fits when its kept colour pair (`_steps`, `_reach`) is the card; a token whose
+        kept colour pairs lack the card is skipped unscanned, and so is a blocked token when no
+        pair on the whole board shows the card (`_pairs`)."""
         owed = self.owed(seat)
-        free, adj, steps = self._free, self._adj, self._steps
+        free, steps, reach = self._free, self._steps, self._reach
         kept = self._colours_at
         pairs = self._pairs
         new = tuple.__new__
@@ -411,11 +417,9 @@ class DominoRound(RoundBase):
             colours = kept.get(i)
             if colours is not None and card not in colours:
                 continue
-            for near in adj[tok.square]:
-                if near in free:
-                    for far, key in steps[near]:
-                        if key == card and far in free:
-                            out.append(new(PlaceDomino, (seat, card, i, near, far, 0)))
+            for near, far, key in reach[tok.square]:
+                if key == card and near in free and far in free:
+                    out.append(new(PlaceDomino, (seat, card, i, near, far, 0)))
         return out
 
     def joker_squares(self, token: int) -> list[Square]:
@@ -727,6 +731,10 @@ class DominoRound(RoundBase):
         return self.waiting_since is not None and self._joker_helps(seat)
 
     def deadline(self) -> int | None:
+        t0, t1, t2, t3 = self.tokens  # TOKENS: asked after every action, and mostly nothing is due
+        if t0.reserved_by is t1.reserved_by is t2.reserved_by is t3.reserved_by is None \
+                and self.waiting_since is None:
+            return None
         due = [t.reserved_until for t in self.tokens if t.reserved_by is not None]
         if self.waiting_since is not None:
             due.append(self.waiting_since + self._wait_ns)
