@@ -318,9 +318,19 @@ class DominoRound(RoundBase):
                 if other in free:
                     pairs[key] -= 1
 
-    def fits_anywhere(self, card: DominoCard) -> bool:
-        """Could `card` cover some pair of touching free squares on the board (`_pairs`)?"""
-        return self._pairs[card] > 0
+    def _lay(self, near: Square, far: Square, card: DominoCard) -> None:
+        """`_set_taken` for both halves of a card laid on two free touching squares, in one
+        call (every card laid comes here): the pair they formed shows the card's colours."""
+        free, pairs, steps = self._free, self._pairs, self._steps
+        free.discard(near)
+        free.discard(far)
+        pairs[card] -= 1
+        for other, key in steps[near]:
+            if other in free:
+                pairs[key] -= 1
+        for other, key in steps[far]:
+            if other in free:
+                pairs[key] -= 1
 
     def _colours(self, token: int) -> frozenset[tuple[int, int]]:
         """The colour pairs (lower first, as on a card) a card could cover at `token` now:
@@ -534,8 +544,7 @@ class DominoRound(RoundBase):
         before = self._before()
         covered = self.covered
         covered[near] = covered[far] = (seat, card)
-        self._set_taken(near)
-        self._set_taken(far)
+        self._lay(near, far, card)
         freed_now = freed not in covered
         if freed_now:
             self._set_free(freed)
