@@ -112,15 +112,17 @@ class Board:
 
 Steps = dict[Square, tuple[tuple[Square, tuple[int, int]], ...]]
 Reach = dict[Square, tuple[tuple[Square, Square, tuple[int, int]], ...]]
-_GEOMETRY: dict[int, tuple[Board, dict[Square, tuple[Square, ...]], Steps, Reach]] = {}
+ByPair = dict[tuple[int, int], tuple[tuple[Square, Square], ...]]
+_GEOMETRY: dict[int, tuple[Board, dict[Square, tuple[Square, ...]], Steps, Reach, ByPair]] = {}
 
 
-def _geometry(board: Board) -> tuple[dict[Square, tuple[Square, ...]], Steps, Reach]:
+def _geometry(board: Board) -> tuple[dict[Square, tuple[Square, ...]], Steps, Reach, ByPair]:
     """Each square's neighbours on the board, and with each the colour pair (lower first, as
     on a card) a card covering both shows; and the places next to a token on each square:
     every (near, far, colour pair) with near beside it and far beside near, in that order (far
-    is never the token's own square, which is not free). Every action asks, so it is worked
-    out once per layout (the last few layouts are kept)."""
+    is never the token's own square, which is not free); and per colour pair, every (near, far)
+    pair of touching squares showing it, in the board's order (a blocked token may move to any
+    of them). Every action asks, so it is worked out once per layout (the last few are kept)."""
     kept = _GEOMETRY.get(id(board))
     if kept is None or kept[0] is not board:
         cols = board.colours
@@ -129,10 +131,15 @@ def _geometry(board: Board) -> tuple[dict[Square, tuple[Square, ...]], Steps, Re
                  for sq, near in adj.items()}
         reach = {sq: tuple((near, far, key) for near in adj[sq] for far, key in steps[near] if far != sq)
                  for sq in cols}
+        by_pair: dict[tuple[int, int], list[tuple[Square, Square]]] = {}
+        for sq in cols:
+            for n, key in steps[sq]:
+                by_pair.setdefault(key, []).append((sq, n))
         while len(_GEOMETRY) >= 8:
             del _GEOMETRY[next(iter(_GEOMETRY))]
-        kept = _GEOMETRY[id(board)] = (board, adj, steps, reach)
-    return kept[1], kept[2], kept[3]
+        kept = _GEOMETRY[id(board)] = (board, adj, steps, reach,
+                                       {key: tuple(found) for key, found in by_pair.items()})
+    return kept[1], kept[2], kept[3], kept[4]
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,7 +253,7 @@ class DominoRound(RoundBase):
         self.tokens = [Token(tuple(sq)) for sq in tokens]  # type: ignore[arg-type]
         self.covered: dict[Square, tuple[Seat, DominoCard | str]] = dict(covered or {})
         """Square: the seat and the card (or JOKER) on it; a scenario may start with some."""
-        self._adj, self._steps, self._reach = _geometry(board)
+        self._adj, self._steps, self._reach, self._by_pair = _geometry(board)
         self._free = free = set(board.colours) - {t.square for t in self.tokens} - set(self.covered)
         """The free squares, kept as cards, jokers and tokens move (`free` is asked very often)."""
         self._pairs: dict[tuple[int, int], int] = dict.fromkeys(SET, 0)
@@ -402,7 +409,7 @@ class DominoRound(RoundBase):
         kept colour pairs lack the card is skipped unscanned, and so is a blocked token when no
         pair on the whole board shows the card (`_pairs`)."""
         owed = self.owed(seat)
-        free, steps, reach = self._free, self._steps, self._reach
+        free, reach = self._free, self._reach
         kept = self._colours_at
         pairs = self._pairs
         new = tuple.__new__
@@ -415,11 +422,9 @@ class DominoRound(RoundBase):
                 if blocked in (seat, ANY_SEAT):
                     if not pairs.get(card):
                         continue
-                    for near in self.board.colours:
-                        if near in free:
-                            for far, key in steps[near]:
-                                if key == card and far in free:
-                                    out.append(new(PlaceDomino, (seat, card, i, near, far, 0)))
+                    for near, far in self._by_pair.get(card, ()):
+                        if near in free and far in free:
+                            out.append(new(PlaceDomino, (seat, card, i, near, far, 0)))
                 continue
             if ts is not None and tok.reserved_by is not None and tok.reserved_by != seat \
                     and ts < tok.reserved_until:
