@@ -113,16 +113,19 @@ class Board:
 Steps = dict[Square, tuple[tuple[Square, tuple[int, int]], ...]]
 Reach = dict[Square, tuple[tuple[Square, Square, tuple[int, int]], ...]]
 ByPair = dict[tuple[int, int], tuple[tuple[Square, Square], ...]]
-_GEOMETRY: dict[int, tuple[Board, dict[Square, tuple[Square, ...]], Steps, Reach, ByPair]] = {}
+Geometry = tuple[dict[Square, tuple[Square, ...]], Steps, Reach, ByPair, dict[tuple[int, int], int]]
+_GEOMETRY: dict[int, tuple[Board, Geometry]] = {}
 
 
-def _geometry(board: Board) -> tuple[dict[Square, tuple[Square, ...]], Steps, Reach, ByPair]:
+def _geometry(board: Board) -> Geometry:
     """Each square's neighbours on the board, and with each the colour pair (lower first, as
     on a card) a card covering both shows; and the places next to a token on each square:
     every (near, far, colour pair) with near beside it and far beside near, in that order (far
     is never the token's own square, which is not free); and per colour pair, every (near, far)
     pair of touching squares showing it, in the board's order (a blocked token may move to any
-    of them). Every action asks, so it is worked out once per layout (the last few are kept)."""
+    of them); and how many pairs of touching squares show each colour pair on the empty board
+    (a round's `_pairs` starts from it). Every action asks, so it is worked out once per layout
+    (the last few are kept)."""
     kept = _GEOMETRY.get(id(board))
     if kept is None or kept[0] is not board:
         cols = board.colours
@@ -135,11 +138,14 @@ def _geometry(board: Board) -> tuple[dict[Square, tuple[Square, ...]], Steps, Re
         for sq in cols:
             for n, key in steps[sq]:
                 by_pair.setdefault(key, []).append((sq, n))
+        empty: dict[tuple[int, int], int] = dict.fromkeys(SET, 0)
+        for key, found in by_pair.items():
+            empty[key] = len(found) // 2  # each pair of squares is listed both ways round
         while len(_GEOMETRY) >= 8:
             del _GEOMETRY[next(iter(_GEOMETRY))]
-        kept = _GEOMETRY[id(board)] = (board, adj, steps, reach,
-                                       {key: tuple(found) for key, found in by_pair.items()})
-    return kept[1], kept[2], kept[3], kept[4]
+        kept = _GEOMETRY[id(board)] = (board, (adj, steps, reach,
+                                               {key: tuple(found) for key, found in by_pair.items()}, empty))
+    return kept[1]
 
 
 @dataclass(frozen=True, slots=True)
@@ -253,18 +259,16 @@ class DominoRound(RoundBase):
         self.tokens = [Token(tuple(sq)) for sq in tokens]  # type: ignore[arg-type]
         self.covered: dict[Square, tuple[Seat, DominoCard | str]] = dict(covered or {})
         """Square: the seat and the card (or JOKER) on it; a scenario may start with some."""
-        self._adj, self._steps, self._reach, self._by_pair = _geometry(board)
-        self._free = free = set(board.colours) - {t.square for t in self.tokens} - set(self.covered)
+        self._adj, self._steps, self._reach, self._by_pair, empty = _geometry(board)
+        self._free = set(board.colours)
         """The free squares, kept as cards, jokers and tokens move (`free` is asked very often)."""
-        self._pairs: dict[tuple[int, int], int] = dict.fromkeys(SET, 0)
+        self._pairs: dict[tuple[int, int], int] = dict(empty)
         """Per colour pair (lower first, as on a card), how many pairs of touching free squares
         show it: whether a card fits anywhere on the board is then one look-up. Kept as squares
         are freed and taken (`_set_free`, `_set_taken`), so undo restores it too; every pair has
         its entry from the start, so the mapping's order never changes."""
-        for sq in free:  # each pair of touching free squares once
-            for other, key in self._steps[sq]:
-                if other > sq and other in free:
-                    self._pairs[key] += 1
+        for sq in {t.square for t in self.tokens} | set(self.covered):  # from the empty board's
+            self._set_taken(sq)
         self._colours_at: dict[int, frozenset[tuple[int, int]]] = {}
         """Per token, the colour pairs a card could cover next to it now (`_colours`)."""
         self._placements_seen: dict[Any, Any] = {}
