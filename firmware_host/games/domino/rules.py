@@ -111,23 +111,41 @@ class Board:
 
 
 Steps = dict[Square, tuple[tuple[Square, tuple[int, int]], ...]]
-_GEOMETRY: dict[int, tuple[Board, dict[Square, tuple[Square, ...]], Steps]] = {}
+Reach = dict[Square, tuple[tuple[Square, Square, tuple[int, int]], ...]]
+ByPair = dict[tuple[int, int], tuple[tuple[Square, Square], ...]]
+Geometry = tuple[dict[Square, tuple[Square, ...]], Steps, Reach, ByPair, dict[tuple[int, int], int]]
+_GEOMETRY: dict[int, tuple[Board, Geometry]] = {}
 
 
-def _geometry(board: Board) -> tuple[dict[Square, tuple[Square, ...]], Steps]:
+def _geometry(board: Board) -> Geometry:
     """Each square's neighbours on the board, and with each the colour pair (lower first, as
-    on a card) a card covering both shows. Every action asks, so it is worked out once per
-    layout (the last few layouts are kept)."""
+    on a card) a card covering both shows; and the places next to a token on each square:
+    every (near, far, colour pair) with near beside it and far beside near, in that order (far
+    is never the token's own square, which is not free); and per colour pair, every (near, far)
+    pair of touching squares showing it, in the board's order (a blocked token may move to any
+    of them); and how many pairs of touching squares show each colour pair on the empty board
+    (a round's `_pairs` starts from it). Every action asks, so it is worked out once per layout
+    (the last few are kept)."""
     kept = _GEOMETRY.get(id(board))
     if kept is None or kept[0] is not board:
         cols = board.colours
         adj = {sq: tuple(n for n in neighbours(sq) if n in cols) for sq in cols}
         steps = {sq: tuple((n, (min(cols[sq], cols[n]), max(cols[sq], cols[n]))) for n in near)
                  for sq, near in adj.items()}
+        reach = {sq: tuple((near, far, key) for near in adj[sq] for far, key in steps[near] if far != sq)
+                 for sq in cols}
+        by_pair: dict[tuple[int, int], list[tuple[Square, Square]]] = {}
+        for sq in cols:
+            for n, key in steps[sq]:
+                by_pair.setdefault(key, []).append((sq, n))
+        empty: dict[tuple[int, int], int] = dict.fromkeys(SET, 0)
+        for key, found in by_pair.items():
+            empty[key] = len(found) // 2  # each pair of squares is listed both ways round
         while len(_GEOMETRY) >= 8:
             del _GEOMETRY[next(iter(_GEOMETRY))]
-        kept = _GEOMETRY[id(board)] = (board, adj, steps)
-    return kept[1], kept[2]
+        kept = _GEOMETRY[id(board)] = (board, (adj, steps, reach,
+                                               {key: tuple(found) for key, found in by_pair.items()}, empty))
+    return kept[1]
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,6 +187,8 @@ class DiscardDomino(NamedTuple):
 DominoAction = PlaceDomino | PlayJoker | DiscardDomino
 
 JOKER = "joker"
+_FIT = "fit"
+"""`_fitting_token`'s latest answer, kept among `placements`' (their keys are tuples)."""
 ANY_SEAT = -1
 """A token blocked before anyone played (a cramped layout): whoever places first frees it."""
 
@@ -239,11 +259,18 @@ class DominoRound(RoundBase):
         self.tokens = [Token(tuple(sq)) for sq in tokens]  # type: ignore[arg-type]
         self.covered: dict[Square, tuple[Seat, DominoCard | str]] = dict(covered or {})
         """Square: the seat and the card (or JOKER) on it; a scenario may start with some."""
-        self._adj, self._steps = _geometry(board)
-        self._free = set(board.colours) - {t.square for t in self.tokens} - set(self.covered)
+        self._adj, self._steps, self._reach, self._by_pair, empty = _geometry(board)
+        self._free = set(board.colours)
         """The free squares, kept as cards, jokers and tokens move (`free` is asked very often)."""
+        self._pairs: dict[tuple[int, int], int] = dict(empty)
+        """Per colour pair (lower first, as on a card), how many pairs of touching free squares
+        show it: whether a card fits anywhere on the board is then one look-up. Kept as squares
+        are freed and taken (`_set_free`, `_set_taken`), so undo restores it too; every pair has
+        its entry from the start, so the mapping's order never changes."""
+        for sq in {t.square for t in self.tokens} | set(self.covered):  # from the empty board's
+            self._set_taken(sq)
         self._colours_at: dict[int, frozenset[tuple[int, int]]] = {}
-        """Per token (-1: anywhere on the board), the colour pairs a card could cover now."""
+        """Per token, the colour pairs a card could cover next to it now (`_colours`)."""
         self._placements_seen: dict[Any, Any] = {}
         """`placements`' answers by (seat, card), and `joker_for`'s: cleared at every change."""
         self._hold_ns = int(options.joker_hold_s * 1e9)
@@ -282,26 +309,57 @@ class DominoRound(RoundBase):
                     if other in free:
                         yield sq, other
 
+    def _set_free(self, sq: Square) -> None:
+        """`sq` is free from now on: its edges to free squares count in `_pairs`."""
+        free = self._free
+        if sq not in free:
+            pairs = self._pairs
+            for other, key in self._steps[sq]:
+                if other in free:
+                    pairs[key] += 1
+            free.add(sq)
+
+    def _set_taken(self, sq: Square) -> None:
+        """`sq` is covered or a token stands on it: its edges leave `_pairs`."""
+        free = self._free
+        if sq in free:
+            free.discard(sq)
+            pairs = self._pairs
+            for other, key in self._steps[sq]:
+                if other in free:
+                    pairs[key] -= 1
+
+    def _lay(self, near: Square, far: Square, card: DominoCard) -> None:
+        """`_set_taken` for both halves of a card laid on two free touching squares, in one
+        call (every card laid comes here): the pair they formed shows the card's colours."""
+        free, pairs, steps = self._free, self._pairs, self._steps
+        free.discard(near)
+        free.discard(far)
+        pairs[card] -= 1
+        for other, key in steps[near]:
+            if other in free:
+                pairs[key] -= 1
+        for other, key in steps[far]:
+            if other in free:
+                pairs[key] -= 1
+
     def _colours(self, token: int) -> frozenset[tuple[int, int]]:
-        """The colour pairs (lower first, as on a card) a card could cover at `token` now, or
-        anywhere on the board for -1: whether a card fits is then one look-up."""
+        """The colour pairs (lower first, as on a card) a card could cover at `token` now:
+        whether a card fits there is then one look-up (kept until a square near it changes)."""
         found = self._colours_at.get(token)
         if found is None:
-            free, steps = self._free, self._steps
-            if token >= 0:
-                found = frozenset(key for near in self._adj[self.tokens[token].square] if near in free
-                                  for far, key in steps[near] if far in free)
-            else:  # the free squares are board squares: only they need looking at
-                found = frozenset(key for near in free for far, key in steps[near] if far in free)
+            free = self._free
+            found = frozenset(key for near, far, key in self._reach[self.tokens[token].square]
+                              if near in free and far in free)
             self._colours_at[token] = found
         return found
 
     def _changed(self, *squares: Square) -> None:
         """These squares were covered, freed or got a token: what was worked out from them is
         stale. A token's places lie within two steps of its square, so only the colours of
-        tokens that close are worked out again (and the whole board's)."""
+        tokens that close are worked out again (the whole board's, `_pairs`, are kept as the
+        squares change)."""
         kept = self._colours_at
-        kept.pop(-1, None)
         if kept:
             zones = [_ZONES.get(sq) or _zone(sq) for sq in squares]
             tokens = self.tokens
@@ -315,13 +373,13 @@ class DominoRound(RoundBase):
 
     def _move(self, tok: Token, to: Square) -> None:
         if tok.square not in self.covered:
-            self._free.add(tok.square)
-        self._free.discard(to)
+            self._set_free(tok.square)
+        self._set_taken(to)
         tok.square = to
 
     def _cover(self, sq: Square, what: tuple[Seat, DominoCard | str]) -> None:
         self.covered[sq] = what
-        self._free.discard(sq)
+        self._set_taken(sq)
 
     def matches(self, card: DominoCard, near: Square, far: Square) -> bool:
         cols = self.board.colours
@@ -351,11 +409,13 @@ class DominoRound(RoundBase):
     def placement_list(self, seat: Seat, card: DominoCard, ts: int | None) -> list[PlaceDomino]:
         """`placements` as a list, in its order (token by token, `places_at`'s order or, for a
         blocked token, `free_pairs`'), built in one pass: a bot asks at every card that fits.
-        A pair fits when its kept colour pair (`_steps`) is the card; a token whose kept colour
-        pairs lack the card is skipped unscanned."""
+        A pair fits when its kept colour pair (`_steps`, `_reach`) is the card; a token whose
+        kept colour pairs lack the card is skipped unscanned, and so is a blocked token when no
+        pair on the whole board shows the card (`_pairs`)."""
         owed = self.owed(seat)
-        free, adj, steps = self._free, self._adj, self._steps
+        free, reach = self._free, self._reach
         kept = self._colours_at
+        pairs = self._pairs
         new = tuple.__new__
         out: list[PlaceDomino] = []
         for i, tok in enumerate(self.tokens):
@@ -364,14 +424,11 @@ class DominoRound(RoundBase):
             blocked = tok.blocked_for
             if blocked is not None:
                 if blocked in (seat, ANY_SEAT):
-                    everywhere = kept.get(-1)
-                    if everywhere is not None and card not in everywhere:
+                    if not pairs.get(card):
                         continue
-                    for near in self.board.colours:
-                        if near in free:
-                            for far, key in steps[near]:
-                                if key == card and far in free:
-                                    out.append(new(PlaceDomino, (seat, card, i, near, far, 0)))
+                    for near, far in self._by_pair.get(card, ()):
+                        if near in free and far in free:
+                            out.append(new(PlaceDomino, (seat, card, i, near, far, 0)))
                 continue
             if ts is not None and tok.reserved_by is not None and tok.reserved_by != seat \
                     and ts < tok.reserved_until:
@@ -379,11 +436,9 @@ class DominoRound(RoundBase):
             colours = kept.get(i)
             if colours is not None and card not in colours:
                 continue
-            for near in adj[tok.square]:
-                if near in free:
-                    for far, key in steps[near]:
-                        if key == card and far in free:
-                            out.append(new(PlaceDomino, (seat, card, i, near, far, 0)))
+            for near, far, key in reach[tok.square]:
+                if key == card and near in free and far in free:
+                    out.append(new(PlaceDomino, (seat, card, i, near, far, 0)))
         return out
 
     def joker_squares(self, token: int) -> list[Square]:
@@ -430,21 +485,32 @@ class DominoRound(RoundBase):
         return None
 
     def _fitting_token(self, seat: Seat, card: DominoCard, ts: int) -> int | None:
-        """The first token `card` could be laid at by `seat` now (as `placements` finds them)."""
+        """The first token `card` could be laid at by `seat` now (as `placements` finds them).
+
+        The latest answer is kept with `placements`' until the board or a token changes: a bot
+        asks before it discards, and the discard asks the same again."""
+        seen = self._placements_seen
+        last = seen.get(_FIT)
+        if last is not None and last[0] == seat and last[1] == card and last[2] == ts:
+            return last[3]  # type: ignore[no-any-return]
         owed = self.owed(seat)
         kept = self._colours_at
+        found = None
         for i, tok in enumerate(self.tokens):  # a card is its colour pair, lower first
             if owed and i not in owed:
                 continue
             if tok.blocked_for is not None:
-                if tok.blocked_for in (seat, ANY_SEAT) and card in self._colours(-1):
-                    return i
+                if tok.blocked_for in (seat, ANY_SEAT) and self._pairs[card]:
+                    found = i
+                    break
                 continue
             if tok.reserved_by is not None and tok.reserved_by != seat and ts < tok.reserved_until:
                 continue
             if card in (kept.get(i) or self._colours(i)):
-                return i
-        return None
+                found = i
+                break
+        seen[_FIT] = (seat, card, ts, found)
+        return found
 
     def _claimable(self, seat: Seat, token: int, ts: int) -> Refusal | None:
         if not 0 <= token < TOKENS:
@@ -474,8 +540,7 @@ class DominoRound(RoundBase):
         tok = self.tokens[token]
         if abs(near[0] - far[0]) + abs(near[1] - far[1]) != 1:
             return Refusal(Reason.NO_FIT, "the halves must touch")
-        free = self._free
-        if near not in free or far not in free:
+        if near not in self._free or far not in self._free:
             for sq in (near, far):
                 if sq not in self.board.colours:
                     return Refusal(Reason.OFF_BOARD, f"square {list(sq)}")
@@ -488,11 +553,10 @@ class DominoRound(RoundBase):
         before = self._before()
         covered = self.covered
         covered[near] = covered[far] = (seat, card)
-        free.discard(near)
-        free.discard(far)
+        self._lay(near, far, card)
         freed_now = freed not in covered
         if freed_now:
-            free.add(freed)
+            self._set_free(freed)
         tok.square = far
         tok.blocked_for = None
         for other in self.tokens:  # a joker holds its token only until its player's next card
@@ -597,7 +661,10 @@ class DominoRound(RoundBase):
                     return True
             elif tok.blocked_for in (seat, ANY_SEAT):
                 anywhere = True
-        return anywhere and not wanted.isdisjoint(self._colours(-1))
+        if anywhere:
+            pairs = self._pairs
+            return any(pairs[card] for card in wanted)
+        return False
 
     def joker_for(self, seat: Seat, card: DominoCard, ts: int) -> PlayJoker | None:
         """`joker_route` for one card at `ts`, kept with `placements`' answers until the board or
@@ -625,9 +692,10 @@ class DominoRound(RoundBase):
             for sq in self.joker_squares(i):
                 old = tok.square
                 # What was worked out from the board as it is comes back with it after the trial,
-                # not worked out again (the bots and the round's end ask this often).
+                # not worked out again (the bots and the round's end ask this often): the trial
+                # works on a copy of the kept colours and an empty memo.
                 kept, seen = self._colours_at, self._placements_seen
-                kept_before, seen_before = kept.copy(), seen.copy()
+                self._colours_at, self._placements_seen = kept.copy(), {}
                 self._cover(sq, (seat, JOKER))
                 self._move(tok, sq)
                 self._changed(sq, old)
@@ -637,11 +705,8 @@ class DominoRound(RoundBase):
                 finally:
                     self._move(tok, old)
                     del self.covered[sq]
-                    self._free.add(sq)
-                    kept.clear()
-                    kept.update(kept_before)
-                    seen.clear()
-                    seen.update(seen_before)
+                    self._set_free(sq)
+                    self._colours_at, self._placements_seen = kept, seen
         return None
 
     def _check_no_placement(self, ts: int) -> None:
@@ -684,6 +749,10 @@ class DominoRound(RoundBase):
         return self.waiting_since is not None and self._joker_helps(seat)
 
     def deadline(self) -> int | None:
+        t0, t1, t2, t3 = self.tokens  # TOKENS: asked after every action, and mostly nothing is due
+        if t0.reserved_by is t1.reserved_by is t2.reserved_by is t3.reserved_by is None \
+                and self.waiting_since is None:
+            return None
         due = [t.reserved_until for t in self.tokens if t.reserved_by is not None]
         if self.waiting_since is not None:
             due.append(self.waiting_since + self._wait_ns)
@@ -691,6 +760,7 @@ class DominoRound(RoundBase):
 
     def _due(self, now: int) -> None:
         self._undo.append((DominoRound._unwake, self._before()))
+        self._placements_seen.clear()  # `_fitting_token`'s answer depends on the reservations
         for tok in self.tokens:
             if tok.reserved_by is not None and tok.reserved_until <= now:
                 tok.reserved_by = None
@@ -707,6 +777,7 @@ class DominoRound(RoundBase):
         self.tokens = [Token(t.square, t.reserved_by, t.reserved_until, t.blocked_for) for t in self.tokens]
         self.covered = dict(self.covered)
         self._free = set(self._free)
+        self._pairs = dict(self._pairs)
         self._colours_at, self._placements_seen = {}, {}
 
     def _before(self) -> tuple[Any, ...]:
@@ -731,17 +802,18 @@ class DominoRound(RoundBase):
         st.hand.append(card)
         st.placed -= 1
         del self.covered[near], self.covered[far]
-        self._free |= {near, far}
         if freed is not None:
-            self._free.discard(freed)
+            self._set_taken(freed)
+        self._set_free(near)
+        self._set_free(far)
         self._restore(before)
 
     def _unjoker(self, seat: Seat, square: Square, freed: Square | None, before: tuple[Any, ...]) -> None:
         self.seats[seat].jokers += 1
         del self.covered[square]
-        self._free.add(square)
         if freed is not None:
-            self._free.discard(freed)
+            self._set_taken(freed)
+        self._set_free(square)
         self._restore(before)
 
     def _undiscard(self, seat: Seat, turned: tuple[DominoCard, ...] | None) -> None:

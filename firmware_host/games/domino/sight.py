@@ -35,12 +35,12 @@ class DominoSight:
         """Whether the turned-up card fits anywhere this seat may lay it now: one look-up of the
         kept colour pairs, where `placements` lists every square pair (two actions in three are
         discards, so a bot asks this first)."""
-        card = self.top_card()
-        return card is not None and self._r._fitting_token(self.seat, card, ts) is not None
+        hand = self._r.seats[self.seat].hand  # the top card, read as `top_card` does
+        return bool(hand) and self._r._fitting_token(self.seat, hand[-1], ts) is not None
 
     def placements(self, ts: int = 0) -> list[PlaceDomino]:
-        card = self.top_card()
-        return [] if card is None else self._r.placement_list(self.seat, card, ts)
+        hand = self._r.seats[self.seat].hand
+        return self._r.placement_list(self.seat, hand[-1], ts) if hand else []
 
     def joker_squares(self, ts: int = 0) -> Iterator[tuple[int, Square]]:
         r = self._r
