@@ -12,6 +12,7 @@ from firmware_host.engine.match import Match
 from firmware_host.engine.options import parse_assignments, parse_options
 from firmware_host.engine.round import RulesError, winners
 from firmware_host.games.classic.rules import DECK, MoveToRow, PlayCard, TurnHand, VoteStuck
+from firmware_host.games.domino.rules import SET, DiscardDomino, PlaceDomino
 from firmware_host.play.simulate import make_bots, play_round, simulate
 from firmware_host.table.matches import new_match, resources_for
 
@@ -151,6 +152,12 @@ def test_an_ended_rounds_journal_is_kept_packed_and_read_back_as_it_was(game: st
                    isinstance(a, PlayCard | MoveToRow))
         if options:
             assert {type(e.action) for e in read} == {PlayCard, TurnHand, MoveToRow, VoteStuck}
+    if game == "domino":  # cards as their place in the set, squares as their row and column
+        gc.collect()
+        assert not gc.is_tracked(match._ended[0]) and not gc.is_tracked(match._ended[1])
+        assert all(a.card is SET[SET.index(a.card)] for a in (e.action for e in read)
+                   if isinstance(a, PlaceDomino))
+        assert {PlaceDomino, DiscardDomino} <= {type(e.action) for e in read}
 
 
 def test_a_journal_that_does_not_replay_is_reported() -> None:

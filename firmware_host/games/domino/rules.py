@@ -13,7 +13,17 @@ from dataclasses import dataclass, field
 from itertools import combinations_with_replacement
 from typing import Any, ClassVar, NamedTuple
 
-from ...engine.round import Ending, Reason, Refusal, RoundBase, RoundResult, RulesError, Seat, TableColour
+from ...engine.round import (
+    Ending,
+    Reason,
+    Refusal,
+    RoundBase,
+    RoundResult,
+    RulesError,
+    Seat,
+    TableColour,
+    journal_kinds,
+)
 
 MIN_PLAYERS, MAX_PLAYERS = 2, 4
 TOKENS = 4
@@ -770,6 +780,52 @@ class DominoRound(RoundBase):
     _handlers: ClassVar[dict[type, Callable[[Any, Any], Refusal | None]]] = {
         PlaceDomino: _place, PlayJoker: _joker, DiscardDomino: _discard}
 
+    # ------------------------------------------------------------ the journal kept (Match)
+
+    @classmethod
+    def pack_journal(cls, journal: Sequence[Any]) -> tuple[Any, ...]:
+        """As `RoundBase.pack_journal`, with each card as its place in `SET` and each square as
+        its row and column: a `DominoCard` holds colours (objects of a class of ours), so a tuple
+        holding one would be walked by the collector for as long as the match keeps it. An
+        action the bots would never send (a square given as a list) is packed as it came."""
+        packed: list[Any] = []
+        for a in journal:
+            kind = type(a)
+            if kind is PlaceDomino:
+                seat, card, token, near, far, ts = a
+                if type(card) is DominoCard and type(near) is tuple and type(far) is tuple:
+                    packed += (_PLACE_PACKED, seat, _CARD_NUMBER[card], token, *near, *far, ts)
+                    continue
+            elif kind is PlayJoker:
+                seat, token, square, ts = a
+                if type(square) is tuple:
+                    packed += (_JOKER_PACKED, seat, token, *square, ts)
+                    continue
+            packed += super().pack_journal((a,))
+        return tuple(packed)
+
+    @classmethod
+    def unpack_journal(cls, packed: Sequence[Any]) -> list[Any]:
+        """The actions `pack_journal` packed, equal to its journal; cards are `SET`'s own."""
+        out: list[Any] = []
+        new = tuple.__new__
+        i = 0
+        while i < len(packed):
+            kind = packed[i]
+            if kind == _PLACE_PACKED:
+                seat, card, token, nr, nc, fr, fc, ts = packed[i + 1:i + 9]
+                out.append(new(PlaceDomino, (seat, SET[card], token, (nr, nc), (fr, fc), ts)))
+                i += 9
+            elif kind == _JOKER_PACKED:
+                seat, token, r, c, ts = packed[i + 1:i + 6]
+                out.append(new(PlayJoker, (seat, token, (r, c), ts)))
+                i += 6
+            else:
+                end = i + 1 + len(journal_kinds(cls)[0][kind]._fields)  # type: ignore[attr-defined]
+                out += super().unpack_journal(packed[i:end])
+                i = end
+        return out
+
     # ------------------------------------------------------------ taking back (RoundBase._lost_race)
 
     def _unshare(self, action: Any) -> None:
@@ -857,6 +913,13 @@ class DominoRound(RoundBase):
                 for s, st in enumerate(self.seats)
             ],
         }
+
+
+_CARD_NUMBER: dict[DominoCard, int] = {card: number for number, card in enumerate(SET)}
+"""A card's place in `SET`, as `DominoRound.pack_journal` keeps it."""
+_PLACE_PACKED, _JOKER_PACKED = (len(journal_kinds(DominoRound)[0]) + n for n in range(2))
+"""The numbers `DominoRound.pack_journal` gives a placement and a joker packed as plain numbers,
+after those `RoundBase.pack_journal` gives each kind (which it still uses for the rest)."""
 
 
 def score_round(

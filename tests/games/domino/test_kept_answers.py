@@ -1,14 +1,24 @@
 """The Domino bot's quick paths give the answers the plain ones give, at every moment of real
 rounds: `placement_list` (one pass over the kept colour pairs) against the placements worked out
 square by square, and `joker_for` (kept until the board or a token changes) against a fresh
-`joker_route`. A stale kept answer, or a pair listed out of order, would change what bots play."""
+`joker_route`. A stale kept answer, or a pair listed out of order, would change what bots play. And an ended
+round's journal, as its match keeps it packed, reads back as it was."""
 
 from __future__ import annotations
 
 import random
 
 from firmware_host.engine.game import sight_of
-from firmware_host.games.domino.rules import ANY_SEAT, DominoCard, DominoRound, PlaceDomino
+from firmware_host.engine.round import Wake
+from firmware_host.games.domino.rules import (
+    ANY_SEAT,
+    SET,
+    DiscardDomino,
+    DominoCard,
+    DominoRound,
+    PlaceDomino,
+    PlayJoker,
+)
 from firmware_host.play.simulate import make_bots
 from firmware_host.table.matches import new_match
 
@@ -69,3 +79,20 @@ def test_kept_answers_are_the_fresh_ones_throughout_bot_rounds() -> None:
             if action is not None:
                 match.apply(action)
     assert checked > 1000 and jokers > 10 and placed > 100
+
+
+def test_a_packed_journal_is_plain_numbers_and_reads_back_equal() -> None:
+    """Every kind of entry, and a square sent as a list (as JSON gives it), comes back equal and
+    of the same types; what only the bots send packs to numbers, which the collector stops walking."""
+    card = SET[7]
+    journal = [PlaceDomino(0, card, 2, (3, 4), (3, 5), 11), PlayJoker(1, 3, (0, 1), 12), DiscardDomino(2, 13),
+               Wake(14), PlaceDomino(1, SET[0], 0, [5, 6], (5, 7), 15), PlayJoker(0, 1, [2, 2], 16)]
+    packed = DominoRound.pack_journal(journal)
+    assert packed[:21] == (4, 0, 7, 2, 3, 4, 3, 5, 11, 5, 1, 3, 0, 1, 12, 3, 2, 13, 0, 14, 1)
+    read = DominoRound.unpack_journal(packed)
+    assert read == journal
+    assert [[type(f) for f in a] for a in read] == [[type(f) for f in a] for a in journal]
+    assert [type(a) for a in read] == [type(a) for a in journal]
+    assert read[0].card is card
+    plain = DominoRound.pack_journal(journal[:4])
+    assert all(type(f) is int for f in plain)
