@@ -355,12 +355,14 @@ class DominoRound(RoundBase):
 
     def _colours(self, token: int) -> frozenset[tuple[int, int]]:
         """The colour pairs (lower first, as on a card) a card could cover at `token` now:
-        whether a card fits there is then one look-up (kept until a square near it changes)."""
+        whether a card fits there is then one look-up (kept until a square near it changes).
+        Square by square from the token, so a covered neighbour's squares beyond it are never
+        looked at (`_reach`'s flat list asks each of them: 0.9 % more of the replay's instructions)."""
         found = self._colours_at.get(token)
         if found is None:
-            free = self._free
-            found = frozenset(key for near, far, key in self._reach[self.tokens[token].square]
-                              if near in free and far in free)
+            free, steps = self._free, self._steps
+            found = frozenset({key for near in self._adj[self.tokens[token].square] if near in free
+                               for far, key in steps[near] if far in free})
             self._colours_at[token] = found
         return found
 
@@ -791,6 +793,9 @@ class DominoRound(RoundBase):
         packed: list[Any] = []
         for a in journal:
             kind = type(a)
+            if kind is DiscardDomino:  # the most common entry: packed here, not one at a time below
+                packed += (_DISCARD, a[0], a[1])
+                continue
             if kind is PlaceDomino:
                 seat, card, token, near, far, ts = a
                 if type(card) is DominoCard and type(near) is tuple and type(far) is tuple:
@@ -812,7 +817,10 @@ class DominoRound(RoundBase):
         i = 0
         while i < len(packed):
             kind = packed[i]
-            if kind == _PLACE_PACKED:
+            if kind == _DISCARD:
+                out.append(new(DiscardDomino, (packed[i + 1], packed[i + 2])))
+                i += 3
+            elif kind == _PLACE_PACKED:
                 seat, card, token, nr, nc, fr, fc, ts = packed[i + 1:i + 9]
                 out.append(new(PlaceDomino, (seat, SET[card], token, (nr, nc), (fr, fc), ts)))
                 i += 9
@@ -917,6 +925,8 @@ class DominoRound(RoundBase):
 
 _CARD_NUMBER: dict[DominoCard, int] = {card: number for number, card in enumerate(SET)}
 """A card's place in `SET`, as `DominoRound.pack_journal` keeps it."""
+_DISCARD = journal_kinds(DominoRound)[1][DiscardDomino]
+"""The number `RoundBase.pack_journal` gives a discard, which `DominoRound.pack_journal` packs itself."""
 _PLACE_PACKED, _JOKER_PACKED = (len(journal_kinds(DominoRound)[0]) + n for n in range(2))
 """The numbers `DominoRound.pack_journal` gives a placement and a joker packed as plain numbers,
 after those `RoundBase.pack_journal` gives each kind (which it still uses for the rest)."""
