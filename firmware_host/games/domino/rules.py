@@ -799,12 +799,13 @@ class DominoRound(RoundBase):
             if kind is PlaceDomino:
                 seat, card, token, near, far, ts = a
                 if type(card) is DominoCard and type(near) is tuple and type(far) is tuple:
-                    packed += (_PLACE_PACKED, seat, _CARD_NUMBER[card], token, *near, *far, ts)
+                    packed += (_PLACE_PACKED, seat, _CARD_NUMBER[card], token,
+                               near[0], near[1], far[0], far[1], ts)
                     continue
             elif kind is PlayJoker:
                 seat, token, square, ts = a
                 if type(square) is tuple:
-                    packed += (_JOKER_PACKED, seat, token, *square, ts)
+                    packed += (_JOKER_PACKED, seat, token, square[0], square[1], ts)
                     continue
             packed += super().pack_journal((a,))
         return tuple(packed)
@@ -821,8 +822,9 @@ class DominoRound(RoundBase):
                 out.append(new(DiscardDomino, (packed[i + 1], packed[i + 2])))
                 i += 3
             elif kind == _PLACE_PACKED:
-                seat, card, token, nr, nc, fr, fc, ts = packed[i + 1:i + 9]
-                out.append(new(PlaceDomino, (seat, SET[card], token, (nr, nc), (fr, fc), ts)))
+                out.append(new(PlaceDomino, (packed[i + 1], SET[packed[i + 2]], packed[i + 3],
+                                             (packed[i + 4], packed[i + 5]), (packed[i + 6], packed[i + 7]),
+                                             packed[i + 8])))
                 i += 9
             elif kind == _JOKER_PACKED:
                 seat, token, r, c, ts = packed[i + 1:i + 6]
