@@ -282,15 +282,25 @@ class RoundBase:
     @classmethod
     def unpack_journal(cls, packed: Sequence[Any]) -> list[Any]:
         """The actions `pack_journal` packed, equal to the journal it was given."""
-        kinds = journal_kinds(cls)[0]
         out: list[Any] = []
         i = 0
         while i < len(packed):
-            kind = kinds[packed[i]]
-            end = i + 1 + len(kind._fields)  # type: ignore[attr-defined]
-            out.append(kind._make(packed[i + 1:end]))  # type: ignore[attr-defined]
-            i = end
+            action, i = cls._unpack_plain(packed, i)
+            out.append(action)
         return out
+
+    @classmethod
+    def _pack_plain(cls, action: Any) -> tuple[Any, ...]:
+        """One action as `RoundBase.pack_journal` packs it: a game that packs its own kinds hands
+        the others here."""
+        return (journal_kinds(cls)[1][type(action)], *action)
+
+    @classmethod
+    def _unpack_plain(cls, packed: Sequence[Any], i: int) -> tuple[Any, int]:
+        """The action `_pack_plain` packed at `packed[i]`, and where the next one starts."""
+        kind = journal_kinds(cls)[0][packed[i]]
+        end = i + 1 + len(kind._fields)  # type: ignore[attr-defined]
+        return kind._make(packed[i + 1:end]), end  # type: ignore[attr-defined]
 
     def _take(self, action: Any) -> Refusal | None:
         if self.result is not None:

@@ -570,7 +570,7 @@ class ClassicRound(RoundBase):
             elif kind is MoveToRow:
                 packed += (_MOVE, a[0], int(a[1]), a[2], a[3])
             else:
-                packed += super().pack_journal((a,))
+                packed += cls._pack_plain(a)
         return tuple(packed)
 
     @classmethod
@@ -589,9 +589,8 @@ class ClassicRound(RoundBase):
                 out.append(MoveToRow(packed[i + 1], _BY_KEY[packed[i + 2]], packed[i + 3], packed[i + 4]))
                 i += 5
             else:
-                end = i + 1 + len(journal_kinds(cls)[0][kind]._fields)  # type: ignore[attr-defined]
-                out += super().unpack_journal(packed[i:end])
-                i = end
+                action, i = cls._unpack_plain(packed, i)
+                out.append(action)
         return out
 
     # ------------------------------------------------------------ taking back (RoundBase._lost_race)

@@ -807,7 +807,7 @@ class DominoRound(RoundBase):
                 if type(square) is tuple:
                     packed += (_JOKER_PACKED, seat, token, square[0], square[1], ts)
                     continue
-            packed += super().pack_journal((a,))
+            packed += cls._pack_plain(a)
         return tuple(packed)
 
     @classmethod
@@ -831,9 +831,8 @@ class DominoRound(RoundBase):
                 out.append(new(PlayJoker, (seat, token, (r, c), ts)))
                 i += 6
             else:
-                end = i + 1 + len(journal_kinds(cls)[0][kind]._fields)  # type: ignore[attr-defined]
-                out += super().unpack_journal(packed[i:end])
-                i = end
+                action, i = cls._unpack_plain(packed, i)
+                out.append(action)
         return out
 
     # ------------------------------------------------------------ taking back (RoundBase._lost_race)
