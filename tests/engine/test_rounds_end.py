@@ -17,7 +17,7 @@ from firmware_host.games.domino.layouts import layouts
 from firmware_host.games.domino.rules import DiscardDomino, DominoCard
 from firmware_host.play import simulate as simulate_mod
 from firmware_host.play.simulate import make_bots, play_round, simulate, sweep, sweep_cases
-from firmware_host.table.bot_players import Bot, Level
+from firmware_host.table.bot_players import Level
 from firmware_host.table.matches import new_match
 
 K = DominoCard.parse
@@ -203,7 +203,7 @@ def test_the_crazy_matches_that_never_ended_reach_the_target() -> None:
 
 
 def test_a_crazy_bot_plays_against_a_masher_only_while_it_keeps_mashing() -> None:
-    from firmware_host.games.crazy.bot import DENY_LOOKS, _remember
+    from firmware_host.games.crazy.bot import DENY_LOOKS, Memory, _watch
 
     class Seen:
         seat = 0
@@ -214,12 +214,13 @@ def test_a_crazy_bot_plays_against_a_masher_only_while_it_keeps_mashing() -> Non
         def laid(self) -> list[int]:
             return list(self.counts)
 
-    bot, sight = Bot(Level.HARD, random.Random(1)), Seen()
+    mem, sight = Memory(), Seen()
     ms = 1_000_000
 
     def look(at: int, laid: int) -> bool:
         sight.counts[1] = laid
-        return _remember(bot, sight, at).denying  # type: ignore[arg-type]
+        _watch(mem, sight, at)  # type: ignore[arg-type]
+        return mem.denying
 
     assert not look(0, 0) and not look(1000 * ms, 3)  # three in a second: no sighting
     assert look(2000 * ms, 7)  # four in a second

@@ -79,7 +79,7 @@ class CrazyPlayer:
         self.easy = level is Level.EASY
         self.patience = 1 if self.easy else PATIENCE
         self.watches = level in (Level.MEDIUM, Level.HARD)
-        """Whether it watches for a masher (`_remember`, `_deny`)."""
+        """Whether it watches for a masher (`_watch`, `_deny`)."""
         self.spoil = 0.5 if level in (Level.HARD, Level.INSTANT) else 0.0
         """What laying a 3 on a 4 it cannot take adds to a run's worth."""
         self.plans = level in PLANNERS
@@ -166,13 +166,6 @@ class CrazyPlayer:
             return None
         mem.looks = 0
         return DiscardCrazy(s.seat, _least_kept(hand, piles), now)
-
-
-def _remember(bot: Bot, s: CrazySight, now: int) -> Memory:
-    """The bot's memory, brought up to date (`_watch`)."""
-    mem = bot.memory.setdefault("crazy", Memory())
-    _watch(mem, s, now)
-    return mem
 
 
 def _watch(mem: Memory, s: CrazySight, now: int) -> None:
