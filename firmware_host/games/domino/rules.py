@@ -8,7 +8,7 @@ and colours are data (`Board`, built from `games/domino/data/` by `games/domino/
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations_with_replacement
 from typing import Any, ClassVar, NamedTuple
@@ -73,6 +73,18 @@ SET: tuple[DominoCard, ...] = tuple(
 """A player's 15 cards: every pair of the 5 colours, doubles included."""
 
 
+_CARD_NUMBER: dict[DominoCard, int] = {card: number for number, card in enumerate(SET)}
+"""A card's place in `SET`: the round keeps colour pairs by it (`_pairs[n]`; bit n of a token's
+colours), and `DominoRound.pack_journal` packs a card as it."""
+_CARD_BIT: dict[DominoCard, int] = {card: 1 << number for card, number in _CARD_NUMBER.items()}
+
+
+def _bits(cards: Iterable[DominoCard]) -> int:
+    """The cards as one number, bit n for `SET[n]`: sets of colour pairs that `|` joins and `&`
+    meets in one step each."""
+    return sum(map(_CARD_BIT.__getitem__, set(cards)))
+
+
 def _is_square(value: object) -> bool:
     """A (row, column) pair of whole numbers (True is not one: its type is bool)."""
     return type(value) is tuple and len(value) == 2 and type(value[0]) is int and type(value[1]) is int
@@ -99,6 +111,11 @@ def _zone(sq: Square) -> frozenset[Square]:
     return found
 
 
+def _close(a: Square, b: Square) -> bool:
+    """At most two steps apart: a token's places lie within two steps of its square."""
+    return abs(a[0] - b[0]) + abs(a[1] - b[1]) <= 2
+
+
 def neighbours(sq: Square) -> Iterator[Square]:
     r, c = sq
     for dr, dc in _STEPS:
@@ -120,41 +137,45 @@ class Board:
                 raise RulesError(f"layout {self.name}: token square {sq} is off the board")
 
 
-Steps = dict[Square, tuple[tuple[Square, tuple[int, int]], ...]]
-Reach = dict[Square, tuple[tuple[Square, Square, tuple[int, int]], ...]]
-ByPair = dict[tuple[int, int], tuple[tuple[Square, Square], ...]]
-Geometry = tuple[dict[Square, tuple[Square, ...]], Steps, Reach, ByPair, dict[tuple[int, int], int]]
+Steps = dict[Square, tuple[tuple[Square, int], ...]]
+Around = dict[Square, tuple[tuple[Square, tuple[tuple[Square, int], ...]], ...]]
+Reach = dict[Square, tuple[tuple[tuple[Square, Square], ...], ...]]
+ByPair = tuple[tuple[tuple[Square, Square], ...], ...]
+Geometry = tuple[dict[Square, tuple[Square, ...]], Steps, Around, Reach, ByPair, list[int]]
 _GEOMETRY: dict[int, tuple[Board, Geometry]] = {}
 
 
 def _geometry(board: Board) -> Geometry:
-    """Each square's neighbours on the board, and with each the colour pair (lower first, as
-    on a card) a card covering both shows; and the places next to a token on each square:
-    every (near, far, colour pair) with near beside it and far beside near, in that order (far
-    is never the token's own square, which is not free); and per colour pair, every (near, far)
-    pair of touching squares showing it, in the board's order (a blocked token may move to any
-    of them); and how many pairs of touching squares show each colour pair on the empty board
-    (a round's `_pairs` starts from it). Every action asks, so it is worked out once per layout
-    (the last few are kept)."""
+    """Worked out once per layout (the last few are kept), since every action asks: each
+    square's neighbours on the board; with each, the number in `SET` of the colour pair a card
+    covering both shows (`steps`); the places next to a token on each square, neighbour by
+    neighbour, each with its colour pair's bit (`around`: a covered neighbour's squares beyond
+    it are then never looked at), and the same per colour pair, by its number, as (near, far)
+    pairs in that order (`reach`: a bot lists where its card fits with no other pair looked at;
+    far is never the token's own square, which is not free); per colour pair,
+    every (near, far) pair of touching squares showing it, in the board's order (a blocked
+    token may move to any of them); and how many pairs of touching squares show each colour
+    pair on the empty board (a round's `_pairs` starts from it)."""
     kept = _GEOMETRY.get(id(board))
     if kept is None or kept[0] is not board:
         cols = board.colours
         adj = {sq: tuple(n for n in neighbours(sq) if n in cols) for sq in cols}
-        steps = {sq: tuple((n, (min(cols[sq], cols[n]), max(cols[sq], cols[n]))) for n in near)
-                 for sq, near in adj.items()}
-        reach = {sq: tuple((near, far, key) for near in adj[sq] for far, key in steps[near] if far != sq)
+        steps = {sq: tuple((n, _CARD_NUMBER[DominoCard(min(cols[sq], cols[n]), max(cols[sq], cols[n]))])
+                           for n in near) for sq, near in adj.items()}
+        around = {sq: tuple((near, tuple((far, 1 << n) for far, n in steps[near] if far != sq))
+                            for near in adj[sq]) for sq in cols}
+        reach = {sq: tuple(tuple((near, far) for near in adj[sq] for far, n in steps[near]
+                                 if far != sq and n == number) for number in range(len(SET)))
                  for sq in cols}
-        by_pair: dict[tuple[int, int], list[tuple[Square, Square]]] = {}
+        by_pair: list[list[tuple[Square, Square]]] = [[] for _ in SET]
         for sq in cols:
-            for n, key in steps[sq]:
-                by_pair.setdefault(key, []).append((sq, n))
-        empty: dict[tuple[int, int], int] = dict.fromkeys(SET, 0)
-        for key, found in by_pair.items():
-            empty[key] = len(found) // 2  # each pair of squares is listed both ways round
+            for n, number in steps[sq]:
+                by_pair[number].append((sq, n))
+        empty = [len(found) // 2 for found in by_pair]  # each pair of squares is listed both ways round
         while len(_GEOMETRY) >= 8:
             del _GEOMETRY[next(iter(_GEOMETRY))]
-        kept = _GEOMETRY[id(board)] = (board, (adj, steps, reach,
-                                               {key: tuple(found) for key, found in by_pair.items()}, empty))
+        kept = _GEOMETRY[id(board)] = (board, (adj, steps, around, reach,
+                                               tuple(tuple(found) for found in by_pair), empty))
     return kept[1]
 
 
@@ -217,6 +238,14 @@ class DominoSeat:
     discard: list[DominoCard] = field(default_factory=list)
     jokers: int = JOKERS
     placed: int = 0
+    holds: int = -1
+    """The held cards (hand and discard) as bits (`_bits`): whether a card some seat holds fits
+    near a token is then one `&`, asked after every card laid. A card leaves them only when it
+    is laid (a player has each card once) and comes back with its undo."""
+
+    def __post_init__(self) -> None:
+        if self.holds < 0:
+            self.holds = _bits(self.hand) | _bits(self.discard)
 
     def held(self) -> list[DominoCard]:
         return self.hand + self.discard
@@ -253,6 +282,11 @@ class DominoRound(RoundBase):
                 hands.append(cards)
         if len(hands) != players:
             raise RulesError(f"cards given for {len(hands)} seats, {players} are playing")
+        for seat, hand in enumerate(hands):
+            if len(set(hand)) != len(hand):
+                twice = sorted({str(c) for c in hand if list(hand).count(c) > 1})
+                raise RulesError(f"seat {seat + 1} holds {', '.join(twice)} twice: "
+                                 "a player has each card once")
         self.seats = [DominoSeat(hand=list(h)) for h in hands]
         if jokers is not None:
             for st, n in zip(self.seats, jokers, strict=True):
@@ -269,18 +303,17 @@ class DominoRound(RoundBase):
         self.tokens = [Token(tuple(sq)) for sq in tokens]  # type: ignore[arg-type]
         self.covered: dict[Square, tuple[Seat, DominoCard | str]] = dict(covered or {})
         """Square: the seat and the card (or JOKER) on it; a scenario may start with some."""
-        self._adj, self._steps, self._reach, self._by_pair, empty = _geometry(board)
+        self._adj, self._steps, self._around, self._reach, self._by_pair, empty = _geometry(board)
         self._free = set(board.colours)
         """The free squares, kept as cards, jokers and tokens move (`free` is asked very often)."""
-        self._pairs: dict[tuple[int, int], int] = dict(empty)
-        """Per colour pair (lower first, as on a card), how many pairs of touching free squares
+        self._pairs: list[int] = empty[:]
+        """Per colour pair (by its number in `SET`), how many pairs of touching free squares
         show it: whether a card fits anywhere on the board is then one look-up. Kept as squares
-        are freed and taken (`_set_free`, `_set_taken`), so undo restores it too; every pair has
-        its entry from the start, so the mapping's order never changes."""
+        are freed and taken (`_set_free`, `_set_taken`), so undo restores it too."""
         for sq in {t.square for t in self.tokens} | set(self.covered):  # from the empty board's
             self._set_taken(sq)
-        self._colours_at: dict[int, frozenset[tuple[int, int]]] = {}
-        """Per token, the colour pairs a card could cover next to it now (`_colours`)."""
+        self._colours_at: dict[int, int] = {}
+        """Per token, the colour pairs a card could cover next to it now, as bits (`_colours`)."""
         self._placements_seen: dict[Any, Any] = {}
         """`placements`' answers by (seat, card), and `joker_for`'s: cleared at every change."""
         self._hold_ns = int(options.joker_hold_s * 1e9)
@@ -324,9 +357,9 @@ class DominoRound(RoundBase):
         free = self._free
         if sq not in free:
             pairs = self._pairs
-            for other, key in self._steps[sq]:
+            for other, n in self._steps[sq]:
                 if other in free:
-                    pairs[key] += 1
+                    pairs[n] += 1
             free.add(sq)
 
     def _set_taken(self, sq: Square) -> None:
@@ -335,34 +368,38 @@ class DominoRound(RoundBase):
         if sq in free:
             free.discard(sq)
             pairs = self._pairs
-            for other, key in self._steps[sq]:
+            for other, n in self._steps[sq]:
                 if other in free:
-                    pairs[key] -= 1
+                    pairs[n] -= 1
 
-    def _lay(self, near: Square, far: Square, card: DominoCard) -> None:
+    def _lay(self, near: Square, far: Square, number: int) -> None:
         """`_set_taken` for both halves of a card laid on two free touching squares, in one
         call (every card laid comes here): the pair they formed shows the card's colours."""
         free, pairs, steps = self._free, self._pairs, self._steps
         free.discard(near)
         free.discard(far)
-        pairs[card] -= 1
-        for other, key in steps[near]:
+        pairs[number] -= 1
+        for other, n in steps[near]:
             if other in free:
-                pairs[key] -= 1
-        for other, key in steps[far]:
+                pairs[n] -= 1
+        for other, n in steps[far]:
             if other in free:
-                pairs[key] -= 1
+                pairs[n] -= 1
 
-    def _colours(self, token: int) -> frozenset[tuple[int, int]]:
-        """The colour pairs (lower first, as on a card) a card could cover at `token` now:
-        whether a card fits there is then one look-up (kept until a square near it changes).
-        Square by square from the token, so a covered neighbour's squares beyond it are never
-        looked at (`_reach`'s flat list asks each of them: 0.9 % more of the replay's instructions)."""
+    def _colours(self, token: int) -> int:
+        """The colour pairs a card could cover at `token` now, as bits (`_bits`): whether a card
+        fits there is then one `&`, and whether a card some seat holds fits one more (kept until
+        a square near the token changes). Neighbour by neighbour (`_around`), so a covered
+        neighbour's squares beyond it are never looked at."""
         found = self._colours_at.get(token)
         if found is None:
-            free, steps = self._free, self._steps
-            found = frozenset({key for near in self._adj[self.tokens[token].square] if near in free
-                               for far, key in steps[near] if far in free})
+            free = self._free
+            found = 0
+            for near, beyond in self._around[self.tokens[token].square]:
+                if near in free:
+                    for far, bit in beyond:
+                        if far in free:
+                            found |= bit
             self._colours_at[token] = found
         return found
 
@@ -421,13 +458,14 @@ class DominoRound(RoundBase):
     def placement_list(self, seat: Seat, card: DominoCard, ts: int | None) -> list[PlaceDomino]:
         """`placements` as a list, in its order (token by token, `places_at`'s order or, for a
         blocked token, `free_pairs`'), built in one pass: a bot asks at every card that fits.
-        A pair fits when its kept colour pair (`_steps`, `_reach`) is the card; a token whose
+        The pairs showing the card's colours are kept per token square (`_reach`); a token whose
         kept colour pairs lack the card is skipped unscanned, and so is a blocked token when no
         pair on the whole board shows the card (`_pairs`)."""
         owed = self.owed(seat)
         free, reach = self._free, self._reach
         kept = self._colours_at
-        pairs = self._pairs
+        number = _CARD_NUMBER[card]
+        bit = 1 << number
         new = tuple.__new__
         out: list[PlaceDomino] = []
         for i, tok in enumerate(self.tokens):
@@ -436,9 +474,9 @@ class DominoRound(RoundBase):
             blocked = tok.blocked_for
             if blocked is not None:
                 if blocked in (seat, ANY_SEAT):
-                    if not pairs.get(card):
+                    if not self._pairs[number]:
                         continue
-                    for near, far in self._by_pair.get(card, ()):
+                    for near, far in self._by_pair[number]:
                         if near in free and far in free:
                             out.append(new(PlaceDomino, (seat, card, i, near, far, 0)))
                 continue
@@ -446,10 +484,10 @@ class DominoRound(RoundBase):
                     and ts < tok.reserved_until:
                 continue
             colours = kept.get(i)
-            if colours is not None and card not in colours:
+            if colours is not None and not colours & bit:
                 continue
-            for near, far, key in reach[tok.square]:
-                if key == card and near in free and far in free:
+            for near, far in reach[tok.square][number]:
+                if near in free and far in free:
                     out.append(new(PlaceDomino, (seat, card, i, near, far, 0)))
         return out
 
@@ -507,18 +545,20 @@ class DominoRound(RoundBase):
             return last[3]  # type: ignore[no-any-return]
         owed = self.owed(seat)
         kept = self._colours_at
+        number = _CARD_NUMBER[card]
+        bit = 1 << number
         found = None
-        for i, tok in enumerate(self.tokens):  # a card is its colour pair, lower first
+        for i, tok in enumerate(self.tokens):
             if owed and i not in owed:
                 continue
             if tok.blocked_for is not None:
-                if tok.blocked_for in (seat, ANY_SEAT) and self._pairs[card]:
+                if tok.blocked_for in (seat, ANY_SEAT) and self._pairs[number]:
                     found = i
                     break
                 continue
             if tok.reserved_by is not None and tok.reserved_by != seat and ts < tok.reserved_until:
                 continue
-            if card in (kept.get(i) or self._colours(i)):
+            if bit & (kept.get(i) or self._colours(i)):
                 found = i
                 break
         seen[_FIT] = (seat, card, ts, found)
@@ -565,7 +605,8 @@ class DominoRound(RoundBase):
         before = self._before()
         covered = self.covered
         covered[near] = covered[far] = (seat, card)
-        self._lay(near, far, card)
+        number = _CARD_NUMBER[card]
+        self._lay(near, far, number)
         freed_now = freed not in covered
         if freed_now:
             self._set_free(freed)
@@ -577,6 +618,7 @@ class DominoRound(RoundBase):
         tok.reserved_by = None
         self._changed(near, far, freed)
         st.hand.pop()
+        st.holds &= ~(1 << number)
         st.placed += 1
         self._undo.append((DominoRound._unplace, seat, card, near, far, freed if freed_now else None,
                            self._turn_over_if_empty(st), before))
@@ -586,18 +628,18 @@ class DominoRound(RoundBase):
         # _check_blocked(seat), then _check_no_placement(ts) in one look at the tokens: most
         # of the time some seat holds a card that fits at some token, and that is all.
         kept = self._colours_at
-        near: set[tuple[int, int]] = set()
+        fitting = 0
         for i, other in enumerate(self.tokens):
             if other.blocked_for is None:
                 found = kept.get(i) or self._colours(i)
                 if found:
-                    near |= found
+                    fitting |= found
                 else:
                     other.blocked_for = seat
                     other.reserved_by = None
                     self._placements_seen.clear()
         for held in self.seats:
-            if not near.isdisjoint(held.hand) or not near.isdisjoint(held.discard):
+            if fitting & held.holds:
                 self.waiting_since = None
                 return None
         self._check_no_placement(ts)
@@ -662,20 +704,24 @@ class DominoRound(RoundBase):
         A token with no place left counts as one this seat may relocate, since
         a joker that just blocked it would make it this seat's to free.
         """
-        wanted = set(cards)  # a card is its colour pair, lower first
+        return self._opens(seat, [_CARD_NUMBER[card] for card in cards], _bits(cards))
+
+    def _opens(self, seat: Seat, numbers: list[int], wanted: int) -> bool:
+        """`can_place_any` for the cards given by their numbers in `SET` and as bits, worked
+        out once for a whole joker search."""
         anywhere = False
         for i, tok in enumerate(self.tokens):
             if tok.blocked_for is None:
                 near = self._colours(i)
                 if not near:
                     anywhere = True
-                elif not wanted.isdisjoint(near):
+                elif wanted & near:
                     return True
             elif tok.blocked_for in (seat, ANY_SEAT):
                 anywhere = True
         if anywhere:
             pairs = self._pairs
-            return any(pairs[card] for card in wanted)
+            return any(pairs[n] for n in numbers)
         return False
 
     def joker_for(self, seat: Seat, card: DominoCard, ts: int) -> PlayJoker | None:
@@ -694,31 +740,53 @@ class DominoRound(RoundBase):
                     ts: int | None = None) -> PlayJoker | None:
         """A joker after which (with up to `depth` jokers in all) one of `cards` can be laid."""
         depth = self.seats[seat].jokers if depth is None else depth
+        return self._route(seat, [_CARD_NUMBER[card] for card in cards], _bits(cards), depth, ts)
+
+    def _route(self, seat: Seat, numbers: list[int], wanted: int, depth: int,
+               ts: int | None) -> PlayJoker | None:
+        """`joker_route`: each joker this seat may play, in `legal_actions`' order, is laid for a
+        trial and taken back. A joker frees no square but the one its token leaves, and only a
+        token that never moved stands on an uncovered square; so when no free pair on the board
+        shows one of the cards and every token stands on a card or joker, no joker can make
+        room for one, and none is tried (half the trials the bots asked for)."""
         if depth <= 0:
             return None
-        for i, tok in enumerate(self.tokens):
+        covered, pairs, tokens = self.covered, self._pairs, self.tokens
+        if not any(pairs[n] for n in numbers) and all(t.square in covered for t in tokens):
+            return None
+        kept = self._colours_at
+        for i, tok in enumerate(tokens):
             if tok.blocked_for is not None:
                 continue
             if ts is not None and self._reserved_against(tok, seat, ts):
                 continue
+            old = tok.square
             for sq in self.joker_squares(i):
-                old = tok.square
-                # What was worked out from the board as it is comes back with it after the trial,
-                # not worked out again (the bots and the round's end ask this often): the trial
-                # works on a copy of the kept colours and an empty memo.
-                kept, seen = self._colours_at, self._placements_seen
-                self._colours_at, self._placements_seen = kept.copy(), {}
-                self._cover(sq, (seat, JOKER))
-                self._move(tok, sq)
-                self._changed(sq, old)
+                # The joker is laid as `_joker` lays it, but what was worked out from the board
+                # is put back after the trial, not worked out again: only the colours of the
+                # tokens within two steps of the squares that change (`_changed`) are set aside.
+                covered[sq] = (seat, JOKER)
+                self._set_taken(sq)
+                freed = old not in covered
+                if freed:
+                    self._set_free(old)
+                tok.square = sq
+                near = [j for j, other in enumerate(tokens)
+                        if _close(other.square, sq) or _close(other.square, old)]
+                aside = [(j, kept.pop(j)) for j in near if j in kept]
                 try:
-                    if self.can_place_any(seat, cards) or self.joker_route(seat, cards, depth - 1):
+                    if self._opens(seat, numbers, wanted) \
+                            or self._route(seat, numbers, wanted, depth - 1, None):
                         return PlayJoker(seat, i, sq)
                 finally:
-                    self._move(tok, old)
-                    del self.covered[sq]
+                    for j in near:
+                        kept.pop(j, None)
+                    kept.update(aside)
+                    tok.square = old
+                    if freed:
+                        self._set_taken(old)
+                    del covered[sq]
                     self._set_free(sq)
-                    self._colours_at, self._placements_seen = kept, seen
         return None
 
     def _check_no_placement(self, ts: int) -> None:
@@ -740,13 +808,13 @@ class DominoRound(RoundBase):
         """`can_place_any` for every seat and its held cards, asked after every card placed:
         the usual answer (a card some seat holds fits at an unblocked token) without building
         a list or a set per seat."""
-        near: set[tuple[int, int]] = set()
+        fitting = 0
         kept = self._colours_at
         for i, tok in enumerate(self.tokens):
             if tok.blocked_for is None:
-                near |= kept.get(i) or self._colours(i)
+                fitting |= kept.get(i) or self._colours(i)
         for st in self.seats:
-            if not near.isdisjoint(st.hand) or not near.isdisjoint(st.discard):
+            if fitting & st.holds:
                 return True
         return any(self.can_place_any(seat, st.held()) for seat, st in enumerate(self.seats))
 
@@ -838,11 +906,12 @@ class DominoRound(RoundBase):
     # ------------------------------------------------------------ taking back (RoundBase._lost_race)
 
     def _unshare(self, action: Any) -> None:
-        self.seats = [DominoSeat(st.hand[:], st.discard[:], st.jokers, st.placed) for st in self.seats]
+        self.seats = [DominoSeat(st.hand[:], st.discard[:], st.jokers, st.placed, st.holds)
+                      for st in self.seats]
         self.tokens = [Token(t.square, t.reserved_by, t.reserved_until, t.blocked_for) for t in self.tokens]
         self.covered = dict(self.covered)
         self._free = set(self._free)
-        self._pairs = dict(self._pairs)
+        self._pairs = self._pairs[:]
         self._colours_at, self._placements_seen = {}, {}
 
     def _before(self) -> tuple[Any, ...]:
@@ -865,6 +934,7 @@ class DominoRound(RoundBase):
         if turned is not None:
             st.hand, st.discard = [], list(turned)
         st.hand.append(card)
+        st.holds |= _CARD_BIT[card]
         st.placed -= 1
         del self.covered[near], self.covered[far]
         if freed is not None:
@@ -924,8 +994,6 @@ class DominoRound(RoundBase):
         }
 
 
-_CARD_NUMBER: dict[DominoCard, int] = {card: number for number, card in enumerate(SET)}
-"""A card's place in `SET`, as `DominoRound.pack_journal` keeps it."""
 _DISCARD = journal_kinds(DominoRound)[1][DiscardDomino]
 """The number `RoundBase.pack_journal` gives a discard, which `DominoRound.pack_journal` packs itself."""
 _PLACE_PACKED, _JOKER_PACKED = (len(journal_kinds(DominoRound)[0]) + n for n in range(2))
