@@ -363,8 +363,7 @@ def test_the_races_above_do_lose_races_and_refuse_otherwise_in_every_game() -> N
 
 # ---------------------------------------------------------------- taking plays back
 
-_NOT_STATE = {"journal", "_undo", "_latest", "_asked", "_owned", "on_end", "_colours_at",
-              "_placements_seen"}
+_NOT_STATE = {"journal", "_undo", "_latest", "_asked", "_owned", "on_end", "_known", "_local"}
 """The journal and its companions, the memo of refused actions, a scratch copy's note of what it
 owns, who is told of the end, and caches worked out on demand."""
 

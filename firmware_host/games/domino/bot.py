@@ -11,7 +11,8 @@ from .rules import DiscardDomino, DominoAction, PlaceDomino
 from .sight import DominoSight
 
 _tuple_new = tuple.__new__
-"""A stamped placement without a namedtuple's `_replace` (a bot makes one at every card laid)."""
+"""An action made without a namedtuple's `__new__` or `_replace`, each a Python call (a bot makes
+one at every card it turns up)."""
 
 
 def play(bot: Bot, s: DominoSight, now_ns: int) -> Action | None:
@@ -33,7 +34,7 @@ def play(bot: Bot, s: DominoSight, now_ns: int) -> Action | None:
         if joker is not None:
             return bot.played(joker._replace(ts=now_ns))
     bot.fruitless += 1
-    return DiscardDomino(s.seat, now_ns)
+    return _tuple_new(DiscardDomino, (s.seat, now_ns))
 
 
 def policy(bot: Bot, sight: DominoSight) -> Policy[DominoSight, DominoAction]:

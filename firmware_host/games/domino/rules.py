@@ -100,22 +100,6 @@ def _touch(a: Square, b: Square) -> bool:
     return abs(a[0] - b[0]) + abs(a[1] - b[1]) == 1
 
 
-_ZONES: dict[Square, frozenset[Square]] = {}
-
-
-def _zone(sq: Square) -> frozenset[Square]:
-    """The squares at most two steps from `sq` (a token's places lie within them), kept."""
-    r, c = sq
-    found = _ZONES[sq] = frozenset((r + dr, c + dc) for dr in range(-2, 3) for dc in range(-2, 3)
-                                   if abs(dr) + abs(dc) <= 2)
-    return found
-
-
-def _close(a: Square, b: Square) -> bool:
-    """At most two steps apart: a token's places lie within two steps of its square."""
-    return abs(a[0] - b[0]) + abs(a[1] - b[1]) <= 2
-
-
 def neighbours(sq: Square) -> Iterator[Square]:
     r, c = sq
     for dr, dc in _STEPS:
@@ -137,22 +121,34 @@ class Board:
                 raise RulesError(f"layout {self.name}: token square {sq} is off the board")
 
 
-Steps = dict[Square, tuple[tuple[Square, int], ...]]
-Around = dict[Square, tuple[tuple[Square, tuple[tuple[Square, int], ...]], ...]]
+Cells = dict[Square, tuple[int, tuple[tuple[Square, int], ...]]]
+Around = tuple[tuple[Square, tuple[tuple[Square, int], ...]], ...]
+Local = dict[Square, tuple[int, dict[int, int], Around]]
 Reach = dict[Square, tuple[tuple[tuple[Square, Square], ...], ...]]
 ByPair = tuple[tuple[tuple[Square, Square], ...], ...]
-Geometry = tuple[dict[Square, tuple[Square, ...]], Steps, Around, Reach, ByPair, list[int]]
+Geometry = tuple[dict[Square, tuple[Square, ...]], Cells, Local, Reach, ByPair, list[int]]
+_PATTERNS_KEPT = 128
+"""A token square's colour pairs kept for at most this many patterns of free squares around it
+(`DominoRound._colours`): a bound on memory, far above the few hundred a thousand rounds meet."""
 _GEOMETRY: dict[int, tuple[Board, Geometry]] = {}
+
+
+def _within_two(sq: Square, bit: Mapping[Square, int]) -> int:
+    """The bits of the squares at most two steps from `sq` (not itself): a token's places."""
+    return sum(b for other, b in bit.items() if 0 < abs(other[0] - sq[0]) + abs(other[1] - sq[1]) <= 2)
 
 
 def _geometry(board: Board) -> Geometry:
     """Worked out once per layout (the last few are kept), since every action asks: each
-    square's neighbours on the board; with each, the number in `SET` of the colour pair a card
-    covering both shows (`steps`); the places next to a token on each square, neighbour by
-    neighbour, each with its colour pair's bit (`around`: a covered neighbour's squares beyond
-    it are then never looked at), and the same per colour pair, by its number, as (near, far)
-    pairs in that order (`reach`: a bot lists where its card fits with no other pair looked at;
-    far is never the token's own square, which is not free); per colour pair,
+    square's neighbours on the board; each square's bit in a round's `_free_bits` and, with
+    each neighbour, the number in `SET` of the colour pair a card covering both shows
+    (`cells`); for a token on each square, the bits of the squares within two steps (its places
+    lie there), the colour pairs found there for each pattern of free squares met so far
+    (`DominoRound._colours`, shared by every round on the layout), and its places neighbour by
+    neighbour, each with its colour pair's bit (a covered neighbour's squares beyond it are
+    then never looked at) (`local`); the same places per colour pair, by its number, as
+    (near, far) pairs in that order (`reach`: a bot lists where its card fits with no other
+    pair looked at; far is never the token's own square, which is not free); per colour pair,
     every (near, far) pair of touching squares showing it, in the board's order (a blocked
     token may move to any of them); and how many pairs of touching squares show each colour
     pair on the empty board (a round's `_pairs` starts from it)."""
@@ -162,8 +158,12 @@ def _geometry(board: Board) -> Geometry:
         adj = {sq: tuple(n for n in neighbours(sq) if n in cols) for sq in cols}
         steps = {sq: tuple((n, _CARD_NUMBER[DominoCard(min(cols[sq], cols[n]), max(cols[sq], cols[n]))])
                            for n in near) for sq, near in adj.items()}
-        around = {sq: tuple((near, tuple((far, 1 << n) for far, n in steps[near] if far != sq))
-                            for near in adj[sq]) for sq in cols}
+        bit = {sq: 1 << i for i, sq in enumerate(cols)}
+        cells = {sq: (bit[sq], steps[sq]) for sq in cols}
+        local = {sq: (_within_two(sq, bit),
+                      {}, tuple((near, tuple((far, 1 << n) for far, n in steps[near] if far != sq))
+                                for near in adj[sq]))
+                 for sq in cols}
         reach = {sq: tuple(tuple((near, far) for near in adj[sq] for far, n in steps[near]
                                  if far != sq and n == number) for number in range(len(SET)))
                  for sq in cols}
@@ -174,7 +174,7 @@ def _geometry(board: Board) -> Geometry:
         empty = [len(found) // 2 for found in by_pair]  # each pair of squares is listed both ways round
         while len(_GEOMETRY) >= 8:
             del _GEOMETRY[next(iter(_GEOMETRY))]
-        kept = _GEOMETRY[id(board)] = (board, (adj, steps, around, reach,
+        kept = _GEOMETRY[id(board)] = (board, (adj, cells, local, reach,
                                                tuple(tuple(found) for found in by_pair), empty))
     return kept[1]
 
@@ -220,6 +220,9 @@ DominoAction = PlaceDomino | PlayJoker | DiscardDomino
 JOKER = "joker"
 _FIT = "fit"
 """`_fitting_token`'s latest answer, kept among `placements`' (their keys are tuples)."""
+_FITTING = "fitting"
+"""The colour pairs that fit at some token, whoever asks and whenever (`_fitting_token`), kept
+with the rest of `DominoRound._known`."""
 ANY_SEAT = -1
 """A token blocked before anyone played (a cramped layout): whoever places first frees it."""
 
@@ -303,19 +306,21 @@ class DominoRound(RoundBase):
         self.tokens = [Token(tuple(sq)) for sq in tokens]  # type: ignore[arg-type]
         self.covered: dict[Square, tuple[Seat, DominoCard | str]] = dict(covered or {})
         """Square: the seat and the card (or JOKER) on it; a scenario may start with some."""
-        self._adj, self._steps, self._around, self._reach, self._by_pair, empty = _geometry(board)
+        self._adj, self._cells, self._local, self._reach, self._by_pair, empty = _geometry(board)
         self._free = set(board.colours)
         """The free squares, kept as cards, jokers and tokens move (`free` is asked very often)."""
+        self._free_bits = (1 << len(board.colours)) - 1
+        """The same, a bit a square (`_cells`): the free squares around a token as one number."""
         self._pairs: list[int] = empty[:]
         """Per colour pair (by its number in `SET`), how many pairs of touching free squares
         show it: whether a card fits anywhere on the board is then one look-up. Kept as squares
         are freed and taken (`_set_free`, `_set_taken`), so undo restores it too."""
         for sq in {t.square for t in self.tokens} | set(self.covered):  # from the empty board's
             self._set_taken(sq)
-        self._colours_at: dict[int, int] = {}
-        """Per token, the colour pairs a card could cover next to it now, as bits (`_colours`)."""
-        self._placements_seen: dict[Any, Any] = {}
-        """`placements`' answers by (seat, card), and `joker_for`'s: cleared at every change."""
+        self._known: dict[Any, Any] = {}
+        """What was worked out from the board and the tokens as they are now, cleared at every
+        change: `placements`' answers by (seat, card), `joker_for`'s, the latest fit, and each
+        token's colour pairs by its number (`_colours`)."""
         self._hold_ns = int(options.joker_hold_s * 1e9)
         self._wait_ns = int(options.joker_wait_s * 1e9)
         self.waiting_since: int | None = None
@@ -357,10 +362,12 @@ class DominoRound(RoundBase):
         free = self._free
         if sq not in free:
             pairs = self._pairs
-            for other, n in self._steps[sq]:
+            bit, steps = self._cells[sq]
+            for other, n in steps:
                 if other in free:
                     pairs[n] += 1
             free.add(sq)
+            self._free_bits |= bit
 
     def _set_taken(self, sq: Square) -> None:
         """`sq` is covered or a token stands on it: its edges leave `_pairs`."""
@@ -368,57 +375,59 @@ class DominoRound(RoundBase):
         if sq in free:
             free.discard(sq)
             pairs = self._pairs
-            for other, n in self._steps[sq]:
+            bit, steps = self._cells[sq]
+            self._free_bits &= ~bit
+            for other, n in steps:
                 if other in free:
                     pairs[n] -= 1
 
     def _lay(self, near: Square, far: Square, number: int) -> None:
         """`_set_taken` for both halves of a card laid on two free touching squares, in one
         call (every card laid comes here): the pair they formed shows the card's colours."""
-        free, pairs, steps = self._free, self._pairs, self._steps
+        free, pairs, cells = self._free, self._pairs, self._cells
         free.discard(near)
         free.discard(far)
         pairs[number] -= 1
-        for other, n in steps[near]:
+        near_bit, steps = cells[near]
+        for other, n in steps:
             if other in free:
                 pairs[n] -= 1
-        for other, n in steps[far]:
+        far_bit, steps = cells[far]
+        for other, n in steps:
             if other in free:
                 pairs[n] -= 1
+        self._free_bits &= ~(near_bit | far_bit)
 
     def _colours(self, token: int) -> int:
         """The colour pairs a card could cover at `token` now, as bits (`_bits`): whether a card
-        fits there is then one `&`, and whether a card some seat holds fits one more (kept until
-        a square near the token changes). Neighbour by neighbour (`_around`), so a covered
-        neighbour's squares beyond it are never looked at."""
-        found = self._colours_at.get(token)
-        if found is None:
-            free = self._free
-            found = 0
-            for near, beyond in self._around[self.tokens[token].square]:
-                if near in free:
-                    for far, bit in beyond:
-                        if far in free:
-                            found |= bit
-            self._colours_at[token] = found
-        return found
+        fits there is then one `&`, and whether a card some seat holds fits one more.
 
-    def _changed(self, *squares: Square) -> None:
-        """These squares were covered, freed or got a token: what was worked out from them is
-        stale. A token's places lie within two steps of its square, so only the colours of
-        tokens that close are worked out again (the whole board's, `_pairs`, are kept as the
-        squares change)."""
-        kept = self._colours_at
-        if kept:
-            zones = [_ZONES.get(sq) or _zone(sq) for sq in squares]
-            tokens = self.tokens
-            for i in list(kept):
-                at = tokens[i].square
-                for zone in zones:
-                    if at in zone:
-                        del kept[i]
-                        break
-        self._placements_seen.clear()
+        They depend only on which squares within two steps of the token are free, so they are
+        kept per token square and pattern of those squares (`_geometry`'s `local`, shared by
+        every round on the layout): asked after every card laid, for every token, they are
+        found again with one look-up, and nothing kept ever goes stale (a round that undoes a
+        play, or tries a joker, just asks again). Worked out neighbour by neighbour the first
+        time a pattern is met. Kept with `_known` too, as every token is asked again and again
+        while nothing changes (a discard changes nothing on the board)."""
+        known = self._known
+        found: int | None = known.get(token)
+        if found is None:
+            sq = self.tokens[token].square
+            zone, seen, around = self._local[sq]
+            pattern = self._free_bits & zone
+            found = seen.get(pattern)
+            if found is None:
+                free = self._free
+                found = 0
+                for near, beyond in around:
+                    if near in free:
+                        for far, bit in beyond:
+                            if far in free:
+                                found |= bit
+                if len(seen) < _PATTERNS_KEPT:
+                    seen[pattern] = found
+            known[token] = found
+        return found
 
     def _move(self, tok: Token, to: Square) -> None:
         if tok.square not in self.covered:
@@ -443,9 +452,9 @@ class DominoRound(RoundBase):
         if ts is not None:
             return iter(self.placement_list(seat, card, ts))
         key = (seat, card)
-        found = self._placements_seen.get(key)
+        found = self._known.get(key)
         if found is None:
-            found = self._placements_seen[key] = tuple(self.placement_list(seat, card, None))
+            found = self._known[key] = tuple(self.placement_list(seat, card, None))
         return iter(found)
 
     def owed(self, seat: Seat) -> list[int]:
@@ -459,11 +468,10 @@ class DominoRound(RoundBase):
         """`placements` as a list, in its order (token by token, `places_at`'s order or, for a
         blocked token, `free_pairs`'), built in one pass: a bot asks at every card that fits.
         The pairs showing the card's colours are kept per token square (`_reach`); a token whose
-        kept colour pairs lack the card is skipped unscanned, and so is a blocked token when no
+        colour pairs lack the card is skipped unscanned, and so is a blocked token when no
         pair on the whole board shows the card (`_pairs`)."""
         owed = self.owed(seat)
         free, reach = self._free, self._reach
-        kept = self._colours_at
         number = _CARD_NUMBER[card]
         bit = 1 << number
         new = tuple.__new__
@@ -483,8 +491,7 @@ class DominoRound(RoundBase):
             if ts is not None and tok.reserved_by is not None and tok.reserved_by != seat \
                     and ts < tok.reserved_until:
                 continue
-            colours = kept.get(i)
-            if colours is not None and not colours & bit:
+            if not self._colours(i) & bit:
                 continue
             for near, far in reach[tok.square][number]:
                 if near in free and far in free:
@@ -537,14 +544,21 @@ class DominoRound(RoundBase):
     def _fitting_token(self, seat: Seat, card: DominoCard, ts: int) -> int | None:
         """The first token `card` could be laid at by `seat` now (as `placements` finds them).
 
-        The latest answer is kept with `placements`' until the board or a token changes: a bot
-        asks before it discards, and the discard asks the same again."""
-        seen = self._placements_seen
+        A bot asks at every card it turns up, and two in three fit nowhere: the colour pairs
+        that fit at any token, whichever seat asks and whenever, are kept until the board or
+        a token changes (none at all while a token is blocked, when any free pair may do), and
+        a card outside them is answered at once. Else the latest answer is kept with
+        `placements`': a bot asks before it discards, and the discard asks the same again."""
+        seen = self._known
+        fitting = seen.get(_FITTING)
+        if fitting is None:
+            fitting = seen[_FITTING] = self._fitting_anywhere()
+        if not fitting & _CARD_BIT[card]:
+            return None
         last = seen.get(_FIT)
         if last is not None and last[0] == seat and last[1] == card and last[2] == ts:
             return last[3]  # type: ignore[no-any-return]
         owed = self.owed(seat)
-        kept = self._colours_at
         number = _CARD_NUMBER[card]
         bit = 1 << number
         found = None
@@ -558,11 +572,21 @@ class DominoRound(RoundBase):
                 continue
             if tok.reserved_by is not None and tok.reserved_by != seat and ts < tok.reserved_until:
                 continue
-            if bit & (kept.get(i) or self._colours(i)):
+            if bit & self._colours(i):
                 found = i
                 break
         seen[_FIT] = (seat, card, ts, found)
         return found
+
+    def _fitting_anywhere(self) -> int:
+        """The colour pairs of every token's places, as bits; all of them while a token is
+        blocked (its seat may lay a card on any free pair)."""
+        fitting = 0
+        for i, tok in enumerate(self.tokens):
+            if tok.blocked_for is not None:
+                return -1
+            fitting |= self._colours(i)
+        return fitting
 
     def _claimable(self, seat: Seat, token: int, ts: int) -> Refusal | None:
         if not 0 <= token < TOKENS:
@@ -616,7 +640,7 @@ class DominoRound(RoundBase):
             if other.reserved_by == seat:
                 other.reserved_by = None
         tok.reserved_by = None
-        self._changed(near, far, freed)
+        self._known.clear()
         st.hand.pop()
         st.holds &= ~(1 << number)
         st.placed += 1
@@ -627,17 +651,16 @@ class DominoRound(RoundBase):
             return None
         # _check_blocked(seat), then _check_no_placement(ts) in one look at the tokens: most
         # of the time some seat holds a card that fits at some token, and that is all.
-        kept = self._colours_at
         fitting = 0
         for i, other in enumerate(self.tokens):
             if other.blocked_for is None:
-                found = kept.get(i) or self._colours(i)
+                found = self._colours(i)
                 if found:
                     fitting |= found
                 else:
                     other.blocked_for = seat
                     other.reserved_by = None
-                    self._placements_seen.clear()
+                    self._known.clear()
         for held in self.seats:
             if fitting & held.holds:
                 self.waiting_since = None
@@ -672,7 +695,7 @@ class DominoRound(RoundBase):
                            before))
         self._cover(square, (seat, JOKER))
         self._move(tok, square)
-        self._changed(square, freed)
+        self._known.clear()
         tok.reserved_by = seat
         tok.reserved_until = ts + self._hold_ns
         self._check_blocked(seat)
@@ -690,13 +713,12 @@ class DominoRound(RoundBase):
 
     def _check_blocked(self, seat: Seat | None) -> None:
         """A token with no place left is blocked; the seat that blocked it must free it."""
-        kept = self._colours_at
         for i, tok in enumerate(self.tokens):
-            if tok.blocked_for is None and not (kept.get(i) or self._colours(i)):
+            if tok.blocked_for is None and not self._colours(i):
                 # At set-up nobody blocked it: the first seat to place anywhere frees it.
                 tok.blocked_for = seat if seat is not None else ANY_SEAT
                 tok.reserved_by = None
-                self._placements_seen.clear()
+                self._known.clear()
 
     def can_place_any(self, seat: Seat, cards: Sequence[DominoCard]) -> bool:
         """Could `seat` lay one of `cards` now (reservations aside, as they lapse)?
@@ -730,7 +752,7 @@ class DominoRound(RoundBase):
         no place for its cards asks at every card it turns up."""
         key = (JOKER, seat, card, self.seats[seat].jokers,
                tuple(self._reserved_against(tok, seat, ts) for tok in self.tokens))
-        seen: dict[Any, Any] = self._placements_seen
+        seen: dict[Any, Any] = self._known
         if key in seen:
             return seen[key]  # type: ignore[no-any-return]
         found = seen[key] = self.joker_route(seat, [card], ts=ts)
@@ -754,7 +776,6 @@ class DominoRound(RoundBase):
         covered, pairs, tokens = self.covered, self._pairs, self.tokens
         if not any(pairs[n] for n in numbers) and all(t.square in covered for t in tokens):
             return None
-        kept = self._colours_at
         for i, tok in enumerate(tokens):
             if tok.blocked_for is not None:
                 continue
@@ -762,26 +783,21 @@ class DominoRound(RoundBase):
                 continue
             old = tok.square
             for sq in self.joker_squares(i):
-                # The joker is laid as `_joker` lays it, but what was worked out from the board
-                # is put back after the trial, not worked out again: only the colours of the
-                # tokens within two steps of the squares that change (`_changed`) are set aside.
+                # The joker is laid as `_joker` lays it (its token moves onto it, the square it
+                # leaves is freed unless a card lies there) and taken back after the trial.
                 covered[sq] = (seat, JOKER)
                 self._set_taken(sq)
                 freed = old not in covered
                 if freed:
                     self._set_free(old)
                 tok.square = sq
-                near = [j for j, other in enumerate(tokens)
-                        if _close(other.square, sq) or _close(other.square, old)]
-                aside = [(j, kept.pop(j)) for j in near if j in kept]
+                known, self._known = self._known, {}
                 try:
                     if self._opens(seat, numbers, wanted) \
                             or self._route(seat, numbers, wanted, depth - 1, None):
                         return PlayJoker(seat, i, sq)
                 finally:
-                    for j in near:
-                        kept.pop(j, None)
-                    kept.update(aside)
+                    self._known = known
                     tok.square = old
                     if freed:
                         self._set_taken(old)
@@ -809,10 +825,9 @@ class DominoRound(RoundBase):
         the usual answer (a card some seat holds fits at an unblocked token) without building
         a list or a set per seat."""
         fitting = 0
-        kept = self._colours_at
         for i, tok in enumerate(self.tokens):
             if tok.blocked_for is None:
-                fitting |= kept.get(i) or self._colours(i)
+                fitting |= self._colours(i)
         for st in self.seats:
             if fitting & st.holds:
                 return True
@@ -840,7 +855,7 @@ class DominoRound(RoundBase):
 
     def _due(self, now: int) -> None:
         self._undo.append((DominoRound._unwake, self._before()))
-        self._placements_seen.clear()  # `_fitting_token`'s answer depends on the reservations
+        self._known.clear()  # `_fitting_token`'s answer depends on the reservations
         for tok in self.tokens:
             if tok.reserved_by is not None and tok.reserved_until <= now:
                 tok.reserved_by = None
@@ -912,7 +927,7 @@ class DominoRound(RoundBase):
         self.covered = dict(self.covered)
         self._free = set(self._free)
         self._pairs = self._pairs[:]
-        self._colours_at, self._placements_seen = {}, {}
+        self._known = {}
 
     def _before(self) -> tuple[Any, ...]:
         """What an action may change besides the squares it covers: every token, and the wait."""
@@ -925,8 +940,7 @@ class DominoRound(RoundBase):
             tok.square, tok.reserved_by, tok.reserved_until, tok.blocked_for = (
                 square, reserved_by, reserved_until, blocked_for)
         self.result = None
-        self._colours_at.clear()
-        self._placements_seen.clear()
+        self._known.clear()
 
     def _unplace(self, seat: Seat, card: DominoCard, near: Square, far: Square, freed: Square | None,
                  turned: tuple[DominoCard, ...] | None, before: tuple[Any, ...]) -> None:

@@ -50,7 +50,8 @@ class DominoSight:
                     yield i, sq
 
     def held(self) -> int:
-        return len(self._r.seats[self.seat].held())
+        st = self._r.seats[self.seat]
+        return len(st.hand) + len(st.discard)
 
     def joker_needed(self) -> bool:
         """The seat's screen says UP: JOKER: the round waits for a joker this seat could play."""

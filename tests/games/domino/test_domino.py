@@ -53,6 +53,13 @@ def test_a_player_has_every_pair_of_the_5_colours_doubles_included() -> None:
     assert K("BR") == K("RB")
 
 
+def test_a_round_refuses_a_hand_holding_one_card_twice() -> None:
+    """A player's 15 cards are all different; the round keeps what each seat holds as one bit a
+    card, so a second copy is refused where the hands are given, not lost later."""
+    with pytest.raises(RulesError, match="seat 2 holds RY twice: a player has each card once"):
+        domino(WIDE, "YG RR", "RY PP YR")
+
+
 def test_a_card_covers_two_free_squares_of_its_colours_touching_the_token_by_an_edge() -> None:
     rnd = domino(WIDE, "YG RR", "PP BB")
     assert rnd.apply(PlaceDomino(0, K("YG"), 0, (0, 1), (0, 2))) is None

@@ -1,7 +1,8 @@
-"""What the Domino round keeps as the board changes (`_free`, `_pairs`, each token's colour pairs,
-each seat's held cards as bits, the latest fit answer) equals what is worked out from the board
-from scratch, after any legal sequence of plays, jokers, wakes and undos. A count left one off by a play or its undo would make
-a card seem to fit (a refused discard) or not (a card lost to the discard pile)."""
+"""What the Domino round keeps as the board changes (`_free` as a set and as bits, `_pairs`, each
+token's colour pairs kept per pattern of free squares, each seat's held cards as bits, the latest
+fit answer) equals what is worked out from the board from scratch, after any legal sequence of
+plays, jokers, wakes and undos. A count left one off by a play or its undo would make a card seem
+to fit (a refused discard) or not (a card lost to the discard pile)."""
 
 from __future__ import annotations
 
@@ -59,11 +60,10 @@ def _fresh_fit(rnd: DominoRound, seat: int, ts: int) -> int | None:
 def _check(rnd: DominoRound, ts: int) -> None:
     assert rnd._free == _fresh_free(rnd)
     assert dict(zip(SET, rnd._pairs, strict=True)) == _fresh_pairs(rnd)
+    assert rnd._free_bits == sum(1 << i for i, sq in enumerate(rnd.board.colours) if sq in rnd._free)
     for i, tok in enumerate(rnd.tokens):
-        kept = rnd._colours_at.get(i)
-        if kept is not None:
-            fresh = {tuple(sorted((rnd.board.colours[n], rnd.board.colours[f]))) for n, f in rnd.places_at(i)}
-            assert {card for n, card in enumerate(SET) if kept >> n & 1} == fresh, (i, tok)
+        fresh = {tuple(sorted((rnd.board.colours[n], rnd.board.colours[f]))) for n, f in rnd.places_at(i)}
+        assert {card for n, card in enumerate(SET) if rnd._colours(i) >> n & 1} == fresh, (i, tok)
     for st in rnd.seats:
         assert {card for n, card in enumerate(SET) if st.holds >> n & 1} == set(st.held())
     for seat in range(rnd.players):

@@ -68,7 +68,7 @@ def test_kept_answers_are_the_fresh_ones_throughout_bot_rounds() -> None:
                 assert list(rnd.placements(seat, card)) == _square_by_square(rnd, seat, card, None)
                 kept = rnd.joker_for(seat, card, ts)
                 assert kept == rnd.joker_for(seat, card, ts)  # asked again: from what was kept
-                rnd._placements_seen.clear()
+                rnd._known.clear()
                 assert kept == rnd.joker_route(seat, [card], ts=ts)
                 rnd.joker_for(seat, card, ts)  # kept again for the next move's check
                 checked += 1
