@@ -220,6 +220,8 @@ DominoAction = PlaceDomino | PlayJoker | DiscardDomino
 JOKER = "joker"
 _FIT = "fit"
 """`_fitting_token`'s latest answer, kept among `placements`' (their keys are tuples)."""
+_DEADLINE = "deadline"
+"""`DominoRound.deadline`'s answer, kept with the rest of `DominoRound._known`."""
 _FITTING = "fitting"
 """The colour pairs that fit at some token, whoever asks and whenever (`_fitting_token`), kept
 with the rest of `DominoRound._known`."""
@@ -652,15 +654,19 @@ class DominoRound(RoundBase):
         # _check_blocked(seat), then _check_no_placement(ts) in one look at the tokens: most
         # of the time some seat holds a card that fits at some token, and that is all.
         fitting = 0
+        blocked = False
         for i, other in enumerate(self.tokens):
             if other.blocked_for is None:
                 found = self._colours(i)
                 if found:
                     fitting |= found
-                else:
-                    other.blocked_for = seat
-                    other.reserved_by = None
-                    self._known.clear()
+                    continue
+                other.blocked_for = seat
+                other.reserved_by = None
+                self._known.clear()
+            blocked = True
+        if not blocked:
+            self._known[_FITTING] = fitting  # `_fitting_anywhere`, which the next seat asks
         for held in self.seats:
             if fitting & held.holds:
                 self.waiting_since = None
@@ -844,14 +850,19 @@ class DominoRound(RoundBase):
         return self.waiting_since is not None and self._joker_helps(seat)
 
     def deadline(self) -> int | None:
-        t0, t1, t2, t3 = self.tokens  # TOKENS: asked after every action, and mostly nothing is due
-        if t0.reserved_by is t1.reserved_by is t2.reserved_by is t3.reserved_by is None \
-                and self.waiting_since is None:
+        """The first hold to lapse, or the end of the wait for a joker. Asked before every
+        action, and a joker holds its token for thousands of them: kept with `_known`, which
+        every change to a hold or the wait clears (a discard changes neither)."""
+        if self.result is not None:
             return None
+        known = self._known
+        if _DEADLINE in known:
+            return known[_DEADLINE]  # type: ignore[no-any-return]
         due = [t.reserved_until for t in self.tokens if t.reserved_by is not None]
         if self.waiting_since is not None:
             due.append(self.waiting_since + self._wait_ns)
-        return min(due, default=None) if self.result is None else None
+        found = known[_DEADLINE] = min(due, default=None)
+        return found
 
     def _due(self, now: int) -> None:
         self._undo.append((DominoRound._unwake, self._before()))
@@ -930,9 +941,13 @@ class DominoRound(RoundBase):
         self._known = {}
 
     def _before(self) -> tuple[Any, ...]:
-        """What an action may change besides the squares it covers: every token, and the wait."""
-        return (tuple((t.square, t.reserved_by, t.reserved_until, t.blocked_for) for t in self.tokens),
-                self.waiting_since)
+        """What an action may change besides the squares it covers: every token, and the wait
+        (every card laid asks, so the tokens are taken one by one, not in a loop)."""
+        t0, t1, t2, t3 = self.tokens  # TOKENS
+        return (((t0.square, t0.reserved_by, t0.reserved_until, t0.blocked_for),
+                 (t1.square, t1.reserved_by, t1.reserved_until, t1.blocked_for),
+                 (t2.square, t2.reserved_by, t2.reserved_until, t2.blocked_for),
+                 (t3.square, t3.reserved_by, t3.reserved_until, t3.blocked_for)), self.waiting_since)
 
     def _restore(self, before: tuple[Any, ...]) -> None:
         tokens, self.waiting_since = before
