@@ -757,7 +757,8 @@ class DominoRound(RoundBase):
         a token changes (the reservations in force at `ts` are part of the question): a bot with
         no place for its cards asks at every card it turns up."""
         key = (JOKER, seat, card, self.seats[seat].jokers,
-               tuple(self._reserved_against(tok, seat, ts) for tok in self.tokens))
+               tuple([t.reserved_by is not None and t.reserved_by != seat and ts < t.reserved_until
+                      for t in self.tokens]))  # `_reserved_against`, spelt out
         seen: dict[Any, Any] = self._known
         if key in seen:
             return seen[key]  # type: ignore[no-any-return]
@@ -858,10 +859,11 @@ class DominoRound(RoundBase):
         known = self._known
         if _DEADLINE in known:
             return known[_DEADLINE]  # type: ignore[no-any-return]
-        due = [t.reserved_until for t in self.tokens if t.reserved_by is not None]
-        if self.waiting_since is not None:
-            due.append(self.waiting_since + self._wait_ns)
-        found = known[_DEADLINE] = min(due, default=None)
+        found = None if self.waiting_since is None else self.waiting_since + self._wait_ns
+        for t in self.tokens:
+            if t.reserved_by is not None and (found is None or t.reserved_until < found):
+                found = t.reserved_until
+        known[_DEADLINE] = found
         return found
 
     def _due(self, now: int) -> None:
