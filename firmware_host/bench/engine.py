@@ -1,7 +1,9 @@
 """`table-host bench engine`: how fast the rules engine referees each game.
 
 Two figures per game (4 seats each), both on one core (the process pins itself
-where the OS allows), CPU time, best of 3 runs since the machines are shared:
+where the OS allows), CPU time, best of 3 runs since the machines are shared (the
+runs go round the games, so that each game's best comes from the same stretches of
+time as the others'; `bench_games`):
 
 - engine: the rules engine alone. Instant bots play the rounds first; then the
   timed part replays exactly their accepted actions through `Match.replay`,
@@ -139,29 +141,12 @@ DOMINO_TARGET_RATIO = 3.0
 """Domino's engine may take at most this many times Ligretto's CPU time per action."""
 
 
-def bench_game(rounds: int, game: str, players: int = PLAYERS, repeats: int = 3,
-               journal: bool = False) -> dict[str, Any]:
-    """One game's figures: the engine (replay) and the live bots, best of `repeats`; with
-    `journal`, what recording its actions costs the game thread too."""
-    live, replayed = [], []
-    actions = 0
-    _play(5, game, players)  # warm up: imports, caches
-    matches: list[Match] = []
-    for run in range(max(1, repeats)):
-        if run:
-            # The last run's matches go, and are collected now (a match and its round refer to
-            # each other: only the cycle collector frees them). Left for the collector to find
-            # during the next run, they were walked again and again, and every run after the
-            # first took a third longer (Ligretto: 1,473 rounds/s, then 1,065 and 1,061, at
-            # 451ff7d), so the best of 3 was always the first.
-            matches = []
-            gc.collect()
-        matches, actions, cpu_live = _play(rounds, game, players)
-        live.append(cpu_live)
-        replayed.append(_replay(matches))
+def _figures(game: str, players: int, rounds: int, actions: int, live: list[float],
+             replayed: list[float]) -> dict[str, Any]:
+    """One game's figures from its runs' CPU seconds: the engine (replay) and the live bots,
+    the best of each."""
     best_engine, best_live = min(replayed), min(live)
-    extra = {"journal_us_per_action": round(_journal_us(matches, repeats), 2)} if journal else {}
-    return extra | {
+    return {
         "game": game,
         "players": players,
         "rounds": rounds,
@@ -178,13 +163,51 @@ def bench_game(rounds: int, game: str, players: int = PLAYERS, repeats: int = 3,
     }
 
 
+def bench_games(rounds: int, games: tuple[str, ...], players: int = PLAYERS,
+                repeats: int = 3, journal: bool = True) -> dict[str, dict[str, Any]]:
+    """Every game's figures, best of `repeats` runs; with `journal`, Ligretto's includes what
+    recording its actions costs the game thread (`_journal_us`, on its last run's matches).
+
+    The runs go round the games (Ligretto, Dice, Domino, Crazy, then Ligretto again...), not
+    one game's three and then the next's: the targets compare games, and a shared machine that
+    slowed for a minute once gave one game three slow runs while another had three quick ones
+    (Dice 3.47 times Ligretto's time an action in one command, 1.75 and 2.02 in two before it,
+    Dice's code and Ligretto's the same). Each game's best run is then taken from the same
+    stretches of time as the others'."""
+    for game in games:
+        _play(5, game, players)  # warm up: imports, caches
+    live: dict[str, list[float]] = {game: [] for game in games}
+    replayed: dict[str, list[float]] = {game: [] for game in games}
+    actions: dict[str, int] = {}
+    journal_us: float | None = None
+    for run in range(max(1, repeats)):
+        for game in games:
+            # The last run's matches go, and are collected now (a match and its round refer to
+            # each other: only the cycle collector frees them). Left for the collector to find
+            # during the next run, they were walked again and again, and every run after the
+            # first took a third longer (Ligretto: 1,473 rounds/s, then 1,065 and 1,061, at
+            # 451ff7d), so the best of 3 was always the first.
+            gc.collect()
+            matches, actions[game], cpu_live = _play(rounds, game, players)
+            live[game].append(cpu_live)
+            replayed[game].append(_replay(matches))
+            if journal and game == "classic" and run == max(1, repeats) - 1:
+                journal_us = _journal_us(matches, repeats)
+            del matches
+    gc.collect()
+    figures = {game: _figures(game, players, rounds, actions[game], live[game], replayed[game])
+               for game in games}
+    if journal_us is not None:
+        figures["classic"]["journal_us_per_action"] = round(journal_us, 2)
+    return figures
+
+
 def bench_engine(rounds: int = BEFORE_ROUNDS, games: tuple[str, ...] = GAMES,
                  repeats: int = 3) -> dict[str, Any]:
     """Every game's figures; the targets: Ligretto's engine >= 1,500 rounds/s, and Domino's
     engine within `DOMINO_TARGET_RATIO` times Ligretto's CPU time per action."""
     with _one_core() as cpu:
-        figures = {game: bench_game(rounds, game, PLAYERS, repeats, journal=game == "classic")
-                   for game in games}
+        figures = bench_games(rounds, games, PLAYERS, repeats)
     out: dict[str, Any] = {"rounds": rounds, "players": PLAYERS, "games": figures,
                            "target_rounds_per_s": ENGINE_TARGET_ROUNDS_PER_S,
                            "target_domino_ratio": DOMINO_TARGET_RATIO,
