@@ -18,7 +18,7 @@ one at every card it turns up)."""
 def play(bot: Bot, s: DominoSight, now_ns: int) -> Action | None:
     if s.top_card() is None:
         return None
-    options = s.placements(now_ns) if s.top_fits(now_ns) else []
+    options = s.placements(now_ns)  # empty at once for a card that fits nowhere
     if options and bot.skill.overlook:  # `sees` draws nothing for a bot that overlooks nothing
         options = [p for p in options if bot.sees()]
     if options:

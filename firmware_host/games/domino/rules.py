@@ -468,14 +468,21 @@ class DominoRound(RoundBase):
 
     def placement_list(self, seat: Seat, card: DominoCard, ts: int | None) -> list[PlaceDomino]:
         """`placements` as a list, in its order (token by token, `places_at`'s order or, for a
-        blocked token, `free_pairs`'), built in one pass: a bot asks at every card that fits.
-        The pairs showing the card's colours are kept per token square (`_reach`); a token whose
-        colour pairs lack the card is skipped unscanned, and so is a blocked token when no
-        pair on the whole board shows the card (`_pairs`)."""
-        owed = self.owed(seat)
-        free, reach = self._free, self._reach
+        blocked token, `free_pairs`'), built in one pass: a bot asks at every card it turns up.
+        A card that fits at no token is answered at once, as `_fitting_token` answers it (two
+        in three fit nowhere). The pairs showing the card's colours are kept per token square
+        (`_reach`); a token whose colour pairs lack the card is skipped unscanned, and so is a
+        blocked token when no pair on the whole board shows the card (`_pairs`)."""
         number = _CARD_NUMBER[card]
         bit = 1 << number
+        known = self._known
+        fitting = known.get(_FITTING)
+        if fitting is None:
+            fitting = known[_FITTING] = self._fitting_anywhere()
+        if not fitting & bit:
+            return []  # it fits at no token, whoever asks and whenever (`_fitting_token`)
+        owed = self.owed(seat) if fitting < 0 else None  # only a blocked token is owed
+        free, reach = self._free, self._reach
         new = tuple.__new__
         out: list[PlaceDomino] = []
         for i, tok in enumerate(self.tokens):
@@ -560,7 +567,7 @@ class DominoRound(RoundBase):
         last = seen.get(_FIT)
         if last is not None and last[0] == seat and last[1] == card and last[2] == ts:
             return last[3]  # type: ignore[no-any-return]
-        owed = self.owed(seat)
+        owed = self.owed(seat) if fitting < 0 else None  # only a blocked token is owed
         number = _CARD_NUMBER[card]
         bit = 1 << number
         found = None
@@ -610,7 +617,9 @@ class DominoRound(RoundBase):
         st = self.seats[seat]
         if not st.hand or st.hand[-1] != card:
             return Refusal(Reason.NOT_HELD, "not your top card")
-        if not (_is_square(near) and _is_square(far)):
+        # `_is_square` for both, `_touch` and `matches`, spelt out: every card laid comes here
+        if not (len(near) == 2 == len(far)
+                and type(near[0]) is type(near[1]) is type(far[0]) is type(far[1]) is int):
             return Refusal(Reason.NO_FIT, "squares are (row, column)")
         refusal = self._claimable(seat, token, ts)
         if refusal is not None:
@@ -623,9 +632,12 @@ class DominoRound(RoundBase):
                 if sq not in self.board.colours:
                     return Refusal(Reason.OFF_BOARD, f"square {list(sq)}")
             return Refusal(Reason.SQUARE_TAKEN)
-        if tok.blocked_for is None and not _touch(tok.square, near):
+        at = tok.square
+        if tok.blocked_for is None and abs(at[0] - near[0]) + abs(at[1] - near[1]) != 1:
             return Refusal(Reason.NOT_ADJACENT)
-        if not self.matches(card, near, far):
+        cols = self.board.colours
+        x, y = cols[near], cols[far]
+        if ((x, y) if x <= y else (y, x)) != card:
             return Refusal(Reason.NO_FIT, "colours differ")
         freed = tok.square  # the card covers both squares and the token moves to far (_cover, _move)
         before = self._before()
@@ -647,7 +659,7 @@ class DominoRound(RoundBase):
         st.holds &= ~(1 << number)
         st.placed += 1
         self._undo.append((DominoRound._unplace, seat, card, near, far, freed if freed_now else None,
-                           self._turn_over_if_empty(st), before))
+                           None if st.hand else self._turn_over_if_empty(st), before))
         if not st.hand:
             self._finish(Ending.LIGRETTO_STOP, (seat,))
             return None

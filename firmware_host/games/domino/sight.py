@@ -31,14 +31,9 @@ class DominoSight:
     def jokers(self) -> int:
         return self._r.seats[self.seat].jokers
 
-    def top_fits(self, ts: int = 0) -> bool:
-        """Whether the turned-up card fits anywhere this seat may lay it now: one look-up of the
-        kept colour pairs, where `placements` lists every square pair (two actions in three are
-        discards, so a bot asks this first)."""
-        hand = self._r.seats[self.seat].hand  # the top card, read as `top_card` does
-        return bool(hand) and self._r._fitting_token(self.seat, hand[-1], ts) is not None
-
     def placements(self, ts: int = 0) -> list[PlaceDomino]:
+        """Where the turned-up card may be laid now: empty at once for a card that fits at no
+        token (two actions in three are discards)."""
         hand = self._r.seats[self.seat].hand
         return self._r.placement_list(self.seat, hand[-1], ts) if hand else []
 
