@@ -16,15 +16,16 @@ one at every card it turns up)."""
 
 
 def play(bot: Bot, s: DominoSight, now_ns: int) -> Action | None:
-    if s.top_card() is None:
-        return None
-    options = s.placements(now_ns)  # empty at once for a card that fits nowhere
-    if options and bot.skill.overlook:  # `sees` draws nothing for a bot that overlooks nothing
-        options = [p for p in options if bot.sees()]
+    options = s.placements(now_ns)  # none without a card turned up; at once for one that fits nowhere
     if options:
-        chosen = bot.rng.choice(options) if len(options) > 1 else options[0]
-        seat, card, token, near, far, _ = chosen
-        return bot.played(_tuple_new(PlaceDomino, (seat, card, token, near, far, now_ns)))
+        if bot.skill.overlook:  # `sees` draws nothing for a bot that overlooks nothing
+            options = [p for p in options if bot.sees()]
+        if options:
+            chosen = bot.rng.choice(options) if len(options) > 1 else options[0]
+            seat, card, token, near, far, _ = chosen
+            return bot.played(_tuple_new(PlaceDomino, (seat, card, token, near, far, now_ns)))
+    elif s.top_card() is None:
+        return None
     # Jokers are scarce: only after a whole pass through the hand found nothing
     # (two passes for an easy bot, which is slow to think of them), or when the
     # screen says the round waits for one.

@@ -500,7 +500,8 @@ class DominoRound(RoundBase):
             if ts is not None and tok.reserved_by is not None and tok.reserved_by != seat \
                     and ts < tok.reserved_until:
                 continue
-            if not self._colours(i) & bit:
+            colours = known.get(i)  # `_colours`, spelt out for the usual answer (kept)
+            if not (self._colours(i) if colours is None else colours) & bit:
                 continue
             for near, far in reach[tok.square][number]:
                 if near in free and far in free:
@@ -547,7 +548,8 @@ class DominoRound(RoundBase):
         if token is not None:  # the rulebook: a card that matches is put down
             return Refusal(Reason.FITS, f"token {token + 1}")
         st.discard.append(st.hand.pop())
-        self._undo.append((DominoRound._undiscard, action.seat, self._turn_over_if_empty(st)))
+        turned = None if st.hand else self._turn_over_if_empty(st)
+        self._undo.append((DominoRound._undiscard, action.seat, turned))
         return None
 
     def _fitting_token(self, seat: Seat, card: DominoCard, ts: int) -> int | None:
