@@ -642,6 +642,12 @@ class DominoRound(RoundBase):
         if ((x, y) if x <= y else (y, x)) != card:
             return Refusal(Reason.NO_FIT, "colours differ")
         freed = tok.square  # the card covers both squares and the token moves to far (_cover, _move)
+        # A token's colour pairs depend on the squares within two steps of it. Near, far and the
+        # square the token leaves lie within a step of near (unless the token was blocked, when
+        # it may come from anywhere), so a token more than three steps from near keeps its own.
+        known = self._known
+        kept = (known.get(0), known.get(1), known.get(2), known.get(3)) if tok.blocked_for is None \
+            else (None,) * TOKENS
         before = self._before()
         covered = self.covered
         covered[near] = covered[far] = (seat, card)
@@ -669,9 +675,15 @@ class DominoRound(RoundBase):
         # of the time some seat holds a card that fits at some token, and that is all.
         fitting = 0
         blocked = False
+        row, column = near
         for i, other in enumerate(self.tokens):
             if other.blocked_for is None:
-                found = self._colours(i)
+                found = kept[i]
+                at = other.square
+                if found is None or i == token or abs(at[0] - row) + abs(at[1] - column) <= 3:
+                    found = self._colours(i)
+                else:
+                    known[i] = found
                 if found:
                     fitting |= found
                     continue
