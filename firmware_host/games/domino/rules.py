@@ -481,7 +481,7 @@ class DominoRound(RoundBase):
             fitting = known[_FITTING] = self._fitting_anywhere()
         if not fitting & bit:
             return []  # it fits at no token, whoever asks and whenever (`_fitting_token`)
-        owed = self.owed(seat) if fitting < 0 else None  # only a blocked token is owed
+        owed = self.owed(seat)
         free, reach = self._free, self._reach
         new = tuple.__new__
         out: list[PlaceDomino] = []
@@ -557,7 +557,7 @@ class DominoRound(RoundBase):
 
         A bot asks at every card it turns up, and two in three fit nowhere: the colour pairs
         that fit at any token, whichever seat asks and whenever, are kept until the board or
-        a token changes (none at all while a token is blocked, when any free pair may do), and
+        a token changes (with every free pair's while a token is blocked: its seat may use any), and
         a card outside them is answered at once. Else the latest answer is kept with
         `placements`': a bot asks before it discards, and the discard asks the same again."""
         seen = self._known
@@ -569,7 +569,7 @@ class DominoRound(RoundBase):
         last = seen.get(_FIT)
         if last is not None and last[0] == seat and last[1] == card and last[2] == ts:
             return last[3]  # type: ignore[no-any-return]
-        owed = self.owed(seat) if fitting < 0 else None  # only a blocked token is owed
+        owed = self.owed(seat)
         number = _CARD_NUMBER[card]
         bit = 1 << number
         found = None
@@ -590,13 +590,19 @@ class DominoRound(RoundBase):
         return found
 
     def _fitting_anywhere(self) -> int:
-        """The colour pairs of every token's places, as bits; all of them while a token is
-        blocked (its seat may lay a card on any free pair)."""
+        """The colour pairs of every token's places, as bits; while a token is blocked, those
+        of every free pair on the board too (its seat may lay a card on any)."""
         fitting = 0
+        blocked = False
         for i, tok in enumerate(self.tokens):
-            if tok.blocked_for is not None:
-                return -1
-            fitting |= self._colours(i)
+            if tok.blocked_for is None:
+                fitting |= self._colours(i)
+            else:
+                blocked = True
+        if blocked:
+            for n, count in enumerate(self._pairs):
+                if count:
+                    fitting |= 1 << n
         return fitting
 
     def _claimable(self, seat: Seat, token: int, ts: int) -> Refusal | None:
@@ -691,8 +697,8 @@ class DominoRound(RoundBase):
                 other.reserved_by = None
                 self._known.clear()
             blocked = True
-        if not blocked:
-            self._known[_FITTING] = fitting  # `_fitting_anywhere`, which the next seat asks
+        if not blocked:  # `_fitting_anywhere`, which the next seat asks
+            self._known[_FITTING] = fitting
         for held in self.seats:
             if fitting & held.holds:
                 self.waiting_since = None
