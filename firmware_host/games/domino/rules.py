@@ -609,6 +609,10 @@ class DominoRound(RoundBase):
         if not 0 <= token < TOKENS:
             return Refusal(Reason.NO_SUCH_TOKEN)
         tok = self.tokens[token]
+        t0, t1, t2, t3 = self.tokens  # TOKENS: the usual answer (no token blocked, none held) first
+        if t0.blocked_for is t1.blocked_for is t2.blocked_for is t3.blocked_for is None \
+                and tok.reserved_by is None:
+            return None
         owed = self.owed(seat)
         if owed and token not in owed:
             return Refusal(Reason.BLOCKED, f"move token {owed[0] + 1} first")
