@@ -22,16 +22,15 @@ def policy(bot: Bot, sight: DominoSight) -> Policy[DominoSight, DominoAction]:
     passes = 2 if bot.level == Level.EASY else 1
 
     def play(s: DominoSight, now_ns: int) -> Action | None:
-        options = s.placements(now_ns)  # none without a card turned up; at once for one that fits nowhere
-        if options:
-            if overlooks:
-                options = [p for p in options if bot.sees()]
-            if options:
-                chosen = bot.rng.choice(options) if len(options) > 1 else options[0]
-                seat, card, token, near, far, _ = chosen
-                return bot.played(_tuple_new(PlaceDomino, (seat, card, token, near, far, now_ns)))
-        elif s.top_card() is None:
+        options = s.placements(now_ns)  # empty at once for a card that fits nowhere
+        if options is None:  # no card turned up
             return None
+        if options and overlooks:
+            options = [p for p in options if bot.sees()]
+        if options:
+            chosen = bot.rng.choice(options) if len(options) > 1 else options[0]
+            seat, card, token, near, far, _ = chosen
+            return bot.played(_tuple_new(PlaceDomino, (seat, card, token, near, far, now_ns)))
         if s.jokers() and (bot.fruitless > passes * s.held() or s.joker_needed()):
             joker = s.joker_for_top(now_ns)
             if joker is not None:

@@ -671,10 +671,12 @@ class DominoRound(RoundBase):
             self._set_free(freed)
         tok.square = far
         tok.blocked_for = None
-        for other in self.tokens:  # a joker holds its token only until its player's next card
-            if other.reserved_by == seat:
-                other.reserved_by = None
-        tok.reserved_by = None
+        t0, t1, t2, t3 = tokens = self.tokens  # TOKENS; mostly no joker holds one
+        if not t0.reserved_by is t1.reserved_by is t2.reserved_by is t3.reserved_by is None:
+            for other in tokens:  # a joker holds its token only until its player's next card
+                if other.reserved_by == seat:
+                    other.reserved_by = None
+            tok.reserved_by = None
         self._known.clear()
         st.hand.pop()
         st.holds &= ~(1 << number)

@@ -31,11 +31,11 @@ class DominoSight:
     def jokers(self) -> int:
         return self._r.seats[self.seat].jokers
 
-    def placements(self, ts: int = 0) -> list[PlaceDomino]:
+    def placements(self, ts: int = 0) -> list[PlaceDomino] | None:
         """Where the turned-up card may be laid now: empty at once for a card that fits at no
-        token (two actions in three are discards)."""
+        token (two actions in three are discards); None with no card turned up."""
         hand = self._r.seats[self.seat].hand
-        return self._r.placement_list(self.seat, hand[-1], ts) if hand else []
+        return self._r.placement_list(self.seat, hand[-1], ts) if hand else None
 
     def joker_squares(self, ts: int = 0) -> Iterator[tuple[int, Square]]:
         r = self._r
@@ -49,8 +49,10 @@ class DominoSight:
         return len(st.hand) + len(st.discard)
 
     def joker_needed(self) -> bool:
-        """The seat's screen says UP: JOKER: the round waits for a joker this seat could play."""
-        return self._r.joker_needed(self.seat)
+        """The seat's screen says UP: JOKER: the round waits for a joker this seat could play
+        (a bot asks at every card it discards, and mostly the round waits for none)."""
+        r = self._r
+        return r.waiting_since is not None and r.joker_needed(self.seat)
 
     def joker_for_top(self, ts: int = 0) -> PlayJoker | None:
         """A joker (or two in a row) that would let the turned-up card be laid."""
