@@ -821,8 +821,10 @@ class DominoRound(RoundBase):
         room for one, and none is tried (half the trials the bots asked for)."""
         if depth <= 0:
             return None
-        covered, pairs, tokens = self.covered, self._pairs, self.tokens
-        if not any(pairs[n] for n in numbers) and all(t.square in covered for t in tokens):
+        covered, tokens, free = self.covered, self.tokens, self._free
+        t0, t1, t2, t3 = tokens  # TOKENS; looked at in every trial, so no generators
+        if not any(map(self._pairs.__getitem__, numbers)) and t0.square in covered \
+                and t1.square in covered and t2.square in covered and t3.square in covered:
             return None
         for i, tok in enumerate(tokens):
             if tok.blocked_for is not None:
@@ -830,7 +832,7 @@ class DominoRound(RoundBase):
             if ts is not None and self._reserved_against(tok, seat, ts):
                 continue
             old = tok.square
-            for sq in self.joker_squares(i):
+            for sq in [sq for sq in self._adj[old] if sq in free]:  # `joker_squares`
                 # The joker is laid as `_joker` lays it (its token moves onto it, the square it
                 # leaves is freed unless a card lies there) and taken back after the trial.
                 covered[sq] = (seat, JOKER)
