@@ -147,8 +147,8 @@ def _geometry(board: Board) -> Geometry:
     (`cells`); for a token on each square, the bits of the squares within two steps (its places
     lie there), the colour pairs found there for each pattern of free squares met so far
     (`DominoRound._colours`, shared by every round on the layout), and its places neighbour by
-    neighbour, each with its colour pair's bit (a covered neighbour's squares beyond it are
-    then never looked at) (`local`); the same places per colour pair, by its number, as
+    neighbour, each with its colour pair's bit, so that a covered neighbour's squares beyond it
+    are never looked at (`local`); the same places per colour pair, by its number, as
     (near, far) pairs in that order (`reach`: a bot lists where its card fits with no other
     pair looked at; far is never the token's own square, which is not free); per colour pair,
     every (near, far) pair of touching squares showing it, in the board's order (a blocked
@@ -323,8 +323,9 @@ class DominoRound(RoundBase):
             self._set_taken(sq)
         self._known: dict[Any, Any] = {}
         """What was worked out from the board and the tokens as they are now, cleared at every
-        change: `placements`' answers by (seat, card), `joker_for`'s, the latest fit, and each
-        token's colour pairs by its number (`_colours`)."""
+        change: `placements`' answers by (seat, card), `joker_for`'s, the latest fit and the
+        colour pairs that fit for anyone (`_fitting_token`), the deadline, and each token's
+        colour pairs by its number (`_colours`)."""
         self._hold_ns = int(options.joker_hold_s * 1e9)
         self._wait_ns = int(options.joker_wait_s * 1e9)
         self.waiting_since: int | None = None
@@ -559,9 +560,9 @@ class DominoRound(RoundBase):
         """The first token `card` could be laid at by `seat` now (as `placements` finds them).
 
         A bot asks at every card it turns up, and two in three fit nowhere: the colour pairs
-        that fit at any token, whichever seat asks and whenever, are kept until the board or
-        a token changes (with every free pair's while a token is blocked: its seat may use any), and
-        a card outside them is answered at once. Else the latest answer is kept with
+        that fit at any token, whichever seat asks and whenever, are kept until the board or a
+        token changes (with every free pair's while a token is blocked: its seat may use any),
+        and a card outside them is answered at once. Else the latest answer is kept with
         `placements`': a bot asks before it discards, and the discard asks the same again."""
         seen = self._known
         fitting = seen.get(_FITTING)
