@@ -220,8 +220,6 @@ class DiscardDomino(NamedTuple):
 DominoAction = PlaceDomino | PlayJoker | DiscardDomino
 
 JOKER = "joker"
-_FIT = "fit"
-"""`_fitting_token`'s latest answer, kept among `placements`' (their keys are tuples)."""
 _DEADLINE = "deadline"
 """`DominoRound.deadline`'s answer, kept with the rest of `DominoRound._known`."""
 _FITTING = "fitting"
@@ -323,9 +321,9 @@ class DominoRound(RoundBase):
             self._set_taken(sq)
         self._known: dict[Any, Any] = {}
         """What was worked out from the board and the tokens as they are now, cleared at every
-        change: `placements`' answers by (seat, card), `joker_for`'s, the latest fit and the
-        colour pairs that fit for anyone (`_fitting_token`), the deadline, and each token's
-        colour pairs by its number (`_colours`)."""
+        change: `placements`' answers by (seat, card), `joker_for`'s, the colour pairs that fit
+        for anyone (`_fitting_token`), the deadline, and each token's colour pairs by its number
+        (`_colours`)."""
         self._hold_ns = int(options.joker_hold_s * 1e9)
         self._wait_ns = int(options.joker_wait_s * 1e9)
         self.waiting_since: int | None = None
@@ -562,36 +560,29 @@ class DominoRound(RoundBase):
         A bot asks at every card it turns up, and two in three fit nowhere: the colour pairs
         that fit at any token, whichever seat asks and whenever, are kept until the board or a
         token changes (with every free pair's while a token is blocked: its seat may use any),
-        and a card outside them is answered at once. Else the latest answer is kept with
-        `placements`': a bot asks before it discards, and the discard asks the same again."""
+        and a card outside them is answered at once. Only a discard asks (a bot asks for its
+        placements instead), once, so no other answer is kept."""
         seen = self._known
         fitting = seen.get(_FITTING)
         if fitting is None:
             fitting = seen[_FITTING] = self._fitting_anywhere()
         if not fitting & _CARD_BIT[card]:
             return None
-        last = seen.get(_FIT)
-        if last is not None and last[0] == seat and last[1] == card and last[2] == ts:
-            return last[3]  # type: ignore[no-any-return]
         owed = self.owed(seat)
         number = _CARD_NUMBER[card]
         bit = 1 << number
-        found = None
         for i, tok in enumerate(self.tokens):
             if owed and i not in owed:
                 continue
             if tok.blocked_for is not None:
                 if tok.blocked_for in (seat, ANY_SEAT) and self._pairs[number]:
-                    found = i
-                    break
+                    return i
                 continue
             if tok.reserved_by is not None and tok.reserved_by != seat and ts < tok.reserved_until:
                 continue
             if bit & self._colours(i):
-                found = i
-                break
-        seen[_FIT] = (seat, card, ts, found)
-        return found
+                return i
+        return None
 
     def _fitting_anywhere(self) -> int:
         """The colour pairs of every token's places, as bits; while a token is blocked, those

@@ -1,8 +1,8 @@
 """What the Domino round keeps as the board changes (`_free` as a set and as bits, `_pairs`, each
-token's colour pairs kept per pattern of free squares, each seat's held cards as bits, the latest
-fit answer) equals what is worked out from the board from scratch, after any legal sequence of
-plays, jokers, wakes and undos. A count left one off by a play or its undo would make a card seem
-to fit (a refused discard) or not (a card lost to the discard pile)."""
+token's colour pairs kept per pattern of free squares, each seat's held cards as bits, the cards
+that fit for anyone) equals what is worked out from the board from scratch, after any legal
+sequence of plays, jokers, wakes and undos. A count left one off by a play or its undo would make
+a card seem to fit (a refused discard) or not (a card lost to the discard pile)."""
 
 from __future__ import annotations
 
@@ -72,7 +72,7 @@ def _check(rnd: DominoRound, ts: int) -> None:
         if rnd.top_card(seat) is not None:
             asked = rnd._fitting_token(seat, rnd.top_card(seat), ts)  # type: ignore[arg-type]
             assert asked == _fresh_fit(rnd, seat, ts)
-            assert rnd._fitting_token(seat, rnd.top_card(seat), ts) == asked  # the kept answer
+            assert rnd._fitting_token(seat, rnd.top_card(seat), ts) == asked  # asked again
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
